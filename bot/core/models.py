@@ -1,0 +1,155 @@
+"""Frozen value types shared by the core, storage, the sandbox and the adapters.
+
+They are plain dataclasses on purpose: cheap to build in hot paths, hashable, and free of any
+database or platform handle, so they can cross every boundary in the program unchanged.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import date, datetime
+
+__all__ = [
+    "Answer",
+    "ChatContext",
+    "Leaderboard",
+    "LeaderboardRow",
+    "MemberStats",
+    "Outcome",
+    "Post",
+    "RunResult",
+    "Window",
+]
+
+
+class Outcome(enum.StrEnum):
+    """How a sandboxed snippet run ended (the ``outcome`` field of :class:`RunResult`)."""
+
+    OK = "ok"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    MEMORY_LIMIT = "memory_limit"
+    KILLED = "killed"
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """The result of one snippet run: a value, never an exception, whatever the snippet did.
+
+    ``exit_code`` is the interpreter's exit status (signal deaths normalised to ``128 + N``),
+    ``signal`` the signal's name (``"SIGKILL"``) when one ended the run. ``stdout`` and
+    ``stderr`` are decoded text already cut to the output cap; ``truncated`` says whether
+    anything was cut.
+    """
+
+    outcome: Outcome
+    exit_code: int | None
+    signal: str | None
+    stdout: str
+    stderr: str
+    truncated: bool
+    duration_ms: float
+
+    def as_dict(self) -> dict[str, object]:
+        """The JSON shape printed by ``studybot snippet run --json``."""
+        return {
+            "outcome": self.outcome.value,
+            "exit_code": self.exit_code,
+            "signal": self.signal,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "truncated": self.truncated,
+            "duration_ms": round(self.duration_ms, 3),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ChatContext:
+    """Who is acting, and where: the identity every adapter hands to the service.
+
+    ``workspace`` is a Discord guild id or a Slack team id, ``channel`` and ``member`` are the
+    platform's own ids. ``is_admin`` is the adapter's reading of platform permissions
+    (Manage Server, Slack admin/owner, a configured admin role); the core decides what it allows.
+    """
+
+    platform: str
+    workspace: str
+    channel: str
+    member: str
+    member_name: str
+    is_admin: bool = False
+    channel_name: str | None = None
+    workspace_name: str | None = None
+
+
+class Window(enum.StrEnum):
+    """Leaderboard windows, each a query over the append-only score events."""
+
+    WEEK = "week"
+    MONTH = "month"
+    ALL = "all"
+
+
+@dataclass(frozen=True, slots=True)
+class Post:
+    """A question as posted in one channel."""
+
+    id: int
+    channel_id: int
+    question_version_id: int
+    question_id: str
+    posted_at: datetime
+    closes_at: datetime | None
+    closed_at: datetime | None
+    requested_by: int | None
+    schedule_id: int | None
+    platform_message_id: str | None
+
+    @property
+    def is_open(self) -> bool:
+        return self.closed_at is None
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One member's recorded answer to one post (the first one; later clicks are refused)."""
+
+    id: int
+    post_id: int
+    member_id: int
+    choice: str
+    correct: bool | None
+    answered_at: datetime
+    points: int
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderboardRow:
+    rank: int
+    member_id: int
+    display_name: str
+    points: int
+    answers: int
+
+
+@dataclass(frozen=True, slots=True)
+class Leaderboard:
+    window: Window
+    since: datetime | None
+    rows: tuple[LeaderboardRow, ...]
+    caller: LeaderboardRow | None
+
+
+@dataclass(frozen=True, slots=True)
+class MemberStats:
+    member_id: int
+    display_name: str
+    points_all: int
+    points_week: int
+    answered: int
+    correct: int
+    current_streak: int
+    best_streak: int
+    last_day: date | None
+    rank_all: int | None

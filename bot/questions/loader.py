@@ -1,0 +1,381 @@
+"""Load packs from YAML and report every problem with ``file:line`` and the field at fault.
+
+PyYAML's composer keeps the line of every node; we build the plain data ourselves while
+recording ``path -> line``, validate with the pydantic schema, and map each validation error's
+location back to the closest recorded line. One bad item never hides the others: all
+problems of all files come back together, and the good packs still load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
+
+from bot.questions.schema import Flashcard, Item, MultipleChoice, OpenPrompt, Pack, Practice
+
+__all__ = [
+    "LoadResult",
+    "LoadedPack",
+    "Problem",
+    "item_hash",
+    "load_pack_file",
+    "load_pack_text",
+    "load_packs",
+    "pack_files",
+]
+
+Path_ = tuple[str | int, ...]
+KINDS: dict[str, type[Flashcard | MultipleChoice | Practice | OpenPrompt]] = {
+    "flashcard": Flashcard,
+    "multiple_choice": MultipleChoice,
+    "practice": Practice,
+    "open": OpenPrompt,
+}
+_ITEM_ADAPTER: TypeAdapter[Item] = TypeAdapter(Item)
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong with a pack file, addressed the way an editor can jump to it."""
+
+    path: str
+    line: int
+    field: str
+    message: str
+    severity: Literal["error", "warning"] = "error"
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}"
+        label = "" if self.severity == "error" else "warning: "
+        return (
+            f"{where}: {label}{self.field}: {self.message}"
+            if self.field
+            else (f"{where}: {label}{self.message}")
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedPack:
+    path: str
+    pack: Pack
+    content_hash: str
+    item_lines: dict[str, int] = field(hash=False, compare=False)
+
+
+@dataclass(slots=True)
+class LoadResult:
+    packs: list[LoadedPack] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+
+def item_hash(item: Item) -> str:
+    """A stable content hash of one item, used to version edited questions."""
+    canonical = json.dumps(item.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def pack_files(root: Path) -> list[Path]:
+    """The pack files under ``root`` (a file or a directory), in a stable order."""
+    if root.is_file():
+        return [root]
+    return sorted(p for p in root.glob("*.y*ml") if p.suffix in {".yaml", ".yml"})
+
+
+def load_packs(root: Path) -> LoadResult:
+    """Load every pack under ``root``; also catch ids and pack names reused across files."""
+    result = LoadResult()
+    if not root.exists():
+        result.problems.append(Problem(str(root), 0, "", "no such file or directory"))
+        return result
+    files = pack_files(root)
+    if not files:
+        result.problems.append(Problem(str(root), 0, "", "no *.yaml pack files here"))
+    for path in files:
+        loaded, problems = load_pack_file(path)
+        result.problems.extend(problems)
+        if loaded is not None:
+            result.packs.append(loaded)
+    result.problems.extend(_cross_pack_problems(result.packs))
+    return result
+
+
+def load_pack_file(path: Path) -> tuple[LoadedPack | None, list[Problem]]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return None, [Problem(str(path), 0, "", f"cannot read: {exc.strerror}")]
+    return load_pack_text(raw, str(path))
+
+
+def load_pack_text(raw: bytes, name: str) -> tuple[LoadedPack | None, list[Problem]]:
+    """Parse and validate one pack given as bytes (a file, or an upload from chat)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, [Problem(name, 1, "", f"not UTF-8 text (byte {exc.start})")]
+    try:
+        data, lines, dup_problems = _compose(text, name)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        return None, [Problem(name, line, "", f"YAML syntax: {exc.problem or exc}")]
+    except yaml.YAMLError as exc:
+        return None, [Problem(name, 1, "", f"YAML syntax: {exc}")]
+    problems = list(dup_problems)
+    if not isinstance(data, dict):
+        return None, [Problem(name, 1, "", "a pack is a mapping with `pack`, `title`, `items`")]
+
+    # Validate items one by one so that a bad item is reported without hiding the pack's
+    # other problems, and the error locations are relative to a known item.
+    items_raw = data.get("items")
+    good_items: list[Item] = []
+    item_lines: dict[str, int] = {}
+    if isinstance(items_raw, list):
+        seen: dict[str, int] = {}
+        for index, item_raw in enumerate(items_raw):
+            item_path: Path_ = ("items", index)
+            try:
+                item = _ITEM_ADAPTER.validate_python(item_raw)
+            except ValidationError as exc:
+                label = _item_label(item_raw, index)
+                problems.extend(
+                    _problem(name, lines, item_path, label, err, item_raw) for err in exc.errors()
+                )
+                continue
+            line = lines.get(item_path, 1)
+            if item.id in seen:
+                problems.append(
+                    Problem(
+                        name,
+                        lines.get((*item_path, "id"), line),
+                        f"{item.id}.id",
+                        f"id {item.id!r} is already used at line {seen[item.id]}",
+                    )
+                )
+                continue
+            seen[item.id] = line
+            item_lines[item.id] = line
+            good_items.append(item)
+
+    header = {k: v for k, v in data.items() if k != "items"}
+    try:
+        pack = Pack.model_validate({**header, "items": good_items or items_raw})
+    except ValidationError as exc:
+        for err in exc.errors():
+            if err["loc"] and err["loc"][0] == "items" and len(err["loc"]) > 1:
+                continue  # item errors were reported above, item by item
+            problems.append(_problem(name, lines, (), "", err, data))
+        return None, problems
+    if problems:
+        return None, problems
+    digest = hashlib.sha256(raw).hexdigest()
+    return LoadedPack(name, pack, digest, item_lines), problems
+
+
+def _cross_pack_problems(packs: Sequence[LoadedPack]) -> Iterable[Problem]:
+    names: dict[str, str] = {}
+    ids: dict[str, tuple[str, int]] = {}
+    for loaded in packs:
+        if loaded.pack.pack in names:
+            yield Problem(
+                loaded.path,
+                1,
+                "pack",
+                f"pack name {loaded.pack.pack!r} is already used by {names[loaded.pack.pack]}",
+            )
+        names.setdefault(loaded.pack.pack, loaded.path)
+        for item in loaded.pack.items:
+            line = loaded.item_lines.get(item.id, 1)
+            if item.id in ids:
+                other_path, other_line = ids[item.id]
+                yield Problem(
+                    loaded.path,
+                    line,
+                    f"{item.id}.id",
+                    f"id {item.id!r} is already used at {other_path}:{other_line}",
+                )
+            ids.setdefault(item.id, (loaded.path, line))
+
+
+# --- YAML with line numbers -------------------------------------------------------------------
+
+
+def _compose(text: str, name: str) -> tuple[Any, dict[Path_, int], list[Problem]]:
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, {}, []
+        lines: dict[Path_, int] = {(): node.start_mark.line + 1}
+        problems: list[Problem] = []
+        data = _build(loader, node, (), lines, problems, name)
+        return data, lines, problems
+    finally:
+        loader.dispose()
+
+
+def _build(
+    loader: yaml.SafeLoader,
+    node: yaml.Node,
+    path: Path_,
+    lines: dict[Path_, int],
+    problems: list[Problem],
+    name: str,
+) -> Any:
+    if isinstance(node, yaml.MappingNode):
+        loader.flatten_mapping(node)
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            here = (*path, key)
+            line = key_node.start_mark.line + 1
+            if key in out:
+                problems.append(
+                    Problem(name, line, _dotted(here), f"key {key!r} appears twice in a mapping")
+                )
+            lines[here] = line
+            out[key] = _build(loader, value_node, here, lines, problems, name)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        items = []
+        for index, child in enumerate(node.value):
+            here = (*path, index)
+            lines[here] = child.start_mark.line + 1
+            items.append(_build(loader, child, here, lines, problems, name))
+        return items
+    return loader.construct_object(node, deep=True)
+
+
+# --- errors written for pack authors ----------------------------------------------------------
+
+
+def _item_label(item_raw: Any, index: int) -> str:
+    if isinstance(item_raw, dict) and isinstance(item_raw.get("id"), str):
+        return str(item_raw["id"])
+    return f"items[{index}]"
+
+
+def _problem(
+    name: str, lines: dict[Path_, int], base: Path_, label: str, err: ErrorDetails, raw: Any
+) -> Problem:
+    loc = _strip_union_tags(tuple(err["loc"]), raw)
+    path = (*base, *loc)
+    line = _closest_line(lines, path)
+    field_name = _join(label, loc)
+    return Problem(name, line, field_name, _message(err, raw, loc))
+
+
+def _strip_union_tags(loc: Path_, raw: Any) -> Path_:
+    """Drop the discriminator tags pydantic inserts (``items.3.practice.steps``)."""
+    out: list[str | int] = []
+    current = raw
+    for part in loc:
+        if (
+            isinstance(part, str)
+            and part in KINDS
+            and not (isinstance(current, dict) and part in current)
+        ):
+            continue
+        if part.__class__ is str and "[" in str(part):  # e.g. "function-after[...]"
+            continue
+        out.append(part)
+        if isinstance(current, dict):
+            current = current.get(part)
+        elif isinstance(current, list) and isinstance(part, int) and part < len(current):
+            current = current[part]
+        else:
+            current = None
+    return tuple(out)
+
+
+def _closest_line(lines: dict[Path_, int], path: Path_) -> int:
+    for size in range(len(path), -1, -1):
+        if path[:size] in lines:
+            return lines[path[:size]]
+    return 1
+
+
+def _join(label: str, loc: Path_) -> str:
+    text = label
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+def _dotted(path: Path_) -> str:
+    return _join("", path)
+
+
+def _message(err: ErrorDetails, raw: Any, loc: Path_) -> str:
+    kind = err["type"]
+    if kind == "missing":
+        return "required field is missing"
+    if kind == "extra_forbidden":
+        allowed = _allowed_fields(raw, loc)
+        return f"unknown field{f' (allowed here: {allowed})' if allowed else ''}"
+    if kind in {"union_tag_invalid", "union_tag_not_found"}:
+        return f"`kind` must be one of: {', '.join(KINDS)}"
+    if kind == "string_pattern_mismatch":
+        field = loc[-1] if loc else ""
+        if field == "id":
+            return "ids are 1-64 lowercase letters, digits, '.', '_' or '-', e.g. dg-flash-01"
+        if field == "expect_error" or (len(loc) >= 1 and loc[0] == "expect_error"):
+            return "expect_error is an exception type name, e.g. RuntimeError"
+        if len(loc) >= 2 and loc[-2] == "tags":
+            return "tags are short lowercase words (letters, digits, '-', '_'), e.g. autograd"
+        return "must be a short lowercase name (letters, digits, '.', '_', '-')"
+    if kind == "enum":
+        return f"expected one of {err.get('ctx', {}).get('expected', '')}"
+    if kind in {"too_short", "too_long"}:
+        ctx = err.get("ctx", {})
+        found = ctx.get("actual_length")
+        if kind == "too_short":
+            return f"needs at least {_entries(ctx.get('min_length'))}, found {found}"
+        return f"allows at most {_entries(ctx.get('max_length'))}, found {found}"
+    if kind == "string_too_short":
+        return "must not be empty"
+    if kind == "string_too_long":
+        return f"is too long (at most {err.get('ctx', {}).get('max_length')} characters)"
+    if kind == "string_type":
+        return (
+            f"expected text, got {type(err['input']).__name__} {err['input']!r}; "
+            'quote it in YAML ("6.0") so it is kept as written'
+        )
+    msg = err["msg"]
+    return msg.removeprefix("Value error, ")
+
+
+def _entries(count: object) -> str:
+    return f"{count} entry" if count == 1 else f"{count} entries"
+
+
+def _allowed_fields(raw: Any, loc: Path_) -> str:
+    # For an unknown key inside an item, list the keys that kind of item accepts.
+    if loc and isinstance(raw, dict):
+        owner: Any = raw
+        for part in loc[:-1]:
+            owner = owner.get(part) if isinstance(owner, dict) else None
+        if isinstance(owner, dict) and isinstance(owner.get("kind"), str):
+            model = KINDS.get(owner["kind"])
+            if model is not None:
+                return ", ".join(model.model_fields)
+        if loc[:-1] == () and "kind" in raw and raw.get("kind") in KINDS:
+            return ", ".join(KINDS[raw["kind"]].model_fields)
+        if loc[:-1] == () and "items" in raw:
+            return ", ".join(Pack.model_fields)
+    return ""

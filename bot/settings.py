@@ -1,0 +1,135 @@
+"""Settings, read from the environment and an optional ``.env`` file.
+
+Built once in :mod:`bot.__main__` (never at import time), then passed down. Tokens are
+``SecretStr`` so that a ``repr``, a log line or a traceback shows ``**********``; the sandbox
+never receives this object at all. Every field here is documented in ``.env.example``.
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from bot.core.durations import parse_duration
+
+__all__ = ["Platform", "Settings", "default_packs_dir"]
+
+
+class Platform(enum.StrEnum):
+    CONSOLE = "console"
+    DISCORD = "discord"
+    SLACK = "slack"
+
+
+def default_packs_dir() -> Path:
+    """The bundled ``questions/`` folder next to the package (a source checkout or image)."""
+    bundled = Path(__file__).resolve().parent.parent / "questions"
+    return bundled if bundled.is_dir() else Path("questions")
+
+
+CommaList = Annotated[tuple[str, ...], NoDecode]
+
+
+class Settings(BaseSettings):
+    """Every knob of the bot. Field docs are the operator-facing explanation."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+        frozen=True,
+    )
+
+    # --- general -----------------------------------------------------------------------------
+    platform: Platform = Field(Platform.CONSOLE, validation_alias="STUDYBOT_PLATFORM")
+    db_path: Path = Field(Path("studybot.sqlite3"), validation_alias="STUDYBOT_DB")
+    packs_dir: Path = Field(default_factory=default_packs_dir, validation_alias="STUDYBOT_PACKS")
+    timezone: str = Field("UTC", validation_alias="STUDYBOT_TIMEZONE")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "INFO", validation_alias="LOG_LEVEL"
+    )
+    log_format: Literal["text", "json"] = Field("text", validation_alias="LOG_FORMAT")
+
+    # --- discord -----------------------------------------------------------------------------
+    discord_token: SecretStr | None = Field(None, validation_alias="DISCORD_TOKEN")
+    discord_application_id: int | None = Field(None, validation_alias="DISCORD_APPLICATION_ID")
+    discord_dev_guild: int | None = Field(None, validation_alias="DISCORD_DEV_GUILD")
+    discord_api_base: str = Field(
+        "https://discord.com/api/v10", validation_alias="DISCORD_API_BASE"
+    )
+    discord_gateway_url: str | None = Field(None, validation_alias="DISCORD_GATEWAY_URL")
+    discord_admin_role: str | None = Field(None, validation_alias="DISCORD_ADMIN_ROLE")
+
+    # --- slack -------------------------------------------------------------------------------
+    slack_bot_token: SecretStr | None = Field(None, validation_alias="SLACK_BOT_TOKEN")
+    slack_app_token: SecretStr | None = Field(None, validation_alias="SLACK_APP_TOKEN")
+    slack_signing_secret: SecretStr | None = Field(None, validation_alias="SLACK_SIGNING_SECRET")
+    slack_api_url: str = Field("https://slack.com/api/", validation_alias="SLACK_API_URL")
+    slack_admin_users: CommaList = Field((), validation_alias="SLACK_ADMIN_USERS")
+    slack_admin_usergroup: str | None = Field(None, validation_alias="SLACK_ADMIN_USERGROUP")
+
+    # --- schedules ---------------------------------------------------------------------------
+    schedule_grace: timedelta = Field(timedelta(hours=2), validation_alias="SCHEDULE_GRACE")
+
+    # --- snippet sandbox ---------------------------------------------------------------------
+    sandbox_enabled: bool = Field(True, validation_alias="SANDBOX_ENABLED")
+    sandbox_timeout: float = Field(10.0, gt=0, le=300, validation_alias="SANDBOX_TIMEOUT")
+    sandbox_memory_mb: int = Field(512, ge=64, validation_alias="SANDBOX_MEMORY_MB")
+    sandbox_pids: int = Field(64, ge=4, validation_alias="SANDBOX_PIDS")
+    sandbox_output_bytes: int = Field(65536, ge=1024, validation_alias="SANDBOX_OUTPUT_BYTES")
+    sandbox_tmp_mb: int = Field(64, ge=1, validation_alias="SANDBOX_TMP_MB")
+    sandbox_pool_size: int = Field(2, ge=0, le=32, validation_alias="SANDBOX_POOL_SIZE")
+    run_max_bytes: int = Field(65536, ge=1, le=65536, validation_alias="RUN_MAX_BYTES")
+    run_rate_per_minute: int = Field(6, ge=1, validation_alias="RUN_RATE_PER_MINUTE")
+
+    # --- operations --------------------------------------------------------------------------
+    health_port: int | None = Field(None, ge=1, le=65535, validation_alias="HEALTH_PORT")
+    backup_dir: Path | None = Field(None, validation_alias="BACKUP_DIR")
+    backup_keep: int = Field(7, ge=1, validation_alias="BACKUP_KEEP")
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_timezone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown IANA timezone {value!r} (e.g. Europe/Berlin)") from exc
+        return value
+
+    @field_validator("schedule_grace", mode="before")
+    @classmethod
+    def _duration(cls, value: object) -> object:
+        if isinstance(value, str):
+            return parse_duration(value)
+        return value
+
+    @field_validator("slack_admin_users", mode="before")
+    @classmethod
+    def _comma_list(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator(
+        "discord_token",
+        "slack_bot_token",
+        "slack_app_token",
+        "slack_signing_secret",
+        "discord_gateway_url",
+        "discord_admin_role",
+        "slack_admin_usergroup",
+        mode="before",
+    )
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        # `.env.example` copied as-is leaves `DISCORD_TOKEN=`; treat that as "not configured".
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
