@@ -84,7 +84,7 @@ class ChatContext:
 
 
 class Window(enum.StrEnum):
-    """Leaderboard windows, each a query over the append-only score events."""
+    """Leaderboard windows: local week (from Monday), local month, or all time."""
 
     WEEK = "week"
     MONTH = "month"

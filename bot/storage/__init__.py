@@ -1,0 +1,1 @@
+"""SQLite storage through aiosqlite: connections, migrations and the queries the core needs."""

@@ -1,0 +1,145 @@
+"""The database handle: one writer connection serialised by a lock, one reader connection.
+
+SQLite allows one writer at a time; a single aiosqlite connection shared by concurrent
+coroutines would interleave their transactions, so every write goes through :meth:`write`
+(``BEGIN IMMEDIATE`` ... ``COMMIT`` under an ``asyncio.Lock``). Reads use a second connection,
+so they see only committed data (WAL snapshots) and never wait behind a long write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import aiosqlite
+
+from bot.log import get_logger
+from bot.storage.migrations import apply_migrations
+
+__all__ = ["Database", "Row"]
+
+log = get_logger(__name__)
+Row = sqlite3.Row
+Params = Iterable[Any] | dict[str, Any]
+
+
+async def _connect(path: Path) -> aiosqlite.Connection:
+    conn = await aiosqlite.connect(path, isolation_level=None)
+    try:
+        conn.row_factory = sqlite3.Row
+        await conn.execute("PRAGMA foreign_keys = ON")
+        await conn.execute("PRAGMA busy_timeout = 5000")
+        # WAL + NORMAL: a commit survives a crash or kill -9 of this process (the WAL is
+        # written before commit returns); only an OS crash may lose the last transactions.
+        await conn.execute("PRAGMA synchronous = NORMAL")
+    except BaseException:
+        await conn.close()  # or its worker thread keeps the process alive
+        raise
+    return conn
+
+
+class Database:
+    """Open with ``async with Database.open(path) as db``; migrations run on open."""
+
+    def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection):
+        self.path = path
+        self._writer = writer
+        self._reader = reader
+        self._lock = asyncio.Lock()
+        self.schema_version = 0
+
+    @classmethod
+    async def open(cls, path: Path | str) -> Database:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        writer = await _connect(path)
+        try:
+            async with writer.execute("PRAGMA journal_mode = WAL") as cursor:
+                mode = await cursor.fetchone()
+            if mode is None or str(mode[0]).lower() != "wal":
+                log.warning("database %s is not in WAL mode (%s)", path, mode and mode[0])
+            version = await apply_migrations(writer)
+            reader = await _connect(path)
+        except BaseException:
+            await writer.close()
+            raise
+        db = cls(path, writer, reader)
+        db.schema_version = version
+        return db
+
+    async def close(self) -> None:
+        async with self._lock:
+            await self._reader.close()
+            await self._writer.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # --- writes ------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[aiosqlite.Connection]:
+        """One write transaction; commits on success, rolls back on any exception."""
+        async with self._lock:
+            conn = self._writer
+            await conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                await conn.rollback()
+                raise
+            else:
+                await conn.commit()
+
+    # --- reads -------------------------------------------------------------------------------
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        async with self._reader.execute(sql, params) as cursor:
+            return list(await cursor.fetchall())
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        async with self._reader.execute(sql, params) as cursor:
+            row: Row | None = await cursor.fetchone()
+            return row
+
+    async def fetchval(self, sql: str, params: Params = ()) -> Any:
+        row = await self.fetchone(sql, params)
+        return None if row is None else row[0]
+
+    # --- maintenance -------------------------------------------------------------------------
+
+    async def backup(self, destination: Path) -> None:
+        """An online, consistent copy (SQLite backup API) while the bot keeps running."""
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        partial = destination.with_name(destination.name + ".partial")
+        partial.unlink(missing_ok=True)
+        target = await aiosqlite.connect(partial)
+        try:
+            await self._reader.backup(target)
+        finally:
+            await target.close()
+        partial.replace(destination)
+
+    async def integrity_problems(self) -> list[str]:
+        """``PRAGMA integrity_check`` and ``foreign_key_check``; empty when all is well."""
+        problems = [
+            str(row[0])
+            for row in await self.fetchall("PRAGMA integrity_check")
+            if str(row[0]) != "ok"
+        ]
+        for row in await self.fetchall("PRAGMA foreign_key_check"):
+            problems.append(f"foreign key: {row[0]} row {row[1]} -> {row[2]}")
+        return problems

@@ -1,0 +1,160 @@
+"""Workspaces, channels and members: platform ids to row ids, created on first sight.
+
+Row ids never change once created, so they are cached in memory; the hot answer path then
+needs no lookup at all for a member it has seen before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot.storage.database import Database
+from bot.storage.timefmt import to_db
+
+__all__ = ["ChannelRow", "Directory", "MemberRow", "WorkspaceRow"]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceRow:
+    id: int
+    platform: str
+    external_id: str
+    timezone: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelRow:
+    id: int
+    workspace_id: int
+    external_id: str
+    name: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class MemberRow:
+    id: int
+    workspace_id: int
+    external_id: str
+    display_name: str
+
+
+class Directory:
+    def __init__(self, db: Database, default_timezone: str) -> None:
+        self._db = db
+        self._default_tz = default_timezone
+        self._workspaces: dict[tuple[str, str], WorkspaceRow] = {}
+        self._workspaces_by_id: dict[int, WorkspaceRow] = {}
+        self._channels: dict[tuple[int, str], ChannelRow] = {}
+        self._channels_by_id: dict[int, ChannelRow] = {}
+        self._members: dict[tuple[int, str], MemberRow] = {}
+
+    async def workspace(
+        self, platform: str, external_id: str, name: str | None, now: datetime
+    ) -> WorkspaceRow:
+        key = (platform, external_id)
+        if (cached := self._workspaces.get(key)) is not None:
+            return cached
+        async with self._db.write() as conn:
+            await conn.execute(
+                "INSERT INTO workspaces (platform, external_id, name, timezone, created_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (platform, external_id) DO NOTHING",
+                (platform, external_id, name, self._default_tz, to_db(now)),
+            )
+            async with conn.execute(
+                "SELECT id, timezone FROM workspaces WHERE platform = ? AND external_id = ?",
+                key,
+            ) as cursor:
+                row = await cursor.fetchone()
+        assert row is not None
+        found = WorkspaceRow(int(row[0]), platform, external_id, str(row[1]))
+        self._workspaces[key] = self._workspaces_by_id[found.id] = found
+        return found
+
+    async def workspace_by_id(self, workspace_id: int) -> WorkspaceRow:
+        if (cached := self._workspaces_by_id.get(workspace_id)) is not None:
+            return cached
+        found = await self._db.fetchone(
+            "SELECT id, platform, external_id, timezone FROM workspaces WHERE id = ?",
+            (workspace_id,),
+        )
+        assert found is not None, f"workspace {workspace_id} vanished"
+        ws = WorkspaceRow(int(found[0]), str(found[1]), str(found[2]), str(found[3]))
+        self._workspaces[(ws.platform, ws.external_id)] = self._workspaces_by_id[ws.id] = ws
+        return ws
+
+    async def channel(
+        self, workspace: WorkspaceRow, external_id: str, name: str | None, now: datetime
+    ) -> ChannelRow:
+        key = (workspace.id, external_id)
+        cached = self._channels.get(key)
+        if cached is not None and (name is None or cached.name == name):
+            return cached
+        async with self._db.write() as conn:
+            await conn.execute(
+                "INSERT INTO channels (workspace_id, external_id, name, created_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (workspace_id, external_id) "
+                "DO UPDATE SET name = coalesce(excluded.name, channels.name)",
+                (workspace.id, external_id, name, to_db(now)),
+            )
+            async with conn.execute(
+                "SELECT id, name FROM channels WHERE workspace_id = ? AND external_id = ?", key
+            ) as cursor:
+                row = await cursor.fetchone()
+        assert row is not None
+        found = ChannelRow(int(row[0]), workspace.id, external_id, row[1])
+        self._channels[key] = self._channels_by_id[found.id] = found
+        return found
+
+    async def channel_by_id(self, channel_id: int) -> ChannelRow:
+        if (cached := self._channels_by_id.get(channel_id)) is not None:
+            return cached
+        found = await self._db.fetchone(
+            "SELECT id, workspace_id, external_id, name FROM channels WHERE id = ?", (channel_id,)
+        )
+        assert found is not None, f"channel {channel_id} vanished"
+        channel = ChannelRow(int(found[0]), int(found[1]), str(found[2]), found[3])
+        key = (channel.workspace_id, channel.external_id)
+        self._channels[key] = self._channels_by_id[channel.id] = channel
+        return channel
+
+    def cached_member(self, workspace_id: int, external_id: str) -> MemberRow | None:
+        return self._members.get((workspace_id, external_id))
+
+    def remember_member(self, member: MemberRow) -> None:
+        self._members[(member.workspace_id, member.external_id)] = member
+
+    async def member(
+        self, workspace: WorkspaceRow, external_id: str, display_name: str, now: datetime
+    ) -> MemberRow:
+        key = (workspace.id, external_id)
+        cached = self._members.get(key)
+        if cached is not None and cached.display_name == display_name:
+            return cached
+        async with self._db.write() as conn:
+            await conn.execute(
+                "INSERT INTO members (workspace_id, external_id, display_name, created_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (workspace_id, external_id) "
+                "DO UPDATE SET display_name = excluded.display_name",
+                (workspace.id, external_id, display_name, to_db(now)),
+            )
+            async with conn.execute(
+                "SELECT id FROM members WHERE workspace_id = ? AND external_id = ?", key
+            ) as cursor:
+                row = await cursor.fetchone()
+        assert row is not None
+        found = MemberRow(int(row[0]), workspace.id, external_id, display_name)
+        self._members[key] = found
+        return found
+
+    async def find_member(self, workspace_id: int, name_or_id: str) -> MemberRow | None:
+        """Look a member up by platform id or display name (case-insensitive)."""
+        row = await self._db.fetchone(
+            "SELECT id, external_id, display_name FROM members WHERE workspace_id = ? "
+            "AND (external_id = ? OR lower(display_name) = lower(?)) "
+            "ORDER BY external_id = ? DESC LIMIT 1",
+            (workspace_id, name_or_id, name_or_id, name_or_id),
+        )
+        if row is None:
+            return None
+        return MemberRow(int(row[0]), workspace_id, str(row[1]), str(row[2]))

@@ -1,0 +1,211 @@
+"""Packs and questions in the database, synced from the pack files by content hash.
+
+Sync is idempotent and keeps history: an edited item gets a new ``question_versions`` row (old
+posts keep pointing at the text they showed); an item removed from its file is retired, not
+deleted; an unchanged file is skipped by its hash without touching its items.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from pydantic import TypeAdapter
+
+from bot.questions.loader import LoadedPack, item_hash
+from bot.questions.schema import Item
+from bot.storage.database import Database
+from bot.storage.timefmt import to_db
+
+__all__ = ["Candidate", "PackStore", "PackSummary", "StoredQuestion", "SyncReport"]
+
+_ITEM: TypeAdapter[Item] = TypeAdapter(Item)
+
+
+@dataclass(frozen=True, slots=True)
+class SyncReport:
+    packs: int
+    added: int
+    updated: int
+    retired: int
+    unchanged: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoredQuestion:
+    question_id: int
+    version_id: int
+    pack: str
+    item: Item
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    version_id: int
+    times_posted: int
+
+
+@dataclass(frozen=True, slots=True)
+class PackSummary:
+    slug: str
+    title: str
+    description: str | None
+    questions: int
+
+
+def _tags_column(tags: Sequence[str]) -> str:
+    return "," + ",".join(tags) + "," if tags else ""
+
+
+class PackStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._versions: dict[int, StoredQuestion] = {}
+
+    async def sync(self, loaded: Sequence[LoadedPack], now: datetime) -> SyncReport:
+        added = updated = retired = unchanged = 0
+        stamp = to_db(now)
+        async with self._db.write() as conn:
+            seen_packs: list[str] = []
+            for lp in loaded:
+                pack = lp.pack
+                seen_packs.append(pack.pack)
+                async with conn.execute(
+                    "SELECT id, content_hash, retired_at FROM packs WHERE slug = ?", (pack.pack,)
+                ) as cursor:
+                    row = await cursor.fetchone()
+                if row is not None and row[1] == lp.content_hash and row[2] is None:
+                    unchanged += len(pack.items)
+                    continue
+                await conn.execute(
+                    "INSERT INTO packs (slug, title, description, source_path, content_hash, "
+                    "synced_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (slug) DO UPDATE SET "
+                    "title = excluded.title, description = excluded.description, "
+                    "source_path = excluded.source_path, content_hash = excluded.content_hash, "
+                    "synced_at = excluded.synced_at, retired_at = NULL",
+                    (pack.pack, pack.title, pack.description, lp.path, lp.content_hash, stamp),
+                )
+                async with conn.execute(
+                    "SELECT id FROM packs WHERE slug = ?", (pack.pack,)
+                ) as cursor:
+                    pack_row = await cursor.fetchone()
+                assert pack_row is not None
+                pack_id = int(pack_row[0])
+                async with conn.execute(
+                    "SELECT q.id, q.slug, v.content_hash, q.retired_at FROM questions q "
+                    "LEFT JOIN question_versions v ON v.id = q.current_version_id "
+                    "WHERE q.pack_id = ?",
+                    (pack_id,),
+                ) as cursor:
+                    existing = {str(r[1]): (int(r[0]), r[2], r[3]) for r in await cursor.fetchall()}
+                for item in pack.items:
+                    digest = item_hash(item)
+                    body = json.dumps(item.model_dump(mode="json"), ensure_ascii=False)
+                    tags = _tags_column(item.tags)
+                    current = existing.pop(item.id, None)
+                    if current is not None and current[1] == digest and current[2] is None:
+                        unchanged += 1
+                        continue
+                    if current is None:
+                        async with conn.execute(
+                            "INSERT INTO questions (pack_id, slug, kind, difficulty, tags) "
+                            "VALUES (?, ?, ?, ?, ?) RETURNING id",
+                            (pack_id, item.id, item.kind, item.difficulty.value, tags),
+                        ) as cursor:
+                            qrow = await cursor.fetchone()
+                        assert qrow is not None
+                        question_id = int(qrow[0])
+                        added += 1
+                    else:
+                        question_id = current[0]
+                        updated += 1
+                    await conn.execute(
+                        "INSERT INTO question_versions (question_id, content_hash, body, "
+                        "created_at) VALUES (?, ?, ?, ?) "
+                        "ON CONFLICT (question_id, content_hash) DO NOTHING",
+                        (question_id, digest, body, stamp),
+                    )
+                    await conn.execute(
+                        "UPDATE questions SET kind = ?, difficulty = ?, tags = ?, "
+                        "retired_at = NULL, current_version_id = (SELECT id FROM "
+                        "question_versions WHERE question_id = ? AND content_hash = ?) "
+                        "WHERE id = ?",
+                        (item.kind, item.difficulty.value, tags, question_id, digest, question_id),
+                    )
+                for question_id, _digest, retired_at in existing.values():
+                    if retired_at is None:
+                        retired += 1
+                        await conn.execute(
+                            "UPDATE questions SET retired_at = ? WHERE id = ?", (stamp, question_id)
+                        )
+            placeholders = ",".join("?" * len(seen_packs))
+            async with conn.execute(
+                "UPDATE packs SET retired_at = ? WHERE retired_at IS NULL "
+                f"AND slug NOT IN ({placeholders}) RETURNING id",
+                (stamp, *seen_packs),
+            ) as cursor:
+                retired_packs = len(list(await cursor.fetchall()))
+        return SyncReport(len(loaded), added, updated, retired + retired_packs, unchanged)
+
+    async def candidates(
+        self,
+        channel_id: int,
+        *,
+        pack: str | None = None,
+        difficulty: str | None = None,
+        tags: Sequence[str] = (),
+    ) -> list[Candidate]:
+        """Every live question that fits the filters, with how often this channel has seen it."""
+        where = [
+            "q.retired_at IS NULL",
+            "k.retired_at IS NULL",
+            "NOT EXISTS (SELECT 1 FROM channel_packs cp WHERE cp.channel_id = :channel "
+            "AND cp.pack_id = k.id AND cp.enabled = 0)",
+        ]
+        params: dict[str, object] = {"channel": channel_id}
+        if pack is not None:
+            where.append("k.slug = :pack")
+            params["pack"] = pack
+        if difficulty is not None:
+            where.append("q.difficulty = :difficulty")
+            params["difficulty"] = difficulty
+        for index, tag in enumerate(tags):
+            where.append(f"q.tags LIKE :tag{index}")
+            params[f"tag{index}"] = f"%,{tag},%"
+        sql = (
+            "SELECT q.current_version_id, (SELECT count(*) FROM posts p JOIN question_versions v "
+            "ON v.id = p.question_version_id WHERE v.question_id = q.id "
+            "AND p.channel_id = :channel) AS times "
+            "FROM questions q JOIN packs k ON k.id = q.pack_id "
+            f"WHERE {' AND '.join(where)} ORDER BY q.id"
+        )
+        rows = await self._db.fetchall(sql, params)
+        return [Candidate(int(r[0]), int(r[1])) for r in rows]
+
+    async def question(self, version_id: int) -> StoredQuestion:
+        """The item exactly as a post showed it (versions are immutable, so cached forever)."""
+        if (cached := self._versions.get(version_id)) is not None:
+            return cached
+        row = await self._db.fetchone(
+            "SELECT v.question_id, v.body, k.slug FROM question_versions v "
+            "JOIN questions q ON q.id = v.question_id JOIN packs k ON k.id = q.pack_id "
+            "WHERE v.id = ?",
+            (version_id,),
+        )
+        if row is None:
+            raise LookupError(f"question version {version_id} does not exist")
+        stored = StoredQuestion(
+            int(row[0]), version_id, str(row[2]), _ITEM.validate_json(str(row[1]))
+        )
+        self._versions[version_id] = stored
+        return stored
+
+    async def summaries(self) -> list[PackSummary]:
+        rows = await self._db.fetchall(
+            "SELECT k.slug, k.title, k.description, count(q.id) FROM packs k "
+            "LEFT JOIN questions q ON q.pack_id = k.id AND q.retired_at IS NULL "
+            "WHERE k.retired_at IS NULL GROUP BY k.id ORDER BY k.slug"
+        )
+        return [PackSummary(str(r[0]), str(r[1]), r[2], int(r[3])) for r in rows]

@@ -1,0 +1,114 @@
+"""Leaderboards and member statistics.
+
+Score events are append-only and never deleted; a board is a read of the running totals of
+one period (``score_totals``), kept in the same transaction as the events. So a "reset" is
+just a new period, and a board costs the same with a hundred events or a million.
+``consistency_problems`` re-derives the all-time totals from the events for ``db check``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+from bot.core.models import LeaderboardRow
+from bot.storage.database import Database
+
+__all__ = ["MemberTotals", "ScoreStore"]
+
+
+@dataclass(frozen=True, slots=True)
+class MemberTotals:
+    member_id: int
+    display_name: str
+    points_all: int
+    points_period: int
+    answered: int
+    correct: int
+    streak_days: int
+    best_streak: int
+    streak_last_day: date | None
+    rank_all: int | None
+
+
+class ScoreStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def leaderboard(
+        self,
+        workspace_id: int,
+        period: str,
+        *,
+        limit: int = 10,
+        caller_member_id: int | None = None,
+    ) -> tuple[list[LeaderboardRow], LeaderboardRow | None]:
+        """The top ``limit`` members of a period, and the caller's own row if they scored."""
+        rows = await self._db.fetchall(
+            "WITH ranked AS ("
+            "  SELECT member_id, points, answers, rank() OVER (ORDER BY points DESC) AS rank"
+            "  FROM score_totals WHERE workspace_id = ? AND period = ? AND points > 0"
+            ") SELECT r.rank, r.member_id, m.display_name, r.points, r.answers"
+            " FROM ranked r JOIN members m ON m.id = r.member_id"
+            " WHERE r.rank <= ? OR r.member_id = ?"
+            " ORDER BY r.rank, m.display_name COLLATE NOCASE",
+            (workspace_id, period, limit, caller_member_id),
+        )
+        board: list[LeaderboardRow] = []
+        caller: LeaderboardRow | None = None
+        for row in rows:
+            entry = LeaderboardRow(int(row[0]), int(row[1]), str(row[2]), int(row[3]), int(row[4]))
+            if entry.member_id == caller_member_id:
+                caller = entry
+            if entry.rank <= limit and len(board) < limit:
+                board.append(entry)
+        return board, caller
+
+    async def member_totals(self, member_id: int, period: str) -> MemberTotals | None:
+        """One member's numbers: all time, one period (e.g. this week), answers, streak."""
+        row = await self._db.fetchone(
+            "SELECT m.id, m.display_name, m.streak_days, m.best_streak, m.streak_last_day,"
+            " coalesce(a.points, 0), coalesce(p.points, 0),"
+            " (SELECT count(*) FROM answers WHERE member_id = m.id AND correct IS NOT NULL),"
+            " (SELECT count(*) FROM answers WHERE member_id = m.id AND correct = 1),"
+            " (SELECT 1 + count(*) FROM score_totals o WHERE o.workspace_id = m.workspace_id"
+            "   AND o.period = 'all' AND o.points > coalesce(a.points, 0))"
+            " FROM members m"
+            " LEFT JOIN score_totals a ON a.workspace_id = m.workspace_id AND a.period = 'all'"
+            "   AND a.member_id = m.id"
+            " LEFT JOIN score_totals p ON p.workspace_id = m.workspace_id AND p.period = ?"
+            "   AND p.member_id = m.id"
+            " WHERE m.id = ?",
+            (period, member_id),
+        )
+        if row is None:
+            return None
+        points_all = int(row[5])
+        return MemberTotals(
+            member_id=int(row[0]),
+            display_name=str(row[1]),
+            points_all=points_all,
+            points_period=int(row[6]),
+            answered=int(row[7]),
+            correct=int(row[8]),
+            streak_days=int(row[2]),
+            best_streak=int(row[3]),
+            streak_last_day=date.fromisoformat(row[4]) if row[4] else None,
+            rank_all=int(row[9]) if points_all > 0 else None,
+        )
+
+    async def consistency_problems(self) -> list[str]:
+        """All-time totals that disagree with the sum of their score events."""
+        rows = await self._db.fetchall(
+            "SELECT e.workspace_id, e.member_id, e.points, coalesce(t.points, 0) FROM"
+            " (SELECT workspace_id, member_id, sum(points) AS points, sum(reason = 'answer')"
+            "  AS answers FROM score_events GROUP BY workspace_id, member_id) e"
+            " LEFT JOIN score_totals t ON t.workspace_id = e.workspace_id"
+            "  AND t.member_id = e.member_id AND t.period = 'all'"
+            " WHERE t.points IS NOT e.points OR t.answers IS NOT e.answers"
+        )
+        return [
+            f"score totals: member {r[1]} of workspace {r[0]} has {r[3]} points in totals "
+            f"but {r[2]} in score events"
+            for r in rows
+        ]

@@ -1,0 +1,102 @@
+"""The scoring rules as a member experiences them: points, streaks, bonus, windows."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from bot.core.models import Window
+from bot.core.scoring import (
+    StreakState,
+    advance_streak,
+    current_streak,
+    decide,
+    local_day,
+    points_for,
+    streak_bonus,
+    window_start,
+)
+
+
+@pytest.mark.parametrize(
+    ("difficulty", "self_graded", "expected"),
+    [("easy", False, 10), ("medium", False, 20), ("hard", False, 30), ("hard", True, 15)],
+)
+def test_points_weighted_by_difficulty(difficulty: str, self_graded: bool, expected: int) -> None:
+    assert points_for(difficulty, True, self_graded=self_graded) == expected
+    assert points_for(difficulty, False, self_graded=self_graded) == 0
+
+
+def test_streak_grows_on_consecutive_days_and_resets_after_a_gap() -> None:
+    day = date(2026, 3, 1)
+    state = advance_streak(StreakState(), day)
+    assert (state.days, state.best) == (1, 1)
+    state = advance_streak(state, day)  # a second answer the same day changes nothing
+    assert state.days == 1
+    state = advance_streak(state, day + timedelta(days=1))
+    state = advance_streak(state, day + timedelta(days=2))
+    assert (state.days, state.best) == (3, 3)
+    state = advance_streak(state, day + timedelta(days=4))  # missed a day
+    assert (state.days, state.best) == (1, 3)
+
+
+def test_streak_never_moves_backwards_for_a_late_clock() -> None:
+    state = StreakState(4, 4, date(2026, 3, 10))
+    assert advance_streak(state, date(2026, 3, 9)) == state
+
+
+def test_streak_bonus_is_capped() -> None:
+    assert [streak_bonus(n) for n in range(1, 9)] == [0, 2, 4, 6, 8, 10, 10, 10]
+
+
+def test_wrong_answer_keeps_the_streak_but_earns_no_bonus() -> None:
+    state = StreakState(3, 3, date(2026, 3, 1))
+    wrong = decide(state, date(2026, 3, 2), difficulty="hard", correct=False, self_graded=False)
+    assert (wrong.points, wrong.bonus, wrong.streak.days) == (0, 0, 4)
+    right = decide(state, date(2026, 3, 2), difficulty="hard", correct=True, self_graded=False)
+    assert (right.points, right.bonus, right.streak.days) == (30, 6, 4)
+
+
+def test_unscored_answers_leave_everything_alone() -> None:
+    state = StreakState(2, 5, date(2026, 3, 1))
+    decision = decide(state, date(2026, 3, 2), difficulty="easy", correct=None, self_graded=False)
+    assert (decision.points, decision.bonus, decision.streak) == (0, 0, state)
+
+
+def test_streak_follows_local_days_not_utc_days() -> None:
+    """Two answers on one UTC day are two local days in New York: 23:30 and 00:30 local."""
+    tz = ZoneInfo("America/New_York")
+    evening = datetime(2026, 3, 3, 4, 30, tzinfo=UTC)  # 23:30 on 2 March in New York
+    after_midnight = datetime(2026, 3, 3, 5, 30, tzinfo=UTC)  # 00:30 on 3 March in New York
+    assert evening.date() == after_midnight.date()
+    state = advance_streak(StreakState(), local_day(evening, tz))
+    state = advance_streak(state, local_day(after_midnight, tz))
+    assert state.days == 2
+    # ...while the same two instants are one day in UTC.
+    utc_state = advance_streak(advance_streak(StreakState(), evening.date()), after_midnight.date())
+    assert utc_state.days == 1
+
+
+def test_current_streak_is_zero_once_a_day_is_missed() -> None:
+    state = StreakState(5, 5, date(2026, 3, 10))
+    assert current_streak(state, date(2026, 3, 10)) == 5
+    assert current_streak(state, date(2026, 3, 11)) == 5  # still time to answer today
+    assert current_streak(state, date(2026, 3, 12)) == 0
+
+
+def test_week_and_month_windows_start_at_local_midnight() -> None:
+    tz = ZoneInfo("Europe/Berlin")
+    now = datetime(2026, 3, 4, 10, 0, tzinfo=UTC)  # Wednesday
+    week = window_start(Window.WEEK, now, tz)
+    month = window_start(Window.MONTH, now, tz)
+    assert week is not None and month is not None
+    assert week.astimezone(UTC) == datetime(2026, 3, 1, 23, 0, tzinfo=UTC)  # Mon 00:00 CET
+    assert month.astimezone(UTC) == datetime(2026, 2, 28, 23, 0, tzinfo=UTC)
+    assert window_start(Window.ALL, now, tz) is None
+    # 00:30 on a Monday in Berlin is still Sunday in UTC, but already the new local week.
+    monday_early = datetime(2026, 3, 8, 23, 30, tzinfo=UTC)
+    new_week = window_start(Window.WEEK, monday_early, tz)
+    assert new_week is not None
+    assert new_week.astimezone(UTC) == datetime(2026, 3, 8, 23, 0, tzinfo=UTC)
