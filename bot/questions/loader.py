@@ -19,7 +19,16 @@ import yaml
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
-from bot.questions.schema import Flashcard, Item, MultipleChoice, OpenPrompt, Pack, Practice
+from bot.questions.schema import (
+    Flashcard,
+    Item,
+    MultipleChoice,
+    OpenPrompt,
+    Pack,
+    Practice,
+    expectation_problem,
+    practice_problem,
+)
 
 __all__ = [
     "LoadResult",
@@ -153,6 +162,7 @@ def load_pack_text(raw: bytes, name: str) -> tuple[LoadedPack | None, list[Probl
                 problems.extend(
                     _problem(name, lines, item_path, label, err, item_raw) for err in exc.errors()
                 )
+                problems.extend(_item_rule_problems(name, lines, item_path, label, item_raw, exc))
                 continue
             line = lines.get(item_path, 1)
             if item.id in seen:
@@ -182,6 +192,31 @@ def load_pack_text(raw: bytes, name: str) -> tuple[LoadedPack | None, list[Probl
         return None, problems
     digest = hashlib.sha256(raw).hexdigest()
     return LoadedPack(name, pack, digest, item_lines), problems
+
+
+def _item_rule_problems(
+    name: str,
+    lines: dict[Path_, int],
+    item_path: Path_,
+    label: str,
+    raw: Any,
+    exc: ValidationError,
+) -> Iterable[Problem]:
+    """Whole-item rules, checked on the raw data when field errors kept pydantic from them."""
+    if not isinstance(raw, dict):
+        return
+    if any(
+        err["loc"] == () or len(err["loc"]) == 1
+        for err in exc.errors()
+        if err["type"] == "value_error"
+    ):
+        return  # pydantic got as far as the item's own rules and reported them already
+    line = lines.get(item_path, 1)
+    found = expectation_problem(raw.get("code"), raw.get("expect_stdout"), raw.get("expect_error"))
+    if raw.get("kind") == "practice" and found is None:
+        found = practice_problem(raw.get("choices"), raw.get("answer"))
+    if found:
+        yield Problem(name, line, label, found)
 
 
 def _cross_pack_problems(packs: Sequence[LoadedPack]) -> Iterable[Problem]:

@@ -28,6 +28,8 @@ __all__ = [
     "OpenPrompt",
     "Pack",
     "Practice",
+    "expectation_problem",
+    "practice_problem",
 ]
 
 Slug = Annotated[
@@ -74,17 +76,34 @@ class _ItemBase(_Strict):
 
     @model_validator(mode="after")
     def _code_has_expectation(self) -> Self:
-        has_expectation = self.expect_stdout is not None or self.expect_error is not None
-        if self.expect_stdout is not None and self.expect_error is not None:
-            raise ValueError("give either expect_stdout or expect_error, not both")
-        if self.code is not None and not has_expectation:
-            raise ValueError(
-                "an item with code needs a machine-checkable expectation: "
-                "expect_stdout (the exact output) or expect_error (an exception type name)"
-            )
-        if self.code is None and has_expectation:
-            raise ValueError("expect_stdout/expect_error need a `code` snippet to check")
+        problem = expectation_problem(self.code, self.expect_stdout, self.expect_error)
+        if problem:
+            raise ValueError(problem)
         return self
+
+
+def expectation_problem(code: object, expect_stdout: object, expect_error: object) -> str | None:
+    """The code/expectation rule, shared by the model and the loader's raw-data pass.
+
+    The loader applies it to raw data too, so it is reported even when other fields fail.
+    """
+    if expect_stdout is not None and expect_error is not None:
+        return "give either expect_stdout or expect_error, not both"
+    if code is not None and expect_stdout is None and expect_error is None:
+        return (
+            "an item with code needs a machine-checkable expectation: "
+            "expect_stdout (the exact output) or expect_error (an exception type name)"
+        )
+    if code is None and (expect_stdout is not None or expect_error is not None):
+        return "expect_stdout/expect_error need a `code` snippet to check"
+    return None
+
+
+def practice_problem(choices: object, answer: object) -> str | None:
+    """A practice item is scored by its choices or self-graded against an expected answer."""
+    if choices is None and answer is None:
+        return "a practice item needs `choices` or an expected `answer`"
+    return None
 
 
 def _one_correct(choices: tuple[Choice, ...]) -> tuple[Choice, ...]:
@@ -134,8 +153,9 @@ class Practice(_ItemBase):
 
     @model_validator(mode="after")
     def _choices_or_answer(self) -> Self:
-        if self.choices is None and self.answer is None:
-            raise ValueError("a practice item needs `choices` or an expected `answer`")
+        problem = practice_problem(self.choices, self.answer)
+        if problem:
+            raise ValueError(problem)
         return self
 
 

@@ -1,0 +1,281 @@
+"""Turn questions, reveals, scores and stats into neutral :class:`Message` objects.
+
+All the wording members see lives here, in one place, so every platform says the same thing.
+Adapters decide only how it looks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from bot.core.messages import Action, Button, ButtonStyle, Message, Section, Tone
+from bot.core.models import Leaderboard, MemberStats, Post, Window
+from bot.questions.schema import (
+    CHOICE_LETTERS,
+    Choice,
+    Flashcard,
+    Item,
+    MultipleChoice,
+    OpenPrompt,
+    Practice,
+)
+
+__all__ = [
+    "FORGOT",
+    "KNEW",
+    "answer_labels",
+    "card_back",
+    "choices_of",
+    "correct_letter",
+    "format_local",
+    "hint_message",
+    "leaderboard_message",
+    "question_message",
+    "reveal_message",
+    "self_graded",
+    "stats_message",
+]
+
+KNEW, FORGOT = "knew", "forgot"
+_KIND_LABEL = {
+    "flashcard": "Flashcard",
+    "multiple_choice": "Multiple choice",
+    "practice": "Practice problem",
+    "open": "Discussion prompt",
+}
+_WINDOW_LABEL = {Window.WEEK: "this week", Window.MONTH: "this month", Window.ALL: "all time"}
+
+
+def choices_of(item: Item) -> tuple[Choice, ...]:
+    if isinstance(item, MultipleChoice):
+        return item.choices
+    if isinstance(item, Practice) and item.choices is not None:
+        return item.choices
+    return ()
+
+
+def self_graded(item: Item) -> bool:
+    """Flashcards and practice problems without choices are graded by the member."""
+    return isinstance(item, Flashcard) or (isinstance(item, Practice) and item.choices is None)
+
+
+def answer_labels(item: Item) -> tuple[str, ...]:
+    """What a member may answer: choice letters, knew/forgot, or nothing for open prompts."""
+    if isinstance(item, OpenPrompt):
+        return ()
+    choices = choices_of(item)
+    if choices:
+        return tuple(CHOICE_LETTERS[: len(choices)])
+    return (KNEW, FORGOT)
+
+
+def correct_letter(item: Item) -> str | None:
+    for letter, choice in zip(CHOICE_LETTERS, choices_of(item), strict=False):
+        if choice.correct:
+            return letter
+    return None
+
+
+def _header(post: Post, item: Item, pack_title: str) -> str:
+    return f"{_KIND_LABEL[item.kind]} · {pack_title} · {item.difficulty.value}"
+
+
+def _prompt_sections(item: Item) -> list[Section]:
+    sections = [Section(body=item.prompt)]
+    if item.code:
+        sections.append(Section(code=item.code))
+    return sections
+
+
+def _choice_lines(choices: Sequence[Choice]) -> str:
+    return "\n".join(
+        f"**{letter}.** {choice.text}"
+        for letter, choice in zip(CHOICE_LETTERS, choices, strict=False)
+    )
+
+
+def _closes_text(post: Post, tz: ZoneInfo) -> str:
+    if post.closes_at is None:
+        return "Answers stay open until the question is revealed."
+    local = post.closes_at.astimezone(tz)
+    return f"Answers close at {local:%a %H:%M} ({tz.key})."
+
+
+def question_message(post: Post, item: Item, pack_title: str, tz: ZoneInfo) -> Message:
+    sections = _prompt_sections(item)
+    buttons: list[Button] = []
+    choices = choices_of(item)
+    if choices:
+        sections.append(Section(body=_choice_lines(choices)))
+        buttons.extend(
+            Button(Action.ANSWER, post.id, letter, letter, ButtonStyle.PRIMARY)
+            for letter in CHOICE_LETTERS[: len(choices)]
+        )
+    elif self_graded(item):
+        buttons.append(Button(Action.SHOW, post.id, "back", "Show answer", ButtonStyle.PRIMARY))
+    hints = _hints(item)
+    if hints:
+        buttons.append(Button(Action.HINT, post.id, "0", "Hint", ButtonStyle.SECONDARY))
+    if isinstance(item, OpenPrompt):
+        footer = "Discussion prompt: not scored. The model answer is shown when it closes."
+    elif self_graded(item):
+        footer = "Think of your answer, then reveal it privately and grade yourself. "
+        footer += _closes_text(post, tz)
+    else:
+        footer = "Your answer is private; only your first click counts. " + _closes_text(post, tz)
+    return Message(
+        title=_header(post, item, pack_title),
+        sections=tuple(sections),
+        buttons=tuple(buttons),
+        tone=Tone.QUESTION,
+        footer=f"{footer} · #{post.id} · {item.id}",
+        post_id=post.id,
+        question_id=item.id,
+        choices=answer_labels(item),
+    )
+
+
+def _hints(item: Item) -> tuple[str, ...]:
+    if isinstance(item, Practice):
+        return item.hints
+    if isinstance(item, OpenPrompt) and item.hint:
+        return (item.hint,)
+    return ()
+
+
+def hint_message(item: Item, index: int, post_id: int) -> Message:
+    hints = _hints(item)
+    if not hints:
+        return Message(sections=(Section(body="This question has no hints."),), ephemeral=True)
+    index = min(max(index, 0), len(hints) - 1)
+    buttons: tuple[Button, ...] = ()
+    if index + 1 < len(hints):
+        buttons = (Button(Action.HINT, post_id, str(index + 1), "Another hint"),)
+    return Message(
+        title=f"Hint {index + 1} of {len(hints)}",
+        sections=(Section(body=hints[index]),),
+        buttons=buttons,
+        ephemeral=True,
+        tone=Tone.INFO,
+        post_id=post_id,
+    )
+
+
+def card_back(item: Item, post_id: int) -> Message:
+    """The private "show answer" of a self-graded item, with the two grading buttons."""
+    if isinstance(item, Flashcard):
+        back = item.answer
+    elif isinstance(item, Practice):
+        back = item.answer or item.final_answer
+    else:
+        back = ""
+    return Message(
+        title="Answer (only you can see this)",
+        sections=(Section(body=back),),
+        buttons=(
+            Button(Action.ANSWER, post_id, KNEW, "I knew it", ButtonStyle.SUCCESS),
+            Button(Action.ANSWER, post_id, FORGOT, "I didn't", ButtonStyle.DANGER),
+        ),
+        ephemeral=True,
+        tone=Tone.INFO,
+        post_id=post_id,
+        choices=(KNEW, FORGOT),
+    )
+
+
+def _percent(count: int, total: int) -> str:
+    return f"{round(100 * count / total)}%" if total else "0%"
+
+
+def _breakdown_line(label: str, count: int, total: int) -> str:
+    return f"{label}: {count} ({_percent(count, total)})"
+
+
+def reveal_message(post: Post, item: Item, pack_title: str, counts: Mapping[str, int]) -> Message:
+    """The post as edited at close: answer, per-choice breakdown, solution, common mistakes."""
+    total = sum(counts.values())
+    sections = _prompt_sections(item)
+    choices = choices_of(item)
+    if choices:
+        lines = []
+        for letter, choice in zip(CHOICE_LETTERS, choices, strict=False):
+            mark = "✅" if choice.correct else "▫️"
+            count = counts.get(letter, 0)
+            line = f"{mark} **{letter}.** {choice.text} — {count} ({_percent(count, total)})"
+            if choice.why:
+                line += f"\n    {choice.why}"
+            lines.append(line)
+        sections.append(Section(heading="Answers", body="\n".join(lines)))
+    elif isinstance(item, Flashcard):
+        sections.append(Section(heading="Answer", body=item.answer))
+    if self_graded(item) and total:
+        sections.append(
+            Section(
+                heading="How the group did",
+                body=" · ".join(
+                    _breakdown_line(label, counts.get(key, 0), total)
+                    for key, label in ((KNEW, "knew it"), (FORGOT, "didn't"))
+                ),
+            )
+        )
+    if isinstance(item, MultipleChoice) and item.explanation:
+        sections.append(Section(heading="Why", body=item.explanation))
+    if isinstance(item, Practice):
+        steps = "\n".join(f"{n}. {step}" for n, step in enumerate(item.steps, start=1))
+        sections.append(Section(heading="Solution", body=steps))
+        sections.append(Section(heading="Final answer", body=item.final_answer))
+        if item.common_mistakes:
+            mistakes = "\n".join(f"• {m}" for m in item.common_mistakes)
+            sections.append(Section(heading="Common mistakes", body=mistakes))
+    if isinstance(item, OpenPrompt):
+        sections.append(Section(heading="A model answer", body=item.model_answer))
+    responses = "no answers" if total == 0 else f"{total} answer{'s' if total != 1 else ''}"
+    return Message(
+        title=f"{_header(post, item, pack_title)} · closed",
+        sections=tuple(sections),
+        tone=Tone.SUCCESS,
+        footer=f"Closed with {responses} · #{post.id} · {item.id}",
+        post_id=post.id,
+        question_id=item.id,
+    )
+
+
+def leaderboard_message(board: Leaderboard, caller_name: str) -> Message:
+    label = _WINDOW_LABEL[board.window]
+    if not board.rows:
+        body = "No points yet. Answer a question to get on the board!"
+    else:
+        medals = {1: "🥇", 2: "🥈", 3: "🥉"}
+        body = "\n".join(
+            f"{medals.get(row.rank, f'{row.rank}.')} **{row.display_name}** — {row.points} pts"
+            f" ({row.answers} answer{'s' if row.answers != 1 else ''})"
+            for row in board.rows
+        )
+    if board.caller is not None and all(r.member_id != board.caller.member_id for r in board.rows):
+        body += f"\n…\n{board.caller.rank}. **{caller_name}** — {board.caller.points} pts (you)"
+    elif board.caller is None and board.rows:
+        body += f"\n\n{caller_name}, you have no points {label} yet."
+    return Message(title=f"🏆 Leaderboard — {label}", sections=(Section(body=body),))
+
+
+def stats_message(stats: MemberStats, *, own: bool) -> Message:
+    answered, correct = stats.answered, stats.correct
+    accuracy = f"{round(100 * correct / answered)}%" if answered else "—"
+    streak = f"{stats.current_streak} day{'s' if stats.current_streak != 1 else ''}"
+    lines = [
+        f"Points: **{stats.points_all}** all time, **{stats.points_week}** this week",
+        f"Answered: {answered} · correct: {correct} · accuracy: {accuracy}",
+        f"Streak: **{streak}** (best {stats.best_streak})",
+    ]
+    if stats.rank_all is not None:
+        lines.append(f"Rank: #{stats.rank_all} all time")
+    if own and stats.current_streak == 0 and stats.best_streak > 0:
+        lines.append("Answer a question today to start a new streak!")
+    title = "📈 Your stats" if own else f"📈 Stats for {stats.display_name}"
+    return Message(title=title, sections=(Section(body="\n".join(lines)),))
+
+
+def format_local(moment: datetime, tz: ZoneInfo) -> str:
+    return f"{moment.astimezone(tz):%Y-%m-%d %H:%M} {tz.key}"

@@ -1,0 +1,59 @@
+"""Domain errors whose message is safe, and meant, to be shown to the member who caused them.
+
+Adapters catch :class:`StudyError` in one central handler and answer privately with
+``str(error)``; anything else is unexpected: logged with context and answered with an apology.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AlreadyAnswered",
+    "BadInput",
+    "Forbidden",
+    "NotFound",
+    "PostClosed",
+    "RateLimited",
+    "StudyError",
+    "Unavailable",
+]
+
+APOLOGY = "Sorry, something went wrong on our side. It has been logged; please try again."
+
+
+class StudyError(Exception):
+    """Base class: the message is written for members, in plain words."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class BadInput(StudyError):
+    """The request does not parse or names something that makes no sense here."""
+
+
+class NotFound(StudyError):
+    """The post, pack, member or schedule named does not exist (in this workspace)."""
+
+
+class Forbidden(StudyError):
+    """The member may not do this (admin-only commands)."""
+
+
+class PostClosed(StudyError):
+    """The question's answer window has closed."""
+
+
+class AlreadyAnswered(StudyError):
+    """One answer per member per question; the first one counts."""
+
+
+class RateLimited(StudyError):
+    """Too many requests of this kind; the message says when to try again."""
+
+
+class Unavailable(StudyError):
+    """A feature the host cannot provide right now (e.g. no sandbox isolation)."""

@@ -1,0 +1,158 @@
+"""Platform-neutral outbound messages: what the core says, not how a platform draws it.
+
+A :class:`Message` is a title, a few sections (prose or code), buttons and attachments, and an
+``ephemeral`` flag for private replies. Adapters render it as a Discord embed with components,
+as Slack Block Kit, or as console text. Prose uses a tiny markup both platforms understand:
+``**bold**`` and ``code`` spans; adapters convert ``**`` for Slack's ``*``.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field, replace
+
+__all__ = [
+    "Action",
+    "Attachment",
+    "Button",
+    "ButtonStyle",
+    "Message",
+    "Section",
+    "Tone",
+    "neutralise",
+    "parse_action",
+]
+
+
+class Tone(enum.StrEnum):
+    """Lets adapters pick a colour or an icon; it never changes meaning."""
+
+    QUESTION = "question"
+    INFO = "info"
+    SUCCESS = "success"
+    WARNING = "warning"
+    ERROR = "error"
+
+
+class ButtonStyle(enum.StrEnum):
+    PRIMARY = "primary"
+    SECONDARY = "secondary"
+    SUCCESS = "success"
+    DANGER = "danger"
+
+
+class Action(enum.StrEnum):
+    """What a button does; adapters route a click back to the matching service call."""
+
+    ANSWER = "answer"  # value: a choice letter, or knew/forgot
+    SHOW = "show"  # reveal a flashcard's back (privately) before self-grading
+    HINT = "hint"  # value: the index of the next hint
+
+
+@dataclass(frozen=True, slots=True)
+class Button:
+    action: Action
+    post_id: int
+    value: str
+    label: str
+    style: ButtonStyle = ButtonStyle.SECONDARY
+
+    @property
+    def custom_id(self) -> str:
+        """``answer:12:B``: everything a click needs, so buttons keep working after a restart."""
+        return f"{self.action.value}:{self.post_id}:{self.value}"
+
+
+_ACTION_ID = re.compile(r"^(answer|show|hint):([0-9]{1,18}):([A-Za-z0-9_-]{1,16})$")
+
+
+def parse_action(custom_id: str) -> tuple[Action, int, str] | None:
+    """The inverse of :attr:`Button.custom_id`; ``None`` for anything that is not ours."""
+    match = _ACTION_ID.match(custom_id)
+    if match is None:
+        return None
+    return Action(match[1]), int(match[2]), match[3]
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A block of prose (``body``), optionally headed, or a code block when ``code`` is set."""
+
+    body: str = ""
+    heading: str | None = None
+    code: str | None = None
+    language: str = "python"
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    filename: str
+    content: bytes
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    title: str | None = None
+    sections: tuple[Section, ...] = ()
+    buttons: tuple[Button, ...] = ()
+    ephemeral: bool = False
+    attachments: tuple[Attachment, ...] = ()
+    tone: Tone = Tone.INFO
+    footer: str | None = None
+    post_id: int | None = None
+    question_id: str | None = None
+    choices: tuple[str, ...] = field(default=())  # answer labels, for the console's JSON lines
+
+    def private(self) -> Message:
+        return replace(self, ephemeral=True)
+
+    def plain_text(self) -> str:
+        """The whole message as plain text (markup removed): console, notifications, tests."""
+        parts: list[str] = []
+        if self.title:
+            parts.append(self.title)
+        for section in self.sections:
+            block: list[str] = []
+            if section.heading:
+                block.append(f"{section.heading}:")
+            if section.body:
+                block.append(_BOLD.sub(r"\1", section.body))
+            if section.code is not None:
+                block.append(_indent(section.code))
+            parts.append("\n".join(block))
+        if self.buttons:
+            parts.append("  ".join(f"[{b.label}]" for b in self.buttons))
+        if self.footer:
+            parts.append(self.footer)
+        return "\n\n".join(part for part in parts if part)
+
+
+_BOLD = re.compile(r"\*\*(\S(?:.*?\S)?)\*\*")  # like Markdown: no space inside the stars
+
+
+def _indent(code: str) -> str:
+    return "\n".join(f"    {line}" if line else "" for line in code.rstrip("\n").split("\n"))
+
+
+_MENTION = re.compile(r"@(everyone|here|channel)\b|<(@[!&]?|#|!)([^>]*)>", re.IGNORECASE)
+ZERO_WIDTH_SPACE = "\u200b"
+
+
+def neutralise(text: str) -> str:
+    """Make untrusted text (snippet output, names) unable to ping anyone or break a code block.
+
+    ``@everyone`` / ``@here`` / ``@channel`` get a zero-width space after the ``@``; Discord
+    ``<@123>``/``<@&role>``/``<#chan>`` and Slack ``<!channel>``/``<@U123>`` lose their
+    brackets' meaning; a triple backtick can no longer close the surrounding fence.
+    Adapters still disable mentions at the API level too (belt and braces).
+    """
+
+    def _defuse(match: re.Match[str]) -> str:
+        if match[1] is not None:
+            return "@" + ZERO_WIDTH_SPACE + match[1]
+        return "<" + ZERO_WIDTH_SPACE + match[2] + match[3] + ">"
+
+    text = _MENTION.sub(_defuse, text)
+    return text.replace("```", "`" + ZERO_WIDTH_SPACE + "`" + ZERO_WIDTH_SPACE + "`")

@@ -1,0 +1,429 @@
+"""StudyService: the only API adapters call. It owns the rules; storage only remembers.
+
+Every method takes a :class:`ChatContext` (who and where, in platform ids) and returns neutral
+messages; it raises :class:`StudyError` for anything a member should be told, in words.
+"""
+
+from __future__ import annotations
+
+import difflib
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cache
+from zoneinfo import ZoneInfo
+
+from bot.core import cards
+from bot.core.clock import Clock
+from bot.core.errors import AlreadyAnswered, BadInput, Forbidden, NotFound, PostClosed
+from bot.core.gateway import ChatGateway
+from bot.core.messages import Message, Section, Tone
+from bot.core.models import ChatContext, Leaderboard, MemberStats, Post, Window
+from bot.core.scoring import (
+    ScoreDecision,
+    StreakState,
+    current_streak,
+    decide,
+    period_key,
+    period_keys,
+    window_start,
+)
+from bot.log import get_logger
+from bot.questions.loader import LoadedPack
+from bot.questions.schema import OpenPrompt
+from bot.storage.answers import AnswerRequest, AnswerStatus, AnswerWriter
+from bot.storage.database import Database
+from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
+from bot.storage.packs import PackStore, StoredQuestion, SyncReport
+from bot.storage.posts import PostStore
+from bot.storage.scores import ScoreStore
+
+__all__ = ["PostDraft", "PostEdit", "StudyService"]
+
+log = get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class PostDraft:
+    """A question ready to send: the adapter sends it, then calls :meth:`attach_message`."""
+
+    post: Post
+    channel: str  # the platform's channel id
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class PostEdit:
+    """A posted question's new look (at reveal); ``message_id`` is None if never attached."""
+
+    post: Post
+    channel: str
+    message_id: str | None
+    message: Message
+
+
+@cache
+def _zone(name: str) -> ZoneInfo:
+    return ZoneInfo(name)
+
+
+def _score_rules(state: StreakState, request: AnswerRequest) -> ScoreDecision:
+    return decide(
+        state,
+        request.local_day,
+        difficulty=request.difficulty,
+        correct=request.correct,
+        self_graded=request.self_graded,
+    )
+
+
+class StudyService:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        *,
+        default_timezone: str = "UTC",
+        rng: random.Random | None = None,
+    ) -> None:
+        self.db = db
+        self.clock = clock
+        self._rng = rng or random.Random()
+        self.directory = Directory(db, default_timezone)
+        self.packs = PackStore(db)
+        self.posts = PostStore(db)
+        self.scores = ScoreStore(db)
+        self._answers = AnswerWriter(db, self.directory, _score_rules)
+        self._pack_titles: dict[str, str] = {}
+
+    # --- set-up ------------------------------------------------------------------------------
+
+    async def sync_packs(self, loaded: Sequence[LoadedPack]) -> SyncReport:
+        report = await self.packs.sync(loaded, self.clock.now())
+        self._pack_titles = {s.slug: s.title for s in await self.packs.summaries()}
+        log.info(
+            "packs synced: %d packs, %d new, %d updated, %d retired, %d unchanged",
+            report.packs,
+            report.added,
+            report.updated,
+            report.retired,
+            report.unchanged,
+        )
+        return report
+
+    # --- where and who -----------------------------------------------------------------------
+
+    async def _workspace(self, ctx: ChatContext) -> WorkspaceRow:
+        return await self.directory.workspace(
+            ctx.platform, ctx.workspace, ctx.workspace_name, self.clock.now()
+        )
+
+    async def _channel(self, ctx: ChatContext) -> tuple[WorkspaceRow, ChannelRow]:
+        workspace = await self._workspace(ctx)
+        channel = await self.directory.channel(
+            workspace, ctx.channel, ctx.channel_name, self.clock.now()
+        )
+        return workspace, channel
+
+    async def _post_in(self, ctx: ChatContext, post_id: int) -> tuple[WorkspaceRow, Post]:
+        """A post, checked to belong to the caller's workspace (ids are global)."""
+        post = await self.posts.get(post_id)
+        workspace = await self._workspace(ctx)
+        if post is not None:
+            channel = await self.directory.channel_by_id(post.channel_id)
+            if channel.workspace_id == workspace.id:
+                return workspace, post
+        raise NotFound("That question no longer exists.")
+
+    async def _post_or_latest(self, ctx: ChatContext, post_id: int | None) -> Post:
+        if post_id is None:
+            return await self._latest_open(ctx)
+        return (await self._post_in(ctx, post_id))[1]
+
+    async def _latest_open(self, ctx: ChatContext) -> Post:
+        _, channel = await self._channel(ctx)
+        post = await self.posts.latest_open(channel.id)
+        if post is None:
+            raise NotFound("There is no open question in this channel. Ask for one with quiz.")
+        return post
+
+    def _title(self, pack: str) -> str:
+        return self._pack_titles.get(pack, pack)
+
+    # --- posting -----------------------------------------------------------------------------
+
+    async def post_question(
+        self,
+        ctx: ChatContext,
+        *,
+        pack: str | None = None,
+        difficulty: str | None = None,
+        tags: Sequence[str] = (),
+        closes_at: datetime | None = None,
+        requested: bool = True,
+    ) -> PostDraft:
+        """Pick a question for the channel and create its post row (not yet sent).
+
+        No question repeats in a channel until every question matching the filters has been
+        posted there; then the least-posted come round again.
+        """
+        workspace, channel = await self._channel(ctx)
+        if pack is not None:
+            await self._check_pack(pack)
+        candidates = await self.packs.candidates(
+            channel.id, pack=pack, difficulty=difficulty, tags=tags
+        )
+        if not candidates:
+            wanted = ", ".join(
+                f"{k} {v}" for k, v in (("pack", pack), ("difficulty", difficulty)) if v
+            )
+            raise NotFound(f"No questions match {wanted or 'this channel'}. Try `pack list`.")
+        fewest = min(c.times_posted for c in candidates)
+        choice = self._rng.choice([c for c in candidates if c.times_posted == fewest])
+        requester = None
+        if requested:
+            requester = (
+                await self.directory.member(
+                    workspace, ctx.member, ctx.member_name, self.clock.now()
+                )
+            ).id
+        post = await self.posts.create(
+            channel_id=channel.id,
+            version_id=choice.version_id,
+            now=self.clock.now(),
+            requested_by=requester,
+            closes_at=closes_at,
+        )
+        assert post is not None  # ad-hoc posts have no occurrence key to collide on
+        return await self.draft(post, ctx.channel, workspace)
+
+    async def draft(self, post: Post, channel: str, workspace: WorkspaceRow) -> PostDraft:
+        stored = await self.packs.question(post.question_version_id)
+        message = cards.question_message(
+            post, stored.item, self._title(stored.pack), _zone(workspace.timezone)
+        )
+        return PostDraft(post, channel, message)
+
+    async def attach_message(self, post_id: int, message_id: str) -> None:
+        """Remember the platform's id for a sent post, so the reveal can edit it in place."""
+        await self.posts.attach_message(post_id, message_id)
+
+    async def publish(self, draft: PostDraft, gateway: ChatGateway) -> str:
+        """Send a drafted post through a gateway and remember its message id."""
+        message_id = await gateway.send_post(draft.channel, draft.message)
+        await self.attach_message(draft.post.id, message_id)
+        return message_id
+
+    async def apply_edit(self, edit: PostEdit, gateway: ChatGateway) -> None:
+        """Edit the posted question in place; a post that was never sent is re-posted."""
+        if edit.message_id is None:
+            await gateway.send_post(edit.channel, edit.message)
+        else:
+            await gateway.edit_post(edit.channel, edit.message_id, edit.message)
+
+    async def _check_pack(self, pack: str) -> None:
+        if pack in self._pack_titles:
+            return
+        close = difflib.get_close_matches(pack, list(self._pack_titles), n=1)
+        hint = f" Did you mean `{close[0]}`?" if close else " See `pack list`."
+        raise NotFound(f"There is no pack called `{pack}`.{hint}")
+
+    # --- answering ---------------------------------------------------------------------------
+
+    async def answer(self, ctx: ChatContext, post_id: int, choice: str) -> Message:
+        """Record a member's answer; the reply is private and says what happened."""
+        workspace, post = await self._post_in(ctx, post_id)
+        return await self._answer(ctx, workspace, post, choice)
+
+    async def answer_latest(self, ctx: ChatContext, choice: str) -> Message:
+        post = await self._latest_open(ctx)
+        workspace = await self._workspace(ctx)
+        return await self._answer(ctx, workspace, post, choice)
+
+    async def _answer(
+        self, ctx: ChatContext, workspace: WorkspaceRow, post: Post, choice: str
+    ) -> Message:
+        now = self.clock.now()
+        stored = await self.packs.question(post.question_version_id)
+        item = stored.item
+        if isinstance(item, OpenPrompt):
+            raise BadInput("This is a discussion prompt: it is not scored. Share your thoughts!")
+        if not post.is_open or (post.closes_at is not None and now >= post.closes_at):
+            raise PostClosed("This question has closed; answers are no longer accepted.")
+        labels = cards.answer_labels(item)
+        picked = choice.strip()
+        picked = picked.upper() if len(picked) == 1 else picked.lower()
+        if picked not in labels:
+            raise BadInput(f"`{choice}` is not an answer here; choose one of {', '.join(labels)}.")
+        correct_letter = cards.correct_letter(item)
+        correct = picked == cards.KNEW if correct_letter is None else picked == correct_letter
+        tz = _zone(workspace.timezone)
+        outcome = await self._answers.submit(
+            AnswerRequest(
+                post_id=post.id,
+                workspace_id=workspace.id,
+                member_external=ctx.member,
+                member_name=ctx.member_name,
+                choice=picked,
+                correct=correct,
+                answered_at=now,
+                local_day=now.astimezone(tz).date(),
+                difficulty=item.difficulty.value,
+                self_graded=cards.self_graded(item),
+                periods=period_keys(now, tz),
+            )
+        )
+        if outcome.status is AnswerStatus.CLOSED:
+            raise PostClosed("This question has closed; answers are no longer accepted.")
+        if outcome.status is AnswerStatus.DUPLICATE:
+            raise AlreadyAnswered(
+                f"You already answered this question ({outcome.choice}); only your first "
+                "answer counts."
+            )
+        return _feedback(stored, picked, correct, outcome.points, outcome.bonus, outcome.streak)
+
+    async def show_card(self, ctx: ChatContext, post_id: int | None) -> Message:
+        """The private back of a flashcard (or a self-graded practice answer).
+
+        ``post_id=None`` means the channel's latest open question (the console's ``/show``).
+        """
+        post = await self._post_or_latest(ctx, post_id)
+        stored = await self.packs.question(post.question_version_id)
+        if not cards.self_graded(stored.item):
+            raise BadInput("This question is answered with its choice buttons.")
+        return cards.card_back(stored.item, post.id)
+
+    async def hint(self, ctx: ChatContext, post_id: int | None, index: int = 0) -> Message:
+        post = (
+            await self._latest_open(ctx)
+            if post_id is None
+            else (await self._post_in(ctx, post_id))[1]
+        )
+        stored = await self.packs.question(post.question_version_id)
+        return cards.hint_message(stored.item, index, post.id)
+
+    # --- reveal ------------------------------------------------------------------------------
+
+    async def reveal(self, ctx: ChatContext | None, post_id: int | None = None) -> PostEdit:
+        """Close a post and show its answer. ``ctx=None`` is the scheduler closing it on time.
+
+        Members may reveal a question they asked for; admins may reveal any.
+        """
+        if ctx is None:
+            if post_id is None:
+                raise ValueError("the scheduler must name the post it closes")
+            post = await self.posts.get(post_id)
+            if post is None:
+                raise NotFound("That question no longer exists.")
+        else:
+            post = (
+                await self._latest_open(ctx)
+                if post_id is None
+                else (await self._post_in(ctx, post_id))[1]
+            )
+            if not ctx.is_admin:
+                member = await self.directory.member(
+                    await self._workspace(ctx), ctx.member, ctx.member_name, self.clock.now()
+                )
+                if post.requested_by != member.id:
+                    raise Forbidden(
+                        "Only the member who asked for this question, or an admin, can reveal it."
+                    )
+        closed = await self.posts.close(post.id, self.clock.now())
+        if closed is None:
+            raise PostClosed("This question is already closed.")
+        return await self._edit_for(closed)
+
+    async def _edit_for(self, post: Post) -> PostEdit:
+        stored = await self.packs.question(post.question_version_id)
+        counts = await self.posts.breakdown(post.id)
+        channel = await self.directory.channel_by_id(post.channel_id)
+        message = cards.reveal_message(post, stored.item, self._title(stored.pack), counts)
+        return PostEdit(post, channel.external_id, post.platform_message_id, message)
+
+    # --- scores ------------------------------------------------------------------------------
+
+    async def leaderboard(self, ctx: ChatContext, window: Window | str = Window.WEEK) -> Message:
+        try:
+            window = Window(window)
+        except ValueError:
+            raise BadInput(f"`{window}` is not a window; use week, month or all.") from None
+        workspace = await self._workspace(ctx)
+        tz = _zone(workspace.timezone)
+        now = self.clock.now()
+        caller = self.directory.cached_member(workspace.id, ctx.member)
+        if caller is None:
+            caller = await self.directory.find_member(workspace.id, ctx.member)
+        rows, mine = await self.scores.leaderboard(
+            workspace.id,
+            period_key(window, now, tz),
+            caller_member_id=caller.id if caller else None,
+        )
+        since = window_start(window, now, tz)
+        board = Leaderboard(window, since, tuple(rows), mine)
+        return cards.leaderboard_message(board, ctx.member_name)
+
+    async def stats(self, ctx: ChatContext, who: str | None = None) -> Message:
+        workspace = await self._workspace(ctx)
+        tz = _zone(workspace.timezone)
+        now = self.clock.now()
+        if who is None:
+            member = await self.directory.member(workspace, ctx.member, ctx.member_name, now)
+        else:
+            found = await self.directory.find_member(workspace.id, who.lstrip("@"))
+            if found is None:
+                raise NotFound(f"No member called `{who}` has answered here yet.")
+            member = found
+        totals = await self.scores.member_totals(member.id, period_key(Window.WEEK, now, tz))
+        if totals is None:
+            raise NotFound(f"No member called `{who}` has answered here yet.")
+        state = StreakState(totals.streak_days, totals.best_streak, totals.streak_last_day)
+        stats = MemberStats(
+            member_id=totals.member_id,
+            display_name=totals.display_name,
+            points_all=totals.points_all,
+            points_week=totals.points_period,
+            answered=totals.answered,
+            correct=totals.correct,
+            current_streak=current_streak(state, now.astimezone(tz).date()),
+            best_streak=totals.best_streak,
+            last_day=totals.streak_last_day,
+            rank_all=totals.rank_all,
+        )
+        return cards.stats_message(stats, own=member.external_id == ctx.member)
+
+    async def pack_list(self) -> Message:
+        summaries = await self.packs.summaries()
+        if not summaries:
+            return Message(sections=(Section(body="No packs are loaded."),))
+        body = "\n".join(f"**{s.slug}** — {s.title} ({s.questions} questions)" for s in summaries)
+        return Message(title="📚 Question packs", sections=(Section(body=body),))
+
+
+def _feedback(
+    stored: StoredQuestion,
+    picked: str,
+    correct: bool,
+    points: int,
+    bonus: int,
+    streak: StreakState,
+) -> Message:
+    streak_text = f"Streak: {streak.days} day{'s' if streak.days != 1 else ''}."
+    if cards.self_graded(stored.item):
+        if correct:
+            text = f"Nice, you knew it! +{points} points"
+        else:
+            text = "Thanks for being honest: it will come round again. +0 points"
+    elif correct:
+        text = f"✅ Correct! +{points} points"
+    else:
+        text = f"❌ Not quite: you picked {picked}. The answer is shown when the question closes"
+    if bonus:
+        text += f" (+{bonus} streak bonus)"
+    return Message(
+        sections=(Section(body=f"{text}. {streak_text}"),),
+        ephemeral=True,
+        tone=Tone.SUCCESS if correct else Tone.WARNING,
+        post_id=None,
+    )

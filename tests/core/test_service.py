@@ -1,0 +1,232 @@
+"""The study loop through StudyService, on a real SQLite file and a simulated clock."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+
+from bot.core.clock import SimulatedClock
+from bot.core.errors import AlreadyAnswered, BadInput, Forbidden, NotFound, PostClosed
+from bot.core.messages import Action
+from bot.core.service import PostDraft, StudyService
+from bot.storage.database import Database
+from tests.helpers import member
+
+ANN, BOB = member("ann"), member("bob")
+ADMIN = member("root", admin=True)
+
+
+async def _mc(service: StudyService, who=ANN) -> PostDraft:  # type: ignore[no-untyped-def]
+    """The medium multiple-choice question of the test pack (correct answer: B)."""
+    return await service.post_question(who, pack="mini", difficulty="medium")
+
+
+async def test_no_question_repeats_in_a_channel_until_the_pool_is_exhausted(
+    service: StudyService,
+) -> None:
+    first_round = [(await service.post_question(ANN)).message.question_id for _ in range(6)]
+    assert len(set(first_round)) == 6
+    second_round = [(await service.post_question(ANN)).message.question_id for _ in range(6)]
+    assert sorted(second_round) == sorted(first_round)
+    # Another channel has its own history.
+    other = await service.post_question(member("ann", channel="random"))
+    assert other.message.question_id in first_round
+
+
+async def test_question_post_has_buttons_that_carry_post_and_choice(service: StudyService) -> None:
+    draft = await _mc(service)
+    assert [b.custom_id for b in draft.message.buttons] == [
+        f"answer:{draft.post.id}:A",
+        f"answer:{draft.post.id}:B",
+    ]
+    assert draft.message.choices == ("A", "B")
+    assert not draft.message.ephemeral
+
+
+async def test_first_answer_counts_and_a_second_is_refused_privately(service: StudyService) -> None:
+    draft = await _mc(service)
+    reply = await service.answer(ANN, draft.post.id, "b")
+    assert reply.ephemeral and "Correct" in reply.plain_text() and "+20" in reply.plain_text()
+    with pytest.raises(AlreadyAnswered, match=r"already answered.*\(B\)"):
+        await service.answer(ANN, draft.post.id, "A")
+    wrong = await service.answer(BOB, draft.post.id, "A")
+    assert (
+        "Not quite" in wrong.plain_text() and "B" not in wrong.plain_text().split("picked A")[1][:3]
+    )
+
+
+async def test_answers_are_validated(service: StudyService) -> None:
+    draft = await _mc(service)
+    with pytest.raises(BadInput, match="choose one of A, B"):
+        await service.answer(ANN, draft.post.id, "E")
+    with pytest.raises(NotFound):
+        await service.answer(ANN, 9999, "A")
+
+
+async def test_a_post_from_another_workspace_is_not_found(service: StudyService) -> None:
+    draft = await _mc(service)
+    with pytest.raises(NotFound):
+        await service.answer(member("eve", workspace="elsewhere"), draft.post.id, "B")
+
+
+async def test_reveal_shows_answer_breakdown_and_closes(service: StudyService) -> None:
+    draft = await _mc(service)
+    await service.answer(ANN, draft.post.id, "B")
+    await service.answer(BOB, draft.post.id, "A")
+    await service.answer(member("cy"), draft.post.id, "B")
+    await service.answer(member("di"), draft.post.id, "B")
+    edit = await service.reveal(ANN, draft.post.id)
+    text = edit.message.plain_text()
+    assert "✅ B. As the forward pass runs — 3 (75%)" in text
+    assert "▫️ A. Before the program runs — 1 (25%)" in text
+    assert "Each operation records itself" in text  # the choice's explanation
+    assert "PyTorch builds the graph at run time." in text
+    assert edit.message.buttons == ()
+    with pytest.raises(PostClosed):
+        await service.answer(member("late"), draft.post.id, "B")
+    with pytest.raises(PostClosed, match="already closed"):
+        await service.reveal(ADMIN, draft.post.id)
+
+
+async def test_only_the_asker_or_an_admin_may_reveal(service: StudyService) -> None:
+    draft = await _mc(service)
+    with pytest.raises(Forbidden):
+        await service.reveal(BOB, draft.post.id)
+    await service.reveal(ADMIN, draft.post.id)
+
+
+async def test_practice_reveal_has_steps_mistakes_and_hints(service: StudyService) -> None:
+    draft = await service.post_question(ANN, pack="mini", difficulty="hard", tags=())
+    while draft.message.question_id != "d-prac-1":
+        draft = await service.post_question(ANN, pack="mini", difficulty="hard")
+    assert Action.HINT in {b.action for b in draft.message.buttons}
+    hint = await service.hint(BOB, draft.post.id)
+    assert hint.ephemeral and "Differentiate 3x." in hint.plain_text()
+    assert "    (x * 3).backward()" in draft.message.plain_text()
+    await service.answer(BOB, draft.post.id, "A")
+    edit = await service.reveal(ADMIN, draft.post.id)
+    text = edit.message.plain_text()
+    assert "Solution:\n1. d(3x)/dx = 3" in text
+    assert "Common mistakes:\n• Confusing value and gradient" in text
+    assert "Final answer:\n3.0" in text
+
+
+async def test_flashcards_are_shown_privately_then_self_graded(service: StudyService) -> None:
+    draft = await service.post_question(ANN, pack="mini", difficulty="easy", tags=("autograd",))
+    assert draft.message.question_id == "d-flash-1"
+    assert [b.action for b in draft.message.buttons] == [Action.SHOW]
+    back = await service.show_card(BOB, draft.post.id)
+    assert back.ephemeral and "record operations" in back.plain_text()
+    assert [b.custom_id for b in back.buttons] == [
+        f"answer:{draft.post.id}:knew",
+        f"answer:{draft.post.id}:forgot",
+    ]
+    assert "+5 points" in (await service.answer(BOB, draft.post.id, "knew")).plain_text()
+    assert "+0" in (await service.answer(ANN, draft.post.id, "FORGOT")).plain_text()
+    text = (await service.reveal(ADMIN, draft.post.id)).message.plain_text()
+    assert "knew it: 1 (50%) · didn't: 1 (50%)" in text
+
+
+async def test_open_prompts_are_not_scored(service: StudyService) -> None:
+    draft = await service.post_question(ANN, pack="mini", tags=())
+    while draft.message.question_id != "d-open-1":
+        draft = await service.post_question(ANN, pack="mini")
+    assert draft.message.choices == ()
+    with pytest.raises(BadInput, match="not scored"):
+        await service.answer(BOB, draft.post.id, "A")
+    text = (await service.reveal(ADMIN, draft.post.id)).message.plain_text()
+    assert "A model answer:\nBecause ordinary Python runs" in text
+
+
+async def test_unknown_pack_gets_a_suggestion(service: StudyService) -> None:
+    with pytest.raises(NotFound, match="Did you mean `mini`"):
+        await service.post_question(ANN, pack="mimi")
+
+
+async def test_an_answer_after_the_window_closes_is_refused(
+    service: StudyService, clock: SimulatedClock
+) -> None:
+    draft = await service.post_question(
+        ANN, pack="mini", difficulty="medium", closes_at=clock.now() + timedelta(minutes=30)
+    )
+    assert "Answers close at" in draft.message.plain_text()
+    clock.advance(timedelta(minutes=31))
+    with pytest.raises(PostClosed):
+        await service.answer(BOB, draft.post.id, "B")
+
+
+async def test_leaderboard_windows_and_ranks(service: StudyService, clock: SimulatedClock) -> None:
+    draft = await _mc(service)  # medium: 20 points
+    await service.answer(ANN, draft.post.id, "B")
+    clock.advance(timedelta(days=7))  # next week
+    hard = await service.post_question(BOB, pack="mini", difficulty="hard")
+    while hard.message.question_id != "d-mc-3":
+        hard = await service.post_question(BOB, pack="mini", difficulty="hard")
+    await service.answer(BOB, hard.post.id, "A")
+    week = (await service.leaderboard(ANN, "week")).plain_text()
+    assert "bob — 30 pts (1 answer)" in week and "ann" not in week.split("\n\n")[1]
+    assert "ann, you have no points this week yet." in week
+    everything = (await service.leaderboard(ANN, "all")).plain_text()
+    assert everything.index("bob — 30") < everything.index("ann — 20")
+    with pytest.raises(BadInput, match="week, month or all"):
+        await service.leaderboard(ANN, "year")
+
+
+async def test_stats_and_streak_over_days(service: StudyService, clock: SimulatedClock) -> None:
+    for _ in range(3):
+        draft = await service.post_question(ADMIN, pack="mini")
+        while draft.message.choices in ((), ("knew", "forgot")):
+            draft = await service.post_question(ADMIN, pack="mini")
+        await service.answer(ANN, draft.post.id, "A")
+        clock.advance(timedelta(days=1))
+    text = (await service.stats(ANN)).plain_text()
+    assert "Answered: 3" in text and "Streak: 3 days (best 3)" in text
+    clock.advance(timedelta(days=2))
+    text = (await service.stats(BOB, "ann")).plain_text()
+    assert text.startswith("📈 Stats for ann") and "Streak: 0 days (best 3)" in text
+    with pytest.raises(NotFound):
+        await service.stats(ANN, "nobody")
+
+
+async def test_two_hundred_members_answer_at_once_each_recorded_once(
+    service: StudyService, db: Database
+) -> None:
+    draft = await _mc(service)
+    members = [member(f"m{i}") for i in range(200)]
+    # Everyone clicks twice at the same moment (a double click); the first one must count.
+    results = await asyncio.gather(
+        *(service.answer(m, draft.post.id, choice) for m in members for choice in ("B", "A")),
+        return_exceptions=True,
+    )
+    recorded = [r for r in results if not isinstance(r, BaseException)]
+    refused = [r for r in results if isinstance(r, AlreadyAnswered)]
+    assert len(recorded) == 200 and len(refused) == 200
+    assert all("Correct" in r.plain_text() for r in recorded)
+    post = draft.post.id
+    assert await db.fetchval("SELECT count(*) FROM answers WHERE post_id = ?", (post,)) == 200
+    assert (
+        await db.fetchval(
+            "SELECT count(DISTINCT member_id) FROM answers WHERE post_id = ? AND choice = 'B'",
+            (post,),
+        )
+        == 200
+    )
+    assert await db.fetchval("SELECT count(*) FROM score_events WHERE reason = 'answer'") == 200
+    assert await db.fetchval("SELECT sum(points) FROM score_events") == 200 * 20
+
+
+async def test_answers_racing_a_reveal_are_either_counted_or_refused(
+    service: StudyService, db: Database
+) -> None:
+    draft = await _mc(service)
+    members = [member(f"r{i}") for i in range(50)]
+    answers = [service.answer(m, draft.post.id, "B") for m in members]
+    results = await asyncio.gather(
+        *answers[:25], service.reveal(ADMIN, draft.post.id), *answers[25:], return_exceptions=True
+    )
+    accepted = sum(1 for r in results[:25] + results[26:] if not isinstance(r, BaseException))
+    closed = sum(1 for r in results if isinstance(r, PostClosed))
+    assert accepted + closed == 50
+    assert await db.fetchval("SELECT count(*) FROM answers") == accepted
