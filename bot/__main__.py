@@ -1,44 +1,127 @@
 """The one place where things are built: settings -> logging -> storage -> sandbox -> service.
 
 ``main()`` is the ``studybot`` console script. It runs the typer app with a :class:`Wiring`
-object as ``ctx.obj``; commands ask it for settings and a runtime, so nothing is built at import
-time and a start-up error becomes one readable line instead of a traceback.
+object as ``ctx.obj``; commands ask it for settings and a runtime, so nothing is built at
+import time, and a start-up error becomes one readable line instead of a traceback.
 """
 
 from __future__ import annotations
 
+import sqlite3
 import sys
-from functools import cache
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
 
 from pydantic import ValidationError
 
+from bot.core.clock import Clock, SystemClock
+from bot.core.service import StudyService
+from bot.log import configure_logging, get_logger
+from bot.questions.loader import LoadResult, load_packs
 from bot.settings import Settings
+from bot.storage.database import Database
+from bot.storage.migrations import MigrationError
 
-__all__ = ["Wiring", "main"]
+__all__ = ["Runtime", "StartupError", "Wiring", "main"]
+
+log = get_logger("bot")
+
+
+class StartupError(Exception):
+    """Something the operator must fix before the bot can start; the message says what."""
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    settings: Settings
+    db: Database
+    service: StudyService
+    clock: Clock
+    packs: LoadResult
 
 
 class Wiring:
-    """Builds the program's parts on demand, once."""
+    """Builds the program's parts on demand: settings once, a runtime per command."""
 
-    def __init__(self, overrides: dict[str, object] | None = None) -> None:
-        self._overrides = overrides or {}
+    def __init__(self) -> None:
+        self._settings: Settings | None = None
 
-    @cache  # noqa: B019 - one Wiring per process; the cache lives as long as it does
-    def settings(self) -> Settings:
+    def settings(self, **overrides: Any) -> Settings:
+        """The settings from the environment and ``.env``, with CLI options applied on top."""
+        if self._settings is None:
+            try:
+                self._settings = Settings()
+            except ValidationError as exc:
+                raise StartupError(_settings_problem(exc)) from None
+        if not overrides:
+            return self._settings
         try:
-            return Settings(**self._overrides)  # type: ignore[arg-type]
+            merged = {
+                **self._settings.model_dump(),
+                **{k: v for k, v in overrides.items() if v is not None},
+            }
+            return Settings.model_validate(merged)
         except ValidationError as exc:
-            lines = [
-                f"  {'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-            ]
-            sys.stderr.write("studybot: invalid settings:\n" + "\n".join(lines) + "\n")
-            raise SystemExit(2) from None
+            raise StartupError(_settings_problem(exc)) from None
+
+    def configure_logging(self, settings: Settings, *, quiet: bool = False) -> None:
+        """Logging with every configured secret registered for redaction."""
+        secrets = [
+            s.get_secret_value()
+            for s in (
+                settings.discord_token,
+                settings.slack_bot_token,
+                settings.slack_app_token,
+                settings.slack_signing_secret,
+            )
+            if s is not None
+        ]
+        level = "WARNING" if quiet and settings.log_level == "INFO" else settings.log_level
+        configure_logging(level, settings.log_format, secrets)
+
+    async def database(self, settings: Settings) -> Database:
+        """Open (and migrate) the database, or say in one line why it cannot be opened."""
+        try:
+            return await Database.open(settings.db_path)
+        except (MigrationError, sqlite3.Error, OSError) as exc:
+            raise StartupError(f"cannot open database {settings.db_path}: {exc}") from None
+
+    @asynccontextmanager
+    async def runtime(
+        self, settings: Settings, *, clock: Clock | None = None
+    ) -> AsyncIterator[Runtime]:
+        """Open the database (migrating it), sync the packs, and build the service."""
+        clock = clock or SystemClock()
+        db = await self.database(settings)
+        try:
+            service = StudyService(db, clock, default_timezone=settings.timezone)
+            packs = load_packs(settings.packs_dir)
+            for problem in packs.errors:
+                log.warning("pack problem (item skipped): %s", problem)
+            await service.sync_packs(packs.packs)
+            yield Runtime(settings, db, service, clock, packs)
+        finally:
+            await db.close()
+
+
+def _settings_problem(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        field = ".".join(str(p) for p in err["loc"])
+        parts.append(f"{field}: {err['msg'].removeprefix('Value error, ')}")
+    return "invalid settings: " + "; ".join(parts)
 
 
 def main(argv: list[str] | None = None) -> None:
     from bot.cli import app
 
-    app(args=argv, obj=Wiring(), prog_name="studybot")
+    try:
+        app(args=argv, obj=Wiring(), prog_name="studybot", standalone_mode=True)
+    except StartupError as exc:
+        sys.stderr.write(f"studybot: {exc}\n")
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

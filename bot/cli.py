@@ -6,12 +6,17 @@ puts in ``ctx.obj``; nothing here builds storage, services or adapters itself.
 
 from __future__ import annotations
 
+import asyncio
+from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from bot.questions.loader import load_packs
+
+if TYPE_CHECKING:
+    from bot.__main__ import Wiring
 
 __all__ = ["app"]
 
@@ -23,13 +28,118 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 questions_app = typer.Typer(help="Question packs: lint and list.", no_args_is_help=True)
+db_app = typer.Typer(help="The SQLite database: backup and integrity check.", no_args_is_help=True)
 app.add_typer(questions_app, name="questions")
+app.add_typer(db_app, name="db")
+
+DbOption = Annotated[
+    Path | None,
+    typer.Option("--db", help="SQLite file (default: STUDYBOT_DB or ./studybot.sqlite3)."),
+]
+
+
+def _wiring(ctx: typer.Context) -> Wiring:
+    wiring: Wiring = ctx.obj
+    return wiring
 
 
 def _packs_dir(ctx: typer.Context, path: Path | None) -> Path:
     if path is not None:
         return path
-    return Path(ctx.obj.settings().packs_dir)
+    return Path(_wiring(ctx).settings().packs_dir)
+
+
+@app.command()
+def console(
+    ctx: typer.Context,
+    db: DbOption = None,
+    packs: Annotated[
+        Path | None, typer.Option("--packs", help="Pack folder (default: the bundled questions/).")
+    ] = None,
+    clock: Annotated[
+        str | None,
+        typer.Option(
+            "--clock",
+            help="Start a simulated clock at this ISO8601 time; it moves only with /clock.",
+        ),
+    ] = None,
+    json_lines: Annotated[
+        bool, typer.Option("--json", help="Print every outbound message as one JSON line.")
+    ] = False,
+) -> None:
+    """Chat with the bot in this terminal: no tokens, a local SQLite file, the bundled packs."""
+    from bot.adapters.console import ConsoleAdapter
+    from bot.core.clock import SimulatedClock, SystemClock
+
+    wiring = _wiring(ctx)
+    settings = wiring.settings(db_path=db, packs_dir=packs)
+    wiring.configure_logging(settings, quiet=True)
+    sim: SimulatedClock | None = None
+    if clock is not None:
+        try:
+            start = datetime.fromisoformat(clock)
+        except ValueError:
+            start = None
+        if start is None or start.tzinfo is None:
+            typer.echo(
+                f"--clock: {clock!r} is not an ISO8601 time with an offset, e.g. "
+                "2026-03-29T08:00:00+02:00",
+                err=True,
+            )
+            raise typer.Exit(2)
+
+    async def session() -> None:
+        nonlocal sim
+        if clock is not None:
+            sim = SimulatedClock(datetime.fromisoformat(clock))
+        async with wiring.runtime(settings, clock=sim or SystemClock()) as runtime:
+            adapter = ConsoleAdapter(runtime.service, runtime.clock, json_mode=json_lines)
+            await adapter.run()
+
+    asyncio.run(session())
+
+
+@db_app.command("backup")
+def db_backup(
+    ctx: typer.Context,
+    path: Annotated[Path, typer.Argument(help="Where to write the copy.")],
+    db: DbOption = None,
+) -> None:
+    """Write a consistent copy of the database (safe while the bot runs)."""
+    wiring = _wiring(ctx)
+    settings = wiring.settings(db_path=db)
+
+    async def backup() -> None:
+        async with await wiring.database(settings) as database:
+            await database.backup(path)
+
+    asyncio.run(backup())
+    typer.echo(f"backed up {settings.db_path} to {path}")
+
+
+@db_app.command("check")
+def db_check(ctx: typer.Context, db: DbOption = None) -> None:
+    """Run SQLite's integrity and foreign-key checks, and re-add the scores; exit 1 on a problem."""
+    from bot.storage.scores import ScoreStore
+
+    wiring = _wiring(ctx)
+    settings = wiring.settings(db_path=db)
+    if not Path(settings.db_path).exists():
+        typer.echo(f"no database at {settings.db_path}", err=True)
+        raise typer.Exit(1)
+
+    async def check() -> tuple[list[str], int]:
+        async with await wiring.database(settings) as database:
+            problems = await database.integrity_problems()
+            problems += await ScoreStore(database).consistency_problems()
+            return problems, database.schema_version
+
+    problems, version = asyncio.run(check())
+    for problem in problems:
+        typer.echo(problem, err=True)
+    if problems:
+        raise typer.Exit(1)
+    typer.echo(f"ok: {settings.db_path} (schema version {version})")
 
 
 @questions_app.command("lint")

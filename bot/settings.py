@@ -45,6 +45,8 @@ class Settings(BaseSettings):
         extra="ignore",
         populate_by_name=True,
         frozen=True,
+        # `.env.example` copied as-is leaves `DISCORD_TOKEN=`: empty means "not set".
+        env_ignore_empty=True,
     )
 
     # --- general -----------------------------------------------------------------------------
@@ -115,21 +117,4 @@ class Settings(BaseSettings):
     def _comma_list(cls, value: object) -> object:
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
-        return value
-
-    @field_validator(
-        "discord_token",
-        "slack_bot_token",
-        "slack_app_token",
-        "slack_signing_secret",
-        "discord_gateway_url",
-        "discord_admin_role",
-        "slack_admin_usergroup",
-        mode="before",
-    )
-    @classmethod
-    def _blank_is_unset(cls, value: object) -> object:
-        # `.env.example` copied as-is leaves `DISCORD_TOKEN=`; treat that as "not configured".
-        if isinstance(value, str) and not value.strip():
-            return None
         return value

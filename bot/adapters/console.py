@@ -1,0 +1,379 @@
+"""The terminal chat: the whole bot, locally, with no tokens.
+
+Interactive on a TTY; on a pipe it reads one command per line, so a session can be scripted
+and its ``--json`` output asserted on. With a simulated clock (``--clock``) time only moves on
+``/clock advance`` or ``/clock set``, which makes days, streaks and windows testable.
+Every outbound message is printed, public ones as posts, private ones marked as such.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shlex
+import sys
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import IO
+
+from bot.core.clock import Clock, SimulatedClock
+from bot.core.durations import parse_duration
+from bot.core.errors import APOLOGY, StudyError
+from bot.core.messages import Message
+from bot.core.models import ChatContext
+from bot.core.service import StudyService
+from bot.log import get_logger
+
+__all__ = ["ConsoleAdapter", "UsageError"]
+
+log = get_logger(__name__)
+PLATFORM = "console"
+WORKSPACE = "console"
+
+
+class UsageError(Exception):
+    """A command that does not parse; the message is the one-line usage to print."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Command:
+    usage: str
+    help: str
+    handler: Callable[[list[str]], Awaitable[None]]
+
+
+class ConsoleAdapter:
+    """Runs console commands against a :class:`StudyService` and prints what it says."""
+
+    def __init__(
+        self,
+        service: StudyService,
+        clock: Clock,
+        *,
+        out: IO[str] | None = None,
+        json_mode: bool = False,
+        member: str = "me",
+        admin: bool = True,
+        channel: str = "general",
+    ) -> None:
+        self.service = service
+        self.clock = clock
+        self.out = out or sys.stdout
+        self.json_mode = json_mode
+        self.member = member
+        self.admin = admin
+        self.channel = channel
+        self.running = True
+        self._commands: dict[str, _Command] = {
+            "as": _Command("/as NAME [--admin]", "act as another member", self._as),
+            "channel": _Command("/channel NAME", "switch channel", self._channel),
+            "quiz": _Command(
+                "/quiz [PACK] [--difficulty easy|medium|hard] [--tag TAG]",
+                "post a question here",
+                self._quiz,
+            ),
+            "answer": _Command(
+                "/answer CHOICE",
+                "answer the latest open question (A-E, knew, forgot)",
+                self._answer,
+            ),
+            "show": _Command("/show", "see a flashcard's answer privately", self._show),
+            "hint": _Command("/hint [N]", "a hint for the latest open question", self._hint),
+            "reveal": _Command(
+                "/reveal", "close the latest question and show the answer", self._reveal
+            ),
+            "leaderboard": _Command(
+                "/leaderboard [week|month|all]", "who is ahead", self._leaderboard
+            ),
+            "stats": _Command("/stats [NAME]", "points, accuracy and streak", self._stats),
+            "pack": _Command("/pack list", "the question packs", self._pack),
+            "clock": _Command(
+                "/clock [advance DURATION | set ISO8601]", "move the simulated clock", self._clock
+            ),
+            "help": _Command("/help", "this list", self._help),
+            "quit": _Command("/quit", "leave", self._quit),
+        }
+
+    # --- identity ----------------------------------------------------------------------------
+
+    def context(self) -> ChatContext:
+        return ChatContext(
+            platform=PLATFORM,
+            workspace=WORKSPACE,
+            channel=self.channel,
+            member=self.member,
+            member_name=self.member,
+            is_admin=self.admin,
+            channel_name=self.channel,
+            workspace_name="console",
+        )
+
+    # --- the loop ----------------------------------------------------------------------------
+
+    async def run(self, lines: Iterable[str] | None = None) -> None:
+        """Read commands until EOF or ``/quit``: given lines, a TTY prompt, or a pipe.
+
+        Standard input is read in a worker thread so the event loop keeps running while the
+        console waits for a line (scheduled posts still appear on time).
+        """
+        if lines is not None:
+            for line in lines:
+                await self.handle_line(line)
+                if not self.running:
+                    return
+            return
+        interactive = sys.stdin.isatty()
+        if interactive:
+            _enable_line_editing()
+            self._print_welcome()
+        while self.running:
+            prompt = f"[#{self.channel} as {self.member}] > " if interactive else None
+            typed = await asyncio.to_thread(_read_line, prompt)
+            if typed is None:
+                return
+            await self.handle_line(typed)
+
+    async def handle_line(self, line: str) -> None:
+        text = line.strip()
+        if not text or text.startswith("#"):
+            return
+        if not text.startswith("/"):
+            self.error("commands start with /; try /help")
+            return
+        try:
+            words = shlex.split(text[1:])
+        except ValueError as exc:
+            self.error(f"cannot read that line: {exc}")
+            return
+        if not words:
+            self.error("try /help")
+            return
+        name, args = words[0].lower(), words[1:]
+        command = self._commands.get(name)
+        if command is None:
+            self.error(f"unknown command /{name}; try /help")
+            return
+        try:
+            await command.handler(args)
+        except UsageError as exc:
+            self.error(f"usage: {str(exc) or command.usage}")
+        except StudyError as exc:
+            self.note(str(exc))
+        except Exception:
+            log.exception(
+                "console command failed: %s (as %s in #%s)", text, self.member, self.channel
+            )
+            self.error(APOLOGY)
+
+    # --- output ------------------------------------------------------------------------------
+
+    def _emit(self, payload: dict[str, object], human: str) -> None:
+        payload["at"] = self.clock.now().isoformat()
+        if self.json_mode:
+            self.out.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        else:
+            self.out.write(human + "\n")
+        self.out.flush()
+
+    def post(self, channel: str, message: Message, *, kind: str = "post") -> None:
+        payload: dict[str, object] = {
+            "kind": kind,
+            "channel": channel,
+            "member": None,
+            "ephemeral": False,
+            "text": message.plain_text(),
+            "post_id": message.post_id,
+            "question_id": message.question_id,
+        }
+        if kind == "post":
+            payload["choices"] = list(message.choices)
+        label = "edited" if kind == "edit" else "post"
+        rule = f"── #{channel} · {label} #{message.post_id} " + "─" * 20
+        self._emit(payload, f"{rule}\n{message.plain_text()}\n")
+
+    def reply(self, message: Message, *, text: str | None = None) -> None:
+        body = text if text is not None else message.plain_text()
+        payload: dict[str, object] = {
+            "kind": "reply",
+            "channel": self.channel,
+            "member": self.member,
+            "ephemeral": message.ephemeral,
+            "text": body,
+        }
+        if message.post_id is not None:
+            payload["post_id"] = message.post_id
+        if message.choices:
+            payload["choices"] = list(message.choices)
+        prefix = f"(only {self.member} sees this) " if message.ephemeral else ""
+        self._emit(payload, f"{prefix}{body}")
+
+    def note(self, text: str) -> None:
+        """A short private reply (confirmations, and domain errors such as a closed post)."""
+        self.reply(Message(ephemeral=True), text=text)
+
+    def error(self, text: str) -> None:
+        payload: dict[str, object] = {
+            "kind": "error",
+            "channel": self.channel,
+            "member": self.member,
+            "ephemeral": True,
+            "text": text,
+        }
+        self._emit(payload, f"! {text}")
+
+    # ChatGateway: what the scheduler and reveals use to publish in this chat.
+    async def send_post(self, channel: str, message: Message) -> str:
+        self.post(channel, message)
+        return f"console:{message.post_id}"
+
+    async def edit_post(self, channel: str, message_id: str, message: Message) -> None:
+        self.post(channel, message, kind="edit")
+
+    # --- commands ----------------------------------------------------------------------------
+
+    async def _as(self, args: list[str]) -> None:
+        admin = "--admin" in args
+        names = [a for a in args if a != "--admin"]
+        if len(names) != 1:
+            raise UsageError
+        self.member, self.admin = names[0].lstrip("@"), admin
+        role = " (admin)" if admin else ""
+        self.note(f"you are now {self.member}{role}")
+
+    async def _channel(self, args: list[str]) -> None:
+        if len(args) != 1:
+            raise UsageError
+        self.channel = args[0].lstrip("#")
+        self.note(f"now in #{self.channel}")
+
+    async def _quiz(self, args: list[str]) -> None:
+        options, rest = _options(args, {"--difficulty", "--tag"})
+        if len(rest) > 1:
+            raise UsageError
+        difficulty = options.get("--difficulty", [None])[-1]
+        if difficulty is not None and difficulty not in {"easy", "medium", "hard"}:
+            raise UsageError("--difficulty is easy, medium or hard")
+        draft = await self.service.post_question(
+            self.context(),
+            pack=rest[0] if rest else None,
+            difficulty=difficulty,
+            tags=options.get("--tag", []),
+        )
+        await self.service.publish(draft, self)
+
+    async def _answer(self, args: list[str]) -> None:
+        if len(args) != 1:
+            raise UsageError
+        self.reply(await self.service.answer_latest(self.context(), args[0]))
+
+    async def _show(self, args: list[str]) -> None:
+        if args:
+            raise UsageError
+        self.reply(await self.service.show_card(self.context(), None))
+
+    async def _hint(self, args: list[str]) -> None:
+        if len(args) > 1 or (args and not args[0].isdigit()):
+            raise UsageError
+        index = int(args[0]) - 1 if args else 0
+        self.reply(await self.service.hint(self.context(), None, index))
+
+    async def _reveal(self, args: list[str]) -> None:
+        if args:
+            raise UsageError
+        edit = await self.service.reveal(self.context())
+        await self.service.apply_edit(edit, self)
+
+    async def _leaderboard(self, args: list[str]) -> None:
+        if len(args) > 1:
+            raise UsageError
+        self.reply(await self.service.leaderboard(self.context(), args[0] if args else "week"))
+
+    async def _stats(self, args: list[str]) -> None:
+        if len(args) > 1:
+            raise UsageError
+        self.reply(await self.service.stats(self.context(), args[0] if args else None))
+
+    async def _pack(self, args: list[str]) -> None:
+        if args != ["list"]:
+            raise UsageError
+        self.reply(await self.service.pack_list())
+
+    async def _clock(self, args: list[str]) -> None:
+        if not args:
+            self.reply(Message(), text=f"the time is {self.clock.now().isoformat()}")
+            return
+        if not isinstance(self.clock, SimulatedClock):
+            raise UsageError("the clock only moves in a console started with --clock ISO8601")
+        verb, rest = args[0], args[1:]
+        if verb == "advance" and len(rest) == 1:
+            try:
+                self.clock.advance(parse_duration(rest[0]))
+            except ValueError as exc:
+                raise UsageError(f"/clock advance DURATION: {exc}") from None
+        elif verb == "set" and len(rest) == 1:
+            try:
+                self.clock.set(_parse_instant(rest[0]))
+            except ValueError as exc:
+                raise UsageError(f"/clock set ISO8601: {exc}") from None
+        else:
+            raise UsageError
+        self.reply(Message(), text=f"the time is now {self.clock.now().isoformat()}")
+
+    async def _help(self, args: list[str]) -> None:
+        width = max(len(c.usage) for c in self._commands.values())
+        lines = [f"{c.usage:<{width}}  {c.help}" for c in self._commands.values()]
+        self.reply(Message(), text="Commands:\n" + "\n".join(lines))
+
+    async def _quit(self, args: list[str]) -> None:
+        self.running = False
+
+    def _print_welcome(self) -> None:
+        self.out.write(
+            "studybot console: you are 'me' (admin) in #general. Try /quiz, then /answer B.\n"
+            "Type /help for all commands, /quit to leave.\n"
+        )
+
+
+def _parse_instant(text: str) -> datetime:
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        raise ValueError(
+            f"{text!r} has no UTC offset; write e.g. 2026-03-29T09:00:00+02:00 or ...Z"
+        )
+    return moment
+
+
+def _options(args: list[str], names: set[str]) -> tuple[dict[str, list[str]], list[str]]:
+    """Split ``--name value`` pairs from positional words; unknown flags are usage errors."""
+    options: dict[str, list[str]] = {}
+    rest: list[str] = []
+    words = iter(args)
+    for word in words:
+        if word.startswith("--"):
+            if word not in names:
+                raise UsageError(f"unknown option {word}")
+            value = next(words, None)
+            if value is None:
+                raise UsageError(f"{word} needs a value")
+            options.setdefault(word, []).append(value)
+        else:
+            rest.append(word)
+    return options, rest
+
+
+def _enable_line_editing() -> None:
+    with contextlib.suppress(ImportError):  # not on every platform
+        import readline  # noqa: F401 - importing it gives input() line editing and history
+
+
+def _read_line(prompt: str | None) -> str | None:
+    """One line from stdin, or ``None`` at end of input (Ctrl-D) or on Ctrl-C."""
+    try:
+        if prompt is not None:
+            return input(prompt)
+        line = sys.stdin.readline()
+        return line if line else None
+    except (EOFError, KeyboardInterrupt):
+        return None

@@ -1,0 +1,145 @@
+"""A scripted console session, run as a user would: `studybot console --json` on a pipe."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import TEST_PACKS
+
+SCRIPT = """\
+# a comment, then a blank line
+
+/quiz mini --difficulty medium
+/answer B
+/answer A
+/as bob
+/answer A
+/reveal
+/as root --admin
+/reveal
+/leaderboard
+/stats bob
+/quiz mini --difficulty easy --tag autograd
+/show
+/answer knew
+/clock advance 1d
+/clock set 2026-03-10T08:00:00Z
+/leaderboard month
+/frobnicate
+/answer
+just chatting
+/quiz nosuchpack
+/leaderboard forever
+"""
+
+
+def _run_console(db: Path, script: str, *extra: str) -> list[dict[str, object]]:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bot",
+            "console",
+            "--json",
+            "--db",
+            str(db),
+            "--packs",
+            str(TEST_PACKS),
+            "--clock",
+            "2026-03-04T09:00:00+00:00",
+            *extra,
+        ],
+        input=script,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=Path(__file__).parents[2],
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def test_scripted_session_json_lines(tmp_path: Path) -> None:
+    db = tmp_path / "console.sqlite3"
+    out = _run_console(db, SCRIPT)
+    kinds = [line["kind"] for line in out]
+    for line in out:
+        assert {"kind", "channel", "member", "ephemeral", "text", "at"} <= set(line)
+
+    post = out[0]
+    assert post["kind"] == "post" and post["channel"] == "general" and post["member"] is None
+    assert post["question_id"] == "d-mc-1" and post["choices"] == ["A", "B"]
+    assert post["at"] == "2026-03-04T09:00:00+00:00"
+    assert "When is the autograd graph built?" in str(post["text"])
+
+    right, twice, _as_bob, wrong = out[1:5]
+    assert right["member"] == "me" and right["ephemeral"] and "Correct! +20" in str(right["text"])
+    assert "already answered" in str(twice["text"]) and twice["kind"] == "reply"
+    assert wrong["member"] == "bob" and "Not quite" in str(wrong["text"])
+
+    refused = out[5]  # bob did not ask for the question
+    assert refused["kind"] == "reply" and "Only the member who asked" in str(refused["text"])
+
+    edit = out[7]
+    assert edit["kind"] == "edit" and edit["post_id"] == post["post_id"]
+    assert "B. As the forward pass runs — 1 (50%)" in str(edit["text"])
+
+    board = out[8]
+    assert "me — 20 pts" in str(board["text"])
+    assert "Stats for bob" in str(out[9]["text"])
+
+    card = out[10]
+    assert card["kind"] == "post" and card["choices"] == ["knew", "forgot"]
+    back = out[11]
+    assert back["ephemeral"] and back["choices"] == ["knew", "forgot"]
+    assert "+5 points" in str(out[12]["text"])
+
+    assert out[13]["text"] == "the time is now 2026-03-05T09:00:00+00:00"
+    assert out[14]["at"] == "2026-03-10T08:00:00+00:00"
+    assert "root — 5 pts" in str(out[15]["text"])  # root answered the flashcard, as root
+
+    errors = [line for line in out if line["kind"] == "error"]
+    assert [e["text"] for e in errors] == [
+        "unknown command /frobnicate; try /help",
+        "usage: /answer CHOICE",
+        "commands start with /; try /help",
+    ]
+    assert "no pack called `nosuchpack`" in str(out[-2]["text"])
+    assert "`forever` is not a window" in str(out[-1]["text"])
+    assert kinds.count("post") == 2 and kinds.count("edit") == 1
+
+
+def test_state_survives_a_restart_on_the_same_file(tmp_path: Path) -> None:
+    db = tmp_path / "console.sqlite3"
+    _run_console(db, "/quiz mini --difficulty medium\n/answer B\n")
+    out = _run_console(db, "/answer A\n/stats\n")
+    assert "already answered" in str(out[0]["text"])
+    assert "Points: 20 all time" in str(out[1]["text"])
+
+
+def test_bad_clock_is_a_one_line_error(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bot",
+            "console",
+            "--db",
+            str(tmp_path / "x.sqlite3"),
+            "--clock",
+            "tomorrow",
+        ],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith("--clock: 'tomorrow' is not an ISO8601 time")
+    assert "Traceback" not in proc.stderr

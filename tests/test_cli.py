@@ -1,0 +1,102 @@
+"""The `studybot` command line, run as an operator would run it."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import TEST_PACKS
+from tests.questions.test_loader import BAD
+
+ROOT = Path(__file__).parents[1]
+
+
+def studybot(
+    *args: str, env: dict[str, str] | None = None, stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+    full_env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("STUDYBOT_", "DISCORD_", "SLACK_"))
+    }
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=ROOT,
+        env=full_env,
+    )
+
+
+def test_lint_clean_packs_exits_zero() -> None:
+    proc = studybot("questions", "lint", str(TEST_PACKS))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok: 1 pack(s), 6 item(s)"
+
+
+def test_lint_reports_every_problem_and_exits_one(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(BAD)
+    proc = studybot("questions", "lint", str(bad))
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert lines[-1] == "9 problem(s); 0 pack(s) clean"
+    assert all(line.startswith(f"{bad}:") for line in lines[:-1])
+    assert "Traceback" not in proc.stderr
+
+
+def test_list_shows_packs_and_items() -> None:
+    proc = studybot("questions", "list", str(TEST_PACKS))
+    assert proc.returncode == 0
+    assert proc.stdout.splitlines()[0].startswith("mini: Mini pack (6 items)")
+    assert any(
+        line.split()[:3] == ["d-mc-1", "multiple_choice", "medium"]
+        for line in proc.stdout.splitlines()
+    )
+
+
+def test_db_backup_and_check(tmp_path: Path) -> None:
+    db = tmp_path / "bot.sqlite3"
+    session = studybot(
+        "console",
+        "--db",
+        str(db),
+        "--packs",
+        str(TEST_PACKS),
+        stdin="/quiz mini --difficulty medium\n/answer A\n",
+    )
+    assert session.returncode == 0, session.stderr
+    copy = tmp_path / "copy.sqlite3"
+    proc = studybot("db", "backup", str(copy), "--db", str(db))
+    assert proc.returncode == 0, proc.stderr
+    with sqlite3.connect(copy) as conn:
+        assert conn.execute("SELECT count(*) FROM answers").fetchone() == (1,)
+    check = studybot("db", "check", "--db", str(copy))
+    assert check.returncode == 0
+    assert check.stdout.startswith(f"ok: {copy} (schema version ")
+
+
+def test_db_check_fails_on_a_broken_file(tmp_path: Path) -> None:
+    db = tmp_path / "bot.sqlite3"
+    assert studybot("db", "check", "--db", str(db)).returncode == 1  # no file yet
+    db.write_bytes(b"this is not a database, just some bytes" * 100)
+    proc = studybot("db", "check", "--db", str(db))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"studybot: cannot open database {db}: ")
+    assert "Traceback" not in proc.stderr
+
+
+def test_invalid_settings_are_one_readable_line(tmp_path: Path) -> None:
+    proc = studybot(
+        "console", "--db", str(tmp_path / "x.sqlite3"), env={"STUDYBOT_TIMEZONE": "Mars/Olympus"}
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        "studybot: invalid settings: STUDYBOT_TIMEZONE: unknown IANA timezone 'Mars/Olympus' "
+        "(e.g. Europe/Berlin)"
+    )
