@@ -7,21 +7,18 @@ sandboxed ``questions check`` will use, one test per item id so a failure names 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from bot.questions.expectations import Expectation, Verdict, compare
+from bot.questions.expectations import Expectation, compare
 from bot.questions.loader import load_packs
 from bot.questions.schema import Item, Pack, Practice
+from tests.questions.snippets import explain, run_snippet
 
 PACKS_DIR = Path(__file__).resolve().parents[2] / "questions"
 DYNAMIC_GRAPHS = "pytorch-dynamic-graphs"
-SNIPPET_TIMEOUT_S = 120  # importing torch takes a few seconds on a small machine; compile more
 
 # The issue's topics, each as the tags that mark it; every tag must be on at least
 # MIN_ITEMS_PER_TAG items so that a topic is taught, not just mentioned once.
@@ -40,9 +37,6 @@ REQUIRED_TOPICS: dict[str, tuple[str, ...]] = {
 }
 MIN_ITEMS_PER_TAG = 2
 
-# Passed through to snippets because on some processors older OpenBLAS builds need them.
-PASSTHROUGH_ENV = ("PATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-
 
 def _packs() -> list[Pack]:
     return [loaded.pack for loaded in load_packs(PACKS_DIR).packs]
@@ -57,35 +51,6 @@ def _pack(name: str) -> Pack:
 
 def _code_items() -> list[Item]:
     return [item for pack in _packs() for item in pack.items if item.code is not None]
-
-
-def _run(code: str, workdir: Path) -> tuple[str, str, int | None]:
-    """Run a snippet as a member would: a fresh interpreter, an almost empty environment."""
-    env = {name: os.environ[name] for name in PASSTHROUGH_ENV if name in os.environ}
-    env |= {"HOME": str(workdir), "TMPDIR": str(workdir), "LANG": "C.UTF-8"}
-    try:
-        done = subprocess.run(
-            [sys.executable, "-I", "-c", code],
-            cwd=workdir,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=SNIPPET_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
-        err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else exc.stderr or ""
-        return out, err, None
-    return done.stdout, done.stderr, done.returncode
-
-
-def _explain(verdict: Verdict, stderr: str) -> str:
-    tail = "\n".join(stderr.strip().splitlines()[-15:])
-    return (
-        f"{verdict.reason}\n--- expected ---\n{verdict.expected}\n--- got ---\n{verdict.got}"
-        f"\n--- stderr (last lines) ---\n{tail}"
-    )
 
 
 # --- (a) every pack loads ---------------------------------------------------------------------
@@ -153,11 +118,11 @@ def test_dynamic_graphs_pack_mixes_difficulties() -> None:
 
 def test_the_snippet_runner_can_fail(tmp_path: Path) -> None:
     """A wrong expectation must be caught, or the item tests below would prove nothing."""
-    stdout, stderr, exit_code = _run("print(1)", tmp_path)
+    stdout, stderr, exit_code = run_snippet("print(1)", tmp_path)
     assert compare(Expectation(expect_stdout="1\n"), stdout, stderr, exit_code).ok
     assert not compare(Expectation(expect_stdout="2\n"), stdout, stderr, exit_code).ok
     assert not compare(Expectation(expect_error="RuntimeError"), stdout, stderr, exit_code).ok
-    stdout, stderr, exit_code = _run("raise KeyError(1)", tmp_path)
+    stdout, stderr, exit_code = run_snippet("raise KeyError(1)", tmp_path)
     assert not compare(Expectation(expect_error="RuntimeError"), stdout, stderr, exit_code).ok
 
 
@@ -165,6 +130,6 @@ def test_the_snippet_runner_can_fail(tmp_path: Path) -> None:
 @pytest.mark.parametrize("item", _code_items(), ids=lambda item: item.id)
 def test_code_item_expectation_holds(item: Item, tmp_path: Path) -> None:
     assert item.code is not None
-    stdout, stderr, exit_code = _run(item.code, tmp_path)
+    stdout, stderr, exit_code = run_snippet(item.code, tmp_path)
     verdict = compare(item, stdout, stderr, exit_code)
-    assert verdict.ok, _explain(verdict, stderr)
+    assert verdict.ok, explain(verdict, stderr)
