@@ -1,0 +1,135 @@
+"""The packs in ``questions/`` load cleanly, meet the issue's bar, and tell the truth.
+
+The last part runs every code snippet in a plain subprocess of this interpreter (the torch
+installed in the venv, 2.13 on CI) and judges it with the same :func:`compare` that the
+sandboxed ``questions check`` will use, one test per item id so a failure names the item.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from bot.questions.expectations import Expectation, compare
+from bot.questions.loader import load_packs
+from bot.questions.schema import Item, Pack, Practice
+from tests.questions.snippets import explain, run_snippet
+
+PACKS_DIR = Path(__file__).resolve().parents[2] / "questions"
+DYNAMIC_GRAPHS = "pytorch-dynamic-graphs"
+
+# The issue's topics, each as the tags that mark it; every tag must be on at least
+# MIN_ITEMS_PER_TAG items so that a topic is taught, not just mentioned once.
+REQUIRED_TOPICS: dict[str, tuple[str, ...]] = {
+    "graph building at run time": ("graph-building",),
+    "control flow": ("control-flow",),
+    "variable input sizes": ("shapes",),
+    "requires_grad": ("requires-grad",),
+    "backward and chain rule": ("backward", "chain-rule"),
+    "gradient accumulation and zeroing": ("accumulation", "zero-grad"),
+    "detach / no_grad": ("detach", "no-grad"),
+    "retain_graph": ("retain-graph",),
+    "leaf tensors": ("leaf",),
+    "comparison with static graphs": ("static-graph",),
+    "torch.compile": ("compile",),
+}
+MIN_ITEMS_PER_TAG = 2
+
+
+def _packs() -> list[Pack]:
+    return [loaded.pack for loaded in load_packs(PACKS_DIR).packs]
+
+
+def _pack(name: str) -> Pack:
+    for pack in _packs():
+        if pack.pack == name:
+            return pack
+    pytest.fail(f"no pack named {name!r} loads from {PACKS_DIR}")
+
+
+def _code_items() -> list[Item]:
+    return [item for pack in _packs() for item in pack.items if item.code is not None]
+
+
+# --- (a) every pack loads ---------------------------------------------------------------------
+
+
+def test_every_shipped_pack_loads_without_problems() -> None:
+    result = load_packs(PACKS_DIR)
+    assert not result.problems, "\n".join(str(problem) for problem in result.problems)
+    assert result.packs, f"no packs in {PACKS_DIR}"
+
+
+# --- (b) the first pack meets the issue ------------------------------------------------------
+
+
+def test_dynamic_graphs_pack_has_the_items_the_issue_asks_for() -> None:
+    items = _pack(DYNAMIC_GRAPHS).items
+    kinds = Counter(item.kind for item in items)
+    practice_with_code = sum(
+        1 for item in items if isinstance(item, Practice) and item.code is not None
+    )
+    shortfalls = [
+        f"{what}: {have} < {need}"
+        for what, have, need in [
+            ("items", len(items), 30),
+            ("flashcards", kinds["flashcard"], 6),
+            ("multiple choice", kinds["multiple_choice"], 10),
+            ("practice with code", practice_with_code, 8),
+            ("open prompts", kinds["open"], 2),
+        ]
+        if have < need
+    ]
+    assert not shortfalls, "; ".join(shortfalls)
+
+
+def test_dynamic_graphs_practice_items_are_button_scored_and_checked() -> None:
+    bad = [
+        item.id
+        for item in _pack(DYNAMIC_GRAPHS).items
+        if isinstance(item, Practice) and (item.code is None or item.choices is None)
+    ]
+    assert not bad, f"practice items without code or choices: {bad}"
+
+
+def test_dynamic_graphs_pack_covers_the_issue_topics() -> None:
+    items = _pack(DYNAMIC_GRAPHS).items
+    tag_counts = Counter(tag for item in items for tag in item.tags)
+    missing = [
+        f"{topic} (tag {tag!r} on {tag_counts[tag]} item(s))"
+        for topic, tags in REQUIRED_TOPICS.items()
+        for tag in tags
+        if tag_counts[tag] < MIN_ITEMS_PER_TAG
+    ]
+    untagged = [item.id for item in items if not item.tags]
+    assert not missing, f"topics taught by fewer than {MIN_ITEMS_PER_TAG} items: {missing}"
+    assert not untagged, f"items without tags: {untagged}"
+
+
+def test_dynamic_graphs_pack_mixes_difficulties() -> None:
+    difficulties = Counter(item.difficulty for item in _pack(DYNAMIC_GRAPHS).items)
+    assert len(difficulties) == 3, difficulties
+
+
+# --- (c) every code expectation is true -------------------------------------------------------
+
+
+def test_the_snippet_runner_can_fail(tmp_path: Path) -> None:
+    """A wrong expectation must be caught, or the item tests below would prove nothing."""
+    stdout, stderr, exit_code = run_snippet("print(1)", tmp_path)
+    assert compare(Expectation(expect_stdout="1\n"), stdout, stderr, exit_code).ok
+    assert not compare(Expectation(expect_stdout="2\n"), stdout, stderr, exit_code).ok
+    assert not compare(Expectation(expect_error="RuntimeError"), stdout, stderr, exit_code).ok
+    stdout, stderr, exit_code = run_snippet("raise KeyError(1)", tmp_path)
+    assert not compare(Expectation(expect_error="RuntimeError"), stdout, stderr, exit_code).ok
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("item", _code_items(), ids=lambda item: item.id)
+def test_code_item_expectation_holds(item: Item, tmp_path: Path) -> None:
+    assert item.code is not None
+    stdout, stderr, exit_code = run_snippet(item.code, tmp_path)
+    verdict = compare(item, stdout, stderr, exit_code)
+    assert verdict.ok, explain(verdict, stderr)
