@@ -7,10 +7,16 @@ summer; New York UTC-5 and UTC-4), never computed with the code under test.
 
 from __future__ import annotations
 
+import io
+import struct
 from datetime import UTC, datetime, time, timedelta
-from zoneinfo import ZoneInfo
+from functools import cache
+from itertools import pairwise
+from zoneinfo import ZoneInfo, available_timezones
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from bot.core.cron import parse_cron
 from bot.core.schedule import (
@@ -254,6 +260,14 @@ def test_day_spec_holds_exactly_one_rule() -> None:
         DaySpec(weekdays=frozenset())
     with pytest.raises(ScheduleError):
         DaySpec(weekdays=frozenset({7}))
+
+
+def test_specs_are_hashable_values() -> None:
+    loose = DaySpec(weekdays={0, 2})  # type: ignore[arg-type]
+    assert loose == DaySpec(weekdays=frozenset({0, 2}))
+    spec = spec_of("09:00", "mon,wed", "--tag", "a")
+    assert {spec: 1}[spec_of("9am", "wed,mon", "--tag", "a")] == 1
+    assert hash(spec_of("--cron", "0 9 * * 1-5"))
 
 
 # --- options -------------------------------------------------------------------------------
@@ -730,6 +744,35 @@ def test_a_gap_ending_at_midnight_never_gives_two_posts_on_one_date() -> None:
         utc(2024, 3, 31, 1, 30),  # Sun 00:30 -01: Sunday is not a posting day, so kept
         utc(2024, 4, 7, 0, 30),  # Sat 04-06 23:30 -01
     ]
+    # Asked from Sunday 00:10 -01: Saturday's shifted post is still ahead, on Sunday.
+    assert next_occurrence(saturdays, utc(2024, 3, 31, 1, 10)) == utc(2024, 3, 31, 1, 30)
+
+
+def _synthetic_zone(tz_string: str, std_offset_seconds: int, abbr: bytes) -> ZoneInfo:
+    """A zone with no history, only a POSIX rule: a TZif v2 file with one type and a footer."""
+
+    def block() -> bytes:
+        counts = struct.pack(">6l", 0, 0, 0, 0, 1, len(abbr) + 1)
+        ttinfo = struct.pack(">lBB", std_offset_seconds, 0, 0)
+        return b"TZif2" + b"\0" * 15 + counts + ttinfo + abbr + b"\0"
+
+    data = block() + block() + b"\n" + tz_string.encode() + b"\n"
+    return ZoneInfo.from_file(io.BytesIO(data), key="Test/HalfHourAtMidnight")
+
+
+def test_a_time_shifted_past_midnight_does_not_hide_an_earlier_one_next_day(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # No real zone does this today: UTC+10 springs forward 30 minutes at 23:45 on the first
+    # Sunday of October, so 23:50 becomes Monday 00:20 while Monday 00:15 exists.
+    zone = _synthetic_zone("XST-10XDT-10:30,M10.1.0/23:45,M4.1.0/2", 36000, b"XST")
+    monkeypatch.setattr("bot.core.schedule.ZoneInfo", lambda key: zone)
+    spec = spec_of("--cron", "15,50 0,23 * * *", "UTC")
+    assert occurrences(spec, utc(2026, 10, 4, 13, 30), 3) == [  # Sunday 23:30 +10
+        utc(2026, 10, 4, 13, 45),  # Monday 00:15 +10:30
+        utc(2026, 10, 4, 13, 50),  # Sunday 23:50, shifted to Monday 00:20
+        utc(2026, 10, 4, 14, 20),  # Monday 00:50
+    ]
 
 
 # --- occurrences: cron ---------------------------------------------------------------------
@@ -831,3 +874,243 @@ def test_preview_explains_shifted_and_repeated_times() -> None:
         "Sun 2026-11-01 01:30 EDT (first of two 01:30s)",
         "Mon 2026-11-02 01:30 EST",
     ]
+
+
+# --- properties ----------------------------------------------------------------------------
+# Oracles here use only zoneinfo's own UTC->local conversion (``astimezone``), never the
+# module's wall->UTC resolution, so they check the rules rather than repeat the code.
+
+TRICKY_ZONES = (
+    "Europe/Berlin",
+    "America/New_York",
+    "Australia/Lord_Howe",  # 30-minute DST
+    "America/Nuuk",  # a gap that ends at midnight (2024 on)
+    "Pacific/Apia",  # a skipped date (2011-12-30)
+    "America/Santiago",
+    "Antarctica/Troll",  # 2-hour DST
+    "Africa/Casablanca",
+    "America/St_Johns",
+    "Pacific/Chatham",
+    "Asia/Tehran",
+    "America/Havana",  # transitions at midnight
+    "Europe/London",
+    "Asia/Kolkata",
+    "UTC",
+)
+ALL_ZONES = tuple(sorted(available_timezones()))
+zones = st.one_of(st.sampled_from(TRICKY_ZONES), st.sampled_from(ALL_ZONES))
+hours = st.one_of(st.integers(0, 23), st.sampled_from((0, 1, 2, 3, 23)))
+PROPERTY_SETTINGS = settings(max_examples=150, deadline=None)
+
+
+@cache
+def _offset_changes(zone: str, year: int) -> tuple[datetime, ...]:
+    """Instants within six hours before each UTC offset change of ``zone`` in ``year``."""
+    tz = ZoneInfo(zone)
+    step = timedelta(hours=6)
+    cursor, end = utc(year, 1, 1), utc(year + 1, 1, 1)
+    found = []
+    while cursor < end:
+        if cursor.astimezone(tz).utcoffset() != (cursor + step).astimezone(tz).utcoffset():
+            found.append(cursor)
+        cursor += step
+    return tuple(found)
+
+
+@st.composite
+def instants(draw: st.DrawFn, zone: str) -> datetime:
+    """Aware instants, half of them within three days of one of the zone's DST changes."""
+    if draw(st.booleans()):
+        changes = _offset_changes(zone, draw(st.integers(1980, 2060)))
+        if changes:
+            base = draw(st.sampled_from(changes))
+            return base + timedelta(seconds=draw(st.integers(-3 * 86400, 3 * 86400)))
+    return draw(st.datetimes(datetime(1980, 1, 1), datetime(2060, 1, 1), timezones=st.just(UTC)))
+
+
+@st.composite
+def time_of_day_cases(draw: st.DrawFn) -> tuple[ScheduleSpec, datetime]:
+    zone = draw(zones)
+    weekdays = draw(
+        st.one_of(st.just(frozenset(range(7))), st.frozensets(st.integers(0, 6), min_size=1))
+    )
+    at = time(draw(hours), draw(st.integers(0, 59)))
+    spec = build_spec(time=at, timezone=zone, days=DaySpec(weekdays=weekdays))
+    return spec, draw(instants(zone))
+
+
+def _wall_exists(wall: datetime, tz: ZoneInfo) -> bool:
+    return wall.replace(tzinfo=tz).astimezone(UTC).astimezone(tz).replace(tzinfo=None) == wall
+
+
+def _is_gap_shift(instant: datetime, wanted: datetime, tz: ZoneInfo) -> bool:
+    """``instant`` is the nonexistent wall time ``wanted`` moved forward by the gap's length:
+    its local time is ``wanted + shift`` where ``shift`` is exactly the UTC offset jump."""
+    local = instant.astimezone(tz)
+    shift = local.replace(tzinfo=None) - wanted
+    if _wall_exists(wanted, tz) or shift <= timedelta(0):
+        return False
+    before = (instant - shift).astimezone(tz).utcoffset()
+    after = local.utcoffset()
+    assert before is not None
+    assert after is not None
+    return after - before == shift
+
+
+def _explained_time_of_day(instant: datetime, spec: ScheduleSpec, tz: ZoneInfo) -> bool:
+    """Posted at its wall time (the first of two, if repeated) on an admitted date, or a
+    nonexistent wall time of an admitted date (that day or the day before) shifted by a gap."""
+    assert spec.time is not None
+    local = instant.astimezone(tz)
+    if local.time() == spec.time and local.fold == 0 and spec.days.admits(local.date()):
+        return True
+    return any(
+        spec.days.admits(day) and _is_gap_shift(instant, datetime.combine(day, spec.time), tz)
+        for day in (local.date(), local.date() - timedelta(days=1))
+    )
+
+
+def _case(at: str, zone: str, days: str, after: datetime) -> tuple[ScheduleSpec, datetime]:
+    return build_spec(time=at, timezone=zone, days=days), after
+
+
+@PROPERTY_SETTINGS
+@given(case=time_of_day_cases())
+@example(case=_case("23:30", "America/Nuuk", "daily", utc(2024, 3, 29)))
+@example(case=_case("23:30", "America/Nuuk", "sat", utc(2024, 3, 31, 1, 10)))
+@example(case=_case("09:00", "Pacific/Apia", "fri", utc(2011, 12, 29)))
+@example(case=_case("09:00", "Pacific/Apia", "daily", utc(2011, 12, 29)))
+@example(case=_case("02:30", "Europe/Berlin", "daily", utc(2026, 3, 29, 1, 15)))
+@example(case=_case("01:30", "America/New_York", "sun", utc(2026, 11, 1, 5, 45)))
+@example(case=_case("02:15", "Australia/Lord_Howe", "daily", utc(2026, 10, 3)))
+def test_property_time_of_day_occurrences(case: tuple[ScheduleSpec, datetime]) -> None:
+    spec, after = case
+    assert spec.time is not None
+    tz = ZoneInfo(spec.timezone)
+    found = occurrences(spec, after, 10)
+
+    assert found[0] > after
+    assert all(a < b for a, b in pairwise(found)), "strictly increasing"
+    assert all(o.tzinfo is UTC for o in found)
+    local_dates = [o.astimezone(tz).date() for o in found]
+    assert len(set(local_dates)) == len(local_dates), "never two on one local date"
+    for instant in found:
+        assert _explained_time_of_day(instant, spec, tz), instant.astimezone(tz)
+
+    # Nothing skipped: every admitted date in between had no such wall time.
+    for first, second in pairwise(local_dates):
+        day = first + timedelta(days=1)
+        while day < second:
+            wall = datetime.combine(day, spec.time)
+            assert not spec.days.admits(day) or not _wall_exists(wall, tz), day
+            day += timedelta(days=1)
+
+    # Asking again from just before, or from the previous one, gives the same answers.
+    for instant in found:
+        assert next_occurrence(spec, instant - timedelta(microseconds=1)) == instant
+    for previous, instant in pairwise(found):
+        assert next_occurrence(spec, previous) == instant
+        assert next_occurrence(spec, previous + (instant - previous) / 2) == instant
+
+
+def _cron_text(values: frozenset[int]) -> str:
+    return ",".join(str(v) for v in sorted(values))
+
+
+@st.composite
+def cron_cases(
+    draw: st.DrawFn,
+) -> tuple[ScheduleSpec, datetime, frozenset[int], frozenset[int], frozenset[int]]:
+    zone = draw(zones)
+    minutes = draw(st.frozensets(st.integers(0, 59), min_size=1, max_size=3))
+    hour_set = draw(st.frozensets(hours, min_size=1, max_size=4))
+    cron_weekdays = draw(st.frozensets(st.integers(0, 6), min_size=1))  # 0 = Sunday
+    text = f"{_cron_text(minutes)} {_cron_text(hour_set)} * * {_cron_text(cron_weekdays)}"
+    spec = build_spec(cron=text, timezone=zone)
+    return spec, draw(instants(zone)), minutes, hour_set, cron_weekdays
+
+
+def _cron_case(
+    text: str, zone: str, after: datetime
+) -> tuple[ScheduleSpec, datetime, frozenset[int], frozenset[int], frozenset[int]]:
+    expr = parse_cron(text)
+    spec = build_spec(cron=text, timezone=zone)
+    return spec, after, expr.minutes, expr.hours, expr.days_of_week
+
+
+@PROPERTY_SETTINGS
+@given(case=cron_cases())
+@example(case=_cron_case("0,30 1,2,3 * * *", "Europe/Berlin", utc(2026, 3, 28, 12)))
+@example(case=_cron_case("0,30 1,2,3 * * *", "Europe/Berlin", utc(2026, 10, 24, 12)))
+@example(case=_cron_case("0,30 0,1,23 * * 0,6", "America/Nuuk", utc(2024, 3, 29)))
+@example(case=_cron_case("15,45 1,2 * * 0", "Australia/Lord_Howe", utc(2026, 4, 4)))
+def test_property_cron_occurrences(
+    case: tuple[ScheduleSpec, datetime, frozenset[int], frozenset[int], frozenset[int]],
+) -> None:
+    spec, after, minutes, hour_set, cron_weekdays = case
+    tz = ZoneInfo(spec.timezone)
+
+    def wanted(wall: datetime) -> bool:
+        return (
+            wall.minute in minutes
+            and wall.hour in hour_set
+            and wall.isoweekday() % 7 in cron_weekdays
+        )
+
+    horizon = after + timedelta(days=2)
+    found = [next_occurrence(spec, after)]
+    while found[-1] <= horizon and len(found) <= 2 * 3 * 24:  # at most 24 a day
+        found.append(next_occurrence(spec, found[-1]))
+
+    assert found[0] > after
+    assert all(a < b for a, b in pairwise(found)), "strictly increasing"
+    for instant in found:
+        local = instant.astimezone(tz)
+        naive = local.replace(tzinfo=None)
+        if wanted(naive) and local.fold == 0:
+            continue
+        candidates = [
+            datetime.combine(day, time(h, m))
+            for day in (naive.date(), naive.date() - timedelta(days=1))
+            for h in hour_set
+            for m in minutes
+        ]
+        assert any(wanted(w) and _is_gap_shift(instant, w, tz) for w in candidates), local
+
+    # Complete: every UTC minute whose local wall time matches (first of two) is posted.
+    posted = set(found)
+    minute = (after + timedelta(minutes=1)).replace(second=0, microsecond=0)
+    while minute <= horizon:
+        local = minute.astimezone(tz)
+        if local.second == 0 and local.fold == 0 and wanted(local.replace(tzinfo=None)):
+            assert minute in posted, local
+        minute += timedelta(minutes=1)
+
+    for instant in found:
+        assert next_occurrence(spec, instant - timedelta(microseconds=1)) == instant
+
+
+@st.composite
+def full_specs(draw: st.DrawFn) -> ScheduleSpec:
+    tag = st.from_regex(r"[a-z0-9][a-z0-9_-]{0,8}", fullmatch=True)
+    cron = None
+    if draw(st.booleans()):
+        cron = f"{draw(st.integers(0, 59))} {draw(st.integers(0, 23))} * * 1-5"
+    return build_spec(
+        time=None if cron else time(draw(st.integers(0, 23)), draw(st.integers(0, 59))),
+        days=None if cron else DaySpec(weekdays=draw(st.frozensets(st.integers(0, 6), min_size=1))),
+        cron=cron,
+        timezone=draw(zones),
+        pack=draw(st.none() | st.from_regex(r"[a-z0-9][a-z0-9._-]{0,10}", fullmatch=True)),
+        tags=draw(st.lists(tag, max_size=3)),
+        difficulty=draw(st.none() | st.sampled_from(DIFFICULTIES)),
+        window=draw(st.none() | st.integers(60, 7 * 86400).map(lambda s: f"{s}s")),
+        mention=draw(st.none() | st.sampled_from(("@study", "<@&42>", "<!subteam^S1>"))),
+    )
+
+
+@PROPERTY_SETTINGS
+@given(spec=full_specs())
+def test_property_to_args_round_trips(spec: ScheduleSpec) -> None:
+    assert parse_schedule_args(spec.to_args(), "UTC") == spec
+    assert spec.describe().startswith(spec.to_args()[0] if spec.time else "cron")
