@@ -27,6 +27,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import re
+import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -51,6 +52,7 @@ __all__ = [
     "occurrences",
     "parse_schedule_args",
     "preview",
+    "split_args",
 ]
 
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -480,6 +482,8 @@ def _parse_tags(tags: Iterable[str]) -> tuple[str, ...]:
     """Tags in the order given, duplicates dropped; ``a,b`` counts as two tags."""
     found: list[str] = []
     for raw in tags:
+        if not raw.strip():
+            continue  # An empty form field, not an empty tag.
         for part in raw.lower().split(","):
             tag = part.strip()
             if not _TAG.fullmatch(tag):
@@ -545,14 +549,30 @@ _REPEATABLE = frozenset({"--tag"})
 _CRON_FIELDS = 5
 
 
+_SMART_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
+
+
+def split_args(text: str) -> list[str]:
+    """Split a typed command shell-style, so ``--cron "0 9 * * 1-5"`` is one argument.
+
+    Curly quotes are straightened first: chat clients (Slack on macOS, phones) turn ``"``
+    into ``“`` as people type. Unbalanced quotes raise :class:`ScheduleError`.
+    """
+    try:
+        return shlex.split(text.translate(_SMART_QUOTES))
+    except ValueError as exc:
+        raise ScheduleError("args", f"{exc} (a quote is not closed)") from exc
+
+
 def parse_schedule_args(args: Sequence[str], default_timezone: str) -> ScheduleSpec:
     """Parse ``TIME [TZ] [DAYS] [--pack P] [--tag T]... [--difficulty D] [--window W]
     [--mention M]``, or the same with ``--cron EXPR`` in place of ``TIME`` and ``DAYS``.
 
-    ``args`` are the words after ``/schedule add``, split shell-style (so a quoted cron
-    expression is one word; ``--cron 0 9 * * 1-5`` unquoted also works, taking five words).
-    TZ and DAYS are told apart by their form, so their order does not matter; a cron
-    expression is only ever given with ``--cron``, never as DAYS. ``--opt=value`` also works.
+    ``args`` are the words after ``/schedule add``, split by :func:`split_args` (so a quoted
+    cron expression is one word; an unquoted ``--cron 0 9 * * 1-5`` takes the next five).
+    TZ and DAYS are told apart by their form, so their order does not matter. A cron
+    expression is only ever given with ``--cron``, never as DAYS, and then TIME and DAYS
+    must be left out. ``--opt=value`` works as well as ``--opt value``.
     """
     positional, options = _split_args(list(args))
     words = _classify_positional(positional)
@@ -619,6 +639,8 @@ def _classify_positional(positional: list[str]) -> dict[str, str]:
     """Sort the bare words into time, timezone and days, each at most once."""
     words: dict[str, str] = {}
     for token in positional:
+        if not token.strip():
+            continue  # `""` from a shell-style split carries nothing.
         kind = _kind_of(token)
         if kind in words:
             raise ScheduleError(kind, f"{kind} given twice: {words[kind]!r} and {token!r}")

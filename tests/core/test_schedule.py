@@ -31,6 +31,7 @@ from bot.core.schedule import (
     occurrences,
     parse_schedule_args,
     preview,
+    split_args,
 )
 from bot.questions.schema import Difficulty
 
@@ -466,6 +467,36 @@ def test_a_spec_has_a_time_or_a_cron_never_both() -> None:
         ScheduleSpec(time=time(9), timezone="UTC", days=DaySpec(cron=parse_cron("0 9 * * *")))
     with pytest.raises(ScheduleError):
         ScheduleSpec(time=None, timezone="UTC", days=DaySpec.every_day())
+
+
+# --- splitting typed text ------------------------------------------------------------------
+
+
+def test_split_args_keeps_a_quoted_cron_together() -> None:
+    assert split_args('--cron "0 9 * * 1-5" Europe/Berlin --mention "Study Group"') == [
+        "--cron",
+        "0 9 * * 1-5",
+        "Europe/Berlin",
+        "--mention",
+        "Study Group",
+    ]
+
+
+def test_split_args_straightens_curly_quotes_from_chat_clients() -> None:
+    assert split_args("--cron \u201c0 9 * * 1-5\u201d UTC") == ["--cron", "0 9 * * 1-5", "UTC"]
+    assert split_args("--mention \u2018Study Group\u2019") == ["--mention", "Study Group"]
+
+
+def test_split_args_unclosed_quote() -> None:
+    with pytest.raises(ScheduleError) as caught:
+        split_args('09:00 --cron "0 9 * * *')
+    assert caught.value.field == "args"
+    assert "a quote is not closed" in caught.value.reason
+
+
+def test_blank_words_and_blank_tags_are_ignored() -> None:
+    assert spec_of("09:00", "", "UTC") == spec_of("09:00", "UTC")
+    assert build_spec(time="09:00", timezone="UTC", tags=[" "]).tags == ()
 
 
 # --- describe and to_args ------------------------------------------------------------------
