@@ -1,0 +1,795 @@
+"""Schedule specs: parse what an admin typed, and compute when the next question posts.
+
+Pure on purpose -- no I/O, no clock, no asyncio -- so that every rule here is a plain function
+of its arguments and can be tested exhaustively, DST transitions included.
+
+Occurrences are always derived from *local dates*: for each local date the day rule admits, the
+schedule's wall-clock time(s) on that date are turned into an instant. Nothing is computed by
+adding 24 hours to a previous occurrence, which is why 09:00 Europe/Berlin stays 09:00 across a
+DST change. The DST rules, exactly:
+
+1. Each wall time is resolved with ``fold=0`` (:pep:`495`): it is paired with the UTC offset in
+   force *before* any transition at that wall time.
+2. So an ambiguous wall time (clocks fall back and it happens twice) posts once, at its first
+   occurrence -- 01:30 America/New_York on the fall-back day posts at 01:30 EDT, not 01:30 EST.
+3. And a nonexistent wall time (clocks spring forward over it) posts once, moved forward by the
+   length of the gap -- 02:30 Europe/Berlin on the spring-forward day posts at 03:30 CEST.
+4. Instants that coincide after resolution post once (a cron ``30 2,3 * * *`` on a
+   spring-forward day resolves both to 03:30).
+5. A time-of-day schedule posts at most once per local date. Where a gap ends at midnight
+   (America/Nuuk springs from Saturday 23:00 to Sunday 00:00), rule 3 can carry Saturday's
+   23:30 onto Sunday 00:30; it is then dropped if the day rule also admits Sunday, because
+   Sunday has its own 23:30. If Sunday is not admitted it is kept.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import re
+import shlex
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from functools import lru_cache
+from zoneinfo import ZoneInfo, available_timezones
+
+from bot.core.cron import MAX_GAP_DAYS, CronError, CronExpr, parse_cron
+from bot.core.durations import format_duration, parse_duration
+
+__all__ = [
+    "DIFFICULTIES",
+    "MAX_POSTS_PER_DAY",
+    "MAX_WINDOW",
+    "MIN_WINDOW",
+    "DaySpec",
+    "ScheduleError",
+    "ScheduleSpec",
+    "build_spec",
+    "canonical_timezone",
+    "next_occurrence",
+    "occurrence_key",
+    "occurrences",
+    "parse_schedule_args",
+    "preview",
+    "split_args",
+]
+
+DIFFICULTIES = ("easy", "medium", "hard")
+"""The pack schema's difficulty values (kept equal to ``bot.questions.schema.Difficulty``)."""
+
+MIN_WINDOW = timedelta(minutes=1)
+MAX_WINDOW = timedelta(days=7)
+MAX_POSTS_PER_DAY = 24
+"""A cron schedule may fire at most this many times a local day: ``* * * * *`` is a typo."""
+
+_SEARCH_DAYS = MAX_GAP_DAYS + 3  # Any accepted day rule admits a date within this many days.
+
+_EXAMPLES = {
+    "time": "/schedule add 09:00 Europe/Berlin weekdays",
+    "timezone": "/schedule add 09:00 Europe/Berlin weekdays",
+    "days": "/schedule add 09:00 Europe/Berlin mon,wed,fri",
+    "cron": '/schedule add --cron "0 9 * * 1-5" Europe/Berlin',
+    "pack": "/schedule add 09:00 --pack pytorch-dynamic-graphs",
+    "tags": "/schedule add 09:00 --tag autograd --tag tensors",
+    "difficulty": "/schedule add 09:00 --difficulty medium",
+    "window": "/schedule add 09:00 --window 90m",
+    "mention": "/schedule add 09:00 --mention @study-group",
+    "args": "/schedule add 09:00 Europe/Berlin weekdays --pack pytorch-dynamic-graphs",
+}
+
+_SLUG = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")  # bot.questions.schema.Slug
+_TAG = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")  # bot.questions.schema.Tag
+_MASS_MENTIONS = frozenset({"@everyone", "@here", "<!everyone>", "<!channel>", "<!here>"})
+_MAX_MENTION_CHARS = 100
+
+
+class ScheduleError(ValueError):
+    """A schedule spec that does not parse: which field, why, and an example that works.
+
+    ``suggestions`` holds likely intended values (timezone names, day names, option names) so
+    that an adapter can offer them as buttons; they are already part of ``reason``.
+    """
+
+    def __init__(
+        self,
+        field: str,
+        reason: str,
+        example: str | None = None,
+        suggestions: Sequence[str] = (),
+    ) -> None:
+        self.field = field
+        self.reason = reason
+        self.example = example if example is not None else _EXAMPLES.get(field, _EXAMPLES["args"])
+        self.suggestions = tuple(suggestions)
+        super().__init__(f"{field}: {reason} (example: {self.example})")
+
+
+# --- timezones -----------------------------------------------------------------------------
+
+_SUGGEST_CUTOFF = 0.7  # How alike (difflib ratio) a zone name must be to be suggested,
+_SUGGEST_TIE = 0.05  # and how close to the best match, so one clear winner is shown alone.
+
+
+@lru_cache(maxsize=1)
+def _zone_index() -> dict[str, str]:
+    """Lower-cased IANA name -> real name (sorted first, so the choice is deterministic)."""
+    index: dict[str, str] = {}
+    for name in sorted(available_timezones()):
+        index.setdefault(name.lower(), name)
+    return index
+
+
+def _zone_key(text: str) -> str:
+    return "_".join(text.strip().lower().split())
+
+
+def canonical_timezone(text: str) -> str:
+    """The real IANA name for ``text`` (``europe/berlin`` -> ``Europe/Berlin``), or raise.
+
+    Case and spaces-for-underscores are forgiven; anything else is refused with up to three
+    suggestions, matched on the whole name and on the city part (``berlin`` -> Europe/Berlin).
+    """
+    name = _zone_index().get(_zone_key(text))
+    if name is not None:
+        return name
+    suggestions = _suggest_timezones(text)
+    reason = f"unknown timezone {text.strip()!r}"
+    if suggestions:
+        reason += f" — did you mean {_or_list(suggestions)}?"
+    else:
+        reason += "; use an IANA name such as Europe/Berlin or America/New_York"
+    raise ScheduleError("timezone", reason, suggestions=suggestions)
+
+
+def _suggest_timezones(text: str, limit: int = 3) -> tuple[str, ...]:
+    """Zones whose whole name or city part is close to ``text``; near-ties of the best only,
+    so ``Europe/Berln`` suggests Europe/Berlin alone rather than a list of look-alikes."""
+    key = _zone_key(text)
+    city = key.rsplit("/", 1)[-1]
+    scores: dict[str, float] = {}
+    for lowered, name in _zone_index().items():
+        whole = difflib.SequenceMatcher(None, key, lowered).ratio()
+        part = difflib.SequenceMatcher(None, city, lowered.rsplit("/", 1)[-1]).ratio()
+        scores[name] = max(whole, part)
+    best = max(scores.values())
+    floor = max(_SUGGEST_CUTOFF, best - _SUGGEST_TIE)
+    ranked = sorted(
+        (name for name, score in scores.items() if score >= floor),
+        key=lambda name: (-scores[name], name),
+    )
+    return tuple(ranked[:limit])
+
+
+def _or_list(items: Sequence[str]) -> str:
+    if len(items) == 1:
+        return items[0]
+    return f"{', '.join(items[:-1])} or {items[-1]}"
+
+
+# --- days ----------------------------------------------------------------------------------
+
+_DAY_ABBR = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_DAY_WORDS = {
+    **{abbr: i for i, abbr in enumerate(_DAY_ABBR)},
+    **{
+        full: i
+        for i, full in enumerate(
+            ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+        )
+    },
+    "tues": 1,
+    "weds": 2,
+    "thur": 3,
+    "thurs": 3,
+}
+_ALL_DAYS = frozenset(range(7))
+_WEEKDAYS = frozenset(range(5))
+_WEEKENDS = frozenset({5, 6})
+_DAY_GROUPS = {
+    "daily": _ALL_DAYS,
+    "everyday": _ALL_DAYS,
+    "weekdays": _WEEKDAYS,
+    "weekday": _WEEKDAYS,
+    "weekends": _WEEKENDS,
+    "weekend": _WEEKENDS,
+}
+_DAY_VOCABULARY = (*_DAY_GROUPS, *_DAY_WORDS)
+
+
+@dataclass(frozen=True, slots=True)
+class DaySpec:
+    """Which local dates a schedule posts on: a set of weekdays, or a cron expression.
+
+    Exactly one of ``weekdays`` (Python numbering, 0 = Monday) and ``cron`` is set. A cron
+    expression also carries the times of day, which is why ``ScheduleSpec.time`` is then None.
+    """
+
+    weekdays: frozenset[int] | None = None
+    cron: CronExpr | None = None
+
+    def __post_init__(self) -> None:
+        if self.weekdays is not None:  # Accept any set, keep the value hashable.
+            object.__setattr__(self, "weekdays", frozenset(self.weekdays))
+        if (self.weekdays is None) == (self.cron is None):
+            raise ScheduleError("days", "give either a set of weekdays or a cron expression")
+        if self.weekdays is not None and (not self.weekdays or not self.weekdays <= _ALL_DAYS):
+            raise ScheduleError("days", "weekdays must be a non-empty set of 0 (mon) to 6 (sun)")
+
+    @classmethod
+    def every_day(cls) -> DaySpec:
+        return cls(weekdays=_ALL_DAYS)
+
+    @property
+    def text(self) -> str:
+        """Canonical spelling: ``daily``, ``weekdays``, ``weekends``, ``mon,wed,fri`` or cron."""
+        if self.cron is not None:
+            return self.cron.text
+        assert self.weekdays is not None
+        for word in ("daily", "weekdays", "weekends"):
+            if self.weekdays == _DAY_GROUPS[word]:
+                return word
+        return ",".join(_DAY_ABBR[i] for i in sorted(self.weekdays))
+
+    def admits(self, day: date) -> bool:
+        """Whether anything posts on this local date."""
+        if self.cron is not None:
+            return self.cron.matches_date(day)
+        assert self.weekdays is not None
+        return day.weekday() in self.weekdays
+
+
+def _parse_days(text: str) -> DaySpec:
+    """``daily``, ``weekdays``, ``weekends``, or a comma list of days and ranges (``mon-fri``)."""
+    days: set[int] = set()
+    for part in text.strip().lower().split(","):
+        days |= _parse_day_part(part.strip(), text)
+    return DaySpec(weekdays=frozenset(days))
+
+
+def _parse_day_part(part: str, whole: str) -> frozenset[int]:
+    if part in _DAY_GROUPS:
+        return _DAY_GROUPS[part]
+    first, dash, last = part.partition("-")
+    start = _day_number(first, whole)
+    if not dash:
+        return frozenset({start})
+    end = _day_number(last, whole)
+    # Ranges may wrap past Sunday: fri-mon is fri,sat,sun,mon.
+    return frozenset((start + i) % 7 for i in range((end - start) % 7 + 1))
+
+
+def _day_number(word: str, whole: str) -> int:
+    if word in _DAY_WORDS:
+        return _DAY_WORDS[word]
+    if not word:
+        raise ScheduleError("days", f"empty day in {whole.strip()!r}")
+    close = difflib.get_close_matches(word, _DAY_VOCABULARY, n=1, cutoff=0.6)
+    hint = f" — did you mean {close[0]}?" if close else ""
+    raise ScheduleError(
+        "days",
+        f"unknown day {word!r}{hint} (use daily, weekdays, weekends or days like mon,wed,fri)",
+        suggestions=close,
+    )
+
+
+def _looks_like_days(token: str) -> bool:
+    """Whether a token that is neither valid days nor a timezone was probably meant as days."""
+    lowered = token.lower()
+    if "/" in lowered:
+        return False
+    if "," in lowered:
+        return True
+    return bool(difflib.get_close_matches(lowered, _DAY_VOCABULARY, n=1, cutoff=0.75))
+
+
+# --- times ---------------------------------------------------------------------------------
+
+_TIME_24 = re.compile(r"(\d{1,2}):(\d{2})")
+_TIME_12 = re.compile(r"(\d{1,2})(?::(\d{2}))?(am|pm)")
+
+
+def _parse_time(text: str) -> dt.time:
+    """``9:00``, ``09:00``, ``21:30`` (24-hour) or ``9am``, ``9:30pm``, ``12am`` (12-hour)."""
+    raw = text.strip().lower()
+    if match := _TIME_24.fullmatch(raw):
+        hour, minute = int(match[1]), int(match[2])
+        if hour > 23:
+            raise ScheduleError("time", f"hour {hour} in {text!r} is out of range 0-23")
+    elif match := _TIME_12.fullmatch(raw):
+        hour, minute = int(match[1]), int(match[2] or 0)
+        if not 1 <= hour <= 12:
+            raise ScheduleError("time", f"hour {hour} in {text!r} is out of range 1-12 for am/pm")
+        hour = hour % 12 + (12 if match[3] == "pm" else 0)
+    else:
+        raise ScheduleError(
+            "time", f"{text!r} is not a time; write 24-hour HH:MM (09:00, 21:30) or 9am, 9:30pm"
+        )
+    if minute > 59:
+        raise ScheduleError("time", f"minute {minute} in {text!r} is out of range 00-59")
+    return dt.time(hour, minute)
+
+
+def _check_time(value: dt.time) -> dt.time:
+    if value.tzinfo is not None:
+        raise ScheduleError("time", "give a wall-clock time; the timezone is a separate field")
+    if value.second or value.microsecond:
+        raise ScheduleError("time", "schedules are to the minute; drop the seconds")
+    return value
+
+
+# --- the spec ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleSpec:
+    """One channel schedule: when it posts and what it posts. Build with :func:`build_spec`.
+
+    ``time`` is None exactly when ``days`` is a cron expression (which gives the times).
+    ``window`` is how long answers stay open; None means until the next question posts.
+    Whether the schedule is paused is state of the stored schedule, not part of its spec.
+    """
+
+    time: dt.time | None
+    timezone: str
+    days: DaySpec
+    pack: str | None = None
+    tags: tuple[str, ...] = ()
+    difficulty: str | None = None
+    window: timedelta | None = None
+    mention: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tags", tuple(self.tags))
+        if (self.time is None) != (self.days.cron is not None):
+            raise ScheduleError("time", "give a time of day, or a cron expression, not both")
+        if self.time is not None:
+            _check_time(self.time)
+        if canonical_timezone(self.timezone) != self.timezone:
+            raise ScheduleError("timezone", f"use the canonical name for {self.timezone!r}")
+        if self.difficulty is not None and self.difficulty not in DIFFICULTIES:
+            raise ScheduleError("difficulty", f"{self.difficulty!r} is not easy, medium or hard")
+        if self.window is not None and not MIN_WINDOW <= self.window <= MAX_WINDOW:
+            raise ScheduleError("window", "the answer window must be between 1m and 7d")
+
+    def describe(self) -> str:
+        """One line for humans, e.g. ``09:00 Europe/Berlin on weekdays, medium, ...``."""
+        parts = [self._when()]
+        if self.pack:
+            parts.append(f"pack {self.pack}")
+        if self.tags:
+            parts.append(f"{'tag' if len(self.tags) == 1 else 'tags'} {', '.join(self.tags)}")
+        if self.difficulty:
+            parts.append(self.difficulty)
+        if self.window is None:
+            parts.append("answers close when the next question posts")
+        else:
+            parts.append(f"answers close after {format_duration(self.window)}")
+        if self.mention:
+            parts.append(f"mentions {self.mention}")
+        return ", ".join(parts)
+
+    def _when(self) -> str:
+        if self.time is None:
+            return f'cron "{self.days.text}" in {self.timezone}'
+        days = self.days.text
+        on = days if days == "daily" else f"on {days}"
+        return f"{self.time:%H:%M} {self.timezone} {on}"
+
+    def to_args(self) -> list[str]:
+        """Console arguments that :func:`parse_schedule_args` turns back into this spec."""
+        if self.time is None:
+            args = ["--cron", self.days.text, self.timezone]
+        else:
+            args = [f"{self.time:%H:%M}", self.timezone, self.days.text]
+        for flag, value in (("--pack", self.pack), ("--difficulty", self.difficulty)):
+            if value:
+                args += [flag, value]
+        for tag in self.tags:
+            args += ["--tag", tag]
+        if self.window is not None:
+            args += ["--window", format_duration(self.window)]
+        if self.mention:
+            args += ["--mention", self.mention]
+        return args
+
+
+def build_spec(
+    *,
+    time: str | dt.time | None = None,
+    timezone: str,
+    days: str | DaySpec | None = None,
+    cron: str | None = None,
+    pack: str | None = None,
+    tags: Iterable[str] = (),
+    difficulty: str | None = None,
+    window: str | timedelta | None = None,
+    mention: str | None = None,
+) -> ScheduleSpec:
+    """Validate already-split fields (a Discord or Slack form) into a :class:`ScheduleSpec`.
+
+    Blank strings count as "not given", as forms send them. Give ``time`` (and optionally
+    ``days``, default daily) or ``cron``, not both. ``window`` is a duration (``90m``) or
+    ``next``/None for "until the next question posts". Raises :class:`ScheduleError`.
+    """
+    tz = canonical_timezone(timezone)
+    at, day_spec = _when_fields(time, days, _blank(cron))
+    return ScheduleSpec(
+        time=at,
+        timezone=tz,
+        days=day_spec,
+        pack=_parse_pack(pack),
+        tags=_parse_tags(tags),
+        difficulty=_parse_difficulty(difficulty),
+        window=_parse_window(window),
+        mention=_parse_mention(mention),
+    )
+
+
+def _blank(value: str | None) -> str | None:
+    return value.strip() if value is not None and value.strip() else None
+
+
+def _when_fields(
+    at: str | dt.time | None, days: str | DaySpec | None, cron: str | None
+) -> tuple[dt.time | None, DaySpec]:
+    """Time of day plus a day rule, or a cron expression alone."""
+    if isinstance(at, str):
+        at = _parse_time(at) if _blank(at) else None
+    if isinstance(days, str):
+        days = _parse_days(days) if _blank(days) else None
+    if cron is not None:
+        if days is not None:
+            raise ScheduleError("cron", "a cron expression gives the days; drop DAYS or --cron")
+        days = DaySpec(cron=_parse_cron_field(cron))
+    if days is not None and days.cron is not None:
+        if at is not None:
+            raise ScheduleError("cron", "a cron expression gives the times; drop TIME or --cron")
+        _check_posts_per_day(days.cron)
+        return None, days
+    if at is None:
+        raise ScheduleError("time", "missing TIME (or a --cron expression)")
+    return _check_time(at), days or DaySpec.every_day()
+
+
+def _parse_cron_field(text: str) -> CronExpr:
+    try:
+        expr = parse_cron(text)
+    except CronError as exc:
+        raise ScheduleError("cron", exc.reason) from exc
+    return expr
+
+
+def _check_posts_per_day(expr: CronExpr) -> None:
+    fires = len(expr.times())
+    if fires > MAX_POSTS_PER_DAY:
+        raise ScheduleError(
+            "cron",
+            f"{expr.text!r} fires {fires} times a day; at most {MAX_POSTS_PER_DAY} are allowed",
+        )
+
+
+def _parse_pack(pack: str | None) -> str | None:
+    value = _blank(pack)
+    if value is None:
+        return None
+    if not _SLUG.fullmatch(value.lower()):
+        raise ScheduleError("pack", f"{value!r} is not a pack id (lower-case letters, digits, -._)")
+    return value.lower()
+
+
+def _parse_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    """Tags in the order given, duplicates dropped; ``a,b`` counts as two tags."""
+    found: list[str] = []
+    for raw in tags:
+        if not raw.strip():
+            continue  # An empty form field, not an empty tag.
+        for part in raw.lower().split(","):
+            tag = part.strip()
+            if not _TAG.fullmatch(tag):
+                raise ScheduleError(
+                    "tags", f"{tag!r} is not a tag (lower-case letters, digits, -_)"
+                )
+            found.append(tag)
+    return tuple(dict.fromkeys(found))
+
+
+def _parse_difficulty(difficulty: str | None) -> str | None:
+    value = _blank(difficulty)
+    if value is None:
+        return None
+    if value.lower() not in DIFFICULTIES:
+        raise ScheduleError("difficulty", f"{value!r} is not one of easy, medium, hard")
+    return value.lower()
+
+
+def _parse_window(window: str | timedelta | None) -> timedelta | None:
+    """A duration, or None/``next`` for "until the next question posts"; whole seconds kept."""
+    if isinstance(window, str):
+        value = _blank(window)
+        if value is None or value.lower() == "next":
+            return None
+        try:
+            window = parse_duration(value)
+        except ValueError as exc:
+            raise ScheduleError("window", f"{exc}, or next") from exc
+    if window is None:
+        return None
+    window = timedelta(seconds=int(window.total_seconds()))
+    if not MIN_WINDOW <= window <= MAX_WINDOW:
+        raise ScheduleError(
+            "window", f"{format_duration(window)} is outside 1m to 7d; answers need time"
+        )
+    return window
+
+
+def _parse_mention(mention: str | None) -> str | None:
+    """A role or user-group mention, passed on to the adapter to resolve; no mass pings."""
+    value = _blank(mention)
+    if value is None:
+        return None
+    if value.lower() in _MASS_MENTIONS:
+        raise ScheduleError("mention", f"{value} pings everyone; mention a role or user group")
+    if len(value) > _MAX_MENTION_CHARS or not value.isprintable():
+        raise ScheduleError("mention", "a mention is one role or user-group name, up to 100 chars")
+    return value
+
+
+# --- the console / chat form ---------------------------------------------------------------
+
+_OPTION_FIELDS = {
+    "--pack": "pack",
+    "--tag": "tags",
+    "--difficulty": "difficulty",
+    "--window": "window",
+    "--mention": "mention",
+    "--cron": "cron",
+}
+_REPEATABLE = frozenset({"--tag"})
+_CRON_FIELDS = 5
+
+
+_SMART_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
+
+
+def split_args(text: str) -> list[str]:
+    """Split a typed command shell-style, so ``--cron "0 9 * * 1-5"`` is one argument.
+
+    Curly quotes are straightened first: chat clients (Slack on macOS, phones) turn ``"``
+    into ``“`` as people type. Unbalanced quotes raise :class:`ScheduleError`.
+    """
+    try:
+        return shlex.split(text.translate(_SMART_QUOTES))
+    except ValueError as exc:
+        raise ScheduleError("args", f"{exc} (a quote is not closed)") from exc
+
+
+def parse_schedule_args(args: Sequence[str], default_timezone: str) -> ScheduleSpec:
+    """Parse ``TIME [TZ] [DAYS] [--pack P] [--tag T]... [--difficulty D] [--window W]
+    [--mention M]``, or the same with ``--cron EXPR`` in place of ``TIME`` and ``DAYS``.
+
+    ``args`` are the words after ``/schedule add``, split by :func:`split_args` (so a quoted
+    cron expression is one word; an unquoted ``--cron 0 9 * * 1-5`` takes the next five).
+    TZ and DAYS are told apart by their form, so their order does not matter. A cron
+    expression is only ever given with ``--cron``, never as DAYS, and then TIME and DAYS
+    must be left out. ``--opt=value`` works as well as ``--opt value``.
+    """
+    positional, options = _split_args(list(args))
+    words = _classify_positional(positional)
+
+    def one(flag: str) -> str | None:
+        return options[flag][0] if flag in options else None
+
+    return build_spec(
+        time=words.get("time"),
+        timezone=words.get("timezone", default_timezone),
+        days=words.get("days"),
+        cron=one("--cron"),
+        pack=one("--pack"),
+        tags=options.get("--tag", []),
+        difficulty=one("--difficulty"),
+        window=one("--window"),
+        mention=one("--mention"),
+    )
+
+
+def _split_args(args: list[str]) -> tuple[list[str], dict[str, list[str]]]:
+    positional: list[str] = []
+    options: dict[str, list[str]] = {}
+    i = 0
+    while i < len(args):
+        token = args[i]
+        if not token.startswith("--"):
+            positional.append(token)
+            i += 1
+            continue
+        flag, eq, inline = token.partition("=")
+        flag = flag.lower()
+        if flag not in _OPTION_FIELDS:
+            raise _unknown_option(flag)
+        if flag in options and flag not in _REPEATABLE:
+            raise ScheduleError(_OPTION_FIELDS[flag], f"{flag} given twice")
+        if eq:
+            value, i = inline, i + 1
+        else:
+            value, i = _option_value(args, i + 1, flag)
+        options.setdefault(flag, []).append(value)
+    return positional, options
+
+
+def _option_value(args: list[str], i: int, flag: str) -> tuple[str, int]:
+    """The value after ``flag`` and the index after it; an unquoted cron takes five words."""
+    if i >= len(args) or args[i].startswith("--"):
+        raise ScheduleError(_OPTION_FIELDS[flag], f"{flag} needs a value")
+    if flag != "--cron" or len(args[i].split()) > 1:
+        return args[i], i + 1
+    end = i
+    while end < min(len(args), i + _CRON_FIELDS) and not args[end].startswith("--"):
+        end += 1
+    return " ".join(args[i:end]), end
+
+
+def _unknown_option(flag: str) -> ScheduleError:
+    close = difflib.get_close_matches(flag, _OPTION_FIELDS, n=1, cutoff=0.6)
+    hint = f" — did you mean {close[0]}?" if close else f"; known: {', '.join(_OPTION_FIELDS)}"
+    return ScheduleError("args", f"unknown option {flag}{hint}", suggestions=close)
+
+
+def _classify_positional(positional: list[str]) -> dict[str, str]:
+    """Sort the bare words into time, timezone and days, each at most once."""
+    words: dict[str, str] = {}
+    for token in positional:
+        if not token.strip():
+            continue  # `""` from a shell-style split carries nothing.
+        kind = _kind_of(token)
+        if kind in words:
+            raise ScheduleError(kind, f"{kind} given twice: {words[kind]!r} and {token!r}")
+        words[kind] = token
+    return words
+
+
+def _kind_of(token: str) -> str:
+    """Times start with a digit, days are day words; anything else is treated as a timezone
+    unless it looks more like a misspelt day, so that the error names the right field."""
+    if token[:1].isdigit():
+        return "time"
+    try:
+        _parse_days(token)
+    except ScheduleError:
+        pass
+    else:
+        return "days"
+    if _zone_key(token) in _zone_index() or not _looks_like_days(token):
+        return "timezone"
+    return "days"
+
+
+# --- occurrences ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Occurrence:
+    instant: datetime  # aware, UTC
+    wall: datetime  # the naive local wall time the rule asked for (differs if shifted)
+
+
+def next_occurrence(spec: ScheduleSpec, after: datetime) -> datetime:
+    """The first posting instant strictly after ``after`` (aware), as an aware UTC datetime.
+
+    Computed afresh from local dates each time (see the module docstring for the DST rules),
+    so a stored schedule never drifts, whatever happened to earlier occurrences.
+    """
+    return _next(spec, after).instant
+
+
+def occurrences(spec: ScheduleSpec, after: datetime, n: int) -> list[datetime]:
+    """The next ``n`` posting instants after ``after``, strictly increasing, in UTC."""
+    return [occ.instant for occ in _upcoming(spec, after, n)]
+
+
+def preview(spec: ScheduleSpec, after: datetime, n: int) -> list[str]:
+    """The next ``n`` postings as the channel sees them: ``Mon 2026-03-30 09:00 CEST``.
+
+    A time moved by a DST gap or posted at the first of two identical wall times says so,
+    so an admin previewing a schedule is not surprised by 03:30 or by a single 01:30.
+    """
+    tz = ZoneInfo(spec.timezone)
+    return [_format(occ, tz) for occ in _upcoming(spec, after, n)]
+
+
+def occurrence_key(when: datetime, /) -> str:
+    """The canonical key of an occurrence, ``2026-03-30T07:00:00Z``: UTC, whole seconds.
+
+    Storage uses it in ``UNIQUE(schedule_id, occurrence)``, so the same instant must always
+    give the same text whatever timezone object it arrives with. Sub-seconds are dropped.
+    """
+    _require_aware(when, "occurrence")
+    return when.astimezone(UTC).replace(microsecond=0, tzinfo=None).isoformat() + "Z"
+
+
+def _upcoming(spec: ScheduleSpec, after: datetime, n: int) -> list[_Occurrence]:
+    if n < 0:
+        raise ValueError(f"n must be 0 or more, not {n}")
+    found: list[_Occurrence] = []
+    cursor = after
+    for _ in range(n):
+        occ = _next(spec, cursor)
+        found.append(occ)
+        cursor = occ.instant
+    return found
+
+
+def _next(spec: ScheduleSpec, after: datetime) -> _Occurrence:
+    """Walk local dates from the day before ``after``'s local date (a time shifted past
+    midnight can land after ``after``) and take the earliest instant later than ``after``."""
+    _require_aware(after, "after")
+    tz = ZoneInfo(spec.timezone)
+    first_day = after.astimezone(tz).date() - timedelta(days=1)
+    for offset in range(_SEARCH_DAYS):
+        day = first_day + timedelta(days=offset)
+        found = _later_than(after, _on_date(spec, tz, day))
+        if found:
+            # A time shifted past midnight may land after early times of the next date. No
+            # zone does that today (it needs a gap that is not whole hours crossing midnight);
+            # a test with a synthetic zone keeps this honest.
+            found += _later_than(after, _on_date(spec, tz, day + timedelta(days=1)))
+            return min(found, key=lambda occ: occ.instant)
+    raise ScheduleError("days", f"this schedule does not post within {_SEARCH_DAYS} days")
+
+
+def _later_than(after: datetime, found: list[_Occurrence]) -> list[_Occurrence]:
+    return [occ for occ in found if occ.instant > after]
+
+
+def _on_date(spec: ScheduleSpec, tz: ZoneInfo, day: date) -> list[_Occurrence]:
+    """Every posting the rule asks for on local date ``day``, with the DST rules applied."""
+    if not spec.days.admits(day):
+        return []
+    if spec.time is None:
+        assert spec.days.cron is not None
+        walls = spec.days.cron.times()
+    else:
+        walls = (spec.time,)
+    found: dict[datetime, _Occurrence] = {}
+    for wall in walls:
+        instant = _resolve(day, wall, tz)
+        if spec.time is not None and _pushed_onto_posting_day(spec, tz, day, instant):
+            continue  # Rule 5: that date has its own posting.
+        found.setdefault(instant, _Occurrence(instant, datetime.combine(day, wall)))
+    return list(found.values())
+
+
+def _resolve(day: date, wall: dt.time, tz: ZoneInfo) -> datetime:
+    """Rules 1-3: ``fold=0`` -- an ambiguous time is its first instance, and a nonexistent one
+    uses the offset from before the gap, which moves it forward by the gap's length."""
+    return datetime.combine(day, wall, tzinfo=tz).astimezone(UTC)
+
+
+def _pushed_onto_posting_day(
+    spec: ScheduleSpec, tz: ZoneInfo, day: date, instant: datetime
+) -> bool:
+    local_day = instant.astimezone(tz).date()
+    return local_day != day and spec.days.admits(local_day)
+
+
+def _format(occ: _Occurrence, tz: ZoneInfo) -> str:
+    local = occ.instant.astimezone(tz)
+    text = f"{_DAY_ABBR[local.weekday()].title()} {local:%Y-%m-%d %H:%M} {local.tzname()}"
+    wall = occ.wall
+    if local.replace(tzinfo=None) != wall:
+        return f"{text} (shifted: clocks skip {wall:%H:%M} on {wall:%Y-%m-%d})"
+    if _is_ambiguous(wall, tz):
+        return f"{text} (first of two {wall:%H:%M}s)"
+    return text
+
+
+def _is_ambiguous(wall: datetime, tz: ZoneInfo) -> bool:
+    """For a wall time that exists: whether it happens twice (the two folds differ)."""
+    first = wall.replace(tzinfo=tz, fold=0).utcoffset()
+    second = wall.replace(tzinfo=tz, fold=1).utcoffset()
+    return first != second
+
+
+def _require_aware(value: datetime, name: str) -> None:
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(f"{name} must be a timezone-aware datetime, got {value!r}")
