@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,9 +85,16 @@ class FakeGateway:
             await session.send(DISPATCH, data, event)
         return len(sessions)
 
-    async def wait_for_session(self, timeout: float) -> GatewaySession:  # noqa: ASYNC109
+    async def wait_for_session(
+        self,
+        timeout: float,  # noqa: ASYNC109
+        *,
+        where: Callable[[GatewaySession], bool] | None = None,
+    ) -> GatewaySession:
+        """The newest ready session (optionally the newest one for which ``where`` holds)."""
+
         def check() -> GatewaySession | None:
-            ready = self.ready_sessions
+            ready = [s for s in self.ready_sessions if where is None or where(s)]
             return ready[-1] if ready else None
 
         return await self.state.changes.until(

@@ -358,6 +358,8 @@ class FakeRest:
             "application_id": str(self.state.application_id),
             "version": str(self.state.ids()),
         }
+        if command["default_member_permissions"] is not None:  # discord.py sends an int
+            command["default_member_permissions"] = str(command["default_member_permissions"])
         if guild_id is not None:
             command["guild_id"] = str(guild_id)
         return command
