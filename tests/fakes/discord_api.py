@@ -492,6 +492,14 @@ class FakeDiscord:
         """Currently connected gateway sessions; ``.identify`` holds each IDENTIFY payload."""
         return self.gateway.sessions
 
+    async def wait_until_connected(self, timeout: float = 10.0) -> GatewaySession:  # noqa: ASYNC109
+        """Wait until a client has IDENTIFYed (for code that starts the client itself).
+
+        discord.py fires ``on_ready`` ``guild_ready_timeout`` seconds after the last GUILD_CREATE,
+        so follow with ``await client.wait_until_ready()`` if the test needs the guild cache.
+        """
+        return await self.gateway.wait_for_session(timeout)
+
     async def dispatch(self, event: str, data: dict[str, Any]) -> int:
         """Send any gateway DISPATCH (e.g. ``"GUILD_MEMBER_ADD"``) to the connected client(s)."""
         return await self.gateway.dispatch(event, data)

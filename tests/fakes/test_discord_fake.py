@@ -6,7 +6,9 @@ with ``fake.running(bot)``, drives it the way a user would and checks what reach
 
 from __future__ import annotations
 
+import asyncio
 import io
+import logging
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -14,8 +16,10 @@ from typing import Any
 import aiohttp
 import discord
 import pytest
+import yarl
 from discord import app_commands
 from discord.ext import commands
+from discord.gateway import DiscordWebSocket
 
 from tests.fakes.discord_api import (
     FakeDiscord,
@@ -99,6 +103,7 @@ class StudyTestBot(commands.Bot):
         self.answers: dict[tuple[int, int], str] = {}
         self.seen: list[tuple[str, Any]] = []
         self.ready_count = 0
+        self.ready_event = asyncio.Event()
         self._install_commands()
 
     async def setup_hook(self) -> None:
@@ -107,6 +112,11 @@ class StudyTestBot(commands.Bot):
 
     async def on_ready(self) -> None:
         self.ready_count += 1
+        self.ready_event.set()
+
+    async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
+        # discord.py sleeps 5 s before every re-IDENTIFY (after INVALID_SESSION); not in tests.
+        return None
 
     def _install_commands(self) -> None:
         tree = self.tree
@@ -147,6 +157,13 @@ class StudyTestBot(commands.Bot):
         async def run(interaction: discord.Interaction[Any]) -> None:
             await interaction.response.send_modal(RunModal())
 
+        @tree.command(name="export", description="Export your scores")
+        async def export(interaction: discord.Interaction[Any]) -> None:
+            data = io.BytesIO(f"user,{interaction.user.id}\n".encode())
+            await interaction.response.send_message(
+                "Your scores:", file=discord.File(data, "scores.csv"), ephemeral=True
+            )
+
         @tree.command(name="pack", description="Choose a pack")
         async def pack(interaction: discord.Interaction[Any], name: str) -> None:
             await interaction.response.send_message(f"pack {name}", ephemeral=True)
@@ -170,10 +187,16 @@ class StudyTestBot(commands.Bot):
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeDiscord]:
+async def fake(caplog: pytest.LogCaptureFixture) -> AsyncIterator[FakeDiscord]:
     async with FakeDiscord() as fake:
         with use_discord_endpoints(fake.api_base, fake.gateway_url):
             yield fake
+    # A handler that raised inside discord.py is only logged; make it fail the test instead.
+    errors = [
+        r for r in caplog.records if r.name.startswith("discord") and r.levelno >= logging.ERROR
+    ]
+    assert not errors, [r.getMessage() for r in errors]
+    assert fake.unknown_calls == []
 
 
 @pytest.fixture
@@ -242,11 +265,9 @@ async def test_connects_with_ready_and_guild_create(fake: FakeDiscord, guild: Fa
     assert fake.unknown_calls == []
 
 
-async def test_rest_answers_exact_json_content_type_and_404s_unknown_routes(
-    fake: FakeDiscord,
-) -> None:
-    headers = {"Authorization": f"Bot {fake.token}"}
-    async with aiohttp.ClientSession() as http:
+async def test_rest_answers_exact_json_content_type_and_404s_unknown_routes() -> None:
+    async with FakeDiscord() as fake, aiohttp.ClientSession() as http:
+        headers = {"Authorization": f"Bot {fake.token}"}
         async with http.get(f"{fake.api_base}/gateway/bot", headers=headers) as resp:
             assert resp.status == 200
             assert resp.headers["Content-Type"] == "application/json"
@@ -258,8 +279,8 @@ async def test_rest_answers_exact_json_content_type_and_404s_unknown_routes(
         async with http.get(f"{fake.api_base}/users/@me") as resp:
             assert resp.status == 401
 
-    assert [c.path for c in fake.unknown_calls] == ["/no/such/route"]
-    assert len(fake.calls_to("GET", "/gateway/bot")) == 1
+        assert [c.path for c in fake.unknown_calls] == ["/no/such/route"]
+        assert len(fake.calls_to("GET", "/gateway/bot")) == 1
 
 
 async def test_wrong_token_fails_login(fake: FakeDiscord, guild: FakeGuild) -> None:
@@ -282,6 +303,42 @@ async def test_reconnect_resumes_without_a_second_ready(
     assert (await ix.response()).content == "1 question(s) on resume"
 
 
+async def test_invalid_session_identifies_again_and_fires_on_ready_again(
+    fake: FakeDiscord, bot: StudyTestBot, guild: FakeGuild, alice: FakeMember
+) -> None:
+    first = fake.sessions[0]
+    bot.ready_event.clear()
+    await fake.invalidate_session()
+    second = await fake.gateway.wait_for_session(5, where=lambda s: s is not first)
+    assert second.identify is not None
+    assert second.identify["token"] == fake.token
+    assert second.session_id != first.session_id
+    await asyncio.wait_for(bot.ready_event.wait(), 5)  # after guild_ready_timeout
+    assert bot.ready_count == 2
+    ix = await fake.slash_command(guild, "general", alice, "quiz", {"topic": "again"})
+    assert (await ix.response()).content == "1 question(s) on again"
+
+
+async def test_gateway_url_can_come_from_get_gateway_bot(
+    fake: FakeDiscord, guild: FakeGuild
+) -> None:
+    """What the adapter does when DISCORD_API_BASE is set but DISCORD_GATEWAY_URL is not."""
+
+    class DiscoveringBot(StudyTestBot):
+        async def setup_hook(self) -> None:
+            await super().setup_hook()
+            _, url, _ = await self.http.get_bot_gateway()
+            DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(url)
+
+    with restore_discord_endpoints():
+        point_discord_py(fake.api_base, None)
+        DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL("ws://127.0.0.1:9/unused")
+        client = DiscoveringBot()
+        async with fake.running(client):
+            assert client.get_guild(guild.id) is not None
+    assert len(fake.calls_to("GET", "/gateway/bot")) == 1
+
+
 # --- application commands ------------------------------------------------------------------------
 
 
@@ -290,7 +347,7 @@ async def test_tree_sync_payload_is_recorded_and_echoed_with_ids(
 ) -> None:
     global_put = fake.calls_to("PUT", "/applications/{app}/commands")[0]
     names = sorted(c["name"] for c in global_put.json)
-    assert names == ["pack", "quiz", "reveal", "run", "stats"]
+    assert names == ["export", "pack", "quiz", "reveal", "run", "stats"]
     quiz = next(c for c in global_put.json if c["name"] == "quiz")
     assert quiz["description"] == "Start a quiz"
     options = {o["name"]: o for o in quiz["options"]}
@@ -422,6 +479,29 @@ async def test_admin_refusal_uses_member_permissions(
     )
 
 
+async def test_callback_with_a_file_is_multipart(
+    fake: FakeDiscord, bot: StudyTestBot, guild: FakeGuild, alice: FakeMember
+) -> None:
+    ix = await fake.slash_command(guild, "general", alice, "export")
+    response = await ix.response()
+    assert response.content == "Your scores:"
+    assert response.ephemeral
+    assert [f.filename for f in response.files] == ["scores.csv"]
+    assert response.attachments == [{"id": 0, "filename": "scores.csv"}]
+    reply = await ix.reply()
+    assert reply.files == {"scores.csv": f"user,{alice.id}\n".encode()}
+
+
+async def test_slash_command_in_a_dm(
+    fake: FakeDiscord, bot: StudyTestBot, guild: FakeGuild, alice: FakeMember
+) -> None:
+    ix = await fake.slash_command(None, None, alice, "quiz", {"topic": "dm"})
+    assert (await ix.response()).content == "1 question(s) on dm"
+    assert ix.payload["context"] == 1
+    assert ix.payload["user"]["id"] == str(alice.id)
+    assert "member" not in ix.payload
+
+
 async def test_autocomplete_returns_choices(
     fake: FakeDiscord, bot: StudyTestBot, guild: FakeGuild, alice: FakeMember
 ) -> None:
@@ -508,6 +588,30 @@ async def test_click_can_update_the_message_in_place(
     assert message.buttons[0]["disabled"] is True
     with pytest.raises(AssertionError, match="disabled"):
         await fake.click(sent.id, alice)
+
+
+async def test_select_menu_values_reach_the_callback(
+    fake: FakeDiscord, bot: StudyTestBot, guild: FakeGuild, alice: FakeMember
+) -> None:
+    picked: list[list[str]] = []
+
+    class Packs(discord.ui.View):
+        @discord.ui.select(
+            custom_id="studybot:packs",
+            options=[discord.SelectOption(label=n) for n in ("torch", "numpy", "python")],
+            max_values=2,
+        )
+        async def choose(
+            self, interaction: discord.Interaction[Any], select: discord.ui.Select[Any]
+        ) -> None:
+            picked.append(select.values)
+            await interaction.response.defer()
+
+    sent = await text_channel(bot, guild.channel("general").id).send("Packs?", view=Packs())
+    click = await fake.click(sent.id, alice, values=["torch", "python"])
+    response = await click.response()
+    assert response.type == 6
+    assert picked == [["torch", "python"]]
 
 
 async def test_run_modal_submit_to_result(
