@@ -599,7 +599,7 @@ class FakeDiscord:
             found = _option(schema, part) if schema is not None else None
             if schema is not None and (found is None or found["type"] not in (1, 2)):
                 raise KeyError(f"/{name} has no subcommand {part!r}")
-            schema = found.get("options") or [] if found else None
+            schema = (found.get("options") or []) if found else None
         leaf = self._build_options(
             name, schema, dict(options or {}), guild, resolved, focused, check=kind == 2
         )
@@ -648,6 +648,8 @@ class FakeDiscord:
             message = self.message(target)
         else:
             message = target
+        if message.deleted:
+            raise LookupError(f"message {message.id} was deleted")
         if custom_id is None and label is None:
             interactive = message.interactive
             if len(interactive) != 1:

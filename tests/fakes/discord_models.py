@@ -460,6 +460,11 @@ class FakeMessage:
         return list(self.payload.get("attachments") or [])
 
     @property
+    def mentioned_user_ids(self) -> list[int]:
+        """Users this message pings, as Discord resolved them under ``allowed_mentions``."""
+        return [int(u["id"]) for u in self.payload.get("mentions") or []]
+
+    @property
     def files(self) -> dict[str, bytes]:
         """Uploaded attachment bytes by filename."""
         by_id = {str(a["id"]): a["filename"] for a in self.attachments}

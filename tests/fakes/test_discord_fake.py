@@ -53,7 +53,7 @@ class AnswerButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=ANSW
     async def from_custom_id(
         cls,
         interaction: discord.Interaction[Any],
-        item: discord.ui.Button[Any],
+        item: discord.ui.Item[Any],
         match: re.Match[str],
     ) -> AnswerButton:
         return cls(int(match["post"]), match["choice"])
@@ -384,6 +384,7 @@ async def test_invalid_command_is_rejected_like_discord(
     fake: FakeDiscord, guild: FakeGuild
 ) -> None:
     client = StudyTestBot()
+    command: app_commands.Command[Any, ..., None]
     command = app_commands.Command(name="ok", description="x", callback=_noop)
     client.tree.add_command(command)
     command.description = ""  # after construction, so discord.py's own check is bypassed
