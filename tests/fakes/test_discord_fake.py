@@ -256,6 +256,8 @@ async def test_connects_with_ready_and_guild_create(fake: FakeDiscord, guild: Fa
         assert session.identify["intents"] == discord.Intents.default().value
         assert session.query["v"] == "10"
         assert session.query["encoding"] == "json"
+        # discord.py asks for a compressed stream, but reads our text frames as they are.
+        assert session.query["compress"] in ("zlib-stream", "zstd-stream")
 
     assert [c.path for c in fake.calls[:2]] == ["/users/@me", "/oauth2/applications/@me"]
     me = fake.calls[0]
@@ -281,6 +283,16 @@ async def test_rest_answers_exact_json_content_type_and_404s_unknown_routes() ->
 
         assert [c.path for c in fake.unknown_calls] == ["/no/such/route"]
         assert len(fake.calls_to("GET", "/gateway/bot")) == 1
+
+
+async def test_running_explains_a_client_that_is_not_pointed_at_the_fake(
+    fake: FakeDiscord, guild: FakeGuild
+) -> None:
+    with restore_discord_endpoints():
+        point_discord_py("http://127.0.0.1:9/api/v10", None)  # nothing listens there
+        with pytest.raises(RuntimeError, match="not pointed at the fake"):
+            async with fake.running(StudyTestBot()):
+                pass
 
 
 async def test_wrong_token_fails_login(fake: FakeDiscord, guild: FakeGuild) -> None:
