@@ -504,6 +504,16 @@ class FakeDiscord:
         """Send any gateway DISPATCH (e.g. ``"GUILD_MEMBER_ADD"``) to the connected client(s)."""
         return await self.gateway.dispatch(event, data)
 
+    async def join_guild(self, guild: GuildRef) -> int:
+        """Announce a guild added after the client connected (GUILD_CREATE, like a bot invite).
+
+        Sent without ``unavailable``: discord.py reads ``unavailable: false`` as an outage ending
+        (``on_guild_available``) and its absence as a join (``on_guild_join``).
+        """
+        payload = self._guild(guild).to_payload(with_state=True)
+        del payload["unavailable"]
+        return await self.gateway.dispatch("GUILD_CREATE", payload)
+
     async def request_reconnect(self) -> None:
         """Gateway op 7: discord.py reconnects and RESUMEs (on_ready does not fire again)."""
         await self.gateway.request_reconnect()

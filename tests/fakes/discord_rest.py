@@ -591,7 +591,7 @@ class FakeRest:
         elif kind in (UPDATE_MESSAGE, DEFERRED_UPDATE_MESSAGE):
             source = interaction.source_message
             if source is None:
-                raise DiscordError(400, 40061, "This interaction has no message to update")
+                raise DiscordError(400, 50035, "Invalid Form Body: no message to update")
             if kind == UPDATE_MESSAGE:
                 state.edit_message(source, data, call.files)
                 message = source

@@ -723,6 +723,21 @@ async def test_edit_delete_and_thread(
         await channel.fetch_message(sent.id)
 
 
+async def test_guild_added_later_is_joined(fake: FakeDiscord, bot: StudyTestBot) -> None:
+    joined = asyncio.Event()
+
+    async def on_guild_join(guild: discord.Guild) -> None:
+        joined.set()
+
+    bot.add_listener(on_guild_join)
+    late = fake.add_guild("Late Guild", channels=["lobby"])
+    assert await fake.join_guild(late) == 1
+    await asyncio.wait_for(joined.wait(), 5)
+    cached = bot.get_guild(late.id)
+    assert cached is not None
+    assert [c.name for c in cached.text_channels] == ["lobby"]
+
+
 async def test_guild_and_member_lookups(
     fake: FakeDiscord, bot: StudyTestBot, guild: FakeGuild, admin: FakeMember
 ) -> None:
