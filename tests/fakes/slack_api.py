@@ -1343,10 +1343,10 @@ class FakeSlack(SlackRequestBuilder):
                 if msg.type == WSMsgType.TEXT:
                     await self._on_socket_text(conn, msg.data)
                 elif msg.type == WSMsgType.PING:
-                    conn.pings_received.append(msg.data)
+                    conn.pings_received.append(bytes(msg.data))
                     await ws.pong(msg.data)
                 elif msg.type == WSMsgType.PONG:
-                    conn.pongs_received.append(msg.data)
+                    conn.pongs_received.append(bytes(msg.data))
                 await self._notify()
         finally:
             conn.closed_at = time.monotonic()
