@@ -497,6 +497,13 @@ class FakeSlack(SlackRequestBuilder):
         self.trigger_ttl = trigger_ttl
         self.scopes = scopes
         self.check_block_kit = check_block_kit
+        #: Socket Mode knobs: Slack sends ``hello`` first and answers pings; turn these off to
+        #: see how a client copes. slack_sdk needs neither: it does not wait for ``hello``; an
+        #: unanswered ping makes aiohttp's heartbeat (= ping_interval) close the socket within
+        #: half an interval and the SDK's monitor reconnects on its next tick (its own
+        #: staleness check, 4 x ping_interval without a pong, would come later).
+        self.send_hello = True
+        self.answer_pings = True
 
         self.calls: list[ApiCall] = []
         self.response_url_calls: list[ResponseUrlCall] = []
@@ -1324,19 +1331,19 @@ class FakeSlack(SlackRequestBuilder):
             id=len(self.socket_connections) + 1, ws=ws, ticket=ticket, opened_at=time.monotonic()
         )
         self.socket_connections.append(conn)
-        open_count = sum(1 for c in self.socket_connections if c.open)
-        await ws.send_json(
-            {
-                "type": "hello",
-                "num_connections": open_count,
-                "debug_info": {
-                    "host": f"applink-fake-{conn.id}",
-                    "build_number": 1,
-                    "approximate_connection_time": 18060,
-                },
-                "connection_info": {"app_id": self.app_id},
-            }
-        )
+        if self.send_hello:
+            await ws.send_json(
+                {
+                    "type": "hello",
+                    "num_connections": sum(1 for c in self.socket_connections if c.open),
+                    "debug_info": {
+                        "host": f"applink-fake-{conn.id}",
+                        "build_number": 1,
+                        "approximate_connection_time": 18060,
+                    },
+                    "connection_info": {"app_id": self.app_id},
+                }
+            )
         await self._notify()
         try:
             async for msg in ws:
@@ -1344,7 +1351,8 @@ class FakeSlack(SlackRequestBuilder):
                     await self._on_socket_text(conn, msg.data)
                 elif msg.type == WSMsgType.PING:
                     conn.pings_received.append(bytes(msg.data))
-                    await ws.pong(msg.data)
+                    if self.answer_pings:
+                        await ws.pong(msg.data)
                 elif msg.type == WSMsgType.PONG:
                     conn.pongs_received.append(bytes(msg.data))
                 await self._notify()

@@ -576,6 +576,43 @@ async def test_socket_dropped_by_the_server_reconnects(slack_fake: FakeSlack) ->
     assert len(slack_fake.calls_to("apps.connections.open")) == 2
 
 
+async def test_socket_envelopes_are_handled_concurrently(slack_fake: FakeSlack) -> None:
+    """slack_sdk runs each envelope's listeners in its own task: a slow ack delays only itself."""
+    app = make_bolt_app(slack_fake)
+
+    @app.command("/study")
+    async def study(ack: Any) -> None:
+        await asyncio.sleep(0.3)  # slow work *before* ack: the anti-pattern
+        await ack()
+
+    async with socket_mode_handler(app, slack_fake):
+        start = time.monotonic()
+        handles = [
+            await slack_fake.socket_send_request(slack_fake.slash_command()) for _ in range(3)
+        ]
+        acks = [await h.ack() for h in handles]
+    assert all(a.latency >= 0.3 for a in acks)
+    assert time.monotonic() - start < 0.8  # 3 x 0.3 s would be 0.9 s if serial
+
+
+async def test_socket_mode_needs_no_hello_and_replaces_a_silent_connection(
+    slack_fake: FakeSlack,
+) -> None:
+    app = make_bolt_app(slack_fake)
+
+    @app.command("/study")
+    async def study(ack: Any) -> None:
+        await ack()
+
+    slack_fake.send_hello = False
+    slack_fake.answer_pings = False
+    async with socket_mode_handler(app, slack_fake, ping_interval=0.1):
+        await (await slack_fake.socket_send_request(slack_fake.slash_command())).ack()
+        assert slack_fake.socket_connections[0].messages_received  # the ack, without a hello
+        await slack_fake.wait_for_socket_connection(count=2, timeout=3)
+    assert len(slack_fake.calls_to("apps.connections.open")) >= 2
+
+
 async def test_socket_mode_with_a_bad_app_token_retries_forever(slack_fake: FakeSlack) -> None:
     """slack_sdk quirk: ``connect()`` logs and retries every ping_interval, it never raises.
 
