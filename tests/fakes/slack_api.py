@@ -375,6 +375,12 @@ class FakeChannel:
 
 
 @dataclass
+class _Override:
+    handler: Handler
+    times: int | None
+
+
+@dataclass
 class _HookTarget:
     kind: str
     user_id: str
@@ -520,7 +526,7 @@ class FakeSlack(SlackRequestBuilder):
         #: acks for envelope ids the fake never sent (a bug in the client if non-empty).
         self.socket_unexpected_acks: list[Json] = []
 
-        self._overrides: dict[str, list[list[Any]]] = {}
+        self._overrides: dict[str, list[_Override]] = {}
         self._hooks: dict[str, _HookTarget] = {}
         self._triggers: dict[str, tuple[float, str]] = {}
         self._tickets: set[str] = set()
@@ -625,7 +631,7 @@ class FakeSlack(SlackRequestBuilder):
 
         The newest override wins; with ``times`` it is used that many times, then dropped.
         """
-        self._overrides.setdefault(method, []).insert(0, [handler, times])
+        self._overrides.setdefault(method, []).insert(0, _Override(handler, times))
 
     def fail(self, method: str, error: str, *, times: int | None = 1, **extra: Any) -> None:
         """Make the next ``times`` calls to ``method`` answer ``{"ok": false, "error": error}``."""
@@ -809,7 +815,12 @@ class FakeSlack(SlackRequestBuilder):
             else:
                 form = await request.post()
                 for key, value in form.items():
-                    args[key] = value if isinstance(value, str) else value.file.read()
+                    if isinstance(value, str | bytes):
+                        args[key] = value
+                    elif isinstance(value, bytearray):
+                        args[key] = bytes(value)
+                    else:  # an uploaded file part
+                        args[key] = value.file.read()
         for key in _JSON_ARGS & args.keys():
             value = args[key]
             if isinstance(value, str) and value[:1] in ("[", "{"):
@@ -852,11 +863,10 @@ class FakeSlack(SlackRequestBuilder):
 
     def _dispatch(self, call: ApiCall) -> Json:
         for entry in list(self._overrides.get(call.method, [])):
-            handler, times = entry
-            result = handler(call)
-            if times is not None:
-                entry[1] = times - 1
-                if entry[1] <= 0:
+            result = entry.handler(call)
+            if entry.times is not None:
+                entry.times -= 1
+                if entry.times <= 0:
                     self._overrides[call.method].remove(entry)
             if result is not None:
                 return result
@@ -1260,11 +1270,12 @@ class FakeSlack(SlackRequestBuilder):
             effect="rejected",
             at=time.monotonic(),
         )
-        status, reply = 200, {"ok": True}
+        status = 200
+        reply: Json = {"ok": True}
         if target is None:
-            status, reply = 404, {"ok": False, "error": "unknown_response_url"}
+            status, reply = 404, _error("unknown_response_url")
         elif target.uses >= 5:  # Slack: a response_url works five times within 30 minutes
-            status, reply = 404, {"ok": False, "error": "used_url"}
+            status, reply = 404, _error("used_url")
         else:
             target.uses += 1
             call.effect = self._apply_hook(target, call.body)

@@ -312,11 +312,10 @@ def test_signing_agrees_with_slack_sdk_verifier() -> None:
     assert verifier.is_valid_request(body, headers)
     ts = int(time.time())
     assert sign(body, "s3cret", ts) == verifier.generate_signature(timestamp=str(ts), body=body)
-    assert not verifier.is_valid_request(
-        *reversed(signed_http_request(body, "s3cret", valid=False))
-    )
-    stale = signed_http_request(body, "s3cret", timestamp=int(time.time()) - 600)
-    assert not verifier.is_valid_request(stale[1], stale[0])
+    wrong_headers, _ = signed_http_request(body, "s3cret", valid=False)
+    assert not verifier.is_valid_request(body, wrong_headers)
+    stale_headers, _ = signed_http_request(body, "s3cret", timestamp=int(time.time()) - 600)
+    assert not verifier.is_valid_request(body, stale_headers)
 
 
 async def test_in_process_dispatch_checks_the_signature(slack_fake: FakeSlack) -> None:
@@ -393,6 +392,35 @@ async def test_auth_test_is_called_lazily_once_and_feeds_self_event_filtering(
         "bot_id": "B0BOT",
         "team_id": "T0STUDY",
     }
+
+
+async def test_misconfiguration_surfaces_only_per_request(slack_fake: FakeSlack) -> None:
+    """Neither a wrong bot token nor an empty signing secret fails at startup.
+
+    A wrong token: auth.test fails on the first request, bolt answers 200 with an apology text
+    and runs no listener. An empty secret (HTTP mode): 500 on every request. So the adapter
+    should call ``auth.test`` itself at startup and refuse an empty secret in HTTP mode.
+    """
+    ran: list[str] = []
+    bad_token = AsyncApp(
+        client=AsyncWebClient(token="xoxb-wrong", base_url=slack_fake.api_url),
+        signing_secret=slack_fake.signing_secret,
+        name="bad-token",
+    )
+    no_secret = AsyncApp(client=_client(slack_fake), signing_secret="", name="no-secret")
+    for app in (bad_token, no_secret):
+
+        @app.command("/study")
+        async def study(ack: Any) -> None:
+            ran.append("ran")
+            await ack()
+
+    resp = await dispatch_signed(bad_token, slack_fake.slash_command(), slack_fake.signing_secret)
+    assert (resp.status, "reinstall" in resp.body) == (200, True)
+    assert slack_fake.calls_to("auth.test")[0].response["error"] == "invalid_auth"
+    resp = await dispatch_signed(no_secret, slack_fake.slash_command(), "any")
+    assert resp.status == 500
+    assert ran == []
 
 
 async def test_the_word_payload_in_a_slash_command_breaks_bolt_http_parsing(
