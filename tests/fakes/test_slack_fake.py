@@ -847,6 +847,10 @@ async def test_fail_and_override_inject_errors(slack_fake: FakeSlack) -> None:
         await client.chat_postMessage(channel="C0STUDY", text="x")
     assert err.value.response["error"] == "channel_is_archived"
     assert (await client.chat_postMessage(channel="C0STUDY", text="x"))["ok"]  # times=1
+    slack_fake.fail("chat.update", "ratelimited", retry_after=7)
+    with pytest.raises(SlackApiError) as err:  # no retry handler for 429 by default
+        await client.chat_update(channel="C0STUDY", ts="1.2", text="x")
+    assert (err.value.response.status_code, err.value.response.headers["Retry-After"]) == (429, "7")
     slack_fake.override("users.info", lambda call: {"ok": True, "user": {"id": call.args["user"]}})
     assert (await client.users_info(user="U9"))["user"] == {"id": "U9"}
 
