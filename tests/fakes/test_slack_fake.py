@@ -367,6 +367,20 @@ async def test_app_web_server_checks_the_signature_over_a_real_socket(
     assert ran == ["quiz"]
 
 
+async def test_ssl_check_is_answered_before_signature_verification(slack_fake: FakeSlack) -> None:
+    """Slack's ``ssl_check=1`` probe of a slash-command URL: the default ``ssl_check_enabled``
+    middleware runs before ``request_verification``, so even an unsigned probe gets an empty 200
+    and nothing else happens (no auth.test, no listener). Leave both enabled."""
+    app = make_bolt_app(slack_fake)
+    probe = AsyncBoltRequest(
+        body="ssl_check=1&token=legacy",
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
+    resp = await app.async_dispatch(probe)
+    assert (resp.status, resp.body) == (200, "")
+    assert slack_fake.calls == []
+
+
 async def test_auth_test_is_called_lazily_once_and_feeds_self_event_filtering(
     slack_fake: FakeSlack,
 ) -> None:
