@@ -809,7 +809,10 @@ class FakeSlack(SlackRequestBuilder):
         args: Json = dict(request.query)
         if request.method == "POST" and request.can_read_body:
             if request.content_type == "application/json":
-                body = await request.json()
+                try:
+                    body = await request.json()
+                except ValueError:
+                    body = {"_invalid_json": await request.text()}
                 if isinstance(body, dict):
                     args.update(body)
             else:
@@ -854,6 +857,7 @@ class FakeSlack(SlackRequestBuilder):
             body = _error("fatal_error", f"FakeSlack bug: {exc!r}")
             call.status = 500
         if body.get("error") == "ratelimited":
+            body = dict(body)
             call.status = 429
             headers["Retry-After"] = str(body.pop("retry_after", 1))
         call.response = body
@@ -862,6 +866,8 @@ class FakeSlack(SlackRequestBuilder):
         return web.json_response(body, status=call.status, headers=headers)
 
     def _dispatch(self, call: ApiCall) -> Json:
+        if "_invalid_json" in call.args:
+            return _error("invalid_json")
         for entry in list(self._overrides.get(call.method, [])):
             result = entry.handler(call)
             if entry.times is not None:

@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import aiohttp
 import pytest
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
@@ -852,6 +853,13 @@ async def test_unknown_methods_and_bad_tokens_are_recorded(slack_fake: FakeSlack
         ("auth.test", "xoxb-wrong"),
     ]
     assert slack_fake.calls[0].args == {"x": 1}
+    async with aiohttp.ClientSession() as session:
+        resp = await session.post(
+            slack_fake.api_url + "chat.postMessage",
+            data=b"{not json",
+            headers={"Content-Type": "application/json", "Authorization": "Bearer x"},
+        )
+        assert (await resp.json())["error"] == "invalid_json"
 
 
 async def test_fail_and_override_inject_errors(slack_fake: FakeSlack) -> None:
