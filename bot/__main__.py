@@ -11,7 +11,6 @@ import sqlite3
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -19,27 +18,19 @@ from pydantic import ValidationError
 from bot.core.clock import Clock, SystemClock
 from bot.core.service import StudyService
 from bot.log import configure_logging, get_logger
-from bot.questions.loader import LoadResult, load_packs
-from bot.settings import Settings
+from bot.questions.loader import load_packs
+from bot.runtime import PlatformAdapter, Runtime
+from bot.settings import Platform, Settings
 from bot.storage.database import Database
 from bot.storage.migrations import MigrationError
 
-__all__ = ["Runtime", "StartupError", "Wiring", "main"]
+__all__ = ["StartupError", "Wiring", "main"]
 
 log = get_logger("bot")
 
 
 class StartupError(Exception):
     """Something the operator must fix before the bot can start; the message says what."""
-
-
-@dataclass(frozen=True, slots=True)
-class Runtime:
-    settings: Settings
-    db: Database
-    service: StudyService
-    clock: Clock
-    packs: LoadResult
 
 
 class Wiring:
@@ -104,6 +95,21 @@ class Wiring:
             yield Runtime(settings, db, service, clock, packs)
         finally:
             await db.close()
+
+    async def serve(self, settings: Settings, *, http_port: int | None = None) -> None:
+        """Run the configured platform until it stops: the ``studybot run`` main job."""
+        async with self.runtime(settings) as runtime:
+            adapter = self.adapter(runtime, http_port=http_port)
+            await adapter.run()
+
+    def adapter(self, runtime: Runtime, *, http_port: int | None = None) -> PlatformAdapter:
+        """The adapter for ``settings.platform``; platform libraries are imported only here."""
+        platform = runtime.settings.platform
+        if platform is Platform.CONSOLE:
+            from bot.adapters.console import ConsoleAdapter
+
+            return ConsoleAdapter(runtime.service, runtime.clock)
+        raise StartupError(f"the {platform.value} adapter is not part of this build yet")
 
 
 def _settings_problem(exc: ValidationError) -> str:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bot.questions.loader import load_packs
+from bot.settings import Platform
 
 if TYPE_CHECKING:
     from bot.__main__ import Wiring
@@ -47,6 +48,28 @@ def _packs_dir(ctx: typer.Context, path: Path | None) -> Path:
     if path is not None:
         return path
     return Path(_wiring(ctx).settings().packs_dir)
+
+
+@app.command()
+def run(
+    ctx: typer.Context,
+    platform: Annotated[
+        Platform | None,
+        typer.Option("--platform", help="console, discord or slack (default: STUDYBOT_PLATFORM)."),
+    ] = None,
+    health_port: Annotated[
+        int | None, typer.Option("--health-port", help="Serve /healthz and /metrics here.")
+    ] = None,
+    http: Annotated[
+        int | None,
+        typer.Option("--http", help="Slack only: serve HTTP events on this port (/slack/events)."),
+    ] = None,
+) -> None:
+    """Run the bot on the configured platform (the console when no platform is set)."""
+    wiring = _wiring(ctx)
+    settings = wiring.settings(platform=platform, health_port=health_port)
+    wiring.configure_logging(settings, quiet=settings.platform is Platform.CONSOLE)
+    asyncio.run(wiring.serve(settings, http_port=http))
 
 
 @app.command()

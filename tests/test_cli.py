@@ -100,3 +100,13 @@ def test_invalid_settings_are_one_readable_line(tmp_path: Path) -> None:
         "studybot: invalid settings: STUDYBOT_TIMEZONE: unknown IANA timezone 'Mars/Olympus' "
         "(e.g. Europe/Berlin)"
     )
+
+
+def test_run_without_tokens_is_the_console(tmp_path: Path) -> None:
+    proc = studybot(
+        "run",
+        env={"STUDYBOT_DB": str(tmp_path / "r.sqlite3"), "STUDYBOT_PACKS": str(TEST_PACKS)},
+        stdin="/pack list\n",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "mini — Mini pack (6 questions)" in proc.stdout

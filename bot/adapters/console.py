@@ -135,6 +135,9 @@ class ConsoleAdapter:
                 return
             await self.handle_line(typed)
 
+    async def stop(self) -> None:
+        self.running = False
+
     async def handle_line(self, line: str) -> None:
         text = line.strip()
         if not text or text.startswith("#"):

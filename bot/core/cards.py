@@ -30,6 +30,7 @@ __all__ = [
     "choices_of",
     "correct_letter",
     "format_local",
+    "help_message",
     "hint_message",
     "leaderboard_message",
     "question_message",
@@ -275,6 +276,43 @@ def stats_message(stats: MemberStats, *, own: bool) -> Message:
         lines.append("Answer a question today to start a new streak!")
     title = "📈 Your stats" if own else f"📈 Stats for {stats.display_name}"
     return Message(title=title, sections=(Section(body="\n".join(lines)),))
+
+
+HELP_COMMANDS = (
+    ("quiz [pack]", "post a question in this channel"),
+    ("leaderboard [week|month|all]", "who is ahead"),
+    ("stats [member]", "points, accuracy and streak"),
+    ("run", "run a Python snippet against torch (CPU) in a sandbox"),
+    ("pack list", "the question packs"),
+    ("schedule list", "this channel's daily questions"),
+    ("help", "this list"),
+)
+ADMIN_COMMANDS = (
+    (
+        "schedule add TIME [TZ] [DAYS] [--pack P] [--difficulty D] [--window 90m]",
+        "a daily question",
+    ),
+    ("schedule pause|resume|skip|now|remove|preview ID", "manage a schedule"),
+)
+
+
+def help_message(prefix: str, *, admin: bool) -> Message:
+    """What a member can do, written with the platform's own command prefix."""
+    lines = [f"`{prefix}{usage}` — {text}" for usage, text in HELP_COMMANDS]
+    if admin:
+        lines.append("")
+        lines.append("**Admins**")
+        lines.extend(f"`{prefix}{usage}` — {text}" for usage, text in ADMIN_COMMANDS)
+    lines.append("")
+    lines.append(
+        "Answer questions with their buttons: only your first answer counts, and your "
+        "feedback is private. Answer on consecutive days to build a streak bonus."
+    )
+    return Message(
+        title="studybot — study a little every day",
+        sections=(Section(body="\n".join(lines)),),
+        ephemeral=True,
+    )
 
 
 def format_local(moment: datetime, tz: ZoneInfo) -> str:

@@ -393,6 +393,10 @@ class StudyService:
         )
         return cards.stats_message(stats, own=member.external_id == ctx.member)
 
+    def help(self, ctx: ChatContext, prefix: str = "/") -> Message:
+        """The command list in the platform's syntax (``/`` on Discord, ``/study `` on Slack)."""
+        return cards.help_message(prefix, admin=ctx.is_admin)
+
     async def pack_list(self) -> Message:
         summaries = await self.packs.summaries()
         if not summaries:

@@ -1,0 +1,38 @@
+"""What a running bot is made of, handed to whichever adapter serves it.
+
+Built only by :mod:`bot.__main__`; adapters receive it and never build parts themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from bot.core.clock import Clock
+from bot.core.service import StudyService
+from bot.questions.loader import LoadResult
+from bot.settings import Settings
+from bot.storage.database import Database
+
+__all__ = ["PlatformAdapter", "Runtime"]
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    settings: Settings
+    db: Database
+    service: StudyService
+    clock: Clock
+    packs: LoadResult
+
+
+class PlatformAdapter(Protocol):
+    """A chat platform connection: runs until stopped; also the core's ChatGateway."""
+
+    async def run(self) -> None:
+        """Connect and serve events until :meth:`stop` is called or the connection ends."""
+        ...
+
+    async def stop(self) -> None:
+        """Stop taking new events and disconnect cleanly."""
+        ...
