@@ -79,6 +79,7 @@ class Settings(BaseSettings):
 
     # --- schedules ---------------------------------------------------------------------------
     schedule_grace: timedelta = Field(timedelta(hours=2), validation_alias="SCHEDULE_GRACE")
+    quiz_window: timedelta = Field(timedelta(minutes=30), validation_alias="QUIZ_WINDOW")
 
     # --- snippet sandbox ---------------------------------------------------------------------
     sandbox_enabled: bool = Field(True, validation_alias="SANDBOX_ENABLED")
@@ -105,7 +106,7 @@ class Settings(BaseSettings):
             raise ValueError(f"unknown IANA timezone {value!r} (e.g. Europe/Berlin)") from exc
         return value
 
-    @field_validator("schedule_grace", mode="before")
+    @field_validator("schedule_grace", "quiz_window", mode="before")
     @classmethod
     def _duration(cls, value: object) -> object:
         if isinstance(value, str):

@@ -10,7 +10,7 @@ import difflib
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cache
 from zoneinfo import ZoneInfo
 
@@ -85,11 +85,13 @@ class StudyService:
         clock: Clock,
         *,
         default_timezone: str = "UTC",
+        quiz_window: timedelta | None = None,
         rng: random.Random | None = None,
     ) -> None:
         self.db = db
         self.clock = clock
         self._rng = rng or random.Random()
+        self.quiz_window = quiz_window
         self.directory = Directory(db, default_timezone)
         self.packs = PackStore(db)
         self.posts = PostStore(db)
@@ -166,7 +168,8 @@ class StudyService:
         """Pick a question for the channel and create its post row (not yet sent).
 
         No question repeats in a channel until every question matching the filters has been
-        posted there; then the least-posted come round again.
+        posted there; then the least-posted come round again. A question a member asks for
+        closes after ``quiz_window`` unless ``closes_at`` says otherwise.
         """
         workspace, channel = await self._channel(ctx)
         if pack is not None:
@@ -188,10 +191,13 @@ class StudyService:
                     workspace, ctx.member, ctx.member_name, self.clock.now()
                 )
             ).id
+        now = self.clock.now()
+        if closes_at is None and requested and self.quiz_window is not None:
+            closes_at = now + self.quiz_window
         post = await self.posts.create(
             channel_id=channel.id,
             version_id=choice.version_id,
-            now=self.clock.now(),
+            now=now,
             requested_by=requester,
             closes_at=closes_at,
         )
