@@ -119,7 +119,10 @@ def _section_blocks(section: Section) -> list[Block]:
         fence = "```\n{}\n```"
         room = MAX_SECTION_TEXT - len(fence.format(""))
         code = _fence_safe(section.code) or " "
-        texts.extend(fence.format(piece) for piece in _chunks(code, room))
+        fenced = [fence.format(piece) for piece in _chunks(code, room)]
+        if texts and len(texts[-1]) + 1 + len(fenced[0]) <= MAX_SECTION_TEXT:
+            texts[-1] = f"{texts[-1]}\n{fenced.pop(0)}"  # a heading sits on its code block
+        texts.extend(fenced)
     return [_section(text) for text in texts if text.strip()]
 
 
