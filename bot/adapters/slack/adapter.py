@@ -21,6 +21,15 @@ was acked and hands the exception to the one error handler, :meth:`SlackAdapter.
 with its message; anything else is logged with its context and answered with an apology. The
 wrapper exists because bolt, when a listener raises *after* ``ack()``, resets the ack it is
 still waiting on and can then time the request out; handled in the wrapper, it never sees one.
+
+slack-bolt facts this relies on (each pinned by ``tests/fakes/test_slack_fake.py``):
+
+* ``AsyncApp`` never calls ``auth.test`` at start, so :meth:`SlackAdapter.start` does, and a bad
+  app token would make Socket Mode retry forever, so ``apps.connections.open`` is tried first.
+* ``view_submission`` has no ``response_url``: modal results go out with ``chat.*`` calls.
+* HTTP mode only: bolt reads any form body containing the word ``payload`` as interactivity, so
+  ``/study run print(payload)`` gets a 404 over HTTP (Socket Mode is unaffected). Code typed
+  into the ``/study run`` modal is not affected.
 """
 
 from __future__ import annotations

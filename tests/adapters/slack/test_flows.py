@@ -352,3 +352,16 @@ async def test_wrong_signature_gets_401_in_process_and_over_http(
         assert status == 200
     await slack_fake.wait_for_call("chat.postMessage")
     assert len(slack_fake.calls_to("chat.postMessage")) == 1  # only the signed one ran
+
+
+@pytest.mark.parametrize(("mode", "status"), [("http", 404), ("socket", 200)])
+async def test_the_word_payload_in_command_text_only_breaks_http_mode(
+    mode: DeliveryMode, status: int, adapter: SlackAdapter, slack_fake: FakeSlack
+) -> None:
+    """A slack-bolt quirk, documented in the adapter: form bodies saying "payload" misparse."""
+    async with bolt_delivery(mode, adapter.app, slack_fake) as deliver:
+        ack = await deliver(slack_fake.slash_command(text="run print(payload)"))
+        assert ack.status == status
+        if status == 200:
+            await slack_fake.wait_for_call("views.open")
+    assert len(slack_fake.calls_to("views.open")) == (status == 200)
