@@ -29,7 +29,8 @@ __all__ = [
 SCHEDULE_VERBS = ("add", "list", "remove", "pause", "resume", "skip", "now", "preview")
 
 _USER_MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
-_OTHER_MARKUP = re.compile(r"<([#!][^>|]*)(?:\|([^>]*))?>|<(https?://[^>|]+)(?:\|[^>]*)?>")
+_SPECIAL = re.compile(r"<(![a-z]+(?:\^[A-Z0-9]+)?)(?:\|[^>]*)?>")
+_OTHER_MARKUP = re.compile(r"<(#[^>|]*)(?:\|([^>]*))?>|<(https?://[^>|]+)(?:\|[^>]*)?>")
 
 
 class UsageProblem(Exception):
@@ -43,8 +44,14 @@ class StudyCommand:
 
 
 def unescape(text: str) -> str:
-    """Slack's escaped command text back to what was typed (``<@U1|ann>`` -> ``U1``)."""
+    """Slack's escaped command text back to what was typed (``<@U1|ann>`` -> ``U1``).
+
+    Special mentions keep Slack's syntax without their label (``<!subteam^S1|@group>`` ->
+    ``<!subteam^S1>``, ``<!here>``): a schedule's ``--mention`` must reach the core as
+    something Slack can ping, and the core must still recognise mass mentions to refuse them.
+    """
     text = _USER_MENTION.sub(r"\1", text)
+    text = _SPECIAL.sub(r"<\1>", text)
 
     def _markup(match: re.Match[str]) -> str:
         if match[3]:

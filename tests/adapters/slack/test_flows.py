@@ -365,3 +365,15 @@ async def test_the_word_payload_in_command_text_only_breaks_http_mode(
         if status == 200:
             await slack_fake.wait_for_call("views.open")
     assert len(slack_fake.calls_to("views.open")) == (status == 200)
+
+
+async def test_a_rate_limited_post_is_retried(adapter: SlackAdapter, slack_fake: FakeSlack) -> None:
+    slack_fake.override(
+        "chat.postMessage",
+        lambda call: {"ok": False, "error": "ratelimited", "retry_after": 0},
+        times=1,
+    )
+    async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
+        msg = await quiz(deliver, slack_fake, count=2)
+    assert [c.status for c in slack_fake.calls_to("chat.postMessage")] == [429, 200]
+    assert msg.action_ids()

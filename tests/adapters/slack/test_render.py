@@ -224,10 +224,9 @@ def test_parse_study_problems(text: str, problem: str) -> None:
 
 def test_unescape_undoes_slack_escaping() -> None:
     assert unescape("a &lt;b&gt; &amp;&amp; c") == "a <b> && c"
-    assert (
-        unescape("<@U1|ann> <#C1|general> <!here> <https://x.y|x.y>")
-        == "U1 general !here https://x.y"
-    )
+    assert unescape("<@U1|ann> <#C1|general> <https://x.y|x.y>") == "U1 general https://x.y"
+    assert unescape("--mention <!subteam^S0GRP|@study-group>") == "--mention <!subteam^S0GRP>"
+    assert unescape("<!here> <!channel|channel>") == "<!here> <!channel>"
 
 
 def test_first_code_block() -> None:

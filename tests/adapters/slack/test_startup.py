@@ -185,3 +185,22 @@ async def test_cli_bad_token_is_one_line_without_the_token(
         "studybot: SLACK_BOT_TOKEN was refused by Slack (auth.test: invalid_auth)"
     )
     assert "Traceback" not in stderr and wrong not in stderr
+
+
+async def test_socket_mode_reconnects_when_slack_asks(
+    slack_fake: FakeSlack, slack_service: StudyService
+) -> None:
+    adapter = SlackAdapter(slack_service, slack_settings(slack_fake), ping_interval=1.0)
+    task = asyncio.create_task(adapter.run())
+    try:
+        await asyncio.wait_for(adapter.ready.wait(), 5)
+        first = await slack_fake.wait_for_socket_connection()
+        await slack_fake.socket_disconnect("refresh_requested")
+        second = await slack_fake.wait_for_socket_connection(count=2, timeout=10)
+        assert second is not first
+        handle = await slack_fake.socket_send_request(slack_fake.slash_command(text="help"))
+        await handle.ack(timeout=3)
+        await slack_fake.wait_for_response_url_call()
+    finally:
+        await adapter.stop()
+        await asyncio.wait_for(task, 15)
