@@ -570,14 +570,11 @@ class SlackAdapter:
     async def _schedule(
         self, ctx: ChatContext, verb: str, args: list[str], body: dict[str, Any], respond: Any
     ) -> None:
-        schedule_command = getattr(self.service, "schedule_command", None)
-        if schedule_command is None:
-            raise Unavailable("Schedules are not available on this bot yet.")
-        reply = await schedule_command(ctx, verb, args)
-        if reply.draft is not None:
+        """``/study schedule VERB ...``: the core checks the verb, the words and who may."""
+        reply = await self.service.schedule_command(ctx, verb, args)
+        await self._reply_private(body, respond, reply.message)
+        if reply.draft is not None:  # `now`: a question to post in the schedule's channel
             await self.service.publish(reply.draft, self)
-        if reply.message is not None:
-            await self._reply_private(body, respond, reply.message)
 
     async def _on_action(
         self, ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any

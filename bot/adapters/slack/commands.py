@@ -16,17 +16,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.core.schedule import ScheduleError, split_args
+from bot.core.schedules import VERBS
 
 __all__ = [
-    "SCHEDULE_VERBS",
     "StudyCommand",
     "UsageProblem",
     "first_code_block",
     "parse_study",
     "unescape",
 ]
-
-SCHEDULE_VERBS = ("add", "list", "remove", "pause", "resume", "skip", "now", "preview")
 
 _USER_MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 _SPECIAL = re.compile(r"<(![a-z]+(?:\^[A-Z0-9]+)?)(?:\|[^>]*)?>")
@@ -91,11 +89,9 @@ def parse_study(raw: str) -> StudyCommand:
         return StudyCommand("pack")
     if name == "schedule":
         verb, _, verb_rest = rest.strip().partition(" ")
-        verb = verb.lower()
-        if verb not in SCHEDULE_VERBS:
-            shown = f"`{verb}` is not" if verb else "Say"
+        if not verb:  # an unknown verb is the core's to judge (it suggests the closest)
             raise UsageProblem(
-                f"{shown} a schedule action: use one of {', '.join(SCHEDULE_VERBS)}, "
+                f"Say what to do: `/study schedule {'|'.join(VERBS)} ...`, "
                 "e.g. `/study schedule add 09:00 Europe/Berlin weekdays`."
             )
         try:

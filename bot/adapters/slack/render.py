@@ -170,6 +170,9 @@ def _context(text: str) -> Block:
 def render_blocks(message: Message, *, max_blocks: int = MAX_BLOCKS) -> list[Block]:
     """The message's blocks: header, sections, buttons, footer; never more than ``max_blocks``."""
     head: list[Block] = []
+    mention = _mention(message)
+    if mention:
+        head.append(_section(mention))
     if message.title:
         title = _cut(message.title, MAX_HEADER_TEXT)
         head.append({"type": "header", "text": {"type": "plain_text", "text": title}})
@@ -186,9 +189,28 @@ def render_blocks(message: Message, *, max_blocks: int = MAX_BLOCKS) -> list[Blo
     return [*head, *body, *tail][:max_blocks]
 
 
+_USERGROUP = re.compile(r"<!subteam\^[A-Z0-9]+>")
+
+
+def _mention(message: Message) -> str | None:
+    """The message's ``mention`` as Slack text: a user group pings, anything else is shown.
+
+    Only ``<!subteam^ID>`` (what Slack sends for ``@group`` typed in a slash command) is left
+    unescaped; the core has already refused mass mentions, and this refuses everything else.
+    """
+    if not message.mention:
+        return None
+    mention = message.mention.strip()
+    return mention if _USERGROUP.fullmatch(mention) else escape(mention)
+
+
 def fallback_text(message: Message) -> str:
     """The plain-text ``text`` that goes with the blocks (escaped: Slack parses it too)."""
-    return _cut(escape(message.plain_text()), MAX_FALLBACK_TEXT) or " "
+    text = _cut(escape(replace(message, mention=None).plain_text()), MAX_FALLBACK_TEXT)
+    mention = _mention(message)
+    if mention:
+        text = f"{mention} {text}" if text else mention
+    return text or " "
 
 
 @dataclass(frozen=True, slots=True)

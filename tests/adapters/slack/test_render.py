@@ -143,6 +143,20 @@ def test_long_code_is_split_into_several_fenced_sections() -> None:
     assert joined == code
 
 
+def test_only_a_user_group_mention_pings() -> None:
+    group = render(Message(title="Q", mention="<!subteam^S0GRP>"))
+    assert group.text.startswith("<!subteam^S0GRP> Q")
+    assert group.blocks[0] == {
+        "type": "section",
+        "text": {"type": "mrkdwn", "text": "<!subteam^S0GRP>", "verbatim": True},
+    }
+    for other in ("<!channel>", "<@U0ALICE>", "@study-group", "<!subteam^S0GRP> <!here>"):
+        out = render(Message(title="Q", mention=other))
+        assert "<!" not in out.text and "<@" not in out.text
+        assert all("<" not in t for t in mrkdwn_texts(out.blocks))
+    assert render(Message(title="Q", mention="@study-group")).text == "@study-group Q"
+
+
 def test_empty_message_still_renders_valid_text() -> None:
     out = render(Message())
     assert out.text.strip() == "" and out.text and out.blocks == []
@@ -198,6 +212,7 @@ def test_home_view_and_run_modal_are_valid_views() -> None:
             StudyCommand("schedule", ("add", "--cron", "0 9 * * 1-5")),
         ),
         ("schedule list", StudyCommand("schedule", ("list",))),
+        ("schedule explode 3", StudyCommand("schedule", ("explode", "3"))),  # the core judges
     ],
 )
 def test_parse_study(text: str, expected: StudyCommand) -> None:
@@ -211,8 +226,7 @@ def test_parse_study(text: str, expected: StudyCommand) -> None:
         ("pack", "/study pack list"),
         ("pack show", "/study pack list"),
         ("quiz a b", "Too many words for `quiz`"),
-        ("schedule", "Say a schedule action"),
-        ("schedule explode", "`explode` is not a schedule action"),
+        ("schedule", "Say what to do: `/study schedule add|list|remove|pause"),
         ('schedule add --cron "0 9', "a quote is not closed"),
     ],
 )
