@@ -85,6 +85,7 @@ ACTION_PATTERN = re.compile(r"^(answer|show|hint):[0-9]{1,18}:[A-Za-z0-9_-]{1,16
 
 CONNECT_TIMEOUT = 30.0
 DRAIN_TIMEOUT = 10.0
+KIND_CHARS = 120  # how much of a command's text goes into an error log line
 _CANNOT_POST = frozenset(
     {"not_in_channel", "channel_not_found", "is_archived", "restricted_action", "ekm_access_denied"}
 )
@@ -133,7 +134,7 @@ def _where(body: dict[str, Any]) -> _Where:
     if "command" in body:  # a slash command: flat form fields
         text = _str(body.get("text"))
         return _Where(
-            kind=f"{body['command']} {text}".strip(),
+            kind=f"{body['command']} {text}".strip()[:KIND_CHARS],  # `run` text can be long
             team=_str(body.get("team_id")),
             user=_str(body.get("user_id")),
             user_name=_str(body.get("user_name")),
