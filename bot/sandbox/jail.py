@@ -1,0 +1,324 @@
+"""One jail: the bwrap command line, and the life of one single-use worker inside it.
+
+A jail is launched as the unprivileged jail uid with an empty environment, blocks (``--block-fd``)
+until the manager has moved its init into a fresh cgroup, then imports torch and says ``ready``.
+It runs exactly one snippet and is destroyed: there is no state to leak between runs because
+nothing survives one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.core.models import RunResult
+from bot.log import get_logger
+from bot.sandbox import seccomp
+from bot.sandbox.aio import CappedBuffer, close_fd, drain_capped, read_chunk, read_line, write_all
+from bot.sandbox.cgroups import Cgroup, CgroupRoot
+from bot.sandbox.config import SandboxConfig
+from bot.sandbox.layout import Layout
+from bot.sandbox.outcome import classify
+
+__all__ = ["Jail", "JailEnv", "JailError", "bwrap_argv", "worker_source"]
+
+log = get_logger(__name__)
+
+_PASSWD = b"sandbox:x:{uid}:{gid}:sandbox:/tmp:/nonexistent\n"
+_GROUP = b"sandbox:x:{gid}:\n"
+# Paths inside the jail (private tmpfs mounts, not the host's).
+_JAIL_TMP = "/tmp"  # noqa: S108
+_JAIL_SHM = "/dev/shm"  # noqa: S108
+_CHILD_PID = re.compile(rb'"child-pid"\s*:\s*(\d+)')
+
+
+class JailError(RuntimeError):
+    """A jail could not be started; the message carries bwrap's or the worker's own words."""
+
+
+def worker_source() -> str:
+    return (Path(__file__).with_name("worker.py")).read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class JailEnv:
+    """Everything shared by all jails of one manager (computed once at start-up)."""
+
+    config: SandboxConfig
+    bwrap: str
+    layout: Layout
+    cgroups: CgroupRoot
+    worker: str
+    run_as: tuple[int, int] | None  # (uid, gid) to drop to before exec'ing bwrap
+
+    @property
+    def uid(self) -> int:
+        return self.run_as[0] if self.run_as else os.getuid()
+
+    @property
+    def gid(self) -> int:
+        return self.run_as[1] if self.run_as else os.getgid()
+
+
+@dataclass(frozen=True, slots=True)
+class _Fds:
+    seccomp: int
+    info: int
+    block: int
+    passwd: int
+    group: int
+    ctrl: int
+    status: int
+    out: int
+    err: int
+
+
+def bwrap_argv(env: JailEnv, fds: _Fds, preload: tuple[str, ...]) -> list[str]:
+    """The full bwrap command: namespaces, mounts, identity, seccomp, then the worker."""
+    cfg = env.config
+    tmp_bytes = cfg.tmp_mb * 1024 * 1024
+    argv = [
+        env.bwrap,
+        "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net",
+        "--unshare-uts", "--unshare-cgroup-try",
+        "--disable-userns", "--die-with-parent", "--new-session", "--clearenv",
+        "--cap-drop", "ALL",
+        "--uid", str(env.uid), "--gid", str(env.gid),
+        "--hostname", "sandbox",
+    ]  # fmt: skip
+    for source, dest in env.layout.binds:
+        argv += ["--ro-bind", source, dest]
+    for target, link in env.layout.symlinks:
+        argv += ["--symlink", target, link]
+    for hidden in env.layout.hidden:
+        argv += ["--tmpfs", hidden, "--remount-ro", hidden]
+    argv += [
+        "--ro-bind-data", str(fds.passwd), "/etc/passwd",
+        "--ro-bind-data", str(fds.group), "/etc/group",
+        "--proc", "/proc",
+        "--dev", "/dev",
+        "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", _JAIL_SHM,
+        "--remount-ro", "/dev",
+        "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", _JAIL_TMP,
+        "--remount-ro", "/",
+        "--chdir", _JAIL_TMP,
+        "--seccomp", str(fds.seccomp),
+        "--info-fd", str(fds.info),
+        "--block-fd", str(fds.block),
+        "--",
+        env.layout.python, "-I", "-B", "-c", env.worker,
+        str(fds.ctrl), str(fds.status), str(fds.out), str(fds.err),
+        str(cfg.import_cpu_seconds), str(tmp_bytes), str(cfg.nofile), str(cfg.torch_threads),
+        ",".join(preload),
+    ]  # fmt: skip
+    return argv
+
+
+def _memfd(name: str, data: bytes) -> int:
+    fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+class Jail:
+    """One single-use jailed worker. ``start()`` -> ``run()`` once -> ``destroy()``."""
+
+    def __init__(self, env: JailEnv, *, preload: tuple[str, ...] | None = None) -> None:
+        self.env = env
+        self.preload = env.config.preload if preload is None else preload
+        self.proc: asyncio.subprocess.Process | None = None
+        self.cgroup: Cgroup | None = None
+        self.child_pid: int | None = None
+        self._mine: list[int] = []  # parent-side fds to close on destroy
+        self._ctrl = self._status = self._out = self._err = self._diag = -1
+        self._status_pending = bytearray()
+        self._diag_buf = CappedBuffer(4096)
+        self._diag_task: asyncio.Task[None] | None = None
+        self.started_at = 0.0
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.returncode is None
+
+    def _pipe(self) -> tuple[int, int]:
+        r, w = os.pipe2(os.O_CLOEXEC)
+        return r, w
+
+    async def start(self) -> None:
+        """Launch bwrap, join the cgroup, wait for ``ready``; JailError on any failure."""
+        cfg = self.env.config
+        child_side: list[int] = []
+        try:
+            ctrl_r, self._ctrl = self._pipe()
+            self._status, status_w = self._pipe()
+            self._out, out_w = self._pipe()
+            self._err, err_w = self._pipe()
+            self._diag, diag_w = self._pipe()
+            info_r, info_w = self._pipe()
+            block_r, block_w = self._pipe()
+            uid, gid = self.env.uid, self.env.gid
+            fds = _Fds(
+                seccomp=seccomp.filter_fd(),
+                info=info_w,
+                block=block_r,
+                passwd=_memfd(
+                    "passwd",
+                    _PASSWD.replace(b"{uid}", str(uid).encode()).replace(
+                        b"{gid}", str(gid).encode()
+                    ),
+                ),
+                group=_memfd("group", _GROUP.replace(b"{gid}", str(gid).encode())),
+                ctrl=ctrl_r,
+                status=status_w,
+                out=out_w,
+                err=err_w,
+            )
+            child_side = [
+                fds.seccomp, info_w, block_r, fds.passwd, fds.group, ctrl_r, status_w,
+                out_w, err_w, diag_w,
+            ]  # fmt: skip
+            self._mine = [self._ctrl, self._status, self._out, self._err, self._diag]
+            for fd in [*self._mine, info_r, block_w]:
+                os.set_blocking(fd, False)
+            argv = bwrap_argv(self.env, fds, self.preload)
+            drop: dict[str, object] = {}
+            if self.env.run_as is not None:
+                drop = {"user": uid, "group": gid, "extra_groups": []}
+            self.started_at = time.monotonic()
+            self.proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=diag_w,
+                stderr=diag_w,
+                pass_fds=[fd for fd in child_side if fd != diag_w],
+                env={},
+                cwd="/",
+                **drop,  # type: ignore[arg-type]
+            )
+        except OSError as exc:
+            for fd in child_side + self._mine:
+                close_fd(fd)
+            self._mine = []
+            raise JailError(f"cannot launch bwrap: {exc}") from exc
+        finally:
+            for fd in child_side:
+                close_fd(fd)
+        self._diag_task = asyncio.create_task(drain_capped(self._diag, self._diag_buf))
+        try:
+            self.child_pid = await asyncio.wait_for(self._read_child_pid(info_r), 30)
+            self.cgroup = self.env.cgroups.create()
+            self.cgroup.add(self.child_pid)
+            await write_all(block_w, b"go")
+        except (OSError, TimeoutError, RuntimeError) as exc:
+            await self.destroy()
+            raise JailError(f"jail set-up failed: {exc}; {self.diagnostics()}") from exc
+        finally:
+            close_fd(info_r)
+            close_fd(block_w)
+        try:
+            line = await asyncio.wait_for(
+                read_line(self._status, self._status_pending), cfg.startup_timeout
+            )
+        except TimeoutError:
+            line = None
+        if line != b"ready":
+            await self.destroy()
+            raise JailError(f"worker did not start: {self.diagnostics()}")
+        log.debug("jail %s ready in %.0f ms", self.child_pid, self.age_ms)
+
+    @property
+    def age_ms(self) -> float:
+        return (time.monotonic() - self.started_at) * 1000
+
+    async def _read_child_pid(self, fd: int) -> int:
+        data = b""
+        while (match := _CHILD_PID.search(data)) is None:
+            chunk = await read_chunk(fd)
+            if not chunk:
+                raise RuntimeError("bwrap exited before creating the sandbox")
+            data += chunk
+        return int(match.group(1))
+
+    def diagnostics(self) -> str:
+        text = self._diag_buf.data.decode("utf-8", "replace").strip()
+        lines = [line for line in text.splitlines() if line.strip()]
+        return " | ".join(lines[-3:]) if lines else "no output from bwrap"
+
+    async def run(self, code: str, wall: float) -> RunResult:
+        """Send the snippet, enforce the wall clock, collect output, classify the ending."""
+        assert self.proc is not None
+        assert self.cgroup is not None
+        cap = self.env.config.output_bytes
+        out, err = CappedBuffer(cap), CappedBuffer(cap)
+        if self.cgroup is not None:
+            self.cgroup.set_cpu_weight(running=True)
+        body = code.encode("utf-8")
+        header = json.dumps({"timeout": wall, "size": len(body)}).encode() + b"\n"
+        readers = [
+            asyncio.create_task(drain_capped(self._out, out)),
+            asyncio.create_task(drain_capped(self._err, err)),
+        ]
+        report_task = asyncio.create_task(read_line(self._status, self._status_pending))
+        started = time.monotonic()
+        timed_out = False
+        try:
+            await asyncio.wait_for(write_all(self._ctrl, header + body), wall)
+            close_fd(self._ctrl)
+            remaining = max(0.0, wall - (time.monotonic() - started))
+            await asyncio.wait_for(self.proc.wait(), remaining)
+        except TimeoutError:
+            timed_out = True
+            self._kill()
+            await self.proc.wait()
+        duration_ms = (time.monotonic() - started) * 1000
+        # Every process of the jail is gone once bwrap has reaped its init, so EOF follows.
+        _, pending = await asyncio.wait(readers, timeout=2)
+        for task in pending:
+            task.cancel()
+        report: dict[str, object] | None = None
+        with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+            raw = await asyncio.wait_for(report_task, 0.5)
+            if raw:
+                with contextlib.suppress(ValueError):
+                    parsed = json.loads(raw)
+                    report = parsed if isinstance(parsed, dict) else None
+        return classify(
+            returncode=self.proc.returncode,
+            timed_out=timed_out,
+            report=report,
+            oom_kills=self.cgroup.oom_kills(),
+            stdout=out.data.decode("utf-8", "replace"),
+            stderr=err.data.decode("utf-8", "replace"),
+            truncated=out.truncated or err.truncated,
+            duration_ms=duration_ms,
+        )
+
+    def _kill(self) -> None:
+        if self.cgroup is not None:
+            self.cgroup.kill(deadline=1.0)
+        if self.proc is not None and self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+
+    async def destroy(self) -> None:
+        """Kill whatever is left, reap bwrap, remove the cgroup, close our fds. Idempotent."""
+        self._kill()
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError):
+                await self.proc.wait()
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
+        if self._diag_task is not None:
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(self._diag_task, 0.5)
+        for fd in self._mine:
+            close_fd(fd)
+        self._mine = []
