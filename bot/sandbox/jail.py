@@ -147,46 +147,58 @@ class Jail:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.returncode is None
 
-    def _pipe(self) -> tuple[int, int]:
-        r, w = os.pipe2(os.O_CLOEXEC)
-        return r, w
+    def _close_mine(self, fd: int) -> None:
+        """Close one of our descriptors exactly once.
 
-    async def start(self) -> None:
-        """Launch bwrap, join the cgroup, wait for ``ready``; JailError on any failure."""
-        cfg = self.env.config
-        child_side: list[int] = []
+        Closing twice is not harmless here: jails start concurrently, the number may already
+        belong to another jail's pipe, and a stray close would cross-wire or break it.
+        """
+        if fd in self._mine:
+            self._mine.remove(fd)
+            close_fd(fd)
+
+    async def _spawn(self) -> tuple[int, int]:
+        """Create the pipes and launch bwrap; returns (info fd, block fd) for the set-up."""
+        child_side: list[int] = []  # closed in the parent once bwrap has them
+
+        def pipe(*, ours: str) -> tuple[int, int]:
+            r, w = os.pipe2(os.O_CLOEXEC)
+            mine, theirs = (r, w) if ours == "r" else (w, r)
+            self._mine.append(mine)
+            child_side.append(theirs)
+            os.set_blocking(mine, False)
+            return r, w
+
+        def memfd(name: str, data: bytes) -> int:
+            fd = _memfd(name, data)
+            child_side.append(fd)
+            return fd
+
+        uid, gid = self.env.uid, self.env.gid
         try:
-            ctrl_r, self._ctrl = self._pipe()
-            self._status, status_w = self._pipe()
-            self._out, out_w = self._pipe()
-            self._err, err_w = self._pipe()
-            self._diag, diag_w = self._pipe()
-            info_r, info_w = self._pipe()
-            block_r, block_w = self._pipe()
-            uid, gid = self.env.uid, self.env.gid
+            ctrl_r, self._ctrl = pipe(ours="w")
+            self._status, status_w = pipe(ours="r")
+            self._out, out_w = pipe(ours="r")
+            self._err, err_w = pipe(ours="r")
+            self._diag, diag_w = pipe(ours="r")
+            info_r, info_w = pipe(ours="r")
+            block_r, block_w = pipe(ours="w")
+            seccomp_fd = seccomp.filter_fd()
+            child_side.append(seccomp_fd)
+            passwd = _PASSWD.replace(b"{uid}", str(uid).encode()).replace(
+                b"{gid}", str(gid).encode()
+            )
             fds = _Fds(
-                seccomp=seccomp.filter_fd(),
+                seccomp=seccomp_fd,
                 info=info_w,
                 block=block_r,
-                passwd=_memfd(
-                    "passwd",
-                    _PASSWD.replace(b"{uid}", str(uid).encode()).replace(
-                        b"{gid}", str(gid).encode()
-                    ),
-                ),
-                group=_memfd("group", _GROUP.replace(b"{gid}", str(gid).encode())),
+                passwd=memfd("passwd", passwd),
+                group=memfd("group", _GROUP.replace(b"{gid}", str(gid).encode())),
                 ctrl=ctrl_r,
                 status=status_w,
                 out=out_w,
                 err=err_w,
             )
-            child_side = [
-                fds.seccomp, info_w, block_r, fds.passwd, fds.group, ctrl_r, status_w,
-                out_w, err_w, diag_w,
-            ]  # fmt: skip
-            self._mine = [self._ctrl, self._status, self._out, self._err, self._diag]
-            for fd in [*self._mine, info_r, block_w]:
-                os.set_blocking(fd, False)
             argv = bwrap_argv(self.env, fds, self.preload)
             drop: dict[str, object] = {}
             if self.env.run_as is not None:
@@ -202,14 +214,19 @@ class Jail:
                 cwd="/",
                 **drop,  # type: ignore[arg-type]
             )
-        except OSError as exc:
-            for fd in child_side + self._mine:
-                close_fd(fd)
-            self._mine = []
+        except (OSError, seccomp.SeccompError) as exc:
+            for fd in list(self._mine):
+                self._close_mine(fd)
             raise JailError(f"cannot launch bwrap: {exc}") from exc
         finally:
             for fd in child_side:
                 close_fd(fd)
+        return info_r, block_w
+
+    async def start(self) -> None:
+        """Launch bwrap, join the cgroup, wait for ``ready``; JailError on any failure."""
+        cfg = self.env.config
+        info_r, block_w = await self._spawn()
         self._diag_task = asyncio.create_task(drain_capped(self._diag, self._diag_buf))
         try:
             self.child_pid = await asyncio.wait_for(self._read_child_pid(info_r), 30)
@@ -220,8 +237,8 @@ class Jail:
             await self.destroy()
             raise JailError(f"jail set-up failed: {exc}; {self.diagnostics()}") from exc
         finally:
-            close_fd(info_r)
-            close_fd(block_w)
+            self._close_mine(info_r)
+            self._close_mine(block_w)
         try:
             line = await asyncio.wait_for(
                 read_line(self._status, self._status_pending), cfg.startup_timeout
@@ -270,7 +287,7 @@ class Jail:
         timed_out = False
         try:
             await asyncio.wait_for(write_all(self._ctrl, header + body), wall)
-            close_fd(self._ctrl)
+            self._close_mine(self._ctrl)
             remaining = max(0.0, wall - (time.monotonic() - started))
             await asyncio.wait_for(self.proc.wait(), remaining)
         except TimeoutError:
@@ -319,6 +336,5 @@ class Jail:
         if self._diag_task is not None:
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(self._diag_task, 0.5)
-        for fd in self._mine:
-            close_fd(fd)
-        self._mine = []
+        for fd in list(self._mine):
+            self._close_mine(fd)
