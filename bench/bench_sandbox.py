@@ -1,4 +1,4 @@
-"""Benchmark: warm ``Sandbox.run`` of a small torch snippet against a cold ``python -c 'import torch'``.
+"""Benchmark: warm ``Sandbox.run`` of a torch snippet against a cold ``import torch``.
 
 Run from the repository root::
 
@@ -33,9 +33,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.core.models import Outcome  # noqa: E402
-from bot.sandbox import Sandbox, SandboxConfig  # noqa: E402
-from bot.settings import Settings  # noqa: E402
+from bot.core.models import Outcome
+from bot.sandbox import Sandbox, SandboxConfig
+from bot.settings import Settings
 
 SNIPPET = "import torch\nx = torch.arange(12.0).reshape(3, 4)\nprint((x @ x.T).trace().item())\n"
 EXPECTED = "534.0\n"
@@ -104,7 +104,8 @@ async def main(args: argparse.Namespace) -> int:
         for _ in range(args.warm):
             await sandbox.wait_warm()
             ms, out, outcome = await timed_run(sandbox, SNIPPET)
-            assert outcome is Outcome.OK and out == EXPECTED, (outcome, out)
+            assert outcome is Outcome.OK, outcome
+            assert out == EXPECTED, out
             warm.append(ms)
         warm_median = statistics.median(warm)
         print(f"warm Sandbox.run: {args.warm} runs, pool refilled before each")

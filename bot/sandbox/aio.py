@@ -11,7 +11,15 @@ import asyncio
 import contextlib
 import os
 
-__all__ = ["CappedBuffer", "close_fd", "drain_capped", "read_chunk", "read_line", "write_all"]
+__all__ = [
+    "CappedBuffer",
+    "close_fd",
+    "drain_capped",
+    "read_chunk",
+    "read_line",
+    "wait_readable",
+    "write_all",
+]
 
 
 def close_fd(fd: int) -> None:
@@ -38,6 +46,11 @@ async def _wait(fd: int, *, write: bool) -> None:
             loop.remove_writer(fd)
         else:
             loop.remove_reader(fd)
+
+
+async def wait_readable(fd: int) -> None:
+    """Until ``fd`` is readable (a pipe with data or EOF, an exited process's pidfd)."""
+    await _wait(fd, write=False)
 
 
 async def read_chunk(fd: int, size: int = 65536) -> bytes:

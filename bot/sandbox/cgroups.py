@@ -164,6 +164,24 @@ class Cgroup:
             return _read_counter(d / "memory.events", "oom_kill")
         return _read_counter(d / "memory.oom_control", "oom_kill")
 
+    def _kill_member(self, pid: int) -> None:
+        """SIGKILL ``pid`` only if it is still ours: pin it with a pidfd, then check membership.
+
+        A pid read from ``cgroup.procs`` may exit and be recycled before the kill; the pidfd
+        fixes which process we mean, and the check proves that process is in this cgroup.
+        """
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError:
+            return
+        try:
+            if any(str(pid) in (d / "cgroup.procs").read_text().split() for d in self._procs_dirs):
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        except OSError:
+            pass
+        finally:
+            os.close(pidfd)
+
     def kill(self, deadline: float = 5.0) -> bool:
         """SIGKILL everything inside until it is empty; True when empty.
 
@@ -180,8 +198,7 @@ class Cgroup:
             if not pids:
                 return True
             for pid in pids:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
+                self._kill_member(pid)
             if time.monotonic() > end:
                 log.warning("cgroup %s still has processes %s", self._procs_dirs[0], pids)
                 return False

@@ -13,6 +13,8 @@ import contextlib
 import json
 import os
 import re
+import signal
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +22,15 @@ from pathlib import Path
 from bot.core.models import RunResult
 from bot.log import get_logger
 from bot.sandbox import seccomp
-from bot.sandbox.aio import CappedBuffer, close_fd, drain_capped, read_chunk, read_line, write_all
+from bot.sandbox.aio import (
+    CappedBuffer,
+    close_fd,
+    drain_capped,
+    read_chunk,
+    read_line,
+    wait_readable,
+    write_all,
+)
 from bot.sandbox.cgroups import Cgroup, CgroupRoot
 from bot.sandbox.config import SandboxConfig
 from bot.sandbox.layout import Layout
@@ -66,8 +76,16 @@ class JailEnv:
         return self.run_as[1] if self.run_as else os.getgid()
 
 
+# The worker's source arrives on a descriptor rather than in argv, so that ``ps`` stays readable.
+_BOOTSTRAP = (
+    "import os,sys;fd=int(sys.argv.pop(1));src=os.read(fd,1<<20);os.close(fd);"
+    "exec(compile(src,'<worker>','exec'))"
+)
+
+
 @dataclass(frozen=True, slots=True)
 class _Fds:
+    source: int
     seccomp: int
     info: int
     block: int
@@ -112,7 +130,7 @@ def bwrap_argv(env: JailEnv, fds: _Fds, preload: tuple[str, ...]) -> list[str]:
         "--info-fd", str(fds.info),
         "--block-fd", str(fds.block),
         "--",
-        env.layout.python, "-I", "-B", "-c", env.worker,
+        env.layout.python, "-I", "-B", "-c", _BOOTSTRAP, str(fds.source),
         str(fds.ctrl), str(fds.status), str(fds.out), str(fds.err),
         str(cfg.import_cpu_seconds), str(tmp_bytes), str(cfg.nofile), str(cfg.torch_threads),
         ",".join(preload),
@@ -133,9 +151,11 @@ class Jail:
     def __init__(self, env: JailEnv, *, preload: tuple[str, ...] | None = None) -> None:
         self.env = env
         self.preload = env.config.preload if preload is None else preload
-        self.proc: asyncio.subprocess.Process | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._proc_fd = -1  # pidfd of bwrap: wait and kill without pid-reuse races
         self.cgroup: Cgroup | None = None
         self.child_pid: int | None = None
+        self._init_fd = -1
         self._mine: list[int] = []  # parent-side fds to close on destroy
         self._ctrl = self._status = self._out = self._err = self._diag = -1
         self._status_pending = bytearray()
@@ -145,7 +165,7 @@ class Jail:
 
     @property
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.returncode is None
+        return self.proc is not None and self.proc.poll() is None
 
     def _close_mine(self, fd: int) -> None:
         """Close one of our descriptors exactly once.
@@ -157,7 +177,7 @@ class Jail:
             self._mine.remove(fd)
             close_fd(fd)
 
-    async def _spawn(self) -> tuple[int, int]:
+    def _spawn(self) -> tuple[int, int]:
         """Create the pipes and launch bwrap; returns (info fd, block fd) for the set-up."""
         child_side: list[int] = []  # closed in the parent once bwrap has them
 
@@ -189,6 +209,7 @@ class Jail:
                 b"{gid}", str(gid).encode()
             )
             fds = _Fds(
+                source=memfd("worker", self.env.worker.encode()),
                 seccomp=seccomp_fd,
                 info=info_w,
                 block=block_r,
@@ -200,20 +221,24 @@ class Jail:
                 err=err_w,
             )
             argv = bwrap_argv(self.env, fds, self.preload)
-            drop: dict[str, object] = {}
-            if self.env.run_as is not None:
-                drop = {"user": uid, "group": gid, "extra_groups": []}
+            drop = self.env.run_as is not None
             self.started_at = time.monotonic()
-            self.proc = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.DEVNULL,
+            # Popen, not asyncio's subprocess: we reap bwrap ourselves through a pidfd. With a
+            # child watcher reaping in another thread, killing by pid can hit a recycled pid,
+            # and here recycled pids belong to other jails' bwraps.
+            self.proc = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
+                argv,
+                stdin=subprocess.DEVNULL,
                 stdout=diag_w,
                 stderr=diag_w,
                 pass_fds=[fd for fd in child_side if fd != diag_w],
                 env={},
                 cwd="/",
-                **drop,  # type: ignore[arg-type]
+                user=uid if drop else None,
+                group=gid if drop else None,
+                extra_groups=[] if drop else None,
             )
+            self._proc_fd = os.pidfd_open(self.proc.pid)
         except (OSError, seccomp.SeccompError) as exc:
             for fd in list(self._mine):
                 self._close_mine(fd)
@@ -226,25 +251,29 @@ class Jail:
     async def start(self) -> None:
         """Launch bwrap, join the cgroup, wait for ``ready``; JailError on any failure."""
         cfg = self.env.config
-        info_r, block_w = await self._spawn()
+        info_r, block_w = self._spawn()
         self._diag_task = asyncio.create_task(drain_capped(self._diag, self._diag_buf))
         try:
-            self.child_pid = await asyncio.wait_for(self._read_child_pid(info_r), 30)
-            self.cgroup = self.env.cgroups.create()
-            self.cgroup.add(self.child_pid)
-            await write_all(block_w, b"go")
-        except (OSError, TimeoutError, RuntimeError) as exc:
-            await self.destroy()
-            raise JailError(f"jail set-up failed: {exc}; {self.diagnostics()}") from exc
-        finally:
-            self._close_mine(info_r)
-            self._close_mine(block_w)
-        try:
+            try:
+                self.child_pid = await asyncio.wait_for(self._read_child_pid(info_r), 30)
+                # A pidfd names the jail's init for good: killing it ends the whole PID
+                # namespace, even before it is in the cgroup and without a pid-reuse race.
+                self._init_fd = os.pidfd_open(self.child_pid)
+                self.cgroup = self.env.cgroups.create()
+                self.cgroup.add(self.child_pid)
+                await write_all(block_w, b"go")
+            finally:
+                self._close_mine(info_r)
+                self._close_mine(block_w)
             line = await asyncio.wait_for(
                 read_line(self._status, self._status_pending), cfg.startup_timeout
             )
-        except TimeoutError:
-            line = None
+        except (OSError, TimeoutError, RuntimeError) as exc:
+            await self.destroy()
+            raise JailError(f"jail set-up failed: {exc!r}; {self.diagnostics()}") from exc
+        except BaseException:
+            await asyncio.shield(self.destroy())
+            raise
         if line != b"ready":
             await self.destroy()
             raise JailError(f"worker did not start: {self.diagnostics()}")
@@ -289,11 +318,11 @@ class Jail:
             await asyncio.wait_for(write_all(self._ctrl, header + body), wall)
             self._close_mine(self._ctrl)
             remaining = max(0.0, wall - (time.monotonic() - started))
-            await asyncio.wait_for(self.proc.wait(), remaining)
+            await asyncio.wait_for(self._wait_exit(), remaining)
         except TimeoutError:
             timed_out = True
             self._kill()
-            await self.proc.wait()
+            await self._wait_exit()
         duration_ms = (time.monotonic() - started) * 1000
         # Every process of the jail is gone once bwrap has reaped its init, so EOF follows.
         _, pending = await asyncio.wait(readers, timeout=2)
@@ -317,22 +346,37 @@ class Jail:
             duration_ms=duration_ms,
         )
 
+    async def _wait_exit(self) -> int:
+        """Wait for bwrap to exit (its pidfd turns readable), then reap it."""
+        assert self.proc is not None
+        if self.proc.returncode is None and self._proc_fd >= 0:
+            await wait_readable(self._proc_fd)
+        return self.proc.wait()
+
     def _kill(self) -> None:
+        if self._init_fd >= 0:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self._init_fd, signal.SIGKILL)
         if self.cgroup is not None:
             self.cgroup.kill(deadline=1.0)
-        if self.proc is not None and self.proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.proc.kill()
+        if self._proc_fd >= 0:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self._proc_fd, signal.SIGKILL)
 
     async def destroy(self) -> None:
         """Kill whatever is left, reap bwrap, remove the cgroup, close our fds. Idempotent."""
         self._kill()
-        if self.proc is not None:
-            with contextlib.suppress(ProcessLookupError):
-                await self.proc.wait()
-        if self.cgroup is not None:
-            self.cgroup.remove()
-            self.cgroup = None
+        try:
+            if self.proc is not None:
+                await self._wait_exit()
+        finally:
+            if self.cgroup is not None:
+                self.cgroup.remove()
+                self.cgroup = None
+            for fd in (self._init_fd, self._proc_fd):
+                if fd >= 0:
+                    close_fd(fd)
+            self._init_fd = self._proc_fd = -1
         if self._diag_task is not None:
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(self._diag_task, 0.5)

@@ -1,8 +1,8 @@
 """The code that runs inside the jail: pre-import, wait, run one snippet, report, vanish.
 
 This file is not imported by the bot. The manager reads its source and hands it to the jailed
-interpreter as ``python -I -B -c SOURCE FDS...``, so nothing of the bot needs to be mounted in
-the jail. It may use the standard library only.
+interpreter on a descriptor (``python -I -B -c BOOTSTRAP SOURCE_FD FDS...``), so nothing of the
+bot needs to be mounted in the jail. It may use the standard library only.
 
 Descriptors (numbers come in ``sys.argv``): ``ctrl`` (read: one request), ``status`` (write:
 ``ready`` then one result line), ``out`` and ``err`` (the snippet's stdout and stderr, read by

@@ -29,8 +29,8 @@ def secret() -> str:
 @pytest.fixture(scope="session")
 def secret_file() -> str:
     """A host file holding the secret, where a careless jail would see it (host /tmp)."""
-    path = f"/tmp/studybot-test-secret-{uuid.uuid4().hex}"  # noqa: S108 - on purpose
-    with open(path, "w") as fh:  # noqa: PTH123
+    path = f"/tmp/studybot-test-secret-{uuid.uuid4().hex}"
+    with open(path, "w") as fh:
         fh.write(SECRET)
     yield path
     os.unlink(path)

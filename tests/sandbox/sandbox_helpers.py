@@ -14,5 +14,5 @@ def sandbox_config(**overrides: object) -> SandboxConfig:
     return SandboxConfig.from_settings(settings, **overrides)
 
 
-async def run(sb: Sandbox, code: str, timeout: float | None = None) -> RunResult:
+async def run(sb: Sandbox, code: str, timeout: float | None = None) -> RunResult:  # noqa: ASYNC109
     return await sb.run(textwrap.dedent(code), timeout=timeout)

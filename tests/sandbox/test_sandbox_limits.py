@@ -6,7 +6,6 @@ import pytest
 
 from bot.core.models import Outcome
 from bot.sandbox import Sandbox
-
 from tests.sandbox.sandbox_helpers import run
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
