@@ -161,6 +161,7 @@ class Jail:
         self._status_pending = bytearray()
         self._diag_buf = CappedBuffer(4096)
         self._diag_task: asyncio.Task[None] | None = None
+        self._info_task: asyncio.Task[None] | None = None
         self.started_at = 0.0
 
     @property
@@ -263,8 +264,10 @@ class Jail:
                 self.cgroup.add(self.child_pid)
                 await write_all(block_w, b"go")
             finally:
-                self._close_mine(info_r)
                 self._close_mine(block_w)
+            # bwrap writes more to the info fd later (namespace ids); closing our end now
+            # would kill it with SIGPIPE and orphan the jail's init. Drain it until bwrap is done.
+            self._info_task = asyncio.create_task(drain_capped(info_r, CappedBuffer(0)))
             line = await asyncio.wait_for(
                 read_line(self._status, self._status_pending), cfg.startup_timeout
             )
@@ -311,32 +314,32 @@ class Jail:
             asyncio.create_task(drain_capped(self._out, out)),
             asyncio.create_task(drain_capped(self._err, err)),
         ]
-        report_task = asyncio.create_task(read_line(self._status, self._status_pending))
         started = time.monotonic()
         timed_out = False
+        report: dict[str, object] | None = None
         try:
             await asyncio.wait_for(write_all(self._ctrl, header + body), wall)
             self._close_mine(self._ctrl)
             remaining = max(0.0, wall - (time.monotonic() - started))
-            await asyncio.wait_for(self._wait_exit(), remaining)
+            report = await asyncio.wait_for(self._report_or_exit(), remaining)
         except TimeoutError:
             timed_out = True
             self._kill()
             await self._wait_exit()
         duration_ms = (time.monotonic() - started) * 1000
-        # Every process of the jail is gone once bwrap has reaped its init, so EOF follows.
+        if report is not None:
+            # The worker has flushed, closed its output and is exiting. Tearing down a process
+            # that mapped torch takes the kernel 30-60 ms; nothing of the snippet can run any
+            # more once its namespace's init is SIGKILLed, so the answer need not wait for the
+            # reaping, which destroy() finishes (and checks) right after.
+            self._kill_namespace()
+        # EOF comes when the last holder of the pipes is gone: at once on the fast path, or
+        # once bwrap has reaped the namespace.
         _, pending = await asyncio.wait(readers, timeout=2)
         for task in pending:
             task.cancel()
-        report: dict[str, object] | None = None
-        with contextlib.suppress(TimeoutError, asyncio.CancelledError):
-            raw = await asyncio.wait_for(report_task, 0.5)
-            if raw:
-                with contextlib.suppress(ValueError):
-                    parsed = json.loads(raw)
-                    report = parsed if isinstance(parsed, dict) else None
         return classify(
-            returncode=self.proc.returncode,
+            returncode=None if report is not None else self.proc.returncode,
             timed_out=timed_out,
             report=report,
             oom_kills=self.cgroup.oom_kills(),
@@ -346,6 +349,34 @@ class Jail:
             duration_ms=duration_ms,
         )
 
+    async def _report_or_exit(self) -> dict[str, object] | None:
+        """The worker's report if it sends one; None once bwrap exits without one."""
+        report_task = asyncio.create_task(read_line(self._status, self._status_pending))
+        exit_task = asyncio.create_task(self._wait_exit())
+        try:
+            await asyncio.wait({report_task, exit_task}, return_when=asyncio.FIRST_COMPLETED)
+            raw = report_task.result() if report_task.done() else None
+            if raw is None and not exit_task.done():
+                await exit_task  # the status pipe closed: the worker is dying
+        finally:
+            for task in (report_task, exit_task):
+                if not task.done():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+        if not raw:
+            return None
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            return None
+        return parsed if isinstance(parsed, dict) and "exit_code" in parsed else None
+
+    def _kill_namespace(self) -> None:
+        if self._init_fd >= 0:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self._init_fd, signal.SIGKILL)
+
     async def _wait_exit(self) -> int:
         """Wait for bwrap to exit (its pidfd turns readable), then reap it."""
         assert self.proc is not None
@@ -354,9 +385,7 @@ class Jail:
         return self.proc.wait()
 
     def _kill(self) -> None:
-        if self._init_fd >= 0:
-            with contextlib.suppress(OSError):
-                signal.pidfd_send_signal(self._init_fd, signal.SIGKILL)
+        self._kill_namespace()
         if self.cgroup is not None:
             self.cgroup.kill(deadline=1.0)
         if self._proc_fd >= 0:
@@ -377,8 +406,9 @@ class Jail:
                 if fd >= 0:
                     close_fd(fd)
             self._init_fd = self._proc_fd = -1
-        if self._diag_task is not None:
-            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
-                await asyncio.wait_for(self._diag_task, 0.5)
+        for task in (self._diag_task, self._info_task):
+            if task is not None:
+                with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                    await asyncio.wait_for(task, 0.5)
         for fd in list(self._mine):
             self._close_mine(fd)

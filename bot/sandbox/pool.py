@@ -11,6 +11,8 @@ import asyncio
 import collections
 import contextlib
 import time
+from collections.abc import Coroutine
+from typing import Any
 
 from bot.core.models import RunResult
 from bot.log import get_logger
@@ -30,6 +32,7 @@ class Pool:
         self._running = 0
         self._slots = asyncio.Semaphore(max(1, env.config.max_starting))
         self._tasks: set[asyncio.Task[None]] = set()
+        self._cleanups: set[asyncio.Task[None]] = set()  # never cancelled
         self._backoff = 0.0
         self._closed = False
         self.last_error = ""
@@ -50,9 +53,7 @@ class Pool:
     def refill(self) -> None:
         while not self._closed and len(self._warm) + self._starting < self.size:
             self._starting += 1
-            task = asyncio.create_task(self._warm_one())
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._spawn(self._warm_one())
 
     async def _launch(self) -> Jail:
         async with self._slots:
@@ -104,9 +105,19 @@ class Pool:
             self._running -= 1
             self.runs += 1
             if jail is not None:
-                await jail.destroy()
+                # Every process of the jail is dead once run() returns (bwrap has reaped the
+                # namespace's init); removing the cgroup and closing pipes need not delay the
+                # answer, so they happen right after it.
+                cleanup = asyncio.create_task(jail.destroy())
+                self._cleanups.add(cleanup)
+                cleanup.add_done_callback(self._cleanups.discard)
             self.refill()
             log.debug("run took %.0f ms end to end", (time.monotonic() - started) * 1000)
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def close(self) -> None:
         self._closed = True
@@ -117,3 +128,5 @@ class Pool:
                 await task
         while self._warm:
             await self._warm.popleft().destroy()
+        if self._cleanups:
+            await asyncio.gather(*self._cleanups, return_exceptions=True)

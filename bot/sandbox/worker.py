@@ -161,6 +161,11 @@ def main(argv: list[str]) -> None:
 
     exit_code, memory = _run(code)
     _flush()
+    # Closing our ends lets the manager see EOF now rather than after the kernel has torn down
+    # this process's (large, torch-sized) address space.
+    for fd in (1, 2):
+        with contextlib.suppress(OSError):
+            os.close(fd)
     report = json.dumps({"exit_code": exit_code, "memory_error": memory})
     with contextlib.suppress(OSError):
         os.write(status, report.encode() + b"\n")

@@ -15,13 +15,14 @@ from bot.sandbox import Sandbox, SandboxConfig, SandboxUnavailable, SnippetRejec
 from bot.sandbox.cli import run_command, snippet_app
 from bot.settings import Settings
 
-pytestmark = [pytest.mark.asyncio(loop_scope="session")]
+_session = pytest.mark.asyncio(loop_scope="session")
 
 
 def _proc_files(pid: int) -> tuple[bytes, bytes]:
     return Path(f"/proc/{pid}/environ").read_bytes(), Path(f"/proc/{pid}/cmdline").read_bytes()
 
 
+@_session
 async def test_missing_bwrap_reports_unavailable_and_runs_nothing(tmp_path: Path) -> None:
     marker = tmp_path / f"ran-{uuid.uuid4().hex}"
     async with Sandbox(SandboxConfig(bwrap="/nonexistent/bwrap")) as sb:
@@ -34,6 +35,7 @@ async def test_missing_bwrap_reports_unavailable_and_runs_nothing(tmp_path: Path
     assert not marker.exists()
 
 
+@_session
 async def test_disabled_sandbox_never_starts_a_manager() -> None:
     async with Sandbox(SandboxConfig(enabled=False)) as sb:
         assert sb.available is False
@@ -42,6 +44,7 @@ async def test_disabled_sandbox_never_starts_a_manager() -> None:
             await sb.run("print(1)")
 
 
+@_session
 @pytest.mark.slow
 async def test_manager_runs_with_an_empty_environment(bare: Sandbox, secret: str) -> None:
     proc = bare._proc  # the manager
@@ -51,6 +54,7 @@ async def test_manager_runs_with_an_empty_environment(bare: Sandbox, secret: str
     assert secret.encode() not in cmdline
 
 
+@_session
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("code", "reason"),
@@ -69,9 +73,10 @@ async def test_bad_input_is_refused_before_running(bare: Sandbox, code: str, rea
     assert (await bare.status())["runs"] == before
 
 
+@_session
 @pytest.mark.slow
 async def test_snippet_at_the_size_limit_runs(bare: Sandbox) -> None:
-    code = "print('edge')\n" + "#" * (65536 - 15)
+    code = "print('edge')\n" + "#" * (65536 - 14)
     assert len(code.encode()) == 65536
     r = await bare.run(code)
     assert (r.outcome, r.stdout) == (Outcome.OK, "edge\n")
