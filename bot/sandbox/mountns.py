@@ -32,6 +32,25 @@ _MS_PRIVATE = 1 << 18
 _MNT_DETACH = 2
 
 
+_PREFIX = "studybot-stage-"
+
+
+def _reap_stale_staging() -> None:
+    """Remove (empty) mount points left by managers that were killed before cleaning up.
+
+    Only those whose manager pid is gone: in a live manager's namespace the directory is a
+    mount point, and removing it from here would detach that manager's staged files.
+    """
+    tmp = tempfile.gettempdir()
+    for name in os.listdir(tmp):
+        if not name.startswith(_PREFIX):
+            continue
+        pid = name.removeprefix(_PREFIX).split("-", 1)[0]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            with contextlib.suppress(OSError):
+                os.rmdir(os.path.join(tmp, name))
+
+
 class StagingError(RuntimeError):
     """An interpreter path is unreachable for the jail uid and we cannot stage it."""
 
@@ -97,7 +116,8 @@ def stage_unreachable(
     libc = _libc()
     _check(libc.unshare(_CLONE_NEWNS), "unshare(CLONE_NEWNS)")
     _check(libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "make / private")
-    root = tempfile.mkdtemp(prefix="studybot-stage-")
+    _reap_stale_staging()
+    root = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")
     os.chmod(root, 0o755)  # noqa: S103 - the jail uid must traverse it; it holds only mounts
     _check(libc.mount(b"tmpfs", root.encode(), b"tmpfs", 0, b"mode=0755,size=64k"), "tmpfs")
     out = list(binds)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from pathlib import Path
@@ -80,6 +81,20 @@ async def test_snippet_at_the_size_limit_runs(bare: Sandbox) -> None:
     assert len(code.encode()) == 65536
     r = await bare.run(code)
     assert (r.outcome, r.stdout) == (Outcome.OK, "edge\n")
+
+
+@_session
+@pytest.mark.slow
+async def test_manager_death_makes_runs_unavailable_not_hang() -> None:
+    async with Sandbox(SandboxConfig(pool_size=0, preload=())) as sb:
+        assert sb.available, sb.unavailable_reason
+        assert (await sb.run("print(1)")).stdout == "1\n"
+        assert sb._proc is not None
+        sb._proc.kill()
+        with pytest.raises(SandboxUnavailable) as info:
+            await asyncio.wait_for(sb.run("print(2)"), 30)
+        assert "manager" in info.value.reason
+        assert sb.available is False
 
 
 def _settings() -> Settings:

@@ -214,3 +214,23 @@ def test_elf_info_reads_the_interpreter() -> None:
     info = elf_info(str(Path(sys.executable).resolve()))
     assert info.interp is not None
     assert any(name.startswith("libc.so") for name in info.needed)
+
+
+def test_layout_hides_an_installed_bot_and_skips_a_source_checkout(tmp_path: Path) -> None:
+    import sys
+
+    site = tmp_path / "venv/lib/site-packages"
+    (site / "bot").mkdir(parents=True)
+    (site / "bot/__init__.py").write_text("")
+    installed = compute_layout(path=[str(site)], prefix=sys.prefix, package_dir=str(site / "bot"))
+    assert str(site / "bot") in installed.hidden
+    assert any(src == str(site) for src, _ in installed.binds)
+
+    checkout = tmp_path / "checkout"
+    (checkout / "bot").mkdir(parents=True)
+    (checkout / ".env").write_text("DISCORD_TOKEN=x\n")
+    source = compute_layout(
+        path=[str(checkout)], prefix=sys.prefix, package_dir=str(checkout / "bot")
+    )
+    assert not any(src.startswith(str(checkout)) for src, _ in source.binds)
+    assert source.hidden == ()
