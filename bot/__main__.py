@@ -111,6 +111,10 @@ class Wiring:
             from bot.adapters.console import ConsoleAdapter
 
             return ConsoleAdapter(runtime.service, runtime.clock)
+        if platform is Platform.DISCORD:
+            from bot.adapters.discord import DiscordAdapter
+
+            return DiscordAdapter(runtime)
         raise StartupError(f"the {platform.value} adapter is not part of this build yet")
 
 
@@ -133,4 +137,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # `python -m bot` runs this file as `__main__`, a second copy of `bot.__main__`: run the
+    # importable copy, so a StartupError an adapter imports from it is the one main() catches.
+    from bot.__main__ import main as _main
+
+    _main()
