@@ -18,7 +18,7 @@ from discord import app_commands
 from bot.__main__ import StartupError
 from bot.adapters.discord.client import StudyBot
 from bot.adapters.discord.endpoints import point_discord_py
-from bot.adapters.discord.render import render
+from bot.adapters.discord.render import mention_target, render
 from bot.core.messages import Message
 from bot.log import get_logger
 from bot.runtime import Runtime
@@ -44,7 +44,9 @@ class DiscordAdapter:
         self._token = settings.discord_token  # a SecretStr until the moment of login
         self.settings = settings
         self.service = runtime.service
-        self.bot = StudyBot(runtime.service, settings, guild_ready_timeout=guild_ready_timeout)
+        self.bot = StudyBot(
+            runtime.service, settings, gateway=self, guild_ready_timeout=guild_ready_timeout
+        )
 
     # --- PlatformAdapter ---------------------------------------------------------------------
 
@@ -105,7 +107,28 @@ class DiscordAdapter:
     async def _send(self, channel: str, message: Message) -> discord.Message:
         await self._wait_logged_in()
         target = self.bot.get_partial_messageable(int(channel))
-        return await target.send(**render(message).send_kwargs())
+        rendered = render(message).with_mention(self._mention(int(channel), message))
+        return await target.send(**rendered.send_kwargs())
+
+    def _mention(
+        self, channel_id: int, message: Message
+    ) -> tuple[str, discord.AllowedMentions] | None:
+        """The role (or user) a scheduled question notifies, found in the channel's server."""
+        if not message.mention:
+            return None
+        guild = getattr(self.bot.get_channel(channel_id), "guild", None)
+        roles = [(r.id, r.name) for r in guild.roles] if guild is not None else []
+        target = mention_target(
+            message.mention, roles, everyone_id=guild.id if guild is not None else None
+        )
+        if target is None:
+            log.warning(
+                "post %s: %r is not a role in channel %s's server; it is shown, not pinged",
+                message.post_id,
+                message.mention,
+                channel_id,
+            )
+        return target
 
     async def _wait_logged_in(self) -> None:
         """The scheduler may publish before login has finished; REST needs the token set."""

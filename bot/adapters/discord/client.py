@@ -26,6 +26,7 @@ from bot.adapters.discord.endpoints import discover_gateway, is_default_api
 from bot.adapters.discord.errors import describe, report_error
 from bot.adapters.discord.identity import chat_context
 from bot.adapters.discord.render import thread_name
+from bot.core.gateway import ChatGateway
 from bot.core.messages import Message
 from bot.core.models import ChatContext
 from bot.core.service import StudyService
@@ -54,13 +55,14 @@ class StudyTree(app_commands.CommandTree["StudyBot"]):
 
 
 class StudyBot(commands.Bot):
-    """studybot on Discord: holds the service and the settings, routes clicks to the cog."""
+    """studybot on Discord: holds the service, the settings and the gateway; routes clicks."""
 
     def __init__(
         self,
         service: StudyService,
         settings: Settings,
         *,
+        gateway: ChatGateway,
         guild_ready_timeout: float = 2.0,
     ) -> None:
         # discord.py 2.7 warns at every start that PyNaCl/davey (voice) are missing; no voice here.
@@ -80,6 +82,7 @@ class StudyBot(commands.Bot):
         )
         self.service = service
         self.settings = settings
+        self.gateway = gateway  # the adapter: how /schedule now publishes, like the scheduler
         self.logged_in = asyncio.Event()
         self._cog: StudyCog | None = None
 

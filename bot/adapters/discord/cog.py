@@ -32,7 +32,7 @@ from bot.log import get_logger
 if TYPE_CHECKING:
     from bot.adapters.discord.client import StudyBot
 
-__all__ = ["StudyCog", "send_reply", "suggest"]
+__all__ = ["StudyCog", "schedule_add_args", "send_reply", "suggest"]
 
 log = get_logger(__name__)
 
@@ -42,6 +42,7 @@ Interaction = discord.Interaction[Any]
 SnippetRunner = Callable[[ChatContext, str], Awaitable[Message]]
 
 MAX_CHOICES = 25  # Discord's limit for autocomplete suggestions
+SCHEDULE_ID = "The schedule's number (see /schedule list)"
 RUNNING = "⏳ Running your snippet…"
 RAN_PUBLICLY = "✅ Ran your snippet; the output is posted in the channel."
 
@@ -71,6 +72,40 @@ def suggest(options: Iterable[tuple[str, str]], current: str) -> list[app_comman
         if len(starts) >= MAX_CHOICES:
             break
     return (starts + contains)[:MAX_CHOICES]
+
+
+def schedule_add_args(
+    *,
+    time: str | None,
+    timezone: str | None,
+    days: str | None,
+    pack: str | None,
+    difficulty: str | None,
+    tags: str | None,
+    window: str | None,
+    mention: str | None,
+    cron: str | None,
+) -> list[str]:
+    """The ``/schedule add`` form as the console grammar's words, for ``schedule_command``.
+
+    A form field is one value, so days typed with spaces (``mon wed``) are joined with commas
+    and tags are split into one ``--tag`` each.
+    """
+    args = [word for word in (time, timezone) if word and word.strip()]
+    if days and days.strip():
+        args.append(",".join(days.replace(",", " ").split()))
+    for flag, value in (
+        ("--pack", pack),
+        ("--difficulty", difficulty),
+        ("--window", window),
+        ("--mention", mention),
+        ("--cron", cron),
+    ):
+        if value and value.strip():
+            args += [flag, value.strip()]
+    for tag in (tags or "").replace(",", " ").split():
+        args += ["--tag", tag]
+    return args
 
 
 @cache
@@ -188,6 +223,152 @@ class StudyCog(commands.Cog, name="studybot"):
     async def help(self, interaction: Interaction) -> None:
         """What studybot can do, and how answering works."""
         await send_reply(interaction, self.service.help(self.context(interaction), prefix="/"))
+
+    # --- schedules ---------------------------------------------------------------------------
+
+    schedule = app_commands.Group(
+        name="schedule", description="Daily questions in this channel (admins change them)"
+    )
+
+    @schedule.command(name="add")
+    @app_commands.describe(
+        time="Local time to post, HH:MM (e.g. 09:00)",
+        timezone="IANA timezone, e.g. Europe/Berlin (default: the server's)",
+        days="daily, weekdays, weekends or e.g. mon,wed,fri (default: daily)",
+        pack="Only questions from this pack",
+        difficulty="Only questions of this difficulty",
+        tags="Only questions with these tags (separated by spaces or commas)",
+        window="How long answers stay open, e.g. 90m or 2h (default: until the next one)",
+        mention="A role to notify with each question",
+        cron="A cron expression instead of time and days, e.g. 0 9 * * 1-5",
+    )
+    async def schedule_add(
+        self,
+        interaction: Interaction,
+        time: str | None = None,
+        timezone: str | None = None,
+        days: str | None = None,
+        pack: str | None = None,
+        difficulty: Difficulty | None = None,
+        tags: str | None = None,
+        window: str | None = None,
+        mention: discord.Role | None = None,
+        cron: str | None = None,
+    ) -> None:
+        """Add a scheduled question to this channel (admins).
+
+        The form fields become the console grammar's words (``09:00 Europe/Berlin weekdays
+        --pack p``), so the core parses and checks one syntax for every platform.
+        """
+        if mention is not None and mention.is_default():
+            raise BadInput("@everyone would ping the whole server; pick a role to notify.")
+        args = schedule_add_args(
+            time=time,
+            timezone=timezone,
+            days=days,
+            pack=pack,
+            difficulty=difficulty,
+            tags=tags,
+            window=window,
+            mention=None if mention is None else mention.mention,
+            cron=cron,
+        )
+        await self._schedule(interaction, "add", args)
+
+    @schedule_add.autocomplete("timezone")
+    async def _schedule_timezone(
+        self, interaction: Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        return self.timezone_choices(current)
+
+    @schedule_add.autocomplete("pack")
+    async def _schedule_pack(
+        self, interaction: Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        return await self.pack_choices(current)
+
+    @schedule.command(name="list")
+    async def schedule_list(self, interaction: Interaction) -> None:
+        """This channel's schedules and when each posts next."""
+        await self._schedule(interaction, "list", [])
+
+    @schedule.command(name="preview")
+    @app_commands.rename(schedule_id="id")
+    @app_commands.describe(schedule_id=SCHEDULE_ID, count="How many times to show")
+    async def schedule_preview(
+        self,
+        interaction: Interaction,
+        schedule_id: app_commands.Range[int, 1],
+        count: app_commands.Range[int, 1, 25] = 5,
+    ) -> None:
+        """When a schedule posts next, in its own timezone."""
+        await self._schedule(interaction, "preview", [str(schedule_id), str(count)])
+
+    @schedule.command(name="remove")
+    @app_commands.rename(schedule_id="id")
+    @app_commands.describe(schedule_id=SCHEDULE_ID)
+    async def schedule_remove(
+        self,
+        interaction: Interaction,
+        schedule_id: app_commands.Range[int, 1],
+    ) -> None:
+        """Remove a schedule (admins)."""
+        await self._schedule(interaction, "remove", [str(schedule_id)])
+
+    @schedule.command(name="pause")
+    @app_commands.rename(schedule_id="id")
+    @app_commands.describe(schedule_id=SCHEDULE_ID)
+    async def schedule_pause(
+        self,
+        interaction: Interaction,
+        schedule_id: app_commands.Range[int, 1],
+    ) -> None:
+        """Pause a schedule until it is resumed (admins)."""
+        await self._schedule(interaction, "pause", [str(schedule_id)])
+
+    @schedule.command(name="resume")
+    @app_commands.rename(schedule_id="id")
+    @app_commands.describe(schedule_id=SCHEDULE_ID)
+    async def schedule_resume(
+        self,
+        interaction: Interaction,
+        schedule_id: app_commands.Range[int, 1],
+    ) -> None:
+        """Resume a paused schedule (admins)."""
+        await self._schedule(interaction, "resume", [str(schedule_id)])
+
+    @schedule.command(name="skip")
+    @app_commands.rename(schedule_id="id")
+    @app_commands.describe(schedule_id=SCHEDULE_ID)
+    async def schedule_skip(
+        self,
+        interaction: Interaction,
+        schedule_id: app_commands.Range[int, 1],
+    ) -> None:
+        """Skip a schedule's next question (admins)."""
+        await self._schedule(interaction, "skip", [str(schedule_id)])
+
+    @schedule.command(name="now")
+    @app_commands.rename(schedule_id="id")
+    @app_commands.describe(schedule_id=SCHEDULE_ID)
+    async def schedule_now(
+        self,
+        interaction: Interaction,
+        schedule_id: app_commands.Range[int, 1],
+    ) -> None:
+        """Post a schedule's question right now (admins)."""
+        await self._schedule(interaction, "now", [str(schedule_id)])
+
+    async def _schedule(self, interaction: Interaction, verb: str, args: list[str]) -> None:
+        """Permissions are the core's: ``ctx.is_admin`` says what the adapter saw.
+
+        ``now`` answers the admin first, then publishes through the gateway like the
+        scheduler does, so the question is a plain channel post that keeps no token.
+        """
+        reply = await self.service.schedule_command(self.context(interaction), verb, args)
+        await send_reply(interaction, reply.message.private())
+        if reply.draft is not None:
+            await self.service.publish(reply.draft, self.bot.gateway)
 
     # --- snippets ----------------------------------------------------------------------------
 

@@ -7,13 +7,16 @@ with headings as bold lines (fields would reorder them and cap each at 1024 char
 code as fenced ``py`` blocks that stay closed however they are cut.
 
 Mentions are disabled on everything (``AllowedMentions.none()``): names, pack text and snippet
-output are shown, never pinged.
+output are shown, never pinged. The one exception is a scheduled question's ``Message.mention``
+(a role an admin chose): the adapter resolves it with :func:`mention_target` and allows exactly
+that role (or user) to be pinged, in the message content, where Discord pings (not the embed).
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +37,7 @@ __all__ = [
     "Rendered",
     "code_block",
     "fit_blocks",
+    "mention_target",
     "render",
     "text_reply",
     "thread_name",
@@ -105,13 +109,20 @@ class Rendered:
     files: list[discord.File] = field(default_factory=list)
     ephemeral: bool = False
     content: str | None = None
+    allowed_mentions: discord.AllowedMentions = field(default_factory=discord.AllowedMentions.none)
+
+    def with_mention(self, target: tuple[str, discord.AllowedMentions] | None) -> Rendered:
+        """Put a resolved mention in the content and allow exactly that ping."""
+        if target is not None:
+            self.content, self.allowed_mentions = target
+        return self
 
     def send_kwargs(self) -> dict[str, Any]:
         """For ``channel.send``, ``response.send_message`` and ``followup.send``.
 
         ``view`` is left out when there are no buttons: discord.py wants MISSING, not None.
         """
-        kwargs: dict[str, Any] = {"allowed_mentions": discord.AllowedMentions.none()}
+        kwargs: dict[str, Any] = {"allowed_mentions": self.allowed_mentions}
         if self.content is not None:
             kwargs["content"] = self.content
         if self.embed is not None:
@@ -133,7 +144,7 @@ class Rendered:
             "embed": self.embed,
             "view": self.view,
             "attachments": self.files,
-            "allowed_mentions": discord.AllowedMentions.none(),
+            "allowed_mentions": self.allowed_mentions,
         }
 
 
@@ -162,8 +173,10 @@ def render(message: Message) -> Rendered:
         )
         if footer:
             embed.set_footer(text=footer)
-    elif not message.attachments:
+    elif not message.attachments and not message.mention:
         content = "…"  # Discord refuses a message with nothing in it
+    if message.mention:
+        content = truncate(message.mention, CONTENT_LIMIT)  # shown; pings only once resolved
     files = [
         discord.File(io.BytesIO(a.content), filename=a.filename, description=a.description or None)
         for a in message.attachments
@@ -175,6 +188,40 @@ def render(message: Message) -> Rendered:
         ephemeral=message.ephemeral,
         content=content,
     )
+
+
+_ROLE_MENTION = re.compile(r"<@&([0-9]{1,20})>")
+_USER_MENTION = re.compile(r"<@!?([0-9]{1,20})>")
+
+
+def mention_target(
+    text: str, roles: Iterable[tuple[int, str]], *, everyone_id: int | None = None
+) -> tuple[str, discord.AllowedMentions] | None:
+    """What ``Message.mention`` pings: a role by mention, id or name, or a user by mention.
+
+    ``roles`` are the guild's ``(id, name)`` pairs, needed for a name or a bare id; a
+    ``<@&id>`` mention (what ``/schedule add``'s role picker stores) is taken as it is, so a
+    role created since the cache was filled still works. Returns the content to send and the
+    allowed mentions that let exactly that role or user be pinged, or None when nothing
+    matches (the text is then shown and pings nobody). ``@everyone`` never resolves.
+    """
+    wanted = text.strip()
+    by_id = dict(roles)
+    if (user := _USER_MENTION.fullmatch(wanted)) is not None:
+        target = discord.Object(int(user[1]))
+        return wanted, discord.AllowedMentions(everyone=False, roles=False, users=[target])
+    role_id: int | None
+    if (role := _ROLE_MENTION.fullmatch(wanted)) is not None:
+        role_id = int(role[1])
+    elif wanted.isdigit():
+        role_id = int(wanted) if int(wanted) in by_id else None
+    else:
+        name = wanted.removeprefix("@").casefold()
+        role_id = next((i for i, n in by_id.items() if n.casefold() == name), None)
+    if role_id is None or role_id == everyone_id:
+        return None
+    allowed = discord.AllowedMentions(everyone=False, users=False, roles=[discord.Object(role_id)])
+    return f"<@&{role_id}>", allowed
 
 
 def text_reply(text: str) -> Rendered:
