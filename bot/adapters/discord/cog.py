@@ -156,7 +156,7 @@ class StudyCog(commands.Cog, name="studybot"):
         if message_id is None:  # Discord always returns it with with_response; belt and braces
             message_id = (await interaction.original_response()).id
         await self.service.attach_message(draft.post.id, str(message_id))
-        await self.bot.open_thread(interaction.channel_id or 0, message_id, draft.message)
+        await self.bot.open_thread(int(draft.channel), message_id, draft.message)
 
     @quiz.autocomplete("pack")
     async def _quiz_pack(

@@ -14,6 +14,7 @@ from typing import Any
 import discord
 from discord import app_commands
 
+from bot.adapters.discord.render import CONTENT_LIMIT, truncate
 from bot.core.errors import APOLOGY, StudyError
 from bot.log import get_logger
 
@@ -57,6 +58,7 @@ async def report_error(
 
 async def reply_private(interaction: discord.Interaction[Any], text: str) -> None:
     """A short ephemeral line, whatever state the interaction is in."""
+    text = truncate(text, CONTENT_LIMIT)
     mentions = discord.AllowedMentions.none()
     if not interaction.response.is_done():
         await interaction.response.send_message(text, ephemeral=True, allowed_mentions=mentions)

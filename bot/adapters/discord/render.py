@@ -29,6 +29,7 @@ from bot.log import get_logger
 __all__ = [
     "BUTTONS_PER_ROW",
     "BUTTON_LIMIT",
+    "CONTENT_LIMIT",
     "DESCRIPTION_LIMIT",
     "EMBED_TOTAL_LIMIT",
     "FOOTER_LIMIT",
@@ -39,7 +40,6 @@ __all__ = [
     "fit_blocks",
     "mention_target",
     "render",
-    "text_reply",
     "thread_name",
     "truncate",
 ]
@@ -54,7 +54,7 @@ EMBED_TOTAL_LIMIT = 6000
 BUTTONS_PER_ROW = 5
 BUTTON_LIMIT = 25  # five action rows of five
 LABEL_LIMIT = 80
-CONTENT_LIMIT = 2000
+CONTENT_LIMIT = 2000  # message content
 
 TRUNCATED_NOTE = "… (truncated: too long for Discord)"
 _ZWSP = "\u200b"
@@ -222,11 +222,6 @@ def mention_target(
         return None
     allowed = discord.AllowedMentions(everyone=False, users=False, roles=[discord.Object(role_id)])
     return f"<@&{role_id}>", allowed
-
-
-def text_reply(text: str) -> Rendered:
-    """A short private line (errors, confirmations) as plain content, capped at 2000."""
-    return Rendered(embed=None, view=None, ephemeral=True, content=truncate(text, CONTENT_LIMIT))
 
 
 THREAD_NAME_LIMIT = 100

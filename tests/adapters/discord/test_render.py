@@ -12,7 +12,6 @@ from bot.adapters.discord.render import (
     TRUNCATED_NOTE,
     code_block,
     render,
-    text_reply,
     thread_name,
 )
 from bot.adapters.discord.snippets import first_python_block
@@ -165,11 +164,9 @@ def test_an_empty_message_still_renders_something() -> None:
     assert rendered.content == "…"
 
 
-def test_private_flag_and_text_replies() -> None:
+def test_private_flag() -> None:
     assert render(Message(title="x", ephemeral=True)).ephemeral
-    reply = text_reply("y" * 3000)
-    assert reply.ephemeral
-    assert reply.content is not None and len(reply.content) == 2000
+    assert not render(Message(title="x")).ephemeral
 
 
 def test_thread_name_uses_the_post_and_prompt() -> None:

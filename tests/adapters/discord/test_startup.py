@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,10 @@ from bot.__main__ import StartupError, Wiring
 from bot.adapters.discord import DiscordAdapter
 from bot.adapters.discord.client import intents
 from bot.core.clock import SimulatedClock
+from bot.core.errors import BadInput
 from bot.settings import Settings
 from tests.adapters.discord.conftest import Studybot, make_settings, running
-from tests.fakes.discord_api import FakeDiscord, FakeGuild
+from tests.fakes.discord_api import FakeDiscord, FakeGuild, FakeMember
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -152,3 +154,47 @@ async def test_rejected_token_is_one_readable_startup_error(
     assert raised.value.__cause__ is None and raised.value.__suppress_context__
     assert all("not-the-token" not in r.getMessage() for r in caplog.records)
     assert fake.sessions == []
+
+
+async def test_reconnects_keep_serving_without_setting_up_again(
+    fake: FakeDiscord, guild: FakeGuild, studybot: Studybot, alice: FakeMember
+) -> None:
+    """setup_hook runs once per process; on_ready (again after a new session) starts nothing."""
+
+    async def no_identify_delay(shard_id: int | None, *, initial: bool = False) -> None:
+        return None  # discord.py sleeps 5 s before every IDENTIFY but the first
+
+    studybot.bot.before_identify_hook = no_identify_delay  # type: ignore[method-assign]
+    first = fake.sessions[0]
+    await fake.request_reconnect()  # op 7: RESUME
+    await fake.gateway.wait_for_session(5, where=lambda s: s.resumed)
+    await fake.invalidate_session()  # op 9: IDENTIFY again, READY again, on_ready again
+    await fake.gateway.wait_for_session(
+        5, where=lambda s: s.identify is not None and s.session_id != first.session_id
+    )
+    for _ in range(200):
+        if studybot.bot.is_ready():
+            break
+        await asyncio.sleep(0.01)
+    reply = await (await fake.slash_command(guild, "general", alice, "help")).response()
+    assert reply.ephemeral
+    assert len(fake.calls_to("PUT", "/applications/{app}/commands")) == 1
+    assert len(studybot.bot.cogs) == 1
+
+
+async def test_a_long_error_text_is_cut_to_fit_a_message(
+    fake: FakeDiscord,
+    studybot: Studybot,
+    alice: FakeMember,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def wordy(*args: Any, **kwargs: Any) -> None:
+        raise BadInput("no " * 1000)
+
+    monkeypatch.setattr(studybot.service, "leaderboard", wordy)
+    response = await (
+        await fake.slash_command(studybot.guild, None, alice, "leaderboard")
+    ).response()
+    assert response.ephemeral
+    assert len(response.content) == 2000
+    assert response.content.endswith("…")
