@@ -15,13 +15,12 @@ import aiohttp
 import discord
 from discord import app_commands
 
-from bot.__main__ import StartupError
 from bot.adapters.discord.client import StudyBot
 from bot.adapters.discord.endpoints import point_discord_py
 from bot.adapters.discord.render import mention_target, render
 from bot.core.messages import Message
 from bot.log import get_logger
-from bot.runtime import Runtime
+from bot.runtime import Runtime, StartupError
 
 __all__ = ["DiscordAdapter"]
 

@@ -12,11 +12,12 @@ import yarl
 from discord.gateway import DiscordWebSocket
 from discord.http import Route
 
-from bot.__main__ import StartupError, Wiring
+from bot.__main__ import Wiring
 from bot.adapters.discord import DiscordAdapter
 from bot.adapters.discord.client import intents
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput
+from bot.runtime import StartupError
 from bot.settings import Settings
 from tests.adapters.discord.conftest import Studybot, make_settings, running
 from tests.fakes.discord_api import FakeDiscord, FakeGuild, FakeMember
