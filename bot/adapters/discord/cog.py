@@ -194,8 +194,9 @@ class StudyCog(commands.Cog, name="studybot"):
     async def stats(self, interaction: Interaction, member: discord.Member | None = None) -> None:
         """Points, accuracy and streak for you or another member.
 
-        The core looks members up by platform id; its "no member called `<id>`" would show a
-        raw snowflake, so the miss is reworded with the member's name here.
+        The reply is private, as on Slack: asking about someone should not broadcast their
+        accuracy. The core looks members up by platform id; its "no member called `<id>`"
+        would show a raw snowflake, so the miss is reworded with the member's name here.
         """
         ctx = self.context(interaction)
         who = None if member is None or str(member.id) == ctx.member else str(member.id)
@@ -207,7 +208,7 @@ class StudyCog(commands.Cog, name="studybot"):
             raise NotFound(
                 f"{member.display_name} has not answered any questions here yet."
             ) from None
-        await send_reply(interaction, message)
+        await send_reply(interaction, message.private())
 
     # --- packs and help ----------------------------------------------------------------------
 

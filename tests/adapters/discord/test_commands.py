@@ -46,11 +46,14 @@ async def test_stats_for_yourself_and_for_another_member(
     fake: FakeDiscord, studybot: Studybot, alice: FakeMember, bob: FakeMember
 ) -> None:
     await _answer(fake, studybot, alice, "B")
-    mine = embed_text((await (await studybot.command(alice, "stats")).response()).data)
+    own = await (await studybot.command(alice, "stats")).response()
+    assert own.ephemeral
+    mine = embed_text(own.data)
     assert "Your stats" in mine
     assert "Answered: 1 · correct: 1" in mine
 
     theirs = await (await studybot.command(bob, "stats", {"member": alice})).response()
+    assert theirs.ephemeral
     assert "Stats for alice" in embed_text(theirs.data)
 
     missing = await (await studybot.command(alice, "stats", {"member": bob})).response()
