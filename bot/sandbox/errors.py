@@ -8,7 +8,7 @@ from __future__ import annotations
 __all__ = ["SandboxUnavailable", "SnippetRejected"]
 
 
-class SnippetRejected(ValueError):  # noqa: N818 - the name is part of the public interface
+class SnippetRejected(ValueError):
     """The snippet was refused before running: too large, NUL bytes, not UTF-8."""
 
     def __init__(self, reason: str) -> None:
@@ -16,7 +16,7 @@ class SnippetRejected(ValueError):  # noqa: N818 - the name is part of the publi
         self.reason = reason
 
 
-class SandboxUnavailable(RuntimeError):  # noqa: N818 - the name is part of the public interface
+class SandboxUnavailable(RuntimeError):
     """The host cannot isolate snippets (or the sandbox is off); nothing was run."""
 
     def __init__(self, reason: str) -> None:
