@@ -98,7 +98,8 @@ class Sandbox:
             return
         assert self._proc.stdin is not None
         assert self._proc.stdout is not None
-        self._logger = asyncio.create_task(self._forward_logs())
+        assert self._proc.stderr is not None
+        self._logger = asyncio.create_task(self._forward_logs(self._proc.stderr))
         hello_line = json.dumps({"op": "config", "config": self.config.to_json()}) + "\n"
         self._proc.stdin.write(hello_line.encode())
         try:
@@ -112,23 +113,20 @@ class Sandbox:
         self._available = bool(hello.get("available"))
         self._reason = None if self._available else str(hello.get("reason") or "unknown")
         if self._available:
-            self._reader = asyncio.create_task(self._read_responses())
+            self._reader = asyncio.create_task(self._read_responses(self._proc.stdout))
             log.info("sandbox ready (pool of %d)", self.config.pool_size)
         else:
             log.warning("sandbox unavailable: %s", self._reason)
             await self._stop_manager()
 
-    async def _forward_logs(self) -> None:
-        assert self._proc is not None
-        assert self._proc.stderr is not None
-        while line := await self._proc.stderr.readline():
+    async def _forward_logs(self, stderr: asyncio.StreamReader) -> None:
+        # Given the stream, not self._proc: _stop_manager() clears that while this task drains.
+        while line := await stderr.readline():
             log.info("manager: %s", line.decode("utf-8", "replace").rstrip())
 
-    async def _read_responses(self) -> None:
-        assert self._proc is not None
-        assert self._proc.stdout is not None
+    async def _read_responses(self, stdout: asyncio.StreamReader) -> None:
         try:
-            while line := await self._proc.stdout.readline():
+            while line := await stdout.readline():
                 try:
                     message = json.loads(line)
                 except ValueError:

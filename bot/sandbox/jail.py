@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import os
 import re
 import signal
@@ -134,6 +135,9 @@ def bwrap_argv(env: JailEnv, fds: _Fds, preload: tuple[str, ...]) -> list[str]:
         str(fds.ctrl), str(fds.status), str(fds.out), str(fds.err),
         str(cfg.import_cpu_seconds), str(tmp_bytes), str(cfg.nofile), str(cfg.torch_threads),
         ",".join(preload),
+        # The CPU hard limit, fixed before the import: room for the import and the longest run,
+        # since an unprivileged process can lower it later but never raise it again.
+        str(cfg.import_cpu_seconds + math.ceil(cfg.timeout) + 2),
     ]  # fmt: skip
     return argv
 

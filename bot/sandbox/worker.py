@@ -121,6 +121,7 @@ def main(argv: list[str]) -> None:
     ctrl, status, out, err = (int(a) for a in argv[:4])
     cpu_import, fsize, nofile, threads = (int(a) for a in argv[4:8])
     preload = [m for m in argv[8].split(",") if m]
+    cpu_hard = int(argv[9])
 
     # bwrap always sets PWD; the snippet gets an empty environment.
     os.environ.clear()
@@ -128,7 +129,7 @@ def main(argv: list[str]) -> None:
     _set_limit(resource.RLIMIT_CORE, 0)
     _set_limit(resource.RLIMIT_FSIZE, fsize)
     _set_limit(resource.RLIMIT_NOFILE, nofile)
-    _set_limit(resource.RLIMIT_CPU, cpu_import, cpu_import + 1)
+    _set_limit(resource.RLIMIT_CPU, cpu_import, cpu_hard)
 
     for name in preload:
         __import__(name)
@@ -140,7 +141,7 @@ def main(argv: list[str]) -> None:
     header, code = _read_request(ctrl)
     os.close(ctrl)
     timeout = float(header["timeout"])  # type: ignore[arg-type]
-    budget = int(_cpu_seconds() + timeout) + 1
+    budget = min(int(_cpu_seconds() + timeout) + 1, cpu_hard - 1)
     _set_limit(resource.RLIMIT_CPU, budget, budget + 1)
 
     os.dup2(out, 1)
