@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bot.questions.loader import load_packs
+from bot.sandbox.cli import snippet_app
 from bot.settings import Platform
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ app = typer.Typer(
 questions_app = typer.Typer(help="Question packs: lint and list.", no_args_is_help=True)
 db_app = typer.Typer(help="The SQLite database: backup and integrity check.", no_args_is_help=True)
 app.add_typer(questions_app, name="questions")
+app.add_typer(snippet_app, name="snippet")
 app.add_typer(db_app, name="db")
 
 DbOption = Annotated[

@@ -10,6 +10,7 @@ from typing import Protocol
 
 from bot.core.clock import Clock
 from bot.core.service import StudyService
+from bot.metrics import Metrics
 from bot.questions.loader import LoadResult
 from bot.settings import Settings
 from bot.storage.database import Database
@@ -33,6 +34,7 @@ class Runtime:
     service: StudyService
     clock: Clock
     packs: LoadResult
+    metrics: Metrics
 
 
 class PlatformAdapter(Protocol):
