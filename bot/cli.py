@@ -170,8 +170,13 @@ def questions_lint(
     ctx: typer.Context,
     path: Annotated[Path | None, typer.Argument(help="A pack file or folder.")] = None,
 ) -> None:
-    """Check packs against the schema; print every problem as file:line: field: reason."""
-    result = load_packs(_packs_dir(ctx, path))
+    """Check packs against the schema; print every problem as file:line: field: reason.
+
+    Near-duplicate questions are printed as warnings; they do not change the exit code.
+    """
+    from bot.questions.lint import lint_packs
+
+    result = lint_packs(_packs_dir(ctx, path))
     for problem in result.problems:
         typer.echo(str(problem), err=problem.severity == "error")
     items = sum(len(p.pack.items) for p in result.packs)
