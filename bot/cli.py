@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from bot.questions.importers import Format
 from bot.questions.loader import load_packs
 from bot.settings import Platform
 
@@ -28,7 +29,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-questions_app = typer.Typer(help="Question packs: lint and list.", no_args_is_help=True)
+questions_app = typer.Typer(
+    help="Question packs: lint, list, import and check.", no_args_is_help=True
+)
 db_app = typer.Typer(help="The SQLite database: backup and integrity check.", no_args_is_help=True)
 app.add_typer(questions_app, name="questions")
 app.add_typer(db_app, name="db")
@@ -203,3 +206,59 @@ def questions_list(
             typer.echo(f"  {item.id:<28} {item.kind:<16} {item.difficulty:<7} {tags}")
     if result.errors:
         raise typer.Exit(1)
+
+
+@questions_app.command("import")
+def questions_import(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="The file to import.")],
+    format_: Annotated[
+        Format | None,
+        typer.Option("--format", help="cheatsheet, csv, tsv or opentdb (default: detected)."),
+    ] = None,
+    pack: Annotated[
+        str | None, typer.Option("--pack", help="The pack's slug (default: from the file name).")
+    ] = None,
+    title: Annotated[
+        str | None, typer.Option("--title", help="The pack's title (default: from the file).")
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Write the pack here, e.g. questions/NAME.yaml (default: stdout)."
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite --out if it exists.")] = False,
+    packs: Annotated[
+        Path | None,
+        typer.Option("--packs", help="Packs to check for duplicates (default: STUDYBOT_PACKS)."),
+    ] = None,
+) -> None:
+    """Import a cheat sheet, a CSV/TSV (Quizlet) export or an OpenTDB file as a pack.
+
+    Every item that could not be imported is printed with its line (exit 1); guesses and
+    near-duplicates of existing questions are printed as warnings.
+    """
+    from bot.questions.importing import ImportRefused, run_import
+
+    try:
+        report = run_import(
+            file,
+            format_=format_,
+            pack=pack,
+            title=title,
+            out=out,
+            force=force,
+            packs_dir=_packs_dir(ctx, packs),
+        )
+    except ImportRefused as exc:
+        typer.echo(f"studybot: {exc}", err=True)
+        raise typer.Exit(2) from None
+    for problem in report.problems:
+        typer.echo(str(problem), err=True)
+    if report.yaml_text is not None and out is None:
+        typer.echo(report.yaml_text, nl=False)
+    typer.echo(report.summary(), err=True)
+    if report.errors:
+        raise typer.Exit(1)
+

@@ -205,4 +205,4 @@ def duplicate_problems(
 
 def _short(text: str, limit: int = 50) -> str:
     one_line = _SPACE.sub(" ", text).strip()
-    return repr(one_line if len(one_line) <= limit else one_line[: limit - 1] + "\u2026")
+    return repr(one_line if len(one_line) <= limit else one_line[: limit - 1].rstrip() + "\u2026")
