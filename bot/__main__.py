@@ -19,7 +19,7 @@ from bot.core.clock import Clock, SystemClock
 from bot.core.service import StudyService
 from bot.log import configure_logging, get_logger
 from bot.questions.loader import load_packs
-from bot.runtime import PlatformAdapter, Runtime
+from bot.runtime import PlatformAdapter, Runtime, StartupError
 from bot.settings import Platform, Settings
 from bot.storage.database import Database
 from bot.storage.migrations import MigrationError
@@ -27,10 +27,6 @@ from bot.storage.migrations import MigrationError
 __all__ = ["StartupError", "Wiring", "main"]
 
 log = get_logger("bot")
-
-
-class StartupError(Exception):
-    """Something the operator must fix before the bot can start; the message says what."""
 
 
 class Wiring:
@@ -111,6 +107,10 @@ class Wiring:
             from bot.adapters.console import ConsoleAdapter
 
             return ConsoleAdapter(runtime.service, runtime.clock)
+        if platform is Platform.SLACK:
+            from bot.adapters.slack import SlackAdapter
+
+            return SlackAdapter(runtime.service, runtime.settings, http_port=http_port)
         raise StartupError(f"the {platform.value} adapter is not part of this build yet")
 
 

@@ -14,7 +14,16 @@ from bot.questions.loader import LoadResult
 from bot.settings import Settings
 from bot.storage.database import Database
 
-__all__ = ["PlatformAdapter", "Runtime"]
+__all__ = ["PlatformAdapter", "Runtime", "StartupError"]
+
+
+class StartupError(Exception):
+    """Something the operator must fix before the bot can start; the message says what.
+
+    It lives here rather than in :mod:`bot.__main__` so that adapters can raise it: under
+    ``python -m bot`` that module runs as ``__main__``, and importing ``bot.__main__`` from an
+    adapter would create a second, different ``StartupError`` class that ``main()`` never catches.
+    """
 
 
 @dataclass(frozen=True, slots=True)

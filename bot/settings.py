@@ -93,7 +93,8 @@ class Settings(BaseSettings):
     run_rate_per_minute: int = Field(6, ge=1, validation_alias="RUN_RATE_PER_MINUTE")
 
     # --- operations --------------------------------------------------------------------------
-    health_port: int | None = Field(None, ge=1, le=65535, validation_alias="HEALTH_PORT")
+    health_port: int | None = Field(None, ge=0, le=65535, validation_alias="HEALTH_PORT")
+    health_host: str = Field("127.0.0.1", validation_alias="HEALTH_HOST")
     backup_dir: Path | None = Field(None, validation_alias="BACKUP_DIR")
     backup_keep: int = Field(7, ge=1, validation_alias="BACKUP_KEEP")
 

@@ -99,6 +99,8 @@ def _choice_lines(choices: Sequence[Choice]) -> str:
 
 def _closes_text(post: Post, tz: ZoneInfo) -> str:
     if post.closes_at is None:
+        if post.schedule_id is not None:
+            return "Answers close when the next question posts."
         return "Answers stay open until the question is revealed."
     local = post.closes_at.astimezone(tz)
     return f"Answers close at {local:%a %H:%M} ({tz.key})."

@@ -104,6 +104,10 @@ class Message:
     post_id: int | None = None
     question_id: str | None = None
     choices: tuple[str, ...] = field(default=())  # answer labels, for the console's JSON lines
+    # A role or user group to notify, as the admin typed it (``@study-group``, ``<@&123>``,
+    # ``<!subteam^S123>``): adapters resolve it and put it where their platform pings (outside
+    # an embed on Discord, in the text on Slack); plain text shows it first.
+    mention: str | None = None
 
     def private(self) -> Message:
         return replace(self, ephemeral=True)
@@ -111,6 +115,8 @@ class Message:
     def plain_text(self) -> str:
         """The whole message as plain text (markup removed): console, notifications, tests."""
         parts: list[str] = []
+        if self.mention:
+            parts.append(self.mention)
         if self.title:
             parts.append(self.title)
         for section in self.sections:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import cache
 from zoneinfo import ZoneInfo
@@ -20,6 +20,7 @@ from bot.core.errors import AlreadyAnswered, BadInput, Forbidden, NotFound, Post
 from bot.core.gateway import ChatGateway
 from bot.core.messages import Message, Section, Tone
 from bot.core.models import ChatContext, Leaderboard, MemberStats, Post, Window
+from bot.core.schedules import ScheduleBook, ScheduleReply
 from bot.core.scoring import (
     ScoreDecision,
     StreakState,
@@ -98,6 +99,7 @@ class StudyService:
         self.scores = ScoreStore(db)
         self._answers = AnswerWriter(db, self.directory, _score_rules)
         self._pack_titles: dict[str, str] = {}
+        self.schedules = ScheduleBook(self)
 
     # --- set-up ------------------------------------------------------------------------------
 
@@ -172,6 +174,47 @@ class StudyService:
         closes after ``quiz_window`` unless ``closes_at`` says otherwise.
         """
         workspace, channel = await self._channel(ctx)
+        requester = None
+        if requested:
+            requester = (
+                await self.directory.member(
+                    workspace, ctx.member, ctx.member_name, self.clock.now()
+                )
+            ).id
+            if closes_at is None and self.quiz_window is not None:
+                closes_at = self.clock.now() + self.quiz_window
+        draft = await self.post_in(
+            workspace,
+            channel,
+            pack=pack,
+            difficulty=difficulty,
+            tags=tags,
+            closes_at=closes_at,
+            requested_by=requester,
+        )
+        assert draft is not None  # ad-hoc posts have no occurrence key to collide on
+        return draft
+
+    async def post_in(
+        self,
+        workspace: WorkspaceRow,
+        channel: ChannelRow,
+        *,
+        pack: str | None = None,
+        difficulty: str | None = None,
+        tags: Sequence[str] = (),
+        closes_at: datetime | None = None,
+        requested_by: int | None = None,
+        schedule_id: int | None = None,
+        occurrence: str | None = None,
+        mention: str | None = None,
+        timezone: str | None = None,
+    ) -> PostDraft | None:
+        """:meth:`post_question` for a known channel; the scheduler's way in.
+
+        ``None`` when this schedule ``occurrence`` already has its post row (the
+        ``UNIQUE(schedule_id, occurrence)`` key): it was posted, or is being posted, already.
+        """
         if pack is not None:
             await self._check_pack(pack)
         candidates = await self.packs.candidates(
@@ -184,31 +227,40 @@ class StudyService:
             raise NotFound(f"No questions match {wanted or 'this channel'}. Try `pack list`.")
         fewest = min(c.times_posted for c in candidates)
         choice = self._rng.choice([c for c in candidates if c.times_posted == fewest])
-        requester = None
-        if requested:
-            requester = (
-                await self.directory.member(
-                    workspace, ctx.member, ctx.member_name, self.clock.now()
-                )
-            ).id
-        now = self.clock.now()
-        if closes_at is None and requested and self.quiz_window is not None:
-            closes_at = now + self.quiz_window
         post = await self.posts.create(
             channel_id=channel.id,
             version_id=choice.version_id,
-            now=now,
-            requested_by=requester,
+            now=self.clock.now(),
+            requested_by=requested_by,
             closes_at=closes_at,
+            schedule_id=schedule_id,
+            occurrence=occurrence,
         )
-        assert post is not None  # ad-hoc posts have no occurrence key to collide on
-        return await self.draft(post, ctx.channel, workspace)
+        if post is None:
+            return None
+        if closes_at is not None:
+            self.schedules.changed(None)  # the scheduler reveals it on time
+        return await self.draft(
+            post, channel.external_id, workspace, mention=mention, timezone=timezone
+        )
 
-    async def draft(self, post: Post, channel: str, workspace: WorkspaceRow) -> PostDraft:
+    async def draft(
+        self,
+        post: Post,
+        channel: str,
+        workspace: WorkspaceRow,
+        *,
+        mention: str | None = None,
+        timezone: str | None = None,
+    ) -> PostDraft:
+        """The message for a post row; ``timezone`` (a schedule's) overrides the workspace's
+        for the "answers close at" line."""
         stored = await self.packs.question(post.question_version_id)
         message = cards.question_message(
-            post, stored.item, self._title(stored.pack), _zone(workspace.timezone)
+            post, stored.item, self._title(stored.pack), _zone(timezone or workspace.timezone)
         )
+        if mention:
+            message = replace(message, mention=mention)
         return PostDraft(post, channel, message)
 
     async def attach_message(self, post_id: int, message_id: str) -> None:
@@ -234,6 +286,14 @@ class StudyService:
         close = difflib.get_close_matches(pack, list(self._pack_titles), n=1)
         hint = f" Did you mean `{close[0]}`?" if close else " See `pack list`."
         raise NotFound(f"There is no pack called `{pack}`.{hint}")
+
+    # --- schedules ---------------------------------------------------------------------------
+
+    async def schedule_command(
+        self, ctx: ChatContext, verb: str, args: Sequence[str]
+    ) -> ScheduleReply:
+        """``schedule add|list|remove|pause|resume|skip|now|preview`` (see bot.core.schedules)."""
+        return await self.schedules.command(ctx, verb, args)
 
     # --- answering ---------------------------------------------------------------------------
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from bot.core.models import Post
 from bot.storage.database import Database, Row
 from bot.storage.timefmt import from_db, from_db_opt, to_db, to_db_opt
 
-__all__ = ["PostStore"]
+__all__ = ["PostStore", "ScheduledPost"]
 
 _SELECT = (
     "SELECT p.id, p.channel_id, p.question_version_id, q.slug, p.posted_at, p.closes_at, "
@@ -18,6 +19,9 @@ _SELECT = (
     "FROM posts p JOIN question_versions v ON v.id = p.question_version_id "
     "JOIN questions q ON q.id = v.question_id "
 )
+
+# The same columns, then the two only the scheduler needs (so ``_post`` reads either).
+_SELECT_SCHEDULED = _SELECT.replace(" FROM posts p", ", p.occurrence, p.resent FROM posts p", 1)
 
 
 def _post(row: Row) -> Post:
@@ -33,6 +37,19 @@ def _post(row: Row) -> Post:
         schedule_id=row[8],
         platform_message_id=row[9],
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledPost:
+    """A post row of one schedule occurrence, with whether it was ever re-sent."""
+
+    post: Post
+    occurrence: str
+    resent: bool
+
+
+def _scheduled(row: Row) -> ScheduledPost:
+    return ScheduledPost(_post(row), str(row[10]), bool(row[11]))
 
 
 class PostStore:
@@ -149,3 +166,69 @@ class PostStore:
             "SELECT choice, count(*) FROM answers WHERE post_id = ? GROUP BY choice", (post_id,)
         )
         return {str(r[0]): int(r[1]) for r in rows}
+
+    # --- scheduled posts ---------------------------------------------------------------------
+
+    async def unsent_scheduled(self) -> list[ScheduledPost]:
+        """Open scheduled posts that were never confirmed as sent (a crash mid-send)."""
+        rows = await self._db.fetchall(
+            _SELECT_SCHEDULED + "WHERE p.schedule_id IS NOT NULL AND p.platform_message_id IS NULL "
+            "AND p.closed_at IS NULL AND p.occurrence IS NOT NULL ORDER BY p.id"
+        )
+        return [_scheduled(r) for r in rows]
+
+    async def by_occurrence(self, schedule_id: int, occurrence: str) -> ScheduledPost | None:
+        """The post row of one schedule occurrence (whether or not it was sent)."""
+        row = await self._db.fetchone(
+            _SELECT_SCHEDULED + "WHERE p.schedule_id = ? AND p.occurrence = ?",
+            (schedule_id, occurrence),
+        )
+        return None if row is None else _scheduled(row)
+
+    async def claim_resend(self, post_id: int) -> bool:
+        """Mark an unconfirmed post as re-sent; ``False`` if it already was (or got sent)."""
+        async with (
+            self._db.write() as conn,
+            conn.execute(
+                "UPDATE posts SET resent = 1 WHERE id = ? AND resent = 0 "
+                "AND platform_message_id IS NULL AND closed_at IS NULL RETURNING id",
+                (post_id,),
+            ) as cursor,
+        ):
+            return await cursor.fetchone() is not None
+
+    async def latest_of_schedule(self, schedule_id: int) -> int | None:
+        value = await self._db.fetchval(
+            "SELECT max(id) FROM posts WHERE schedule_id = ?", (schedule_id,)
+        )
+        return None if value is None else int(value)
+
+    async def open_until_next(self, schedule_id: int, before_id: int) -> list[Post]:
+        """Open posts of a schedule older than ``before_id`` whose answers stay open "until
+        the next question posts" (no ``closes_at``): the ones a newer post closes."""
+        rows = await self._db.fetchall(
+            _SELECT + "WHERE p.schedule_id = ? AND p.closed_at IS NULL AND p.closes_at IS NULL "
+            "AND p.id < ? ORDER BY p.id",
+            (schedule_id, before_id),
+        )
+        return [_post(r) for r in rows]
+
+    async def set_closes_at(self, post_ids: Sequence[int], at: datetime) -> None:
+        """End the answer windows of open posts at ``at`` (the scheduler reveals them then)."""
+        if not post_ids:
+            return
+        async with self._db.write() as conn:
+            await conn.executemany(
+                "UPDATE posts SET closes_at = ? WHERE id = ? AND closed_at IS NULL",
+                [(to_db(at), post_id) for post_id in post_ids],
+            )
+        for post_id in post_ids:
+            if (cached := self._cache.get(post_id)) is not None and cached.is_open:
+                self._remember(replace(cached, closes_at=at))
+
+    async def next_close(self) -> datetime | None:
+        """When the next open post's answer window ends (the partial index makes this cheap)."""
+        value = await self._db.fetchval(
+            "SELECT min(closes_at) FROM posts WHERE closed_at IS NULL AND closes_at IS NOT NULL"
+        )
+        return None if value is None else from_db(str(value))

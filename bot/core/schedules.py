@@ -1,0 +1,549 @@
+"""Channel schedules as admins manage them: ``schedule add|list|remove|pause|resume|skip|now|
+preview``, the rules the scheduler follows after downtime, and the hook that wakes it.
+
+Adapters call one method, :meth:`StudyService.schedule_command`, with the console grammar's
+words (Discord and Slack build them from their form fields), and get a :class:`ScheduleReply`.
+Permissions are decided here, not in the adapters: only ``ctx.is_admin`` (workspace admins, or
+the configured admin role or user group, as the adapter reads them) may change schedules;
+everyone may list and preview them.
+
+Parsing and occurrence maths are :mod:`bot.core.schedule` (pure, DST-tested); this module only
+stores specs, applies admin verbs and decides what to do with occurrences that came due while
+nobody was looking (:func:`catch_up`). The loop that posts is :mod:`bot.scheduler`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import lru_cache
+from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
+
+from bot.core.errors import BadInput, Forbidden, NotFound
+from bot.core.messages import Message, Section, Tone
+from bot.core.models import ChatContext
+from bot.core.schedule import (
+    ScheduleError,
+    ScheduleSpec,
+    build_spec,
+    next_occurrence,
+    parse_schedule_args,
+    preview,
+)
+from bot.log import get_logger
+from bot.storage.schedules import ScheduleRow, ScheduleStore
+
+if TYPE_CHECKING:
+    from bot.core.service import PostDraft, StudyService
+    from bot.storage.directory import ChannelRow, WorkspaceRow
+
+__all__ = [
+    "ADMIN_VERBS",
+    "MAX_SCHEDULES_PER_CHANNEL",
+    "MIN_GRACE",
+    "PREVIEW_DEFAULT",
+    "PREVIEW_MAX",
+    "VERBS",
+    "CatchUp",
+    "Schedule",
+    "ScheduleBook",
+    "ScheduleListener",
+    "ScheduleReply",
+    "catch_up",
+    "decode_spec",
+    "encode_spec",
+]
+
+log = get_logger(__name__)
+
+VERBS = ("add", "list", "remove", "pause", "resume", "skip", "now", "preview")
+ADMIN_VERBS = frozenset({"add", "remove", "pause", "resume", "skip", "now"})
+MAX_SCHEDULES_PER_CHANNEL = 25
+PREVIEW_DEFAULT = 5
+PREVIEW_MAX = 25
+MIN_GRACE = timedelta(minutes=1)
+"""However small the grace setting, a post this late is on time: the loop wakes a few
+milliseconds after the due instant, and that must never count as downtime."""
+
+_FORBIDDEN = (
+    "Only admins can change schedules (workspace admins, or members of the configured admin "
+    "role or user group). Everyone can use `schedule list` and `schedule preview ID`."
+)
+
+ScheduleListener = Callable[[int | None], None]
+"""Called with a schedule id when that schedule changed, or None when only timing changed
+(a post with an answer window was created): the scheduler re-reads and re-plans."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleReply:
+    """What a schedule command gives back to the adapter.
+
+    ``message`` is for the caller (ephemeral). ``draft`` is set by ``now``: a question the
+    adapter must publish with ``service.publish(draft, gateway)``.
+    """
+
+    message: Message
+    draft: PostDraft | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """A stored schedule with its spec parsed."""
+
+    id: int
+    channel_id: int
+    workspace_id: int
+    spec: ScheduleSpec
+    paused: bool
+    skip_until: datetime | None
+    handled_until: datetime | None
+    created_at: datetime
+
+    @property
+    def after(self) -> datetime:
+        """Occurrences at or before this instant are done with: they came before the schedule
+        existed, were skipped by an admin (or by a pause), or the scheduler handled them."""
+        marks = (self.created_at, self.skip_until, self.handled_until)
+        return max(mark for mark in marks if mark is not None)
+
+    def next_after(self, moment: datetime) -> datetime:
+        """The next occurrence that may still post, as seen at ``moment``."""
+        return next_occurrence(self.spec, max(self.after, moment))
+
+
+# --- the stored form of a spec ---------------------------------------------------------------
+
+
+def encode_spec(spec: ScheduleSpec) -> str:
+    """The JSON kept in ``schedules.spec``: the fields an admin gave, readable in sqlite3."""
+    cron = spec.days.cron
+    return json.dumps(
+        {
+            "time": None if spec.time is None else f"{spec.time:%H:%M}",
+            "timezone": spec.timezone,
+            "days": None if cron is not None else spec.days.text,
+            "cron": None if cron is None else cron.text,
+            "pack": spec.pack,
+            "tags": list(spec.tags),
+            "difficulty": spec.difficulty,
+            "window": None if spec.window is None else int(spec.window.total_seconds()),
+            "mention": spec.mention,
+        },
+        ensure_ascii=False,
+    )
+
+
+@lru_cache(maxsize=4096)
+def decode_spec(text: str) -> ScheduleSpec:
+    """Parse the stored JSON back, through the same validation an admin's input gets.
+
+    Raises :class:`ScheduleError` (or ``ValueError`` for broken JSON) if the stored spec is no
+    longer valid, e.g. a timezone that a tzdata update removed.
+    """
+    data = json.loads(text)
+    window = data.get("window")
+    return build_spec(
+        time=data.get("time"),
+        timezone=data["timezone"],
+        days=data.get("days"),
+        cron=data.get("cron"),
+        pack=data.get("pack"),
+        tags=data.get("tags") or (),
+        difficulty=data.get("difficulty"),
+        window=None if window is None else timedelta(seconds=int(window)),
+        mention=data.get("mention"),
+    )
+
+
+def _schedule(row: ScheduleRow) -> Schedule:
+    return Schedule(
+        id=row.id,
+        channel_id=row.channel_id,
+        workspace_id=row.workspace_id,
+        spec=decode_spec(row.spec),
+        paused=row.paused,
+        skip_until=row.skip_until,
+        handled_until=row.handled_until,
+        created_at=row.created_at,
+    )
+
+
+# --- after downtime --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CatchUp:
+    """What to do with the occurrences in ``(after, now]``.
+
+    ``post`` is the one to post now (the latest, if it is within the grace window), or None.
+    ``skipped`` are due occurrences within the grace window that a later one replaces.
+    ``too_late_since`` is the first due occurrence if any were older than the grace window
+    (all of those are skipped; they are not listed one by one).
+    """
+
+    post: datetime | None
+    skipped: tuple[datetime, ...] = ()
+    too_late_since: datetime | None = None
+
+
+def catch_up(spec: ScheduleSpec, after: datetime, now: datetime, grace: timedelta) -> CatchUp:
+    """Decide which due occurrence (if any) still posts: never a burst of catch-up posts.
+
+    After downtime only the most recent missed occurrence is posted, and only if
+    ``now - occurrence <= grace``; everything older is skipped. Work is bounded by the grace
+    window, not by how long the bot was down.
+    """
+    grace = max(grace, MIN_GRACE)
+    first = next_occurrence(spec, after)
+    if first > now:
+        return CatchUp(None)
+    horizon = now - grace  # an occurrence at the horizon itself is still in time
+    too_late_since = None
+    cursor = after
+    if first < horizon:
+        too_late_since = first
+        cursor = horizon - timedelta(microseconds=1)  # next_occurrence is strictly after
+    due: list[datetime] = []
+    while (occurrence := next_occurrence(spec, cursor)) <= now:
+        due.append(occurrence)
+        cursor = occurrence
+    if not due:
+        return CatchUp(None, (), too_late_since)
+    return CatchUp(due[-1], tuple(due[:-1]), too_late_since)
+
+
+# --- the admin API ---------------------------------------------------------------------------
+
+
+class ScheduleBook:
+    """The schedules of every channel, and the commands that change them.
+
+    Held by the service (``service.schedules``). A running :class:`bot.scheduler.Scheduler`
+    registers a listener here so that every change wakes it at once.
+    """
+
+    def __init__(self, service: StudyService) -> None:
+        self._service = service
+        self.store = ScheduleStore(service.db)
+        self._listeners: list[ScheduleListener] = []
+        self._verbs: dict[str, Callable[[ChatContext, list[str]], Awaitable[ScheduleReply]]] = {
+            "add": self._add,
+            "list": self._list,
+            "remove": self._remove,
+            "pause": self._pause,
+            "resume": self._resume,
+            "skip": self._skip,
+            "now": self._now,
+            "preview": self._preview,
+        }
+
+    # --- the scheduler's side ----------------------------------------------------------------
+
+    def listen(self, listener: ScheduleListener) -> None:
+        self._listeners.append(listener)
+
+    def unlisten(self, listener: ScheduleListener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    @property
+    def listened(self) -> bool:
+        return bool(self._listeners)
+
+    def changed(self, schedule_id: int | None) -> None:
+        """Tell the scheduler (if one runs) to re-read a schedule, or just to re-plan."""
+        for listener in list(self._listeners):
+            listener(schedule_id)
+
+    async def active(self) -> list[Schedule]:
+        """Every schedule that may post; a stored spec that no longer parses is logged."""
+        return [s for row in await self.store.active() if (s := self._readable(row))]
+
+    async def many(self, ids: Sequence[int]) -> dict[int, Schedule]:
+        """The live schedules among ``ids`` (paused ones included; removed ones absent)."""
+        rows = await self.store.many(ids)
+        return {i: s for i, row in rows.items() if (s := self._readable(row))}
+
+    async def get(self, schedule_id: int) -> Schedule | None:
+        row = await self.store.get(schedule_id)
+        return None if row is None else self._readable(row)
+
+    async def mark_handled(self, marks: Sequence[tuple[int, datetime]]) -> None:
+        await self.store.mark_handled(marks)
+
+    @staticmethod
+    def _readable(row: ScheduleRow) -> Schedule | None:
+        try:
+            return _schedule(row)
+        except (ScheduleError, ValueError, KeyError) as exc:
+            log.error(
+                "schedule %d has a stored spec that no longer parses (%s): %s",
+                row.id,
+                exc,
+                row.spec,
+            )
+            return None
+
+    # --- commands ----------------------------------------------------------------------------
+
+    async def command(self, ctx: ChatContext, verb: str, args: Sequence[str]) -> ScheduleReply:
+        """Run one ``schedule VERB ARGS...`` command for the caller in ``ctx``.
+
+        Raises :class:`Forbidden` (not an admin), :class:`BadInput` (args that do not parse;
+        for ``add`` the text names the field, the reason and an example) or
+        :class:`NotFound` (no such schedule in this workspace).
+        """
+        name = verb.strip().lower()
+        handler = self._verbs.get(name)
+        if handler is None:
+            close = difflib.get_close_matches(name, VERBS, n=1)
+            hint = f" Did you mean `schedule {close[0]}`?" if close else ""
+            raise BadInput(
+                f"`{verb}` is not a schedule command; use {', '.join(VERBS[:-1])} or "
+                f"{VERBS[-1]}.{hint}"
+            )
+        if name in ADMIN_VERBS and not ctx.is_admin:
+            raise Forbidden(_FORBIDDEN)
+        return await handler(ctx, [a for a in args if a.strip()])
+
+    async def _add(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
+        workspace, channel = await self._where(ctx)
+        try:
+            spec = parse_schedule_args(args, workspace.timezone)
+        except ScheduleError as exc:
+            raise BadInput(str(exc)) from None
+        await self._check_filters(channel, spec)
+        now = self._service.clock.now()
+        member = await self._service.directory.member(workspace, ctx.member, ctx.member_name, now)
+        row = await self.store.create(
+            channel_id=channel.id,
+            spec=encode_spec(spec),
+            created_by=member.id,
+            now=now,
+            limit=MAX_SCHEDULES_PER_CHANNEL,
+        )
+        if row is None:
+            raise BadInput(
+                f"This channel already has {MAX_SCHEDULES_PER_CHANNEL} schedules; remove one "
+                "first (`schedule list` shows their ids)."
+            )
+        schedule = _schedule(row)
+        self.changed(schedule.id)
+        log.info("schedule %d added in channel %d: %s", schedule.id, channel.id, spec.describe())
+        return _reply(
+            f"✅ Schedule **#{schedule.id}** added: {spec.describe()}.\n"
+            f"First question: {_next_text(schedule, now)}.",
+            tone=Tone.SUCCESS,
+        )
+
+    async def _check_filters(self, channel: ChannelRow, spec: ScheduleSpec) -> None:
+        """Refuse a schedule that could never post: an unknown pack, or filters nothing
+        matches (better now, to the admin, than a silent skip every morning)."""
+        packs = self._service.packs
+        if spec.pack is not None:
+            slugs = [s.slug for s in await packs.summaries()]
+            if spec.pack not in slugs:
+                close = difflib.get_close_matches(spec.pack, slugs, n=1)
+                hint = f" — did you mean {close[0]}?" if close else "; see `pack list`"
+                raise BadInput(str(ScheduleError("pack", f"no pack called {spec.pack!r}{hint}")))
+        found = await packs.candidates(
+            channel.id, pack=spec.pack, difficulty=spec.difficulty, tags=spec.tags
+        )
+        if not found:
+            wanted = [f"pack {spec.pack}" if spec.pack else "", spec.difficulty or ""]
+            wanted += [f"tag {t}" for t in spec.tags]
+            raise BadInput(
+                str(
+                    ScheduleError(
+                        "filters",
+                        f"no questions match {', '.join(w for w in wanted if w)}",
+                        example="/schedule add 09:00 --pack pytorch-dynamic-graphs "
+                        "--difficulty medium",
+                    )
+                )
+            )
+
+    async def _list(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
+        if args:
+            raise BadInput("usage: `schedule list` (the schedules of this channel)")
+        _, channel = await self._where(ctx)
+        now = self._service.clock.now()
+        lines = []
+        for row in await self.store.in_channel(channel.id):
+            schedule = self._readable(row)
+            if schedule is None:
+                lines.append(f"**#{row.id}** — cannot be read any more; remove it and add it again")
+                continue
+            lines.append(
+                f"**#{schedule.id}** {schedule.spec.describe()} — next: {_next_text(schedule, now)}"
+                if not schedule.paused
+                else f"**#{schedule.id}** {schedule.spec.describe()} — ⏸️ paused"
+            )
+        where = f"#{ctx.channel_name or channel.name or ctx.channel}"
+        if not lines:
+            body = (
+                f"No schedules in {where} yet. Admins can add one, e.g. "
+                "`schedule add 09:00 Europe/Berlin weekdays`."
+            )
+        else:
+            body = "\n".join(lines)
+        return ScheduleReply(
+            Message(title=f"🗓️ Schedules in {where}", sections=(Section(body=body),), ephemeral=True)
+        )
+
+    async def _remove(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
+        schedule = await self._named(ctx, args, "remove")
+        now = self._service.clock.now()
+        if not await self.store.delete(schedule.id, now):
+            raise _not_found(schedule.id)
+        self.changed(schedule.id)
+        log.info("schedule %d removed", schedule.id)
+        text = f"🗑️ Schedule **#{schedule.id}** removed; it will not post again."
+        latest = await self._service.posts.latest_of_schedule(schedule.id)
+        if latest is not None:
+            post = await self._service.posts.get(latest)
+            if post is not None and post.is_open and post.closes_at is None:
+                text += " Its open question stays open until an admin reveals it."
+        return _reply(text)
+
+    async def _pause(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
+        schedule = await self._named(ctx, args, "pause")
+        row = await self.store.set_paused(schedule.id, True, self._service.clock.now())
+        if row is None:
+            raise _not_found(schedule.id)
+        self.changed(schedule.id)
+        return _reply(
+            f"⏸️ Schedule **#{schedule.id}** paused: nothing posts until "
+            f"`schedule resume {schedule.id}`."
+        )
+
+    async def _resume(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
+        schedule = await self._named(ctx, args, "resume")
+        now = self._service.clock.now()
+        row = await self.store.set_paused(schedule.id, False, now)
+        if row is None:
+            raise _not_found(schedule.id)
+        self.changed(schedule.id)
+        resumed = _schedule(row)
+        return _reply(
+            f"▶️ Schedule **#{schedule.id}** resumed (the days it was paused are not made up). "
+            f"Next question: {_next_text(resumed, now)}.",
+            tone=Tone.SUCCESS,
+        )
+
+    async def _skip(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
+        schedule = await self._named(ctx, args, "skip")
+        now = self._service.clock.now()
+        skipped = schedule.next_after(now)
+        row = await self.store.skip_until(schedule.id, skipped, now)
+        if row is None:
+            raise _not_found(schedule.id)
+        self.changed(schedule.id)
+        updated = _schedule(row)
+        tz = schedule.spec.timezone
+        return _reply(
+            f"⏭️ Schedule **#{schedule.id}** skips {_local(schedule.spec, skipped)} ({tz}). "
+            f"Next question: {_next_text(updated, now)}."
+        )
+
+    async def _now(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
+        schedule = await self._named(ctx, args, "now")
+        service = self._service
+        channel = await service.directory.channel_by_id(schedule.channel_id)
+        workspace = await service.directory.workspace_by_id(channel.workspace_id)
+        spec = schedule.spec
+        now = service.clock.now()
+        draft = await service.post_in(
+            workspace,
+            channel,
+            pack=spec.pack,
+            difficulty=spec.difficulty,
+            tags=spec.tags,
+            closes_at=None if spec.window is None else now + spec.window,
+            schedule_id=schedule.id,
+            mention=spec.mention,
+            timezone=spec.timezone,
+        )
+        assert draft is not None  # no occurrence key: an extra post, not an occurrence
+        # "Until the next question": this one is the next, so the previous one closes now.
+        superseded = await service.posts.open_until_next(schedule.id, draft.post.id)
+        await service.posts.set_closes_at([p.id for p in superseded], now)
+        self.changed(schedule.id)
+        log.info("schedule %d posted now (post %d)", schedule.id, draft.post.id)
+        return ScheduleReply(
+            _reply(f"📨 Posting a question from schedule **#{schedule.id}** now.").message,
+            draft=draft,
+        )
+
+    async def _preview(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
+        if len(args) not in (1, 2):
+            raise BadInput("usage: `schedule preview ID [N]`, e.g. `schedule preview 3 10`")
+        count = PREVIEW_DEFAULT
+        if len(args) == 2:
+            if not args[1].isdigit() or not 1 <= int(args[1]) <= PREVIEW_MAX:
+                raise BadInput(f"N is how many to show: a number from 1 to {PREVIEW_MAX}.")
+            count = int(args[1])
+        schedule = await self._named(ctx, args[:1], "preview")
+        now = self._service.clock.now()
+        times = preview(schedule.spec, max(schedule.after, now), count)
+        body = "\n".join(f"• {t}" for t in times)
+        if schedule.paused:
+            body = (
+                f"Paused: these are the times once resumed (`schedule resume {schedule.id}`).\n"
+                + body
+            )
+        title = f"🗓️ Next {count} of schedule #{schedule.id} ({schedule.spec.timezone})"
+        return ScheduleReply(Message(title=title, sections=(Section(body=body),), ephemeral=True))
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    async def _where(self, ctx: ChatContext) -> tuple[WorkspaceRow, ChannelRow]:
+        directory, now = self._service.directory, self._service.clock.now()
+        workspace = await directory.workspace(ctx.platform, ctx.workspace, ctx.workspace_name, now)
+        channel = await directory.channel(workspace, ctx.channel, ctx.channel_name, now)
+        return workspace, channel
+
+    async def _named(self, ctx: ChatContext, args: list[str], verb: str) -> Schedule:
+        """The schedule named by ``ID``, checked to belong to the caller's workspace."""
+        if len(args) != 1:
+            raise BadInput(f"usage: `schedule {verb} ID` (`schedule list` shows the ids)")
+        text = args[0].lstrip("#")
+        if not text.isdigit() or len(text) > 18:
+            raise BadInput(f"`{args[0]}` is not a schedule id; `schedule list` shows the ids.")
+        schedule_id = int(text)
+        row = await self.store.get(schedule_id)
+        workspace, _ = await self._where(ctx)
+        if row is None or row.workspace_id != workspace.id:
+            raise _not_found(schedule_id)
+        schedule = self._readable(row)
+        if schedule is None:
+            raise BadInput(
+                f"Schedule #{schedule_id} cannot be read any more; remove it and add it again."
+            )
+        return schedule
+
+
+def _not_found(schedule_id: int) -> NotFound:
+    return NotFound(f"There is no schedule #{schedule_id} here; `schedule list` shows the ids.")
+
+
+def _reply(text: str, *, tone: Tone = Tone.INFO) -> ScheduleReply:
+    return ScheduleReply(Message(sections=(Section(body=text),), ephemeral=True, tone=tone))
+
+
+def _next_text(schedule: Schedule, now: datetime) -> str:
+    """When it posts next, as the channel reads it (DST shifts explained), or ``paused``."""
+    if schedule.paused:
+        return "paused"
+    return preview(schedule.spec, max(schedule.after, now), 1)[0]
+
+
+def _local(spec: ScheduleSpec, moment: datetime) -> str:
+    """An instant as the channel reads it: ``Mon 2026-03-30 09:00 CEST``."""
+    local = moment.astimezone(ZoneInfo(spec.timezone))
+    return f"{local:%a %Y-%m-%d %H:%M} {local.tzname()}"

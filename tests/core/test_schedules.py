@@ -1,0 +1,385 @@
+"""Schedule commands through StudyService.schedule_command, as the adapters call them, on a real
+SQLite file; and the pure catch-up rule that decides what posts after downtime.
+
+The clock starts on Wednesday 2026-03-04 09:00 UTC (tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot.core.clock import SimulatedClock
+from bot.core.errors import BadInput, Forbidden, NotFound
+from bot.core.schedule import ScheduleSpec, build_spec, parse_schedule_args
+from bot.core.schedules import (
+    MAX_SCHEDULES_PER_CHANNEL,
+    CatchUp,
+    ScheduleReply,
+    catch_up,
+    decode_spec,
+    encode_spec,
+)
+from bot.core.service import StudyService
+from bot.storage.database import Database
+from tests.helpers import member
+
+ADMIN = member("root", admin=True)
+ANN = member("ann")
+ELSEWHERE = member("eve", admin=True, workspace="other-ws")
+
+
+def text(reply: ScheduleReply) -> str:
+    return reply.message.plain_text()
+
+
+async def add(service: StudyService, *args: str, who=ADMIN) -> int:  # type: ignore[no-untyped-def]
+    reply = await service.schedule_command(who, "add", list(args))
+    assert reply.message.ephemeral and reply.draft is None
+    body = text(reply)
+    assert body.startswith("✅ Schedule #"), body
+    return int(body.split("#", 1)[1].split(" ", 1)[0])
+
+
+def utc(*args: int) -> datetime:
+    return datetime(*args, tzinfo=UTC)  # type: ignore[misc]
+
+
+# --- add and list --------------------------------------------------------------------------
+
+
+async def test_add_confirms_with_the_description_and_first_question(service: StudyService) -> None:
+    reply = await service.schedule_command(
+        ADMIN, "add", ["09:00", "Europe/Berlin", "weekdays", "--pack", "mini", "--window", "90m"]
+    )
+    assert text(reply) == (
+        "✅ Schedule #1 added: 09:00 Europe/Berlin on weekdays, pack mini, answers close after "
+        "1h30m.\nFirst question: Thu 2026-03-05 09:00 CET."
+    )
+
+
+async def test_add_today_if_the_time_is_still_ahead(service: StudyService) -> None:
+    reply = await service.schedule_command(ADMIN, "add", ["09:01"])  # workspace default: UTC
+    assert text(reply).endswith("First question: Wed 2026-03-04 09:01 UTC.")
+
+
+async def test_list_is_for_everyone_and_shows_next_times(service: StudyService) -> None:
+    first = await add(service, "09:00", "Europe/Berlin", "weekdays")
+    second = await add(service, "18:30", "America/New_York", "mon,wed,fri", "--difficulty", "easy")
+    await service.schedule_command(ADMIN, "pause", [str(second)])
+    reply = await service.schedule_command(ANN, "list", [])
+    assert reply.message.ephemeral
+    assert text(reply) == (
+        "🗓️ Schedules in #general\n\n"
+        f"#{first} 09:00 Europe/Berlin on weekdays, answers close when the next question "
+        "posts — next: Thu 2026-03-05 09:00 CET\n"
+        f"#{second} 18:30 America/New_York on mon,wed,fri, easy, answers close when the next "
+        "question posts — ⏸️ paused"
+    )
+
+
+async def test_list_of_an_empty_channel_says_how_to_add(service: StudyService) -> None:
+    body = text(await service.schedule_command(ANN, "list", []))
+    assert "No schedules in #general yet" in body and "schedule add 09:00" in body
+
+
+async def test_schedules_belong_to_their_channel(service: StudyService) -> None:
+    await add(service, "09:00")
+    other = member("root", admin=True, channel="random")
+    assert "No schedules in #random" in text(await service.schedule_command(other, "list", []))
+
+
+async def test_a_bad_spec_names_the_field_the_reason_and_an_example(service: StudyService) -> None:
+    with pytest.raises(BadInput) as caught:
+        await service.schedule_command(ADMIN, "add", ["09:00", "Europe/Berln"])
+    assert str(caught.value) == (
+        "timezone: unknown timezone 'Europe/Berln' — did you mean Europe/Berlin? "
+        "(example: /schedule add 09:00 Europe/Berlin weekdays)"
+    )
+    with pytest.raises(BadInput, match=r"^days: unknown day 'wendesday' — did you mean wednesday"):
+        await service.schedule_command(ADMIN, "add", ["09:00", "wendesday"])
+    with pytest.raises(BadInput, match=r"^time: missing TIME"):
+        await service.schedule_command(ADMIN, "add", [])
+
+
+async def test_add_refuses_filters_that_could_never_post(service: StudyService) -> None:
+    with pytest.raises(BadInput, match=r"^pack: no pack called 'mimi' — did you mean mini\?"):
+        await service.schedule_command(ADMIN, "add", ["09:00", "--pack", "mimi"])
+    with pytest.raises(BadInput, match=r"^filters: no questions match pack mini, tag nope"):
+        await service.schedule_command(ADMIN, "add", ["09:00", "--pack", "mini", "--tag", "nope"])
+    assert "No schedules" in text(await service.schedule_command(ADMIN, "list", []))
+
+
+async def test_a_channel_has_at_most_so_many_schedules(service: StudyService) -> None:
+    await asyncio.gather(
+        *(service.schedule_command(ADMIN, "add", [f"{h:02d}:00"]) for h in range(20)),
+        *(service.schedule_command(ADMIN, "add", [f"{h:02d}:30"]) for h in range(10)),
+        return_exceptions=True,
+    )
+    rows = await service.db.fetchval("SELECT count(*) FROM schedules WHERE deleted_at IS NULL")
+    assert rows == MAX_SCHEDULES_PER_CHANNEL
+    with pytest.raises(BadInput, match="already has 25 schedules"):
+        await service.schedule_command(ADMIN, "add", ["23:59"])
+
+
+async def test_the_spec_is_stored_as_readable_json(service: StudyService, db: Database) -> None:
+    await add(service, "9am", "europe/berlin", "mon-fri", "--tag", "autograd", "--window", "1h")
+    stored = json.loads(await db.fetchval("SELECT spec FROM schedules"))
+    assert stored == {
+        "time": "09:00",
+        "timezone": "Europe/Berlin",
+        "days": "weekdays",
+        "cron": None,
+        "pack": None,
+        "tags": ["autograd"],
+        "difficulty": None,
+        "window": 3600,
+        "mention": None,
+    }
+
+
+# --- permissions ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("verb", "args"),
+    [
+        ("add", ["09:00"]),
+        ("remove", ["1"]),
+        ("pause", ["1"]),
+        ("resume", ["1"]),
+        ("skip", ["1"]),
+        ("now", ["1"]),
+    ],
+)
+async def test_members_who_are_not_admins_cannot_change_schedules(
+    service: StudyService, verb: str, args: list[str]
+) -> None:
+    await add(service, "10:00")
+    with pytest.raises(Forbidden, match=r"^Only admins can change schedules"):
+        await service.schedule_command(ANN, verb, args)
+    body = text(await service.schedule_command(ANN, "list", []))
+    assert "#1 10:00 UTC daily" in body and "paused" not in body  # nothing changed
+
+
+async def test_everyone_may_preview(service: StudyService) -> None:
+    await add(service, "10:00")
+    assert "Wed 2026-03-04 10:00 UTC" in text(await service.schedule_command(ANN, "preview", ["1"]))
+
+
+async def test_a_schedule_of_another_workspace_is_not_found(service: StudyService) -> None:
+    await add(service, "10:00")
+    for verb in ("remove", "pause", "resume", "skip", "now", "preview"):
+        with pytest.raises(NotFound, match=r"There is no schedule #1 here"):
+            await service.schedule_command(ELSEWHERE, verb, ["1"])
+    with pytest.raises(NotFound):
+        await service.schedule_command(ADMIN, "pause", ["99"])
+
+
+async def test_bad_ids_verbs_and_counts(service: StudyService) -> None:
+    await add(service, "10:00")
+    with pytest.raises(BadInput, match="`one` is not a schedule id"):
+        await service.schedule_command(ADMIN, "pause", ["one"])
+    with pytest.raises(BadInput, match=r"usage: `schedule remove ID`"):
+        await service.schedule_command(ADMIN, "remove", [])
+    with pytest.raises(BadInput, match="Did you mean `schedule pause`"):
+        await service.schedule_command(ADMIN, "puase", ["1"])
+    with pytest.raises(BadInput, match="from 1 to 25"):
+        await service.schedule_command(ADMIN, "preview", ["1", "100"])
+    # `#1` is accepted as well as `1`
+    assert "paused" in text(await service.schedule_command(ADMIN, "pause", ["#1"]))
+
+
+# --- pause, resume, skip, remove, preview --------------------------------------------------
+
+
+async def test_preview_in_the_schedule_timezone_across_dst(
+    service: StudyService, clock: SimulatedClock
+) -> None:
+    clock.set(utc(2026, 3, 27, 12))
+    await add(service, "02:30", "Europe/Berlin")
+    body = text(await service.schedule_command(ANN, "preview", ["1", "3"]))
+    assert body == (
+        "🗓️ Next 3 of schedule #1 (Europe/Berlin)\n\n"
+        "• Sat 2026-03-28 02:30 CET\n"
+        "• Sun 2026-03-29 03:30 CEST (shifted: clocks skip 02:30 on 2026-03-29)\n"
+        "• Mon 2026-03-30 02:30 CEST"
+    )
+
+
+async def test_skip_skips_the_next_occurrence_and_again_the_one_after(
+    service: StudyService,
+) -> None:
+    await add(service, "10:00")
+    first = text(await service.schedule_command(ADMIN, "skip", ["1"]))
+    assert first == (
+        "⏭️ Schedule #1 skips Wed 2026-03-04 10:00 UTC (UTC). "
+        "Next question: Thu 2026-03-05 10:00 UTC."
+    )
+    second = text(await service.schedule_command(ADMIN, "skip", ["1"]))
+    assert "skips Thu 2026-03-05 10:00 UTC" in second and "Next question: Fri" in second
+    assert "• Fri 2026-03-06 10:00 UTC" in text(
+        await service.schedule_command(ANN, "preview", ["1", "1"])
+    )
+
+
+async def test_pause_then_resume_posts_from_now_on(
+    service: StudyService, clock: SimulatedClock
+) -> None:
+    await add(service, "10:00")
+    assert "paused: nothing posts until `schedule resume 1`" in text(
+        await service.schedule_command(ADMIN, "pause", ["1"])
+    )
+    preview = text(await service.schedule_command(ANN, "preview", ["1", "1"]))
+    assert preview.startswith("🗓️ Next 1 of schedule #1 (UTC)\n\nPaused: these are the times")
+    clock.advance(timedelta(days=3, hours=2))  # Sat 11:00
+    resumed = text(await service.schedule_command(ADMIN, "resume", ["1"]))
+    assert resumed.endswith("Next question: Sun 2026-03-08 10:00 UTC.")
+
+
+async def test_remove_hides_the_schedule_and_later_commands_do_not_find_it(
+    service: StudyService, db: Database
+) -> None:
+    await add(service, "10:00")
+    assert text(await service.schedule_command(ADMIN, "remove", ["1"])) == (
+        "🗑️ Schedule #1 removed; it will not post again."
+    )
+    with pytest.raises(NotFound):
+        await service.schedule_command(ADMIN, "remove", ["1"])
+    assert "No schedules" in text(await service.schedule_command(ADMIN, "list", []))
+    assert await db.fetchval("SELECT deleted_at IS NOT NULL FROM schedules WHERE id = 1") == 1
+
+
+# --- now -----------------------------------------------------------------------------------
+
+
+async def test_now_returns_a_draft_with_the_schedule_filters_and_mention(
+    service: StudyService, clock: SimulatedClock
+) -> None:
+    await add(
+        service, "10:00", "--pack", "mini", "--difficulty", "medium", "--window", "30m",
+        "--mention", "@study-group",
+    )  # fmt: skip
+    reply = await service.schedule_command(ADMIN, "now", ["1"])
+    assert text(reply) == "📨 Posting a question from schedule #1 now."
+    draft = reply.draft
+    assert draft is not None and draft.channel == "general"
+    assert draft.message.question_id == "d-mc-1" and draft.message.mention == "@study-group"
+    assert draft.message.plain_text().startswith("@study-group\n\nMultiple choice")
+    assert draft.post.schedule_id == 1 and draft.post.requested_by is None
+    assert draft.post.closes_at == clock.now() + timedelta(minutes=30)
+
+
+async def test_now_closes_the_previous_until_next_post(
+    service: StudyService, clock: SimulatedClock
+) -> None:
+    await add(service, "10:00")
+    first = (await service.schedule_command(ADMIN, "now", ["1"])).draft
+    assert first is not None and first.post.closes_at is None
+    assert "Answers close when the next question posts." in first.message.plain_text()
+    clock.advance(timedelta(minutes=5))
+    await service.schedule_command(ADMIN, "now", ["1"])
+    assert [p.id for p in await service.posts.due_to_close(clock.now())] == [first.post.id]
+
+
+# --- concurrent edits ----------------------------------------------------------------------
+
+
+async def test_concurrent_edits_leave_one_consistent_state(
+    service: StudyService, db: Database
+) -> None:
+    ids = [await add(service, f"{h:02d}:00") for h in range(6)]
+    calls = []
+    for schedule_id in ids:
+        for verb in ("pause", "remove", "resume", "skip", "pause"):
+            calls.append(service.schedule_command(ADMIN, verb, [str(schedule_id)]))
+    calls += [service.schedule_command(ADMIN, "add", [f"{h:02d}:15"]) for h in range(6)]
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    assert all(isinstance(r, ScheduleReply | NotFound) for r in results), results
+    # Whatever the interleaving: the removed ones are gone, the added ones are all there.
+    rows = await db.fetchall("SELECT id, paused, deleted_at FROM schedules ORDER BY id")
+    assert len(rows) == 12
+    removed = {int(r[0]) for r in rows if r[2] is not None}
+    assert removed == set(ids)
+    listing = text(await service.schedule_command(ADMIN, "list", [])).split("\n\n", 1)[1]
+    assert [line.split(" ")[1] for line in listing.splitlines()] == [
+        f"{h:02d}:15" for h in range(6)
+    ]
+    assert "paused" not in listing
+
+
+# --- the stored spec -----------------------------------------------------------------------
+
+
+_SPECS = st.builds(
+    lambda hour, minute, tz, days, window, tags, mention: build_spec(
+        time=f"{hour:02d}:{minute:02d}",
+        timezone=tz,
+        days=days,
+        window=window,
+        tags=tags,
+        mention=mention,
+    ),
+    st.integers(0, 23),
+    st.integers(0, 59),
+    st.sampled_from(["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata"]),
+    st.sampled_from(["daily", "weekdays", "weekends", "mon,wed,fri", "sun"]),
+    st.sampled_from([None, "1m", "90m", "1d", "7d"]),
+    st.lists(st.sampled_from(["autograd", "leaf", "tensors"]), max_size=2),
+    st.sampled_from([None, "@study-group", "<@&123>"]),
+)
+
+
+@given(_SPECS)
+def test_property_stored_spec_round_trips(spec: ScheduleSpec) -> None:
+    assert decode_spec(encode_spec(spec)) == spec
+
+
+def test_a_cron_spec_round_trips() -> None:
+    spec = parse_schedule_args(["--cron", "30 8,17 * * 1-5", "Europe/Berlin"], "UTC")
+    assert decode_spec(encode_spec(spec)) == spec
+
+
+# --- catch-up after downtime (pure) --------------------------------------------------------
+
+DAILY_9 = build_spec(time="09:00", timezone="UTC")
+GRACE = timedelta(hours=2)
+
+
+def test_catch_up_nothing_due() -> None:
+    assert catch_up(DAILY_9, utc(2026, 3, 4, 9), utc(2026, 3, 5, 8, 59), GRACE) == CatchUp(None)
+
+
+def test_catch_up_on_time_and_a_little_late() -> None:
+    on_time = catch_up(DAILY_9, utc(2026, 3, 4, 9), utc(2026, 3, 5, 9), GRACE)
+    assert on_time == CatchUp(utc(2026, 3, 5, 9))
+    late = catch_up(DAILY_9, utc(2026, 3, 4, 9), utc(2026, 3, 5, 11), GRACE)
+    assert late == CatchUp(utc(2026, 3, 5, 9))  # exactly the grace: still posts
+
+
+def test_catch_up_too_late_posts_nothing() -> None:
+    late = catch_up(DAILY_9, utc(2026, 3, 4, 9), utc(2026, 3, 5, 11, 0, 1), GRACE)
+    assert late == CatchUp(None, (), utc(2026, 3, 5, 9))
+
+
+def test_catch_up_after_three_days_posts_at_most_the_latest() -> None:
+    down = catch_up(DAILY_9, utc(2026, 3, 1, 9), utc(2026, 3, 4, 10), GRACE)
+    assert down == CatchUp(utc(2026, 3, 4, 9), (), utc(2026, 3, 2, 9))
+
+
+def test_catch_up_with_several_in_the_grace_window_posts_only_the_latest() -> None:
+    hourly = parse_schedule_args(["--cron", "0 * * * *"], "UTC")
+    plan = catch_up(hourly, utc(2026, 3, 4, 5), utc(2026, 3, 4, 9, 30), GRACE)
+    assert plan.post == utc(2026, 3, 4, 9)
+    assert plan.skipped == (utc(2026, 3, 4, 8),)
+    assert plan.too_late_since == utc(2026, 3, 4, 6)
+
+
+def test_catch_up_a_tiny_grace_still_counts_the_loop_waking_late_as_on_time() -> None:
+    plan = catch_up(DAILY_9, utc(2026, 3, 4, 9), utc(2026, 3, 5, 9, 0, 2), timedelta(0))
+    assert plan.post == utc(2026, 3, 5, 9)
