@@ -216,7 +216,7 @@ def render_table(rows: Sequence[CheckRow]) -> str:
     def line(cells: Sequence[str]) -> str:
         return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True))
 
-    out = [line(header), line(["-" * width for width in widths])]
+    out = [line(header).rstrip(), line(["-" * width for width in widths])]
     out += [line(cells).rstrip() for cells in body]
     bad = [row for row in rows if not row.ok]
     if bad:

@@ -220,7 +220,9 @@ async def test_as_dict_is_the_json_shape() -> None:
 def test_long_and_multi_line_cells_are_shortened() -> None:
     long = "\n".join(f"line {i}" for i in range(20))
     script = {"print(1)": _result(long)}
-    text = PACK.split("  - id: c-wrong-output")[0].replace("code: print(6.0)", "code: print(1)")
+    text = PACK.split("  - id: c-wrong-output", maxsplit=1)[0].replace(
+        "code: print(6.0)", "code: print(1)"
+    )
     rows = asyncio.run(check_items(_targets(text), ScriptedRunner(script)))
     got = rows[0].got
     assert got.startswith("line 0 \u23ce line 1")

@@ -52,7 +52,7 @@ def test_never_overwrites_without_force(tmp_path: Path) -> None:
 def test_pack_option_sets_the_slug_and_the_ids(tmp_path: Path) -> None:
     report = run_import(DATA / "quizlet-terms.tsv", pack="terms", packs_dir=tmp_path)
     assert report.result.pack == "terms"
-    assert [item.id for item in report.result.items][0] == "terms-flash-01"
+    assert report.result.items[0].id == "terms-flash-01"
     with pytest.raises(ImportRefused, match="--pack 'Bad Name'"):
         run_import(DATA / "quizlet-terms.tsv", pack="Bad Name")
 
