@@ -426,3 +426,16 @@ def test_generated_pack_validates_with_the_loader_without_warnings() -> None:
     loaded, problems = load_pack_text(to_yaml(result).encode(), "out.yaml")
     assert loaded is not None
     assert problems == []
+
+
+def test_schema_limits_are_reported_at_the_source_row() -> None:
+    text = "term," + "x" * 2100 + "\nq,a,b,c,A\nq2,same,Same,b,A\n"
+    result = import_bytes(text.encode(), "long.csv")
+    assert [str(p) for p in result.problems] == [
+        "long.csv:1: long-flash-01.answer: is too long (2100 characters; at most 2000); this "
+        "item was not imported",
+        "long.csv:3: long-mc-02.choices: two choices have the same text; this item was not "
+        "imported",
+        "long.csv:1: warning: difficulty: 1 item(s) have no difficulty column; imported as medium",
+    ]
+    assert [item.id for item in result.items] == ["long-mc-01"]

@@ -21,6 +21,7 @@ from pathlib import PurePath
 from typing import Any, Literal
 
 from pydantic import TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
 
 from bot.questions.loader import Problem
 from bot.questions.schema import Difficulty, Item
@@ -238,11 +239,25 @@ class Draft:
             for err in exc.errors():
                 loc = [str(p) for p in err["loc"] if p not in KIND_ABBREVIATIONS and p != self.kind]
                 where = ".".join(p for p in loc if "[" not in p)
-                message = err["msg"].removeprefix("Value error, ")
-                self.error(where, f"{message}; this item was not imported")
+                self.error(where, f"{_message(err)}; this item was not imported")
             return False
         self.builder.result.items.append(ImportedItem(data, self.line, tuple(self.notes)))
         return True
+
+
+def _message(err: ErrorDetails) -> str:
+    """A schema error in a pack author's words (the loader's wording where it has one)."""
+    ctx = err.get("ctx", {})
+    if err["type"] == "string_too_long":
+        found = len(err["input"]) if isinstance(err["input"], str) else "?"
+        return f"is too long ({found} characters; at most {ctx.get('max_length')})"
+    if err["type"] == "string_too_short":
+        return "must not be empty"
+    if err["type"] in {"too_short", "too_long"}:
+        bound = ctx.get("min_length") if err["type"] == "too_short" else ctx.get("max_length")
+        word = "at least" if err["type"] == "too_short" else "at most"
+        return f"needs {word} {bound} entries, found {ctx.get('actual_length')}"
+    return err["msg"].removeprefix("Value error, ")
 
 
 def _present(value: object) -> bool:

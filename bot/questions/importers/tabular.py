@@ -161,7 +161,7 @@ def _header(cells: Sequence[str]) -> _Columns | None:
 
 
 def _row(builder: PackBuilder, line: int, cells: list[str], columns: _Columns | None) -> bool:
-    """Build one item from a row; returns whether its difficulty was defaulted."""
+    """Build one item from a row; returns whether it was kept with a defaulted difficulty."""
     if columns is None:
         filled = list(cells)
         while filled and not filled[-1]:
@@ -236,8 +236,10 @@ def _flashcard(
     if not term:
         draft.error("prompt", "the term cell is empty; this row was not imported")
         return False
-    draft.commit({"difficulty": level, "tags": tag_list, "prompt": term, "answer": definition})
-    return defaulted
+    kept = draft.commit(
+        {"difficulty": level, "tags": tag_list, "prompt": term, "answer": definition}
+    )
+    return defaulted and kept
 
 
 def _multiple_choice(
@@ -274,7 +276,7 @@ def _multiple_choice(
             "text; this row was not imported",
         )
         return False
-    draft.commit(
+    kept = draft.commit(
         {
             "difficulty": level,
             "tags": tag_list,
@@ -286,7 +288,7 @@ def _multiple_choice(
             "explanation": explanation,
         }
     )
-    return defaulted
+    return defaulted and kept
 
 
 def _correct_index(correct: str, choices: Sequence[str]) -> tuple[int | None, int | None]:
