@@ -107,6 +107,10 @@ class Wiring:
             from bot.adapters.console import ConsoleAdapter
 
             return ConsoleAdapter(runtime.service, runtime.clock)
+        if platform is Platform.DISCORD:
+            from bot.adapters.discord import DiscordAdapter
+
+            return DiscordAdapter(runtime)
         if platform is Platform.SLACK:
             from bot.adapters.slack import SlackAdapter
 

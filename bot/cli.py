@@ -125,6 +125,28 @@ def console(
     asyncio.run(session())
 
 
+@app.command("invite-url")
+def invite_url(
+    ctx: typer.Context,
+    dev_guild: Annotated[
+        bool, typer.Option("--dev-guild", help="Preselect DISCORD_DEV_GUILD in the invite page.")
+    ] = False,
+) -> None:
+    """Print the link that adds the Discord bot to a server (from DISCORD_APPLICATION_ID)."""
+    settings = _wiring(ctx).settings()
+    if settings.discord_application_id is None:
+        typer.echo(
+            "DISCORD_APPLICATION_ID is not set; copy the Application ID from the General "
+            "Information tab of your app at https://discord.com/developers/applications",
+            err=True,
+        )
+        raise typer.Exit(2)
+    from bot.adapters.discord.invite import invite_url as build
+
+    guild = settings.discord_dev_guild if dev_guild else None
+    typer.echo(build(settings.discord_application_id, guild_id=guild))
+
+
 @db_app.command("backup")
 def db_backup(
     ctx: typer.Context,
