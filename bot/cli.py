@@ -284,3 +284,68 @@ def questions_import(
     if report.errors:
         raise typer.Exit(1)
 
+
+@questions_app.command("check")
+def questions_check(
+    ctx: typer.Context,
+    path: Annotated[Path | None, typer.Argument(help="A pack file or folder.")] = None,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout",
+            min=1,
+            max=300,
+            help="Seconds per snippet (torch.compile items need more than the chat default).",
+        ),
+    ] = 60.0,
+    jobs: Annotated[
+        int | None,
+        typer.Option("--jobs", min=1, max=32, help="Snippets at once (default: the pool size)."),
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+) -> None:
+    """Run every code item's snippet in the sandbox and compare it with its expectation.
+
+    Prints id, expected, got and verdict per item; exits 1 on any disagreement (or a pack
+    that does not load) and 2 when the sandbox is unavailable. Never runs unsandboxed.
+    """
+    import json
+
+    from bot.questions.check import (
+        check_targets,
+        render_table,
+        run_in_sandbox,
+        sandbox_config_for_check,
+    )
+    from bot.sandbox import SandboxConfig, SandboxUnavailable
+
+    wiring = _wiring(ctx)
+    settings = wiring.settings()
+    result = load_packs(_packs_dir(ctx, path))
+    for problem in result.errors:
+        typer.echo(str(problem), err=True)
+    targets = check_targets(result.packs)
+    if not targets:
+        typer.echo("no code items to check")
+        raise typer.Exit(1 if result.errors else 0)
+    base = SandboxConfig.from_settings(settings)
+    workers = jobs or max(1, base.pool_size)
+    config = sandbox_config_for_check(base, timeout=timeout, jobs=workers)
+    try:
+        rows = asyncio.run(run_in_sandbox(targets, config, timeout=timeout, jobs=workers))
+    except SandboxUnavailable as exc:
+        typer.echo(f"sandbox unavailable: {exc.reason}; nothing was run", err=True)
+        raise typer.Exit(2) from None
+    failed = [row for row in rows if not row.ok]
+    if json_out:
+        document = {
+            "items": [row.as_dict() for row in rows],
+            "checked": len(rows),
+            "disagree": len(failed),
+            "load_problems": [str(problem) for problem in result.errors],
+        }
+        typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
+    else:
+        typer.echo(render_table(rows))
+    if failed or result.errors:
+        raise typer.Exit(1)

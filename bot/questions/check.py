@@ -16,17 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from bot.core.models import Outcome, RunResult
 from bot.questions.expectations import compare, exception_name, normalize_output
 from bot.questions.loader import LoadedPack
 from bot.questions.schema import Item
-
-if TYPE_CHECKING:
-    from bot.sandbox import SandboxConfig
+from bot.sandbox import Sandbox, SandboxConfig, SandboxUnavailable, SnippetRejected
 
 __all__ = [
     "CheckRow",
@@ -120,8 +119,8 @@ async def check_items(
 ) -> list[CheckRow]:
     """Run every target (at most ``jobs`` at once) and judge it; rows in target order.
 
-    :class:`bot.sandbox.SandboxUnavailable` is not caught: without a sandbox there is no
-    check, and the caller says why.
+    :class:`SandboxUnavailable` is not caught: without a sandbox there is no check, and the
+    caller says why. :class:`SnippetRejected` becomes a "not run" row.
     """
     limit = asyncio.Semaphore(max(1, jobs))
 
@@ -138,9 +137,8 @@ async def _check_one(target: CheckTarget, runner: SnippetRunner, timeout: float)
     claim = _expected_cell(item)
     try:
         result = await runner.run(item.code, timeout=timeout)
-    except ValueError as exc:  # SnippetRejected: too large, NUL bytes (a ValueError)
-        reason = getattr(exc, "reason", str(exc))
-        return CheckRow(target, False, "not run", claim, "(rejected)", reason, None, None, None)
+    except SnippetRejected as exc:  # too large, NUL bytes: a row, not the end of the check
+        return CheckRow(target, False, "not run", claim, "(rejected)", exc.reason, None, None, None)
     verdict = compare(item, result.stdout, result.stderr, result.exit_code)
     reason = verdict.reason
     if result.truncated:
@@ -239,10 +237,17 @@ def sandbox_config_for_check(config: SandboxConfig, *, timeout: float, jobs: int
     """The bot's sandbox limits, with room for slow items (torch.compile) and ``jobs`` jails.
 
     The sandbox caps every run at its configured timeout, so a per-run ``timeout`` above it
-    would be cut short; everything else (memory, pids, output) stays as configured.
+    would be cut short. A jail's CPU limit is set once, before torch is imported, to
+    ``import_cpu_seconds``, and can only be lowered afterwards; a run's CPU budget (the import
+    plus the timeout) above it makes the jail fail before the snippet starts (exit 1, nothing
+    on stderr, with torch 2.13 and a 120 s budget from about ``--timeout 120`` on). So the
+    import budget grows with the timeout. Memory, pids and output stay as configured.
     """
     return dataclasses.replace(
-        config, timeout=max(config.timeout, timeout), pool_size=max(config.pool_size, jobs)
+        config,
+        timeout=max(config.timeout, timeout),
+        pool_size=max(config.pool_size, jobs),
+        import_cpu_seconds=max(config.import_cpu_seconds, math.ceil(timeout) + 120),
     )
 
 
@@ -258,8 +263,6 @@ async def run_in_sandbox(
     Raises :class:`bot.sandbox.SandboxUnavailable` (with the sandbox's own reason) when this
     host cannot isolate snippets or the sandbox is off: never runs anything unsandboxed.
     """
-    from bot.sandbox import Sandbox, SandboxUnavailable
-
     async with Sandbox(config) as sandbox:
         if not sandbox.available:
             raise SandboxUnavailable(sandbox.unavailable_reason or "sandbox unavailable")

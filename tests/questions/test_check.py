@@ -24,6 +24,7 @@ from bot.questions.check import (
 )
 from bot.questions.importers import import_bytes, to_yaml
 from bot.questions.loader import load_pack_text
+from bot.sandbox import SnippetRejected
 from tests.questions.snippets import run_snippet
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "import"
@@ -174,10 +175,7 @@ async def test_rows_keep_pack_order_and_runs_are_capped_at_jobs() -> None:
 async def test_a_rejected_snippet_is_a_row_not_a_crash() -> None:
     class Rejecting(ScriptedRunner):
         async def run(self, code: str, *, timeout: float | None = None) -> RunResult:  # noqa: ASYNC109
-            class SnippetRejected(ValueError):
-                reason = "snippet is 70000 bytes; the limit is 65536"
-
-            raise SnippetRejected
+            raise SnippetRejected("snippet is 70000 bytes; the limit is 65536")
 
     rows = await _rows(Rejecting())
     assert {(row.verdict, row.got, row.reason) for row in rows} == {
@@ -279,3 +277,15 @@ async def test_imported_claims_are_checked_against_real_torch(tmp_path: Path) ->
         "autograd-sheet-prac-05": ("ok", "(no output)", "(no output)"),
         "autograd-sheet-prac-06": ("ok", "None", "None"),
     }
+
+
+def test_check_config_raises_the_timeout_and_the_cpu_budget_with_it() -> None:
+    from bot.questions.check import sandbox_config_for_check
+    from bot.sandbox import SandboxConfig
+
+    base = SandboxConfig(timeout=10.0, pool_size=2, import_cpu_seconds=120, memory_mb=512)
+    config = sandbox_config_for_check(base, timeout=150, jobs=4)
+    assert (config.timeout, config.pool_size, config.import_cpu_seconds) == (150, 4, 270)
+    assert config.memory_mb == 512
+    same = sandbox_config_for_check(base, timeout=5, jobs=1)
+    assert (same.timeout, same.pool_size, same.import_cpu_seconds) == (10.0, 2, 125)
