@@ -481,6 +481,17 @@ class StudyService:
 
     # --- snippets ----------------------------------------------------------------------------
 
+    def check_snippets(self) -> None:
+        """Raise :class:`Unavailable` now if ``/run`` cannot work, so an adapter can say so
+        before a member types their code (a sandbox still starting counts as working)."""
+        if self._runner is None:
+            raise Unavailable("Running snippets is turned off on this bot.")
+        starting = self._runner_starting is not None and not _is_done(self._runner_starting)
+        if not starting and not self._runner.available:
+            raise Unavailable(
+                f"Running snippets is unavailable on this host: {self._runner.unavailable_reason}."
+            )
+
     async def run_snippet(self, ctx: ChatContext, code: str) -> Message:
         """Run a member's snippet in the sandbox; the reply is public, refusals are private.
 
@@ -532,6 +543,11 @@ class StudyService:
             return Message(sections=(Section(body="No packs are loaded."),))
         body = "\n".join(f"**{s.slug}** — {s.title} ({s.questions} questions)" for s in summaries)
         return Message(title="📚 Question packs", sections=(Section(body=body),))
+
+
+def _is_done(awaitable: Awaitable[None]) -> bool:
+    done = getattr(awaitable, "done", None)
+    return bool(done()) if callable(done) else False
 
 
 def _feedback(

@@ -12,9 +12,9 @@ description Discord shows.
 from __future__ import annotations
 
 import zoneinfo
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 import discord
 from discord import app_commands
@@ -24,7 +24,7 @@ from bot.adapters.discord.components import SnippetModal
 from bot.adapters.discord.errors import PENDING_KEY, report_error
 from bot.adapters.discord.render import render
 from bot.adapters.discord.snippets import first_python_block
-from bot.core.errors import BadInput, NotFound, Unavailable
+from bot.core.errors import BadInput, NotFound
 from bot.core.messages import Action, Message, parse_action
 from bot.core.models import ChatContext
 from bot.log import get_logger
@@ -39,7 +39,6 @@ log = get_logger(__name__)
 Difficulty = Literal["easy", "medium", "hard"]
 WindowName = Literal["week", "month", "all"]
 Interaction = discord.Interaction[Any]
-SnippetRunner = Callable[[ChatContext, str], Awaitable[Message]]
 
 MAX_CHOICES = 25  # Discord's limit for autocomplete suggestions
 SCHEDULE_ID = "The schedule's number (see /schedule list)"
@@ -377,7 +376,7 @@ class StudyCog(commands.Cog, name="studybot"):
     async def run(self, interaction: Interaction) -> None:
         """Run a Python snippet with torch (CPU) in a sandbox; opens a code editor."""
         self.context(interaction)
-        self._snippet_runner()  # say "unavailable" now, not after the member typed the code
+        self.service.check_snippets()  # say "unavailable" now, not after the code is typed
         await interaction.response.send_modal(SnippetModal(self.run_code, report_error))
 
     async def run_message(self, interaction: Interaction, message: discord.Message) -> None:
@@ -394,12 +393,12 @@ class StudyCog(commands.Cog, name="studybot"):
         "thinking" message would make refusals public, and a private one the output private.
         """
         ctx = self.context(interaction)
-        runner = self._snippet_runner()
+        self.service.check_snippets()
         await interaction.response.send_message(
             RUNNING, ephemeral=True, allowed_mentions=discord.AllowedMentions.none()
         )
         interaction.extras[PENDING_KEY] = True
-        result = await runner(ctx, code)
+        result = await self.service.run_snippet(ctx, code)
         rendered = render(result)
         if result.ephemeral:
             interaction.extras.pop(PENDING_KEY, None)
@@ -408,13 +407,6 @@ class StudyCog(commands.Cog, name="studybot"):
         await interaction.followup.send(**rendered.send_kwargs(), wait=True)
         interaction.extras.pop(PENDING_KEY, None)
         await interaction.edit_original_response(content=RAN_PUBLICLY)
-
-    def _snippet_runner(self) -> SnippetRunner:
-        """``service.run_snippet``, once the sandbox is wired into the core."""
-        runner = getattr(self.service, "run_snippet", None)
-        if runner is None:
-            raise Unavailable("Running snippets is not available on this bot yet.")
-        return cast(SnippetRunner, runner)
 
     # --- buttons -----------------------------------------------------------------------------
 

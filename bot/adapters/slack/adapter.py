@@ -534,7 +534,9 @@ class SlackAdapter:
             return
         await ack()
         if command.name == "run":
-            # The trigger id is valid for 3 s: open the modal before any lookup.
+            # The trigger id is valid for 3 s: open the modal before any lookup, unless /run
+            # cannot work here at all (then say so now, not after the code is typed).
+            self.service.check_snippets()
             code = command.args[0] if command.args else ""
             view = run_modal(_str(body.get("channel_id")), code)
             await self.client.views_open(trigger_id=_str(body.get("trigger_id")), view=view)
@@ -605,7 +607,7 @@ class SlackAdapter:
             return
         await ack()
         ctx = await self._context(_where(body))
-        await self._post_result(body, respond, await self._run_snippet(ctx, code))
+        await self._post_result(body, respond, await self.service.run_snippet(ctx, code))
 
     async def _on_run_shortcut(
         self, ack: Any, body: dict[str, Any], shortcut: dict[str, Any], respond: Any
@@ -616,14 +618,7 @@ class SlackAdapter:
         if code is None:
             raise BadInput("That message has no ``` code block to run.")
         ctx = await self._context(_where(body))
-        await self._post_result(body, respond, await self._run_snippet(ctx, code))
-
-    async def _run_snippet(self, ctx: ChatContext, code: str) -> Message:
-        run_snippet = getattr(self.service, "run_snippet", None)
-        if run_snippet is None:
-            raise Unavailable("Running snippets is not available on this bot yet.")
-        result: Message = await run_snippet(ctx, code)
-        return result
+        await self._post_result(body, respond, await self.service.run_snippet(ctx, code))
 
     async def _on_home_opened(
         self, ack: Any, body: dict[str, Any], event: dict[str, Any], respond: Any

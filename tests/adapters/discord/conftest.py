@@ -137,6 +137,8 @@ def make_settings(fake: FakeDiscord, tmp_path: Path, packs_dir: Path, **extra: A
         "STUDYBOT_DB": str(tmp_path / "studybot.sqlite3"),
         "STUDYBOT_PACKS": str(packs_dir),
         "STUDYBOT_PLATFORM": "discord",
+        # Off unless a test needs real snippet runs: a jail pool per test would cost seconds.
+        "SANDBOX_ENABLED": "false",
     }
     values.update(extra)
     return Settings(_env_file=None, **values)

@@ -1,21 +1,23 @@
 """``/run`` (a modal with a code field) and the "Run snippet" message context menu.
 
-Until the sandbox is wired into the core as ``service.run_snippet``, these tests give the
-service a stand-in with the same signature, so what the adapter does with the result is tested.
+Most tests give the service a stand-in ``run_snippet`` with the same signature, to pin what the
+adapter does with each kind of result; the last test runs real torch in the real sandbox.
 """
 
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bot.adapters.discord.cog import RAN_PUBLICLY, RUNNING
+from bot.core.clock import SimulatedClock
 from bot.core.errors import RateLimited
 from bot.core.messages import Attachment, Message, Section, Tone, neutralise
 from bot.core.models import ChatContext
-from tests.adapters.discord.conftest import Studybot, embed_text
+from tests.adapters.discord.conftest import Studybot, embed_text, make_settings, running
 from tests.fakes.discord_api import FakeDiscord, FakeGuild, FakeInteraction, FakeMember
 
 pytestmark = pytest.mark.timeout(60)
@@ -48,7 +50,8 @@ def output_message(stdout: str, *, attachment: bytes | None = None) -> Message:
 @pytest.fixture
 def runner(studybot: Studybot, monkeypatch: pytest.MonkeyPatch) -> StandInRunner:
     stand_in = StandInRunner(output_message("tensor([1., 1.])\n"))
-    monkeypatch.setattr(studybot.service, "run_snippet", stand_in, raising=False)
+    monkeypatch.setattr(studybot.service, "run_snippet", stand_in)
+    monkeypatch.setattr(studybot.service, "check_snippets", lambda: None)
     return stand_in
 
 
@@ -145,14 +148,47 @@ async def test_a_refusal_after_the_ack_stays_private(
     assert [m for m in fake.messages_in(channel) if not m.ephemeral] == []
 
 
-async def test_run_without_a_sandbox_says_so_before_opening_the_modal(
+async def test_run_with_the_sandbox_off_says_so_before_opening_the_modal(
     fake: FakeDiscord, studybot: Studybot, alice: FakeMember
 ) -> None:
-    assert not hasattr(studybot.service, "run_snippet") or pytest.skip("the core runs snippets")
+    """The test settings turn the sandbox off (SANDBOX_ENABLED=false), as an operator may."""
     response = await (await studybot.command(alice, "run")).response()
     assert response.type == 4
     assert response.ephemeral
-    assert response.content == "Running snippets is not available on this bot yet."
+    assert response.content == (
+        "Running snippets is unavailable on this host: sandbox disabled (SANDBOX_ENABLED=false)."
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+async def test_run_modal_runs_real_torch_in_the_sandbox(
+    fake: FakeDiscord,
+    guild: FakeGuild,
+    alice: FakeMember,
+    tmp_path: Path,
+    packs_dir: Path,
+    clock: SimulatedClock,
+) -> None:
+    """End to end with the real wiring: modal -> core -> jail with torch -> public follow-up."""
+    settings = make_settings(
+        fake, tmp_path, packs_dir, SANDBOX_ENABLED="true", SANDBOX_POOL_SIZE="1"
+    )
+    async with running(fake, settings, clock, guild) as studybot:
+        code = (
+            "import torch\n"
+            "x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+            "for _ in range(3):\n"
+            "    (x * x).sum().backward()\n"
+            "print(x.grad.tolist())"
+        )
+        submitted = await _open_and_submit(fake, studybot, alice, code)
+        assert (await submitted.response()).content == RUNNING
+        result = await submitted.followup(0, timeout=120)
+    text = embed_text(result.payload) + str(result.payload.get("content") or "")
+    assert "[6.0, 12.0]" in text  # three backward passes accumulate 3 * 2x
+    assert "Ran in" in text
+    assert result.payload.get("flags", 0) & 64 == 0  # public
 
 
 # --- the "Run snippet" message context menu ------------------------------------------------------

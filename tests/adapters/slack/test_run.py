@@ -1,25 +1,31 @@
 """``/study run``: the modal, its submission, the "Run code block" message shortcut.
 
-``service.run_snippet`` (the sandbox, wired into the core separately) is replaced here by a
-recording stub, so these tests pin the Slack side: which code reaches the core, from whom and
-where, and how its output comes back (a code block, a file for long output, private errors).
+Most tests replace ``service.run_snippet`` with a recording stub, to pin the Slack side in every
+delivery mode: which code reaches the core, from whom and where, and how its output comes back
+(a code block, a file for long output, private errors). The last tests run the real sandbox.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
 from bot.adapters.slack import SlackAdapter
 from bot.adapters.slack.manifest import RUN_MODAL_CALLBACK, RUN_SHORTCUT_CALLBACK
+from bot.core.clock import SimulatedClock
 from bot.core.errors import RateLimited
 from bot.core.messages import Attachment, Message, Section, neutralise
 from bot.core.models import ChatContext
 from bot.core.service import StudyService
+from bot.sandbox import Sandbox
+from bot.storage.database import Database
+from tests.adapters.slack.conftest import slack_settings
 from tests.adapters.slack.test_flows import private_replies
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_fixtures import DELIVERY_MODES, Delivery, DeliveryMode, bolt_delivery
+from tests.sandbox.sandbox_helpers import sandbox_config
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -55,7 +61,8 @@ class StubSandbox:
 @pytest.fixture
 def sandbox(slack_service: StudyService, monkeypatch: pytest.MonkeyPatch) -> StubSandbox:
     stub = StubSandbox()
-    monkeypatch.setattr(slack_service, "run_snippet", stub, raising=False)
+    monkeypatch.setattr(slack_service, "run_snippet", stub)
+    monkeypatch.setattr(slack_service, "check_snippets", lambda: None)
     return stub
 
 
@@ -180,11 +187,36 @@ async def test_message_shortcut_without_code_says_so(
     assert sandbox.calls == []
 
 
-async def test_without_a_sandbox_in_the_core_members_are_told(
-    adapter: SlackAdapter, slack_fake: FakeSlack, monkeypatch: pytest.MonkeyPatch
+async def test_with_the_sandbox_turned_off_members_are_told_before_typing(
+    adapter: SlackAdapter, slack_fake: FakeSlack
 ) -> None:
-    monkeypatch.delattr(StudyService, "run_snippet", raising=False)
     async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
-        await deliver(slack_fake.message_shortcut(RUN_SHORTCUT_CALLBACK, "```print(1)```"))
+        await deliver(slack_fake.slash_command(text="run"))
         [reply] = await private_replies(slack_fake, "U0ALICE", 1)
-    assert "not available" in (reply.text or "")
+        await deliver(slack_fake.message_shortcut(RUN_SHORTCUT_CALLBACK, "```print(1)```"))
+        [_, again] = await private_replies(slack_fake, "U0ALICE", 2)
+    assert slack_fake.calls_to("views.open") == []
+    assert "Running snippets is turned off on this bot." in (reply.text or "")
+    assert "turned off" in (again.text or "")
+
+
+@pytest.mark.slow
+async def test_the_modal_runs_real_torch_in_the_sandbox(
+    slack_fake: FakeSlack, tmp_path: Path, clock: SimulatedClock
+) -> None:
+    """End to end: the modal's code runs in a real jail and its output reaches the channel."""
+    config = sandbox_config(pool_size=1, memory_mb=1024)
+    async with Sandbox(config) as sandbox, await Database.open(tmp_path / "run.sqlite3") as db:
+        assert sandbox.available, sandbox.unavailable_reason
+        service = StudyService(db, clock, runner=sandbox)  # as the Wiring builds it
+        adapter = SlackAdapter(service, slack_settings(slack_fake))
+        code = (
+            "import torch\nx = torch.tensor(3.0, requires_grad=True)\n"
+            "y = x ** 2 if x > 0 else -x\ny.backward()\nprint('grad', x.grad.item())"
+        )
+        async with bolt_delivery("socket", adapter.app, slack_fake) as deliver:
+            await deliver(slack_fake.view_submission(RUN_MODAL_CALLBACK, {"code": {"code": code}}))
+            post = await slack_fake.wait_for_call("chat.postMessage", timeout=60)
+        assert await adapter.idle(5)
+    text = str(post.args.get("text"))
+    assert "grad 6.0" in text and "Ran in" in text
