@@ -149,6 +149,32 @@ def invite_url(
     typer.echo(build(settings.discord_application_id, guild_id=guild))
 
 
+@app.command()
+def doctor(
+    ctx: typer.Context,
+    platform: Annotated[
+        Platform | None, typer.Option("--platform", help="Check for this platform.")
+    ] = None,
+    http: Annotated[
+        bool, typer.Option("--http", help="Slack: check for HTTP mode (signing secret).")
+    ] = False,
+) -> None:
+    """Check settings, database, packs, sandbox and time data; exit 1 if anything fails."""
+    from bot.doctor import Status, run_checks
+
+    wiring = _wiring(ctx)
+    settings = wiring.settings(platform=platform)
+    wiring.configure_logging(settings, quiet=True)
+    checks = asyncio.run(run_checks(settings, http=http))
+    for check in checks:
+        typer.echo(str(check))
+    failed = [c for c in checks if c.status is Status.FAIL]
+    if failed:
+        typer.echo(f"{len(failed)} check(s) failed", err=True)
+        raise typer.Exit(1)
+    typer.echo("all checks passed")
+
+
 @db_app.command("backup")
 def db_backup(
     ctx: typer.Context,

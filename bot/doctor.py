@@ -1,0 +1,196 @@
+"""``studybot doctor``: is this machine ready to run the bot? Each check says exactly what is
+wrong and how to fix it, and the exit code says whether anything failed.
+
+Secrets are inspected only for their shape (a Discord bot token has three dot-separated
+parts; Slack tokens start with ``xoxb-`` / ``xapp-``); their values are never printed.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import sqlite3
+import zoneinfo
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import SecretStr
+
+from bot.questions.lint import lint_packs
+from bot.settings import Platform, Settings
+from bot.storage.migrations import available_migrations
+
+__all__ = ["Check", "Status", "run_checks"]
+
+
+class Status(enum.StrEnum):
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "FAIL"
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    status: Status
+    detail: str
+
+    def __str__(self) -> str:
+        return f"[{self.status.value:>4}] {self.name}: {self.detail}"
+
+
+_DISCORD_TOKEN = re.compile(r"^[A-Za-z0-9_-]{18,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{20,}$")
+_SIGNING_SECRET = re.compile(r"^[0-9a-f]{32}$")
+
+
+def _shape(name: str, secret: SecretStr | None, ok: bool, expected: str) -> Check:
+    if secret is None:
+        return Check(name, Status.FAIL, "not set")
+    if not ok:
+        return Check(name, Status.FAIL, f"set, but does not look like {expected}")
+    return Check(name, Status.OK, f"set ({len(secret.get_secret_value())} characters)")
+
+
+def settings_checks(settings: Settings, *, http: bool = False) -> list[Check]:
+    """What the chosen platform needs, judged by shape only."""
+    checks = [Check("settings", Status.OK, f"platform {settings.platform.value}")]
+    if settings.platform is Platform.DISCORD:
+        token = settings.discord_token
+        checks.append(
+            _shape(
+                "DISCORD_TOKEN",
+                token,
+                token is not None and bool(_DISCORD_TOKEN.match(token.get_secret_value())),
+                "a bot token (three parts separated by dots)",
+            )
+        )
+        if settings.discord_application_id is None:
+            checks.append(
+                Check("DISCORD_APPLICATION_ID", Status.WARN, "not set; invite-url needs it")
+            )
+    elif settings.platform is Platform.SLACK:
+        bot = settings.slack_bot_token
+        checks.append(
+            _shape(
+                "SLACK_BOT_TOKEN",
+                bot,
+                bot is not None and bot.get_secret_value().startswith("xoxb-"),
+                "a bot token (xoxb-...)",
+            )
+        )
+        app, secret = settings.slack_app_token, settings.slack_signing_secret
+        if app is not None or not http:
+            checks.append(
+                _shape(
+                    "SLACK_APP_TOKEN",
+                    app,
+                    app is not None and app.get_secret_value().startswith("xapp-"),
+                    "an app-level token (xapp-...) for Socket Mode",
+                )
+            )
+        if http or (app is None and secret is not None):
+            checks.append(
+                _shape(
+                    "SLACK_SIGNING_SECRET",
+                    secret,
+                    secret is not None and bool(_SIGNING_SECRET.match(secret.get_secret_value())),
+                    "a signing secret (32 hex characters)",
+                )
+            )
+    return checks
+
+
+def database_check(path: Path) -> Check:
+    """Reachable, intact, and at the schema version this studybot expects (read-only)."""
+    latest = available_migrations()[-1].version
+    if not path.exists():
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.exists():
+            return Check("database", Status.FAIL, f"{path}: folder {parent} does not exist")
+        return Check("database", Status.WARN, f"{path} does not exist yet; created at start")
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as conn:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            quick = str(conn.execute("PRAGMA quick_check").fetchone()[0])
+    except sqlite3.Error as exc:
+        return Check("database", Status.FAIL, f"{path}: {exc}")
+    if quick != "ok":
+        return Check("database", Status.FAIL, f"{path}: {quick} (run `studybot db check`)")
+    if version > latest:
+        return Check(
+            "database", Status.FAIL, f"{path}: schema {version} is newer than this studybot"
+        )
+    if version < latest:
+        return Check(
+            "database",
+            Status.WARN,
+            f"{path}: schema {version}, migrated to {latest} at the next start",
+        )
+    return Check("database", Status.OK, f"{path}: schema {version}, intact")
+
+
+def packs_check(packs_dir: Path) -> list[Check]:
+    result = lint_packs(packs_dir)
+    items = sum(len(p.pack.items) for p in result.packs)
+    if result.errors:
+        first = result.errors[0]
+        more = f" (and {len(result.errors) - 1} more)" if len(result.errors) > 1 else ""
+        return [
+            Check(
+                "packs",
+                Status.FAIL,
+                f"{first}{more}; see `studybot questions lint {packs_dir}`",
+            )
+        ]
+    warnings = [p for p in result.problems if p.severity == "warning"]
+    status = Status.WARN if warnings else Status.OK
+    note = f"; {len(warnings)} warning(s)" if warnings else ""
+    return [
+        Check("packs", status, f"{len(result.packs)} pack(s), {items} item(s) in {packs_dir}{note}")
+    ]
+
+
+def time_check(tz_name: str) -> Check:
+    zones = zoneinfo.available_timezones()
+    if not zones:
+        return Check("time", Status.FAIL, "no IANA timezone data (install tzdata)")
+    try:
+        zone = zoneinfo.ZoneInfo(tz_name)
+    except zoneinfo.ZoneInfoNotFoundError:
+        return Check("time", Status.FAIL, f"timezone {tz_name!r} is not in the timezone data")
+    now = datetime.now(UTC)
+    if now.year < 2024:
+        return Check("time", Status.FAIL, f"the system clock says {now:%Y-%m-%d}; fix the clock")
+    local = now.astimezone(zone)
+    return Check(
+        "time",
+        Status.OK,
+        f"{len(zones)} timezones; {tz_name} is {local:%Y-%m-%d %H:%M %Z} now",
+    )
+
+
+async def sandbox_check(settings: Settings) -> Check:
+    """Start the real sandbox manager (a warm pool is not needed) and report its verdict."""
+    from bot.sandbox import Sandbox, SandboxConfig
+
+    if not settings.sandbox_enabled:
+        return Check("sandbox", Status.WARN, "turned off (SANDBOX_ENABLED=false); /run disabled")
+    async with Sandbox(SandboxConfig.from_settings(settings, pool_size=1)) as sandbox:
+        if not sandbox.available:
+            return Check("sandbox", Status.FAIL, f"{sandbox.unavailable_reason}; /run disabled")
+        result = await sandbox.run("print(6 * 7)")
+    if result.stdout.strip() != "42":
+        return Check("sandbox", Status.FAIL, f"a test snippet gave {result.outcome.value}")
+    return Check(
+        "sandbox", Status.OK, f"isolation works; a test snippet ran in {result.duration_ms:.0f} ms"
+    )
+
+
+async def run_checks(settings: Settings, *, http: bool = False) -> list[Check]:
+    checks = settings_checks(settings, http=http)
+    checks.append(database_check(Path(settings.db_path)))
+    checks.extend(packs_check(Path(settings.packs_dir)))
+    checks.append(time_check(settings.timezone))
+    checks.append(await sandbox_check(settings))
+    return checks
