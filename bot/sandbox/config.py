@@ -61,6 +61,7 @@ class SandboxConfig:
             tmp_mb=settings.sandbox_tmp_mb,
             pool_size=settings.sandbox_pool_size,
             max_bytes=settings.run_max_bytes,
+            cgroup_parent=settings.sandbox_cgroup_parent,
         )
         return dataclasses.replace(base, **overrides)
 
