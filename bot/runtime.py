@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bot.core.clock import Clock
+from bot.core.gateway import ChatGateway
 from bot.core.service import StudyService
 from bot.questions.loader import LoadResult
 from bot.settings import Settings
@@ -26,7 +27,7 @@ class Runtime:
     packs: LoadResult
 
 
-class PlatformAdapter(Protocol):
+class PlatformAdapter(ChatGateway, Protocol):
     """A chat platform connection: runs until stopped; also the core's ChatGateway."""
 
     async def run(self) -> None:
