@@ -89,7 +89,9 @@ class Wiring:
         clock = clock or SystemClock()
         db = await self.database(settings)
         try:
-            service = StudyService(db, clock, default_timezone=settings.timezone)
+            service = StudyService(
+                db, clock, default_timezone=settings.timezone, quiz_window=settings.quiz_window
+            )
             packs = load_packs(settings.packs_dir)
             for problem in packs.errors:
                 log.warning("pack problem (item skipped): %s", problem)

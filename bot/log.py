@@ -1,7 +1,8 @@
 """Logging set-up: one ``get_logger(__name__)`` per module, text or JSON lines on stderr.
 
 Secrets never reach a log line because they are ``SecretStr`` everywhere; as a second line of
-defence the formatter masks any configured secret value that would appear in a message.
+defence the formatter masks any configured secret value wherever it would appear in a finished
+line: the message, an extra field or a traceback.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import logging
 import sys
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Literal
+from typing import IO, Literal
 
 __all__ = ["configure_logging", "get_logger"]
 
@@ -25,22 +26,19 @@ def get_logger(name: str) -> logging.Logger:
     return logging.getLogger(name)
 
 
-class _Redactor(logging.Filter):
-    """Replace any known secret value in a record's rendered message with ``**********``."""
+class _Redacting(logging.Formatter):
+    """Wraps a formatter; masks every known secret in the finished line, traceback included."""
 
-    def __init__(self, secrets: Iterable[str]) -> None:
+    def __init__(self, inner: logging.Formatter, secrets: Iterable[str]) -> None:
         super().__init__()
+        self._inner = inner
         self._secrets = tuple(s for s in secrets if len(s) >= 6)
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        if self._secrets:
-            message = record.getMessage()
-            redacted = message
-            for secret in self._secrets:
-                redacted = redacted.replace(secret, "**********")
-            if redacted != message:
-                record.msg, record.args = redacted, None
-        return True
+    def format(self, record: logging.LogRecord) -> str:
+        line = self._inner.format(record)
+        for secret in self._secrets:
+            line = line.replace(secret, "**********")
+        return line
 
 
 class JsonFormatter(logging.Formatter):
@@ -65,15 +63,15 @@ def configure_logging(
     level: str = "INFO",
     fmt: Literal["text", "json"] = "text",
     secrets: Iterable[str] = (),
+    stream: IO[str] | None = None,
 ) -> None:
-    handler = logging.StreamHandler(sys.stderr)
+    handler = logging.StreamHandler(stream or sys.stderr)
+    inner: logging.Formatter
     if fmt == "json":
-        handler.setFormatter(JsonFormatter())
+        inner = JsonFormatter()
     else:
-        handler.setFormatter(
-            logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s", "%H:%M:%S")
-        )
-    handler.addFilter(_Redactor(secrets))
+        inner = logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s", "%H:%M:%S")
+    handler.setFormatter(_Redacting(inner, secrets))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

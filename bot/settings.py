@@ -79,6 +79,7 @@ class Settings(BaseSettings):
 
     # --- schedules ---------------------------------------------------------------------------
     schedule_grace: timedelta = Field(timedelta(hours=2), validation_alias="SCHEDULE_GRACE")
+    quiz_window: timedelta = Field(timedelta(minutes=30), validation_alias="QUIZ_WINDOW")
 
     # --- snippet sandbox ---------------------------------------------------------------------
     sandbox_enabled: bool = Field(True, validation_alias="SANDBOX_ENABLED")
@@ -92,7 +93,8 @@ class Settings(BaseSettings):
     run_rate_per_minute: int = Field(6, ge=1, validation_alias="RUN_RATE_PER_MINUTE")
 
     # --- operations --------------------------------------------------------------------------
-    health_port: int | None = Field(None, ge=1, le=65535, validation_alias="HEALTH_PORT")
+    health_port: int | None = Field(None, ge=0, le=65535, validation_alias="HEALTH_PORT")
+    health_host: str = Field("127.0.0.1", validation_alias="HEALTH_HOST")
     backup_dir: Path | None = Field(None, validation_alias="BACKUP_DIR")
     backup_keep: int = Field(7, ge=1, validation_alias="BACKUP_KEEP")
 
@@ -105,7 +107,7 @@ class Settings(BaseSettings):
             raise ValueError(f"unknown IANA timezone {value!r} (e.g. Europe/Berlin)") from exc
         return value
 
-    @field_validator("schedule_grace", mode="before")
+    @field_validator("schedule_grace", "quiz_window", mode="before")
     @classmethod
     def _duration(cls, value: object) -> object:
         if isinstance(value, str):

@@ -10,7 +10,7 @@ import difflib
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cache
 from zoneinfo import ZoneInfo
 
@@ -86,11 +86,13 @@ class StudyService:
         clock: Clock,
         *,
         default_timezone: str = "UTC",
+        quiz_window: timedelta | None = None,
         rng: random.Random | None = None,
     ) -> None:
         self.db = db
         self.clock = clock
         self._rng = rng or random.Random()
+        self.quiz_window = quiz_window
         self.directory = Directory(db, default_timezone)
         self.packs = PackStore(db)
         self.posts = PostStore(db)
@@ -168,7 +170,8 @@ class StudyService:
         """Pick a question for the channel and create its post row (not yet sent).
 
         No question repeats in a channel until every question matching the filters has been
-        posted there; then the least-posted come round again.
+        posted there; then the least-posted come round again. A question a member asks for
+        closes after ``quiz_window`` unless ``closes_at`` says otherwise.
         """
         workspace, channel = await self._channel(ctx)
         requester = None
@@ -178,6 +181,8 @@ class StudyService:
                     workspace, ctx.member, ctx.member_name, self.clock.now()
                 )
             ).id
+            if closes_at is None and self.quiz_window is not None:
+                closes_at = self.clock.now() + self.quiz_window
         draft = await self.post_in(
             workspace,
             channel,

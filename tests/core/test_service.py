@@ -230,3 +230,19 @@ async def test_answers_racing_a_reveal_are_either_counted_or_refused(
     closed = sum(1 for r in results if isinstance(r, PostClosed))
     assert accepted + closed == 50
     assert await db.fetchval("SELECT count(*) FROM answers") == accepted
+
+
+async def test_an_asked_for_question_closes_after_the_quiz_window(
+    db: Database, clock: SimulatedClock
+) -> None:
+    from bot.questions.loader import load_packs
+    from tests.conftest import TEST_PACKS
+
+    svc = StudyService(db, clock, quiz_window=timedelta(minutes=30))
+    await svc.sync_packs(load_packs(TEST_PACKS).packs)
+    draft = await svc.post_question(ANN, pack="mini", difficulty="medium")
+    assert draft.post.closes_at == clock.now() + timedelta(minutes=30)
+    assert "Answers close at Wed 09:30 (UTC)." in draft.message.plain_text()
+    clock.advance(timedelta(minutes=30))
+    with pytest.raises(PostClosed):
+        await svc.answer(BOB, draft.post.id, "B")

@@ -1,0 +1,47 @@
+"""Daily backups: one a day whatever the restarts, the newest N kept, each a usable database."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from datetime import timedelta
+from pathlib import Path
+
+from bot.backups import BackupJob
+from bot.core.clock import SimulatedClock
+from bot.storage.database import Database
+
+
+async def test_backups_are_daily_and_pruned(
+    db: Database, clock: SimulatedClock, tmp_path: Path
+) -> None:
+    folder = tmp_path / "backups"
+    job = BackupJob(db, clock, folder, keep=3)
+    task = asyncio.create_task(job.run())
+    try:
+        for _ in range(5):
+            await asyncio.sleep(0.05)  # let the job write today's copy
+            clock.advance(timedelta(days=1))
+        await asyncio.sleep(0.05)
+    finally:
+        task.cancel()
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == [
+        "studybot-20260307-090000.sqlite3",
+        "studybot-20260308-090000.sqlite3",
+        "studybot-20260309-090000.sqlite3",
+    ]
+    with sqlite3.connect(folder / names[-1]) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+async def test_a_restart_does_not_make_an_extra_copy(
+    db: Database, clock: SimulatedClock, tmp_path: Path
+) -> None:
+    folder = tmp_path / "backups"
+    await BackupJob(db, clock, folder, keep=7).backup_once()
+    clock.advance(timedelta(hours=5))
+    restarted = BackupJob(db, clock, folder, keep=7)
+    assert restarted.next_due() == clock.now() + timedelta(hours=19)
+    (folder / "notes.txt").write_text("not a backup")
+    assert len(restarted.backups()) == 1
