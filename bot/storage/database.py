@@ -106,14 +106,18 @@ class Database:
 
     # --- reads -------------------------------------------------------------------------------
 
+    # One trip to the connection's thread per query (execute, fetch and close together):
+    # each trip costs far more than a small query itself.
+
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
-        async with self._reader.execute(sql, params) as cursor:
-            return list(await cursor.fetchall())
+        return list(await self._reader.execute_fetchall(sql, params))
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
-        async with self._reader.execute(sql, params) as cursor:
-            row: Row | None = await cursor.fetchone()
-            return row
+        rows = await self._reader.execute_fetchall(sql, params)
+        for row in rows:
+            found: Row = row
+            return found
+        return None
 
     async def fetchval(self, sql: str, params: Params = ()) -> Any:
         row = await self.fetchone(sql, params)
