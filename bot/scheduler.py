@@ -33,32 +33,60 @@ import contextlib
 import heapq
 import itertools
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from typing import TypeVar
 from zoneinfo import ZoneInfo
 
 from bot.core.clock import Clock, SimulatedClock
-from bot.core.errors import NotFound, PostClosed, StudyError
 from bot.core.gateway import ChatGateway
 from bot.core.models import Post
 from bot.core.schedule import ScheduleSpec, next_occurrence, occurrence_key
 from bot.core.schedules import MIN_GRACE, Schedule, catch_up
-from bot.core.service import PostDraft, StudyService
+from bot.core.service import PostDraft, PostEdit, StudyService
 from bot.log import get_logger
-from bot.storage.posts import ScheduledPost
+from bot.storage.directory import ChannelRow, WorkspaceRow
+from bot.storage.packs import Candidate
+from bot.storage.posts import NewScheduledPost, ScheduledPost
 
-__all__ = ["RESEND_DELAY", "Scheduler"]
+__all__ = ["PREPARE_LEAD", "PREPARE_MIN", "RESEND_DELAY", "Scheduler"]
 
 log = get_logger(__name__)
 
 RESEND_DELAY = timedelta(minutes=1)
 """How long after a failed send the post is tried again (once)."""
 _FAILED_PASS_DELAY = timedelta(minutes=1)
+_BATCH = 500  # occurrences picked, inserted and sent together
+PREPARE_LEAD = timedelta(seconds=10)
+"""How long before a large batch falls due the scheduler picks its questions."""
+PREPARE_MIN = 50
+"""A batch this large is worth preparing (at 09:00, thousands of channels may be due)."""
 _STOP_TIMEOUT = 10.0  # seconds a stopping scheduler may spend finishing sends in flight
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class _Due:
+    """One occurrence to post now."""
+
+    schedule: Schedule
+    occurrence: datetime
+    key: str  # occurrence_key(occurrence), the UNIQUE key of its post row
+    closes_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """Questions picked ahead of a large batch, valid for channels that get no other post
+    before it is due (checked against the ``watermark``, the newest post id at the time)."""
+
+    due: datetime
+    watermark: int
+    picks: dict[int, list[Candidate]]  # schedule id -> its channel's least-posted candidates
 
 
 @dataclass(slots=True)
@@ -69,6 +97,8 @@ class _Entry:
     after: datetime  # every occurrence at or before this has been dealt with
     due: datetime
     version: int
+    upcoming: datetime | None = None  # when it is due next, once the pass has planned it
+    following: datetime | None = None  # the occurrence after ``due``, if computed ahead
 
 
 class Scheduler:
@@ -76,7 +106,10 @@ class Scheduler:
 
     ``concurrency`` is how many channels are served at once when many posts fall due
     together (each channel's own posts always go out in order); the console uses 1 so that
-    a scripted session prints the same thing every time.
+    a scripted session prints the same thing every time. A batch of at least
+    ``prepare_min`` occurrences due at one instant has its questions picked
+    ``prepare_lead`` ahead (the part of posting that reads each channel's history), so that
+    at the due instant only inserting, rendering and sending remain.
     """
 
     def __init__(
@@ -87,12 +120,18 @@ class Scheduler:
         grace: timedelta,
         *,
         concurrency: int = 16,
+        prepare_lead: timedelta = PREPARE_LEAD,
+        prepare_min: int = PREPARE_MIN,
     ) -> None:
         self.service = service
         self.gateway = gateway
         self.clock = clock
         self.grace = max(grace, MIN_GRACE)
         self._concurrency = max(1, concurrency)
+        self._prepare_lead = prepare_lead
+        self._prepare_min = max(1, prepare_min)
+        self._prepared: _Prepared | None = None
+        self._sized: tuple[datetime, int] | None = None  # (due, how many are due then)
         self._entries: dict[int, _Entry] = {}
         self._heap: list[tuple[datetime, int, int]] = []  # (due, schedule id, version)
         self._versions = itertools.count()
@@ -234,7 +273,7 @@ class Scheduler:
             self._pass_done = asyncio.Event()
             if self._stopping or self._wake.is_set():
                 continue
-            wake_at = self._failed_until or self.next_due()
+            wake_at = self._failed_until or self._next_wake(now)
             if wake_at is not None and wake_at <= self.clock.now():
                 continue
             await self._sleep(wake_at)
@@ -263,14 +302,72 @@ class Scheduler:
         marks, self._marks = self._marks, []
         await self.service.schedules.mark_handled(marks)
         self._next_close = await self.service.posts.next_close()
+        await self._prepare(now)
+
+    def _next_wake(self, now: datetime) -> datetime | None:
+        """:meth:`next_due`, or earlier if a large batch should be prepared first."""
+        wake = self.next_due()
+        top = self._top()
+        if top is None or (self._prepared is not None and self._prepared.due == top):
+            return wake
+        prepare_at = top - self._prepare_lead
+        if prepare_at <= now or (wake is not None and prepare_at >= wake):
+            return wake
+        return prepare_at if self._batch_size(top) >= self._prepare_min else wake
+
+    def _batch_size(self, due: datetime) -> int:
+        if self._sized is None or self._sized[0] != due:
+            self._sized = (due, len(self._due_at(due)))
+        return self._sized[1]
+
+    def _due_at(self, due: datetime) -> list[_Entry]:
+        found = []
+        for when, schedule_id, version in self._heap:
+            entry = self._entries.get(schedule_id)
+            if when == due and entry is not None and entry.version == version:
+                found.append(entry)
+        return found
+
+    async def _prepare(self, now: datetime) -> None:
+        """Pick the questions of the next large batch ahead of time (and load its channels),
+        so the due instant is not spent reading thousands of channels' history."""
+        top = self._top()
+        if top is None or top <= now or top - now > self._prepare_lead:
+            return
+        if self._prepared is not None and self._prepared.due == top:
+            return
+        if self._batch_size(top) < self._prepare_min:
+            return
+        entries = self._due_at(top)
+        began = time.perf_counter()
+        for entry in entries:  # the pure part of planning, ahead of time too
+            entry.following = next_occurrence(entry.schedule.spec, entry.due)
+        watermark = await self.service.posts.last_id()  # before reading any history
+        await self.service.directory.load_channels(e.schedule.channel_id for e in entries)
+        per_channel = Counter(e.schedule.channel_id for e in entries)
+        singles = [
+            _Due(e.schedule, top, occurrence_key(top), None)
+            for e in entries
+            if per_channel[e.schedule.channel_id] == 1
+        ]
+        picks = await self._candidates(singles, set())
+        self._prepared = _Prepared(top, watermark, picks)
+        log.info(
+            "prepared %d question(s) due at %s in %.0f ms",
+            len(picks),
+            top.isoformat(),
+            (time.perf_counter() - began) * 1000,
+        )
 
     # --- the plan ----------------------------------------------------------------------------
 
-    def _put(self, schedule: Schedule) -> None:
+    def _put(self, schedule: Schedule, due: datetime | None = None) -> None:
+        """Watch a schedule; ``due`` is its next occurrence after ``after`` if known."""
         previous = self._entries.get(schedule.id)
         after = schedule.after if previous is None else max(schedule.after, previous.after)
         try:
-            due = next_occurrence(schedule.spec, after)
+            if due is None or due <= after:
+                due = next_occurrence(schedule.spec, after)
         except ValueError:
             log.exception("schedule %d: cannot compute its next occurrence", schedule.id)
             self._entries.pop(schedule.id, None)
@@ -278,6 +375,7 @@ class Scheduler:
         entry = _Entry(schedule, after, due, next(self._versions))
         self._entries[schedule.id] = entry
         heapq.heappush(self._heap, (due, schedule.id, entry.version))
+        self._sized = None  # batch sizes are counted afresh
 
     def _top(self) -> datetime | None:
         """The soonest valid occurrence (stale heap items are dropped on the way)."""
@@ -299,40 +397,50 @@ class Scheduler:
             schedule = found.get(schedule_id)
             if schedule is None or schedule.paused:
                 self._entries.pop(schedule_id, None)  # its heap items go stale
+                self._sized = None
             else:
                 self._put(schedule)
 
     # --- posting -----------------------------------------------------------------------------
 
     async def _post_due(self, now: datetime) -> None:
+        """Every schedule due at ``now``, in batches: at 09:00 thousands of channels may be
+        due together, and one query or transaction per batch (not per post) is what keeps
+        them all within a second."""
         due: list[_Entry] = []
         while (top := self._top()) is not None and top <= now:
             _, schedule_id, _ = heapq.heappop(self._heap)
-            due.append(self._entries[schedule_id])
-        if not due:
-            return
-        by_channel: dict[int, list[_Entry]] = {}
-        for entry in due:  # heap order: by due time, then schedule id
-            by_channel.setdefault(entry.schedule.channel_id, []).append(entry)
-        await self._per_channel(list(by_channel.values()), lambda e: self._handle(e, now))
+            due.append(self._entries[schedule_id])  # heap order: due time, then schedule id
+        for start in range(0, len(due), _BATCH):
+            chunk = due[start : start + _BATCH]
+            plans = [plan for entry in chunk if (plan := self._plan(entry, now)) is not None]
+            try:
+                if not await self._post_batch(plans, now):
+                    return  # stopping before anything was inserted: they stay due
+            except Exception:
+                log.exception("posting %d scheduled question(s) failed", len(plans))
+            for entry in chunk:  # dealt with, whatever happened: never retried into a burst
+                self._done(entry, now)
 
-    async def _handle(self, entry: _Entry, now: datetime) -> None:
+    def _done(self, entry: _Entry, now: datetime) -> None:
         schedule_id = entry.schedule.id
-        try:
-            await self._occurrences(entry, now)
-        except Exception:
-            log.exception("schedule %d: posting failed", schedule_id)
-        # Every occurrence up to now is dealt with, whatever happened to it: never retried
-        # into a burst later.
         self._marks.append((schedule_id, now))
         current = self._entries.get(schedule_id)  # None if it was paused or removed meanwhile
         if current is not None:
             current.after = max(current.after, now)
-            self._put(current.schedule)
+            self._put(current.schedule, entry.upcoming if current is entry else None)
 
-    async def _occurrences(self, entry: _Entry, now: datetime) -> None:
+    def _plan(self, entry: _Entry, now: datetime) -> _Due | None:
+        """Which occurrence of a due schedule (if any) posts now; the rest is logged."""
         schedule, spec = entry.schedule, entry.schedule.spec
-        plan = catch_up(spec, entry.after, now, self.grace)
+        try:
+            plan = catch_up(
+                spec, entry.after, now, self.grace, first=entry.due, following=entry.following
+            )
+        except ValueError:
+            log.exception("schedule %d: cannot compute its occurrences", schedule.id)
+            return None
+        entry.upcoming = plan.upcoming
         if plan.too_late_since is not None:
             log.info(
                 "schedule %d: occurrences from %s on were missed by more than the %s grace "
@@ -348,7 +456,7 @@ class Scheduler:
                 _local(spec, skipped),
             )
         if plan.post is None:
-            return
+            return None
         occurrence = plan.post
         closes_at = None if spec.window is None else occurrence + spec.window
         if closes_at is not None and closes_at <= now:
@@ -358,7 +466,7 @@ class Scheduler:
                 schedule.id,
                 _local(spec, occurrence),
             )
-            return
+            return None
         if occurrence < now - MIN_GRACE:
             log.info(
                 "schedule %d: posting occurrence %s late (%s after it was due)",
@@ -366,46 +474,141 @@ class Scheduler:
                 _local(spec, occurrence),
                 _round(now - occurrence),
             )
-        await self._post_occurrence(schedule, occurrence, closes_at)
+        return _Due(schedule, occurrence, occurrence_key(occurrence), closes_at)
 
-    async def _post_occurrence(
-        self, schedule: Schedule, occurrence: datetime, closes_at: datetime | None
-    ) -> None:
-        service, spec = self.service, schedule.spec
-        channel = await service.directory.channel_by_id(schedule.channel_id)
-        workspace = await service.directory.workspace_by_id(channel.workspace_id)
-        key = occurrence_key(occurrence)
-        try:
-            draft = await service.post_in(
-                workspace,
+    async def _post_batch(self, plans: Sequence[_Due], now: datetime) -> bool:
+        """Pick, insert, reveal the until-next predecessors, then send: ``False`` if the
+        scheduler began stopping before the rows were inserted (nothing happened)."""
+        service = self.service
+        where: dict[int, tuple[ChannelRow, WorkspaceRow]] = {}
+        for plan in plans:
+            channel = await service.directory.channel_by_id(plan.schedule.channel_id)
+            where[channel.id] = (
                 channel,
-                pack=spec.pack,
-                difficulty=spec.difficulty,
-                tags=spec.tags,
-                closes_at=closes_at,
-                schedule_id=schedule.id,
-                occurrence=key,
-                mention=spec.mention,
-                timezone=spec.timezone,
+                await service.directory.workspace_by_id(channel.workspace_id),
             )
-        except StudyError as exc:  # e.g. the pack was removed since the schedule was added
-            log.warning(
-                "schedule %d: occurrence %s not posted: %s",
-                schedule.id,
-                _local(spec, occurrence),
-                exc,
+        rows, picked = await self._pick(plans)
+        if self.is_stopping():
+            return False
+        posts = await service.posts.create_many(rows, now)
+        created: list[tuple[_Due, Post]] = []
+        for plan, post in zip(picked, posts, strict=True):
+            if post is None:
+                await self._already_there(plan)
+            else:
+                created.append((plan, post))
+        if not created:
+            return True
+        # "Until the next question": the open predecessors close now and are revealed just
+        # before their successor is sent, in the same channel.
+        new_ids = {post.id for _, post in created}
+        until_next = [plan.schedule.id for plan, _ in created if plan.schedule.spec.window is None]
+        superseded = [
+            p.id
+            for p in await service.posts.open_until_next_many(until_next)
+            if p.id not in new_ids
+        ]
+        work: dict[int, list[Callable[[], Awaitable[None]]]] = {}
+        for edit in await service.reveal_many(superseded):
+            work.setdefault(edit.post.channel_id, []).append(partial(self._apply, edit))
+        for plan, post in created:
+            channel, workspace = where[post.channel_id]
+            spec = plan.schedule.spec
+            draft = await service.draft(
+                post, channel.external_id, workspace, mention=spec.mention, timezone=spec.timezone
             )
-            return
-        if draft is None:
-            # The row exists: posted before a restart, or by another process. If it was never
-            # confirmed as sent, the re-send rule decides.
-            existing = await service.posts.by_occurrence(schedule.id, key)
-            if existing is not None and existing.post.platform_message_id is None:
-                await self._resend(existing, self.clock.now())
-            return
-        if spec.window is None:
-            await self._close_superseded(schedule.id, draft.post.id)
-        await self._send(draft, schedule.id, key)
+            work.setdefault(post.channel_id, []).append(
+                partial(self._send, draft, plan.schedule.id, plan.key)
+            )
+        await self._per_channel(list(work.values()), _call)
+        return True
+
+    async def _pick(self, plans: Sequence[_Due]) -> tuple[list[NewScheduledPost], list[_Due]]:
+        """One question per occurrence by the no-repeat rule, in order; a channel due twice
+        in one batch does not get the same question twice."""
+        per_channel = Counter(plan.schedule.channel_id for plan in plans)
+        found: dict[int, list[Candidate]] = {}
+        prepared = self._prepared
+        if prepared is not None:
+            usable = [
+                plan
+                for plan in plans
+                if plan.occurrence == prepared.due
+                and plan.schedule.id in prepared.picks
+                and per_channel[plan.schedule.channel_id] == 1
+            ]
+            if usable:
+                stale = await self.service.posts.channels_posted_since(prepared.watermark)
+                for plan in usable:
+                    if plan.schedule.channel_id not in stale:
+                        found[plan.schedule.id] = prepared.picks[plan.schedule.id]
+        rest = [plan for plan in plans if plan.schedule.id not in found]
+        multi = {channel for channel, count in per_channel.items() if count > 1}
+        found.update(await self._candidates(rest, multi))
+        taken: dict[int, Counter[int]] = {}
+        rows: list[NewScheduledPost] = []
+        picked: list[_Due] = []
+        for plan in plans:
+            schedule = plan.schedule
+            candidates = found.get(schedule.id)
+            if not candidates:  # e.g. the pack was removed since the schedule was added
+                log.warning(
+                    "schedule %d: occurrence %s not posted: no questions match its filters (%s)",
+                    schedule.id,
+                    _local(schedule.spec, plan.occurrence),
+                    schedule.spec.describe(),
+                )
+                continue
+            local = taken.setdefault(schedule.channel_id, Counter())
+            if local:  # count this batch's own picks in the same channel
+                candidates = [
+                    Candidate(c.version_id, c.times_posted + local[c.version_id])
+                    for c in candidates
+                ]
+            version = self.service.pick(candidates).version_id
+            local[version] += 1
+            rows.append(
+                NewScheduledPost(
+                    channel_id=schedule.channel_id,
+                    version_id=version,
+                    schedule_id=schedule.id,
+                    occurrence=plan.key,
+                    closes_at=plan.closes_at,
+                )
+            )
+            picked.append(plan)
+        return rows, picked
+
+    async def _candidates(
+        self, plans: Sequence[_Due], multi: set[int]
+    ) -> dict[int, list[Candidate]]:
+        """Each plan's candidates, one query per filter set: just the least-posted ones,
+        except for channels in ``multi`` (due more than once), which need every one."""
+        groups: dict[tuple[str | None, str | None, tuple[str, ...], bool], list[_Due]] = {}
+        for plan in plans:
+            spec = plan.schedule.spec
+            every = plan.schedule.channel_id in multi
+            groups.setdefault((spec.pack, spec.difficulty, spec.tags, every), []).append(plan)
+        found: dict[int, list[Candidate]] = {}
+        for (pack, difficulty, tags, every), group in groups.items():
+            by_channel = await self.service.packs.candidates_many(
+                [plan.schedule.channel_id for plan in group],
+                pack=pack,
+                difficulty=difficulty,
+                tags=tags,
+                fewest_only=not every,
+            )
+            for plan in group:
+                if (candidates := by_channel.get(plan.schedule.channel_id)) is not None:
+                    found[plan.schedule.id] = candidates
+        return found
+
+    async def _already_there(self, plan: _Due) -> None:
+        """The occurrence has its row already: posted before a restart, or by another
+        process. If it was never confirmed as sent, the re-send rule decides."""
+        existing = await self.service.posts.by_occurrence(plan.schedule.id, plan.key)
+        if existing is not None and existing.post.platform_message_id is None:
+            await self._resend(existing, self.clock.now())
 
     async def _send(self, draft: PostDraft, schedule_id: int, occurrence: str) -> None:
         try:
@@ -513,31 +716,19 @@ class Scheduler:
         due = await self.service.posts.due_to_close(now)
         if not due:
             return
-        by_channel: dict[int, list[Post]] = {}
-        for post in due:
-            by_channel.setdefault(post.channel_id, []).append(post)
-        await self._per_channel(list(by_channel.values()), self._reveal)
+        work: dict[int, list[Callable[[], Awaitable[None]]]] = {}
+        for edit in await self.service.reveal_many([post.id for post in due]):
+            work.setdefault(edit.post.channel_id, []).append(partial(self._apply, edit))
+        await self._per_channel(list(work.values()), _call)
 
-    async def _close_superseded(self, schedule_id: int, new_post_id: int) -> None:
-        """ "Until the next question": reveal the schedule's older open posts first."""
-        for post in await self.service.posts.open_until_next(schedule_id, new_post_id):
-            await self._reveal(post)
-
-    async def _reveal(self, post: Post) -> None:
-        try:
-            edit = await self.service.reveal(None, post.id)
-        except (PostClosed, NotFound):
-            return  # an admin revealed it first
-        except Exception:
-            log.exception("closing post %d failed", post.id)
-            return
-        if edit.message_id is None and post.schedule_id is not None:
-            log.info("post %d closed without a reveal: it was never sent", post.id)
+    async def _apply(self, edit: PostEdit) -> None:
+        if edit.message_id is None and edit.post.schedule_id is not None:
+            log.info("post %d closed without a reveal: it was never sent", edit.post.id)
             return
         try:
             await self.service.apply_edit(edit, self.gateway)
         except Exception:
-            log.exception("revealing post %d in channel %s failed", post.id, edit.channel)
+            log.exception("revealing post %d in channel %s failed", edit.post.id, edit.channel)
 
     # --- fan-out -----------------------------------------------------------------------------
 
@@ -560,6 +751,10 @@ class Scheduler:
             await worker()
             return
         await asyncio.gather(*(worker() for _ in range(workers)))
+
+
+async def _call(thunk: Callable[[], Awaitable[None]]) -> None:
+    await thunk()
 
 
 def _local(spec: ScheduleSpec, moment: datetime) -> str:

@@ -593,3 +593,66 @@ async def test_an_idle_scheduler_sleeps_without_waking(
         await asyncio.sleep(0.2)  # nothing is due, nothing changes: no pass runs
         assert sched._passes_done == passes
         assert sched.next_due() == utc("2026-03-04T10:00:00Z")
+
+
+# --- many at once --------------------------------------------------------------------------
+
+
+class Recorder:
+    """A gateway that only records what was posted where."""
+
+    def __init__(self) -> None:
+        self.posts: list[tuple[str, str | None]] = []  # (channel, question id)
+
+    async def send_post(self, channel: str, message: Message) -> str:
+        self.posts.append((channel, message.question_id))
+        return f"m{message.post_id}"
+
+    async def edit_post(self, channel: str, message_id: str, message: Message) -> None:
+        pass
+
+
+async def test_a_channel_due_twice_at_once_gets_two_different_questions(
+    service: StudyService, clock: SimulatedClock
+) -> None:
+    gateway = Recorder()
+    async with Scheduler(service, gateway, clock, GRACE, concurrency=4).running() as sched:
+        for i in range(10):
+            for _ in range(2):  # two hard questions exist: each channel must get both
+                await service.schedule_command(
+                    member("root", admin=True, channel=f"c{i}"),
+                    "add",
+                    ["10:00", "--difficulty", "hard", "--window", "1h"],
+                )
+        await sched.advance(clock, utc("2026-03-04T10:00:00Z"))
+    assert len(gateway.posts) == 20
+    for i in range(10):
+        assert sorted(q for c, q in gateway.posts if c == f"c{i}") == ["d-mc-3", "d-prac-1"]
+
+
+async def test_a_prepared_batch_rechecks_channels_that_posted_since(
+    service: StudyService, clock: SimulatedClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Questions for a large batch are picked ahead of time; a channel that gets another
+    post in between is picked for again, so the no-repeat rule still holds."""
+    gateway = Recorder()
+    admins = [member("root", admin=True, channel=f"c{i}") for i in range(20)]
+    sched = Scheduler(
+        service, gateway, clock, GRACE, prepare_lead=timedelta(minutes=10), prepare_min=20
+    )
+    async with sched.running():
+        for ctx in admins:
+            await service.schedule_command(ctx, "add", ["10:00", "--difficulty", "hard"])
+        with caplog.at_level(logging.INFO, logger="bot.scheduler"):
+            await sched.advance(clock, utc("2026-03-04T09:55:00Z"))
+        assert "prepared 20 question(s) due at 2026-03-04T10:00:00+00:00" in caplog.text
+        asked = {}
+        for ctx in admins[:10]:  # half the channels get an ad-hoc hard question meanwhile
+            asked[ctx.channel] = (
+                await service.post_question(ctx, difficulty="hard")
+            ).message.question_id
+        await sched.advance(clock, utc("2026-03-04T10:00:00Z"))
+    assert len(gateway.posts) == 20
+    for channel, question in gateway.posts:
+        if channel in asked:
+            assert question != asked[channel], channel
