@@ -26,6 +26,7 @@ __all__ = ["Database", "Row"]
 log = get_logger(__name__)
 Row = sqlite3.Row
 Params = Iterable[Any] | dict[str, Any]
+_AUTOCHECKPOINT = 1000  # pages: SQLite's default
 
 
 async def _connect(path: Path) -> aiosqlite.Connection:
@@ -103,6 +104,22 @@ class Database:
                 raise
             else:
                 await conn.commit()
+
+    @asynccontextmanager
+    async def checkpoints_held(self) -> AsyncIterator[None]:
+        """Hold SQLite's automatic WAL checkpoints during a burst of writes, then run one.
+
+        A checkpoint syncs the database file; landing in the middle of the scheduler's 09:00
+        burst it delays the questions still to be sent. The WAL simply grows for a moment.
+        """
+        async with self._lock:
+            await self._writer.execute("PRAGMA wal_autocheckpoint = 0")
+        try:
+            yield
+        finally:
+            async with self._lock:
+                await self._writer.execute(f"PRAGMA wal_autocheckpoint = {_AUTOCHECKPOINT}")
+                await self._writer.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     # --- reads -------------------------------------------------------------------------------
 

@@ -8,6 +8,8 @@ import random
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from bot.core.clock import SimulatedClock
 from bot.core.schedule import build_spec
 from bot.core.schedules import encode_spec
@@ -117,3 +119,19 @@ async def test_channels_posted_since_a_watermark(service: StudyService) -> None:
     assert await service.posts.channels_posted_since(mark) == set()
     await service.post_question(member("x", channel="c1"))
     assert await service.posts.channels_posted_since(mark) == {channels[1]}
+
+
+async def test_checkpoints_are_held_during_a_burst_and_run_after(db: Database) -> None:
+    async def setting() -> int:
+        async with db.write() as conn:
+            rows = list(await conn.execute_fetchall("PRAGMA wal_autocheckpoint"))
+        return int(rows[0][0])
+
+    assert await setting() == 1000
+    async with db.checkpoints_held():
+        assert await setting() == 0
+    assert await setting() == 1000
+    with pytest.raises(RuntimeError):
+        async with db.checkpoints_held():
+            raise RuntimeError("a failed burst")
+    assert await setting() == 1000
