@@ -7,6 +7,8 @@ import time, and a start-up error becomes one readable line instead of a traceba
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import sqlite3
 import sys
 from collections.abc import AsyncIterator
@@ -18,9 +20,11 @@ from pydantic import ValidationError
 from bot.core.clock import Clock, SystemClock
 from bot.core.gateway import ChatGateway
 from bot.core.service import StudyService
+from bot.core.snippets import RunLimits
 from bot.log import configure_logging, get_logger
+from bot.metrics import Metrics
 from bot.questions.loader import load_packs
-from bot.runtime import PlatformAdapter, Runtime
+from bot.runtime import PlatformAdapter, Runtime, StartupError
 from bot.scheduler import Scheduler
 from bot.settings import Platform, Settings
 from bot.storage.database import Database
@@ -29,10 +33,6 @@ from bot.storage.migrations import MigrationError
 __all__ = ["StartupError", "Wiring", "main"]
 
 log = get_logger("bot")
-
-
-class StartupError(Exception):
-    """Something the operator must fix before the bot can start; the message says what."""
 
 
 class Wiring:
@@ -85,19 +85,45 @@ class Wiring:
     async def runtime(
         self, settings: Settings, *, clock: Clock | None = None
     ) -> AsyncIterator[Runtime]:
-        """Open the database (migrating it), sync the packs, and build the service."""
+        """Open the database (migrating it), start the sandbox, sync the packs, build the service.
+
+        The sandbox manager starts in the background (it checks the host and warms jails with
+        torch imported, which takes seconds); a ``/run`` before it is ready waits for it.
+        The manager gets only the sandbox's own settings, never this process's environment.
+        """
+        from bot.sandbox import Sandbox, SandboxConfig
+
         clock = clock or SystemClock()
         db = await self.database(settings)
+        metrics = Metrics()
+        sandbox = Sandbox(SandboxConfig.from_settings(settings))
+        starting = asyncio.create_task(sandbox.start(), name="sandbox-start")
         try:
             service = StudyService(
-                db, clock, default_timezone=settings.timezone, quiz_window=settings.quiz_window
+                db,
+                clock,
+                default_timezone=settings.timezone,
+                quiz_window=settings.quiz_window,
+                runner=sandbox,
+                runner_starting=starting,
+                run_limits=RunLimits(
+                    timeout_s=settings.sandbox_timeout,
+                    memory_mb=settings.sandbox_memory_mb,
+                    max_bytes=settings.run_max_bytes,
+                    per_minute=settings.run_rate_per_minute,
+                ),
+                metrics=metrics,
             )
             packs = load_packs(settings.packs_dir)
             for problem in packs.errors:
                 log.warning("pack problem (item skipped): %s", problem)
             await service.sync_packs(packs.packs)
-            yield Runtime(settings, db, service, clock, packs)
+            yield Runtime(settings, db, service, clock, packs, metrics)
         finally:
+            starting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await starting
+            await sandbox.close()
             await db.close()
 
     def scheduler(
@@ -129,6 +155,14 @@ class Wiring:
             from bot.adapters.console import ConsoleAdapter
 
             return ConsoleAdapter(runtime.service, runtime.clock)
+        if platform is Platform.DISCORD:
+            from bot.adapters.discord import DiscordAdapter
+
+            return DiscordAdapter(runtime)
+        if platform is Platform.SLACK:
+            from bot.adapters.slack import SlackAdapter
+
+            return SlackAdapter(runtime.service, runtime.settings, http_port=http_port)
         raise StartupError(f"the {platform.value} adapter is not part of this build yet")
 
 

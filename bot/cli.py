@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from bot.questions.importers import Format
 from bot.questions.loader import load_packs
+from bot.sandbox.cli import snippet_app
 from bot.settings import Platform
 
 if TYPE_CHECKING:
@@ -28,9 +30,12 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-questions_app = typer.Typer(help="Question packs: lint and list.", no_args_is_help=True)
+questions_app = typer.Typer(
+    help="Question packs: lint, list, import and check.", no_args_is_help=True
+)
 db_app = typer.Typer(help="The SQLite database: backup and integrity check.", no_args_is_help=True)
 app.add_typer(questions_app, name="questions")
+app.add_typer(snippet_app, name="snippet")
 app.add_typer(db_app, name="db")
 
 DbOption = Annotated[
@@ -125,6 +130,28 @@ def console(
     asyncio.run(session())
 
 
+@app.command("invite-url")
+def invite_url(
+    ctx: typer.Context,
+    dev_guild: Annotated[
+        bool, typer.Option("--dev-guild", help="Preselect DISCORD_DEV_GUILD in the invite page.")
+    ] = False,
+) -> None:
+    """Print the link that adds the Discord bot to a server (from DISCORD_APPLICATION_ID)."""
+    settings = _wiring(ctx).settings()
+    if settings.discord_application_id is None:
+        typer.echo(
+            "DISCORD_APPLICATION_ID is not set; copy the Application ID from the General "
+            "Information tab of your app at https://discord.com/developers/applications",
+            err=True,
+        )
+        raise typer.Exit(2)
+    from bot.adapters.discord.invite import invite_url as build
+
+    guild = settings.discord_dev_guild if dev_guild else None
+    typer.echo(build(settings.discord_application_id, guild_id=guild))
+
+
 @db_app.command("backup")
 def db_backup(
     ctx: typer.Context,
@@ -173,8 +200,13 @@ def questions_lint(
     ctx: typer.Context,
     path: Annotated[Path | None, typer.Argument(help="A pack file or folder.")] = None,
 ) -> None:
-    """Check packs against the schema; print every problem as file:line: field: reason."""
-    result = load_packs(_packs_dir(ctx, path))
+    """Check packs against the schema; print every problem as file:line: field: reason.
+
+    Near-duplicate questions are printed as warnings; they do not change the exit code.
+    """
+    from bot.questions.lint import lint_packs
+
+    result = lint_packs(_packs_dir(ctx, path))
     for problem in result.problems:
         typer.echo(str(problem), err=problem.severity == "error")
     items = sum(len(p.pack.items) for p in result.packs)
@@ -200,4 +232,125 @@ def questions_list(
             tags = ",".join(item.tags)
             typer.echo(f"  {item.id:<28} {item.kind:<16} {item.difficulty:<7} {tags}")
     if result.errors:
+        raise typer.Exit(1)
+
+
+@questions_app.command("import")
+def questions_import(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="The file to import.")],
+    format_: Annotated[
+        Format | None,
+        typer.Option("--format", help="cheatsheet, csv, tsv or opentdb (default: detected)."),
+    ] = None,
+    pack: Annotated[
+        str | None, typer.Option("--pack", help="The pack's slug (default: from the file name).")
+    ] = None,
+    title: Annotated[
+        str | None, typer.Option("--title", help="The pack's title (default: from the file).")
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Write the pack here, e.g. questions/NAME.yaml (default: stdout)."
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite --out if it exists.")] = False,
+    packs: Annotated[
+        Path | None,
+        typer.Option("--packs", help="Packs to check for duplicates (default: STUDYBOT_PACKS)."),
+    ] = None,
+) -> None:
+    """Import a cheat sheet, a CSV/TSV (Quizlet) export or an OpenTDB file as a pack.
+
+    Every item that could not be imported is printed with its line (exit 1); guesses and
+    near-duplicates of existing questions are printed as warnings.
+    """
+    from bot.questions.importing import ImportRefused, run_import
+
+    try:
+        report = run_import(
+            file,
+            format_=format_,
+            pack=pack,
+            title=title,
+            out=out,
+            force=force,
+            packs_dir=_packs_dir(ctx, packs),
+        )
+    except ImportRefused as exc:
+        typer.echo(f"studybot: {exc}", err=True)
+        raise typer.Exit(2) from None
+    for problem in report.problems:
+        typer.echo(str(problem), err=True)
+    if report.yaml_text is not None and out is None:
+        typer.echo(report.yaml_text, nl=False)
+    typer.echo(report.summary(), err=True)
+    if report.errors:
+        raise typer.Exit(1)
+
+
+@questions_app.command("check")
+def questions_check(
+    ctx: typer.Context,
+    path: Annotated[Path | None, typer.Argument(help="A pack file or folder.")] = None,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout",
+            min=1,
+            max=300,
+            help="Seconds per snippet (torch.compile items need more than the chat default).",
+        ),
+    ] = 60.0,
+    jobs: Annotated[
+        int | None,
+        typer.Option("--jobs", min=1, max=32, help="Snippets at once (default: the pool size)."),
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+) -> None:
+    """Run every code item's snippet in the sandbox and compare it with its expectation.
+
+    Prints id, expected, got and verdict per item; exits 1 on any disagreement (or a pack
+    that does not load) and 2 when the sandbox is unavailable. Never runs unsandboxed.
+    """
+    import json
+
+    from bot.questions.check import (
+        check_targets,
+        render_table,
+        run_in_sandbox,
+        sandbox_config_for_check,
+    )
+    from bot.sandbox import SandboxConfig, SandboxUnavailable
+
+    wiring = _wiring(ctx)
+    settings = wiring.settings()
+    result = load_packs(_packs_dir(ctx, path))
+    for problem in result.errors:
+        typer.echo(str(problem), err=True)
+    targets = check_targets(result.packs)
+    if not targets:
+        typer.echo("no code items to check")
+        raise typer.Exit(1 if result.errors else 0)
+    base = SandboxConfig.from_settings(settings)
+    workers = jobs or max(1, base.pool_size)
+    config = sandbox_config_for_check(base, timeout=timeout, jobs=workers)
+    try:
+        rows = asyncio.run(run_in_sandbox(targets, config, timeout=timeout, jobs=workers))
+    except SandboxUnavailable as exc:
+        typer.echo(f"sandbox unavailable: {exc.reason}; nothing was run", err=True)
+        raise typer.Exit(2) from None
+    failed = [row for row in rows if not row.ok]
+    if json_out:
+        document = {
+            "items": [row.as_dict() for row in rows],
+            "checked": len(rows),
+            "disagree": len(failed),
+            "load_problems": [str(problem) for problem in result.errors],
+        }
+        typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
+    else:
+        typer.echo(render_table(rows))
+    if failed or result.errors:
         raise typer.Exit(1)

@@ -11,11 +11,21 @@ from typing import Protocol
 from bot.core.clock import Clock
 from bot.core.gateway import ChatGateway
 from bot.core.service import StudyService
+from bot.metrics import Metrics
 from bot.questions.loader import LoadResult
 from bot.settings import Settings
 from bot.storage.database import Database
 
-__all__ = ["PlatformAdapter", "Runtime"]
+__all__ = ["PlatformAdapter", "Runtime", "StartupError"]
+
+
+class StartupError(Exception):
+    """Something the operator must fix before the bot can start; the message says what.
+
+    It lives here rather than in :mod:`bot.__main__` so that adapters can raise it: under
+    ``python -m bot`` that module runs as ``__main__``, and importing ``bot.__main__`` from an
+    adapter would create a second, different ``StartupError`` class that ``main()`` never catches.
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +35,7 @@ class Runtime:
     service: StudyService
     clock: Clock
     packs: LoadResult
+    metrics: Metrics
 
 
 class PlatformAdapter(ChatGateway, Protocol):

@@ -68,6 +68,7 @@ class Settings(BaseSettings):
     )
     discord_gateway_url: str | None = Field(None, validation_alias="DISCORD_GATEWAY_URL")
     discord_admin_role: str | None = Field(None, validation_alias="DISCORD_ADMIN_ROLE")
+    discord_threads: bool = Field(False, validation_alias="DISCORD_THREADS")
 
     # --- slack -------------------------------------------------------------------------------
     slack_bot_token: SecretStr | None = Field(None, validation_alias="SLACK_BOT_TOKEN")

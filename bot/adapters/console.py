@@ -73,6 +73,7 @@ class ConsoleAdapter:
         self.admin = admin
         self.channel = channel
         self.running = True
+        self._snippet: list[str] | None = None  # lines of a fenced /run block being typed
         self._commands: dict[str, _Command] = {
             "as": _Command("/as NAME [--admin]", "act as another member", self._as),
             "channel": _Command("/channel NAME", "switch channel", self._channel),
@@ -101,6 +102,11 @@ class ConsoleAdapter:
                 " | list | remove ID | pause ID | resume ID | skip ID | now ID | preview ID [N]",
                 "daily questions (admins change them)",
                 self._schedule,
+            ),
+            "run": _Command(
+                "/run CODE, or /run then a ```python fenced block```",
+                "run a Python snippet against torch in the sandbox",
+                self._run_usage,
             ),
             "clock": _Command(
                 "/clock [advance DURATION | set ISO8601]",
@@ -156,11 +162,18 @@ class ConsoleAdapter:
         self.running = False
 
     async def handle_line(self, line: str) -> None:
+        if self._snippet is not None:
+            await self._collect_snippet(line)
+            return
         text = line.strip()
         if not text or text.startswith("#"):
             return
         if not text.startswith("/"):
             self.error("commands start with /; try /help")
+            return
+        head, _, rest = text[1:].partition(" ")
+        if head.lower() == "run":  # code is taken as typed, not split like arguments
+            await self._guarded(text, self._run(rest))
             return
         try:
             words = shlex.split(text[1:])
@@ -175,12 +188,16 @@ class ConsoleAdapter:
         if command is None:
             self.error(f"unknown command /{name}; try /help")
             return
+        await self._guarded(text, command.handler(args), command.usage)
+
+    async def _guarded(self, text: str, work: Awaitable[None], usage: str = "") -> None:
+        """Run one command; every failure becomes a reply, never a traceback."""
         try:
-            await command.handler(args)
+            await work
             if self.scheduler is not None:
                 await self.scheduler.settle()
         except UsageError as exc:
-            self.error(f"usage: {str(exc) or command.usage}")
+            self.error(f"usage: {str(exc) or usage}")
         except StudyError as exc:
             self.note(str(exc))
         except Exception:
@@ -230,6 +247,13 @@ class ConsoleAdapter:
             payload["post_id"] = message.post_id
         if message.choices:
             payload["choices"] = list(message.choices)
+        if message.attachments:
+            payload["attachments"] = [
+                {"filename": a.filename, "bytes": len(a.content)} for a in message.attachments
+            ]
+            body += "".join(
+                f"\n(attached: {a.filename}, {len(a.content):,} bytes)" for a in message.attachments
+            )
         prefix = f"(only {self.member} sees this) " if message.ephemeral else ""
         self._emit(payload, f"{prefix}{body}")
 
@@ -323,6 +347,35 @@ class ConsoleAdapter:
         if args != ["list"]:
             raise UsageError
         self.reply(await self.service.pack_list())
+
+    async def _run_usage(self, args: list[str]) -> None:
+        raise UsageError  # /run is dispatched before argument splitting; see handle_line
+
+    async def _run(self, rest: str) -> None:
+        code = rest.strip()
+        if not code:
+            self._snippet = []  # the next lines are a fenced block
+            return
+        if code.startswith("```"):
+            raise UsageError("/run CODE on one line, or /run alone then a fenced block")
+        await self._run_code(code)
+
+    async def _collect_snippet(self, line: str) -> None:
+        assert self._snippet is not None
+        fence = line.strip()
+        if not self._snippet and not fence.startswith("```"):
+            self._snippet = None
+            self.error("usage: after /run alone, start a fenced block with ``` or ```python")
+            return
+        if self._snippet and fence == "```":
+            code = "\n".join(self._snippet[1:])
+            self._snippet = None
+            await self._guarded("/run", self._run_code(code))
+            return
+        self._snippet.append(line.rstrip("\n"))
+
+    async def _run_code(self, code: str) -> None:
+        self.reply(await self.service.run_snippet(self.context(), code))
 
     async def _clock(self, args: list[str]) -> None:
         if not args:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import cache
@@ -16,7 +16,14 @@ from zoneinfo import ZoneInfo
 
 from bot.core import cards
 from bot.core.clock import Clock
-from bot.core.errors import AlreadyAnswered, BadInput, Forbidden, NotFound, PostClosed
+from bot.core.errors import (
+    AlreadyAnswered,
+    BadInput,
+    Forbidden,
+    NotFound,
+    PostClosed,
+    Unavailable,
+)
 from bot.core.gateway import ChatGateway
 from bot.core.messages import Message, Section, Tone
 from bot.core.models import ChatContext, Leaderboard, MemberStats, Post, Window
@@ -30,9 +37,13 @@ from bot.core.scoring import (
     period_keys,
     window_start,
 )
+from bot.core.snippets import RunGate, RunLimits, SnippetRunner, result_message
 from bot.log import get_logger
+from bot.metrics import Metrics
 from bot.questions.loader import LoadedPack
 from bot.questions.schema import OpenPrompt
+from bot.sandbox.errors import SandboxUnavailable, SnippetRejected
+from bot.sandbox.validate import validate_snippet
 from bot.storage.answers import AnswerRequest, AnswerStatus, AnswerWriter
 from bot.storage.database import Database
 from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
@@ -88,6 +99,10 @@ class StudyService:
         default_timezone: str = "UTC",
         quiz_window: timedelta | None = None,
         rng: random.Random | None = None,
+        runner: SnippetRunner | None = None,
+        runner_starting: Awaitable[None] | None = None,
+        run_limits: RunLimits | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.db = db
         self.clock = clock
@@ -100,6 +115,11 @@ class StudyService:
         self._answers = AnswerWriter(db, self.directory, _score_rules)
         self._pack_titles: dict[str, str] = {}
         self.schedules = ScheduleBook(self)
+        self.metrics = metrics
+        self.run_limits = run_limits or RunLimits()
+        self._runner = runner
+        self._runner_starting = runner_starting
+        self._run_gate = RunGate(clock, self.run_limits.per_minute)
 
     # --- set-up ------------------------------------------------------------------------------
 
@@ -471,6 +491,60 @@ class StudyService:
         )
         return cards.stats_message(stats, own=member.external_id == ctx.member)
 
+    # --- snippets ----------------------------------------------------------------------------
+
+    def check_snippets(self) -> None:
+        """Raise :class:`Unavailable` now if ``/run`` cannot work, so an adapter can say so
+        before a member types their code (a sandbox still starting counts as working)."""
+        if self._runner is None:
+            raise Unavailable("Running snippets is turned off on this bot.")
+        starting = self._runner_starting is not None and not _is_done(self._runner_starting)
+        if not starting and not self._runner.available:
+            raise Unavailable(
+                f"Running snippets is unavailable on this host: {self._runner.unavailable_reason}."
+            )
+
+    async def run_snippet(self, ctx: ChatContext, code: str) -> Message:
+        """Run a member's snippet in the sandbox; the reply is public, refusals are private.
+
+        Refused before running: no sandbox on this host, too big / NUL bytes / not UTF-8, empty,
+        more than ``per_minute`` runs in the last minute, or a run of theirs still going.
+        """
+        runner = self._runner
+        if runner is None:
+            raise Unavailable("Running snippets is turned off on this bot.")
+        if self._runner_starting is not None:
+            await self._runner_starting  # the pool warms in the background at start-up
+            self._runner_starting = None
+        if not runner.available:
+            raise Unavailable(
+                f"Running snippets is unavailable on this host: {runner.unavailable_reason}."
+            )
+        try:
+            text = validate_snippet(code, self.run_limits.max_bytes)
+        except SnippetRejected as exc:
+            raise BadInput(f"That snippet can't run: {exc.reason}.") from None
+        if not text.strip():
+            raise BadInput("There is no code to run.")
+        with self._run_gate.admit((ctx.platform, ctx.workspace, ctx.member)):
+            try:
+                result = await runner.run(text)
+            except SandboxUnavailable as exc:
+                log.error("sandbox failed during a run: %s", exc.reason)
+                raise Unavailable(f"The sandbox is not available: {exc.reason}.") from None
+        if self.metrics is not None:
+            self.metrics.runs.labels(outcome=result.outcome.value).inc()
+            self.metrics.run_seconds.observe(result.duration_ms / 1000)
+        log.info(
+            "snippet run by %s in %s/%s: %s in %.0f ms",
+            ctx.member,
+            ctx.platform,
+            ctx.workspace,
+            result.outcome.value,
+            result.duration_ms,
+        )
+        return result_message(result, self.run_limits, ctx.member_name)
+
     def help(self, ctx: ChatContext, prefix: str = "/") -> Message:
         """The command list in the platform's syntax (``/`` on Discord, ``/study `` on Slack)."""
         return cards.help_message(prefix, admin=ctx.is_admin)
@@ -481,6 +555,11 @@ class StudyService:
             return Message(sections=(Section(body="No packs are loaded."),))
         body = "\n".join(f"**{s.slug}** — {s.title} ({s.questions} questions)" for s in summaries)
         return Message(title="📚 Question packs", sections=(Section(body=body),))
+
+
+def _is_done(awaitable: Awaitable[None]) -> bool:
+    done = getattr(awaitable, "done", None)
+    return bool(done()) if callable(done) else False
 
 
 def _feedback(

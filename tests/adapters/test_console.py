@@ -147,3 +147,24 @@ def test_bad_clock_is_a_one_line_error(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("--clock: 'tomorrow' is not an ISO8601 time")
     assert "Traceback" not in proc.stderr
+
+
+def test_run_in_the_console_one_line_and_fenced(tmp_path: Path) -> None:
+    script = (
+        "/run print(6 * 7)\n"
+        "/run\n"
+        "```python\n"
+        "import torch\n"
+        "x = torch.tensor(2.0, requires_grad=True)\n"
+        "(x ** 3).backward()\n"
+        "print(x.grad.item())\n"
+        "```\n"
+        "/run\n"
+        "print('no fence')\n"
+    )
+    out = _run_console(tmp_path / "run.sqlite3", script)
+    first, second, refused = out
+    assert first["kind"] == "reply" and first["ephemeral"] is False
+    assert "✅ Ran in" in str(first["text"]) and "    42" in str(first["text"])
+    assert "    12.0" in str(second["text"])  # d(x^3)/dx at 2, computed by real torch
+    assert refused["kind"] == "error" and "fenced block" in str(refused["text"])

@@ -1,0 +1,137 @@
+"""``studybot run --platform discord``: the adapter the runtime runs, and the core's gateway.
+
+:class:`DiscordAdapter` is both a :class:`~bot.runtime.PlatformAdapter` (``run`` / ``stop``)
+and a :class:`~bot.core.gateway.ChatGateway` (``send_post`` / ``edit_post``), which the
+scheduler uses for scheduled questions and reveals. Start-up problems an operator must fix (no
+token, a rejected token, Discord unreachable, commands refused) become a :class:`StartupError`
+with one readable line; the token itself is never logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import aiohttp
+import discord
+from discord import app_commands
+
+from bot.adapters.discord.client import StudyBot
+from bot.adapters.discord.endpoints import point_discord_py
+from bot.adapters.discord.render import mention_target, render
+from bot.core.messages import Message
+from bot.log import get_logger
+from bot.runtime import Runtime, StartupError
+
+__all__ = ["DiscordAdapter"]
+
+log = get_logger(__name__)
+
+PORTAL = "https://discord.com/developers/applications"
+LOGIN_WAIT_SECONDS = 120.0
+
+
+class DiscordAdapter:
+    """Connects studybot to Discord with discord.py; see :mod:`bot.adapters.discord`."""
+
+    def __init__(self, runtime: Runtime, *, guild_ready_timeout: float = 2.0) -> None:
+        settings = runtime.settings
+        if settings.discord_token is None:
+            raise StartupError(
+                "DISCORD_TOKEN is not set; copy the bot token from the Bot tab of your "
+                f"application ({PORTAL}) into the environment or .env"
+            )
+        self._token = settings.discord_token  # a SecretStr until the moment of login
+        self.settings = settings
+        self.service = runtime.service
+        self.bot = StudyBot(
+            runtime.service, settings, gateway=self, guild_ready_timeout=guild_ready_timeout
+        )
+
+    # --- PlatformAdapter ---------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Log in, sync commands, and serve interactions until :meth:`stop`."""
+        point_discord_py(self.settings.discord_api_base, self.settings.discord_gateway_url)
+        try:
+            async with self.bot:
+                await self.bot.start(self._token.get_secret_value())
+        except discord.LoginFailure:
+            raise StartupError(
+                "Discord rejected DISCORD_TOKEN (401 Unauthorized); reset the token on the Bot "
+                f"tab of your application ({PORTAL}) and update DISCORD_TOKEN"
+            ) from None
+        except app_commands.CommandSyncFailure as exc:
+            raise StartupError(f"Discord refused the slash commands: {exc}") from None
+        except discord.Forbidden as exc:
+            where = self.settings.discord_dev_guild
+            hint = (
+                f" (is the bot in DISCORD_DEV_GUILD {where}, invited with the "
+                "applications.commands scope? see `studybot invite-url`)"
+                if where is not None
+                else ""
+            )
+            raise StartupError(f"Discord refused a start-up request: {exc.text}{hint}") from None
+        except (aiohttp.ClientConnectionError, TimeoutError) as exc:
+            raise StartupError(
+                f"cannot reach Discord at {self.settings.discord_api_base}: {exc}"
+            ) from None
+
+    async def stop(self) -> None:
+        """Disconnect; :meth:`run` then returns."""
+        await self.bot.close()
+
+    # --- ChatGateway -------------------------------------------------------------------------
+
+    async def send_post(self, channel: str, message: Message) -> str:
+        """Post publicly in ``channel`` (and open its discussion thread, if enabled)."""
+        sent = await self._send(channel, message)
+        await self.bot.open_thread(sent.channel.id, sent.id, message)
+        return str(sent.id)
+
+    async def edit_post(self, channel: str, message_id: str, message: Message) -> None:
+        """Replace a posted question (its reveal); a deleted post is posted again instead."""
+        await self._wait_logged_in()
+        target = self.bot.get_partial_messageable(int(channel)).get_partial_message(int(message_id))
+        try:
+            await target.edit(**render(message).edit_kwargs())
+        except discord.NotFound:
+            log.info(
+                "message %s in channel %s is gone; posting post %s's update anew",
+                message_id,
+                channel,
+                message.post_id,
+            )
+            await self._send(channel, message)
+
+    async def _send(self, channel: str, message: Message) -> discord.Message:
+        await self._wait_logged_in()
+        target = self.bot.get_partial_messageable(int(channel))
+        rendered = render(message).with_mention(self._mention(int(channel), message))
+        return await target.send(**rendered.send_kwargs())
+
+    def _mention(
+        self, channel_id: int, message: Message
+    ) -> tuple[str, discord.AllowedMentions] | None:
+        """The role (or user) a scheduled question notifies, found in the channel's server."""
+        if not message.mention:
+            return None
+        guild = getattr(self.bot.get_channel(channel_id), "guild", None)
+        roles = [(r.id, r.name) for r in guild.roles] if guild is not None else []
+        target = mention_target(
+            message.mention, roles, everyone_id=guild.id if guild is not None else None
+        )
+        if target is None:
+            log.warning(
+                "post %s: %r is not a role in channel %s's server; it is shown, not pinged",
+                message.post_id,
+                message.mention,
+                channel_id,
+            )
+        return target
+
+    async def _wait_logged_in(self) -> None:
+        """The scheduler may publish before login has finished; REST needs the token set."""
+        try:
+            await asyncio.wait_for(self.bot.logged_in.wait(), LOGIN_WAIT_SECONDS)
+        except TimeoutError:
+            raise RuntimeError("the Discord client has not logged in") from None

@@ -1,0 +1,150 @@
+"""The discord.py client: a ``commands.Bot`` given its dependencies, set up in ``setup_hook``.
+
+``setup_hook`` runs once per process, inside ``login()`` and before the gateway connects: the
+persistent button class is registered there, the commands are added and synced (to
+``DISCORD_DEV_GUILD`` alone when it is set, which is instant; globally otherwise). Nothing is
+started from ``on_ready``, which fires again after every non-resumed reconnect.
+
+Intents are ``guilds`` only: slash commands, buttons and modals arrive as interactions whatever
+the intents, and the context menu gets its message inside the interaction. The guild cache is
+kept for channel and role names (the admin role may be given by name).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Final
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+from discord.voice_client import VoiceClient
+
+from bot.adapters.discord.cog import StudyCog
+from bot.adapters.discord.components import StudyButton
+from bot.adapters.discord.endpoints import discover_gateway, is_default_api
+from bot.adapters.discord.errors import describe, report_error
+from bot.adapters.discord.identity import chat_context
+from bot.adapters.discord.render import thread_name
+from bot.core.gateway import ChatGateway
+from bot.core.messages import Message
+from bot.core.models import ChatContext
+from bot.core.service import StudyService
+from bot.log import get_logger
+from bot.settings import Settings
+
+__all__ = ["StudyBot", "StudyTree", "intents"]
+
+log = get_logger(__name__)
+
+THREAD_ARCHIVE_MINUTES: Final = 1440  # a day: long enough for a daily question's discussion
+
+
+def intents() -> discord.Intents:
+    """The least the bot needs: guilds (channels, roles). Nothing privileged."""
+    return discord.Intents(guilds=True)
+
+
+class StudyTree(app_commands.CommandTree["StudyBot"]):
+    """The command tree whose ``on_error`` is the adapter's one error handler."""
+
+    async def on_error(
+        self, interaction: discord.Interaction[StudyBot], error: app_commands.AppCommandError, /
+    ) -> None:
+        await report_error(interaction, error, describe(interaction))
+
+
+class StudyBot(commands.Bot):
+    """studybot on Discord: holds the service, the settings and the gateway; routes clicks."""
+
+    def __init__(
+        self,
+        service: StudyService,
+        settings: Settings,
+        *,
+        gateway: ChatGateway,
+        guild_ready_timeout: float = 2.0,
+    ) -> None:
+        # discord.py 2.7 warns at every start that PyNaCl/davey (voice) are missing; no voice here.
+        VoiceClient.warn_nacl = VoiceClient.warn_dave = False
+        super().__init__(
+            command_prefix=commands.when_mentioned,  # no prefix commands; nothing to read
+            intents=intents(),
+            help_command=None,
+            tree_cls=StudyTree,
+            allowed_contexts=app_commands.AppCommandContext(
+                guild=True, dm_channel=False, private_channel=False
+            ),
+            allowed_installs=app_commands.AppInstallationType(guild=True, user=False),
+            allowed_mentions=discord.AllowedMentions.none(),
+            guild_ready_timeout=guild_ready_timeout,
+            max_messages=None,  # the bot never reads its message cache
+        )
+        self.service = service
+        self.settings = settings
+        self.gateway = gateway  # the adapter: how /schedule now publishes, like the scheduler
+        self.logged_in = asyncio.Event()
+        self._cog: StudyCog | None = None
+
+    async def setup_hook(self) -> None:
+        if self.settings.discord_gateway_url is None and not is_default_api(
+            self.settings.discord_api_base
+        ):
+            await discover_gateway(self.http)
+        self.add_dynamic_items(StudyButton)
+        self._cog = StudyCog(self)
+        await self.add_cog(self._cog)
+        await self.sync_commands()
+        self.logged_in.set()
+
+    async def sync_commands(self) -> list[app_commands.AppCommand]:
+        """Sync every command: to the dev guild when one is set, else globally."""
+        dev_guild = self.settings.discord_dev_guild
+        if dev_guild is not None:
+            guild = discord.Object(dev_guild)
+            self.tree.copy_global_to(guild=guild)
+            synced = await self.tree.sync(guild=guild)
+            log.info("synced %d commands to guild %s", len(synced), dev_guild)
+        else:
+            synced = await self.tree.sync()
+            log.info("synced %d commands globally (may take a while to show)", len(synced))
+        return synced
+
+    async def on_ready(self) -> None:
+        guilds = len(self.guilds)
+        log.info("connected to Discord as %s in %d server(s)", self.user, guilds)
+
+    def context(self, interaction: discord.Interaction[Any]) -> ChatContext:
+        return chat_context(interaction, self.settings.discord_admin_role)
+
+    async def on_study_button(self, interaction: discord.Interaction[Any], core_id: str) -> None:
+        """Route a click (see :class:`StudyButton`); errors go to the one error handler."""
+        try:
+            if self._cog is None:
+                raise RuntimeError("a button was clicked before setup_hook ran")
+            await self._cog.on_button(interaction, core_id)
+        except Exception as exc:
+            await report_error(interaction, exc, f"button {core_id}")
+
+    async def open_thread(self, channel_id: int, message_id: int, message: Message) -> None:
+        """A public discussion thread under a question, when ``DISCORD_THREADS`` is on.
+
+        A thread is a nicety: if Discord refuses (no Create Public Threads, a forum, a
+        thread already), the question stays posted and a warning is logged.
+        """
+        if not self.settings.discord_threads:
+            return
+        try:
+            await self.http.start_thread_with_message(
+                channel_id,
+                message_id,
+                name=thread_name(message),
+                auto_archive_duration=THREAD_ARCHIVE_MINUTES,
+            )
+        except discord.HTTPException as exc:
+            log.warning(
+                "no discussion thread for post %s in channel %s: %s",
+                message.post_id,
+                channel_id,
+                exc.text or exc.status,
+            )

@@ -1,0 +1,436 @@
+"""The slash commands, the "Run snippet" context menu, and what a button click does.
+
+Each handler turns the interaction into a :class:`ChatContext`, asks the
+:class:`StudyService`, and sends back what it says, rendered by :mod:`.render`. Handlers never
+catch errors: they raise, and the tree's ``on_error`` (or the button/modal hook) hands the error
+to :func:`.errors.report_error`, the one place that decides what the member is told.
+
+Commands are declared by their typed signature; the first paragraph of each docstring is the
+description Discord shows.
+"""
+
+from __future__ import annotations
+
+import zoneinfo
+from collections.abc import Iterable
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.adapters.discord.components import SnippetModal
+from bot.adapters.discord.errors import PENDING_KEY, report_error
+from bot.adapters.discord.render import render
+from bot.adapters.discord.snippets import first_python_block
+from bot.core.errors import BadInput, NotFound
+from bot.core.messages import Action, Message, parse_action
+from bot.core.models import ChatContext
+from bot.log import get_logger
+
+if TYPE_CHECKING:
+    from bot.adapters.discord.client import StudyBot
+
+__all__ = ["StudyCog", "schedule_add_args", "send_reply", "suggest"]
+
+log = get_logger(__name__)
+
+Difficulty = Literal["easy", "medium", "hard"]
+WindowName = Literal["week", "month", "all"]
+Interaction = discord.Interaction[Any]
+
+MAX_CHOICES = 25  # Discord's limit for autocomplete suggestions
+SCHEDULE_ID = "The schedule's number (see /schedule list)"
+RUNNING = "⏳ Running your snippet…"
+RAN_PUBLICLY = "✅ Ran your snippet; the output is posted in the channel."
+
+
+async def send_reply(interaction: Interaction, message: Message) -> None:
+    """Send ``message`` as the answer to ``interaction`` (a follow-up if already answered)."""
+    rendered = render(message)
+    kwargs = rendered.send_kwargs()
+    if interaction.response.is_done():
+        await interaction.followup.send(**kwargs, ephemeral=rendered.ephemeral, wait=True)
+    else:
+        await interaction.response.send_message(**kwargs, ephemeral=rendered.ephemeral)
+
+
+def suggest(options: Iterable[tuple[str, str]], current: str) -> list[app_commands.Choice[str]]:
+    """Autocomplete: ``(name, value)`` pairs matching what is typed, prefix matches first."""
+    typed = current.strip().casefold()
+    starts: list[app_commands.Choice[str]] = []
+    contains: list[app_commands.Choice[str]] = []
+    for name, value in options:
+        haystacks = (value.casefold(), name.casefold())
+        choice = app_commands.Choice(name=name[:100], value=value[:100])
+        if not typed or any(h.startswith(typed) for h in haystacks):
+            starts.append(choice)
+        elif any(typed in h for h in haystacks):
+            contains.append(choice)
+        if len(starts) >= MAX_CHOICES:
+            break
+    return (starts + contains)[:MAX_CHOICES]
+
+
+def schedule_add_args(
+    *,
+    time: str | None,
+    timezone: str | None,
+    days: str | None,
+    pack: str | None,
+    difficulty: str | None,
+    tags: str | None,
+    window: str | None,
+    mention: str | None,
+    cron: str | None,
+) -> list[str]:
+    """The ``/schedule add`` form as the console grammar's words, for ``schedule_command``.
+
+    A form field is one value, so days typed with spaces (``mon wed``) are joined with commas
+    and tags are split into one ``--tag`` each.
+    """
+    args = [word for word in (time, timezone) if word and word.strip()]
+    if days and days.strip():
+        args.append(",".join(days.replace(",", " ").split()))
+    for flag, value in (
+        ("--pack", pack),
+        ("--difficulty", difficulty),
+        ("--window", window),
+        ("--mention", mention),
+        ("--cron", cron),
+    ):
+        if value and value.strip():
+            args += [flag, value.strip()]
+    for tag in (tags or "").replace(",", " ").split():
+        args += ["--tag", tag]
+    return args
+
+
+@cache
+def _timezones() -> tuple[str, ...]:
+    return tuple(sorted(zoneinfo.available_timezones()))
+
+
+class StudyCog(commands.Cog, name="studybot"):
+    """Every studybot command, bound to the bot that holds the service and the settings."""
+
+    def __init__(self, bot: StudyBot) -> None:
+        self.bot = bot
+        self.service = bot.service
+        self._run_menu = app_commands.ContextMenu(name="Run snippet", callback=self.run_message)
+
+    async def cog_load(self) -> None:
+        # discord.py cannot declare context menus inside a class; they are added by hand.
+        self.bot.tree.add_command(self._run_menu)
+
+    async def cog_unload(self) -> None:
+        self.bot.tree.remove_command(self._run_menu.name, type=self._run_menu.type)
+
+    def context(self, interaction: Interaction) -> ChatContext:
+        return self.bot.context(interaction)
+
+    # --- questions ---------------------------------------------------------------------------
+
+    @app_commands.command(name="quiz")
+    @app_commands.describe(
+        pack="A question pack (default: any)", difficulty="Only questions of this difficulty"
+    )
+    async def quiz(
+        self,
+        interaction: Interaction,
+        pack: str | None = None,
+        difficulty: Difficulty | None = None,
+    ) -> None:
+        """Post a question in this channel: answers are private, the reveal is public.
+
+        The question is the interaction's own (public) response; its id is stored so the reveal
+        can edit it in place, long after the interaction token has expired.
+        """
+        ctx = self.context(interaction)
+        draft = await self.service.post_question(ctx, pack=pack, difficulty=difficulty)
+        rendered = render(draft.message)
+        response = await interaction.response.send_message(**rendered.send_kwargs())
+        message_id = response.message_id
+        if message_id is None:  # Discord always returns it with with_response; belt and braces
+            message_id = (await interaction.original_response()).id
+        await self.service.attach_message(draft.post.id, str(message_id))
+        await self.bot.open_thread(int(draft.channel), message_id, draft.message)
+
+    @quiz.autocomplete("pack")
+    async def _quiz_pack(
+        self, interaction: Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        return await self.pack_choices(current)
+
+    async def pack_choices(self, current: str) -> list[app_commands.Choice[str]]:
+        """Pack slugs (with titles) for autocomplete; an error means no suggestions, logged."""
+        try:
+            summaries = await self.service.packs.summaries()
+        except Exception:
+            log.exception("pack autocomplete failed")
+            return []
+        return suggest(((f"{s.slug} — {s.title}", s.slug) for s in summaries), current)
+
+    def timezone_choices(self, current: str) -> list[app_commands.Choice[str]]:
+        """IANA zones for autocomplete; the bot's default zone and UTC come first."""
+        first = dict.fromkeys((self.bot.settings.timezone, "UTC"))
+        names = [*first, *(z for z in _timezones() if z not in first)]
+        return suggest(((name, name) for name in names), current)
+
+    # --- scores ------------------------------------------------------------------------------
+
+    @app_commands.command(name="leaderboard")
+    @app_commands.describe(window="Which points count (default: this week)")
+    async def leaderboard(self, interaction: Interaction, window: WindowName = "week") -> None:
+        """Who is ahead this week, this month or of all time."""
+        await send_reply(
+            interaction, await self.service.leaderboard(self.context(interaction), window)
+        )
+
+    @app_commands.command(name="stats")
+    @app_commands.describe(member="Whose stats (default: yours)")
+    async def stats(self, interaction: Interaction, member: discord.Member | None = None) -> None:
+        """Points, accuracy and streak for you or another member.
+
+        The reply is private, as on Slack: asking about someone should not broadcast their
+        accuracy. The core looks members up by platform id; its "no member called `<id>`"
+        would show a raw snowflake, so the miss is reworded with the member's name here.
+        """
+        ctx = self.context(interaction)
+        who = None if member is None or str(member.id) == ctx.member else str(member.id)
+        try:
+            message = await self.service.stats(ctx, who)
+        except NotFound:
+            if member is None or who is None:
+                raise NotFound("You have not answered any questions here yet.") from None
+            raise NotFound(
+                f"{member.display_name} has not answered any questions here yet."
+            ) from None
+        await send_reply(interaction, message.private())
+
+    # --- packs and help ----------------------------------------------------------------------
+
+    pack = app_commands.Group(name="pack", description="Question packs")
+
+    @pack.command(name="list")
+    async def pack_list(self, interaction: Interaction) -> None:
+        """The question packs this bot knows."""
+        self.context(interaction)  # refuses DMs like every other command
+        await send_reply(interaction, await self.service.pack_list())
+
+    @app_commands.command(name="help")
+    async def help(self, interaction: Interaction) -> None:
+        """What studybot can do, and how answering works."""
+        await send_reply(interaction, self.service.help(self.context(interaction), prefix="/"))
+
+    # --- schedules ---------------------------------------------------------------------------
+
+    schedule = app_commands.Group(
+        name="schedule", description="Daily questions in this channel (admins change them)"
+    )
+
+    @schedule.command(name="add")
+    @app_commands.describe(
+        time="Local time to post, HH:MM (e.g. 09:00)",
+        timezone="IANA timezone, e.g. Europe/Berlin (default: the server's)",
+        days="daily, weekdays, weekends or e.g. mon,wed,fri (default: daily)",
+        pack="Only questions from this pack",
+        difficulty="Only questions of this difficulty",
+        tags="Only questions with these tags (separated by spaces or commas)",
+        window="How long answers stay open, e.g. 90m or 2h (default: until the next one)",
+        mention="A role to notify with each question",
+        cron="A cron expression instead of time and days, e.g. 0 9 * * 1-5",
+    )
+    async def schedule_add(
+        self,
+        interaction: Interaction,
+        time: str | None = None,
+        timezone: str | None = None,
+        days: str | None = None,
+        pack: str | None = None,
+        difficulty: Difficulty | None = None,
+        tags: str | None = None,
+        window: str | None = None,
+        mention: discord.Role | None = None,
+        cron: str | None = None,
+    ) -> None:
+        """Add a scheduled question to this channel (admins).
+
+        The form fields become the console grammar's words (``09:00 Europe/Berlin weekdays
+        --pack p``), so the core parses and checks one syntax for every platform.
+        """
+        if mention is not None and mention.is_default():
+            raise BadInput("@everyone would ping the whole server; pick a role to notify.")
+        args = schedule_add_args(
+            time=time,
+            timezone=timezone,
+            days=days,
+            pack=pack,
+            difficulty=difficulty,
+            tags=tags,
+            window=window,
+            mention=None if mention is None else mention.mention,
+            cron=cron,
+        )
+        await self._schedule(interaction, "add", args)
+
+    @schedule_add.autocomplete("timezone")
+    async def _schedule_timezone(
+        self, interaction: Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        return self.timezone_choices(current)
+
+    @schedule_add.autocomplete("pack")
+    async def _schedule_pack(
+        self, interaction: Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        return await self.pack_choices(current)
+
+    @schedule.command(name="list")
+    async def schedule_list(self, interaction: Interaction) -> None:
+        """This channel's schedules and when each posts next."""
+        await self._schedule(interaction, "list", [])
+
+    @schedule.command(name="preview")
+    @app_commands.rename(schedule_id="id")
+    @app_commands.describe(schedule_id=SCHEDULE_ID, count="How many times to show")
+    async def schedule_preview(
+        self,
+        interaction: Interaction,
+        schedule_id: app_commands.Range[int, 1],
+        count: app_commands.Range[int, 1, 25] = 5,
+    ) -> None:
+        """When a schedule posts next, in its own timezone."""
+        await self._schedule(interaction, "preview", [str(schedule_id), str(count)])
+
+    @schedule.command(name="remove")
+    @app_commands.rename(schedule_id="id")
+    @app_commands.describe(schedule_id=SCHEDULE_ID)
+    async def schedule_remove(
+        self,
+        interaction: Interaction,
+        schedule_id: app_commands.Range[int, 1],
+    ) -> None:
+        """Remove a schedule (admins)."""
+        await self._schedule(interaction, "remove", [str(schedule_id)])
+
+    @schedule.command(name="pause")
+    @app_commands.rename(schedule_id="id")
+    @app_commands.describe(schedule_id=SCHEDULE_ID)
+    async def schedule_pause(
+        self,
+        interaction: Interaction,
+        schedule_id: app_commands.Range[int, 1],
+    ) -> None:
+        """Pause a schedule until it is resumed (admins)."""
+        await self._schedule(interaction, "pause", [str(schedule_id)])
+
+    @schedule.command(name="resume")
+    @app_commands.rename(schedule_id="id")
+    @app_commands.describe(schedule_id=SCHEDULE_ID)
+    async def schedule_resume(
+        self,
+        interaction: Interaction,
+        schedule_id: app_commands.Range[int, 1],
+    ) -> None:
+        """Resume a paused schedule (admins)."""
+        await self._schedule(interaction, "resume", [str(schedule_id)])
+
+    @schedule.command(name="skip")
+    @app_commands.rename(schedule_id="id")
+    @app_commands.describe(schedule_id=SCHEDULE_ID)
+    async def schedule_skip(
+        self,
+        interaction: Interaction,
+        schedule_id: app_commands.Range[int, 1],
+    ) -> None:
+        """Skip a schedule's next question (admins)."""
+        await self._schedule(interaction, "skip", [str(schedule_id)])
+
+    @schedule.command(name="now")
+    @app_commands.rename(schedule_id="id")
+    @app_commands.describe(schedule_id=SCHEDULE_ID)
+    async def schedule_now(
+        self,
+        interaction: Interaction,
+        schedule_id: app_commands.Range[int, 1],
+    ) -> None:
+        """Post a schedule's question right now (admins)."""
+        await self._schedule(interaction, "now", [str(schedule_id)])
+
+    async def _schedule(self, interaction: Interaction, verb: str, args: list[str]) -> None:
+        """Permissions are the core's: ``ctx.is_admin`` says what the adapter saw.
+
+        ``now`` answers the admin first, then publishes through the gateway like the
+        scheduler does, so the question is a plain channel post that keeps no token.
+        """
+        reply = await self.service.schedule_command(self.context(interaction), verb, args)
+        await send_reply(interaction, reply.message.private())
+        if reply.draft is not None:
+            await self.service.publish(reply.draft, self.bot.gateway)
+
+    # --- snippets ----------------------------------------------------------------------------
+
+    @app_commands.command(name="run")
+    async def run(self, interaction: Interaction) -> None:
+        """Run a Python snippet with torch (CPU) in a sandbox; opens a code editor."""
+        self.context(interaction)
+        self.service.check_snippets()  # say "unavailable" now, not after the code is typed
+        await interaction.response.send_modal(SnippetModal(self.run_code, report_error))
+
+    async def run_message(self, interaction: Interaction, message: discord.Message) -> None:
+        """Run the first Python code block of a message (the "Run snippet" context menu)."""
+        code = first_python_block(message.content)
+        if code is None:
+            raise BadInput("That message has no ```python code block to run.")
+        await self.run_code(interaction, code)
+
+    async def run_code(self, interaction: Interaction, code: str) -> None:
+        """Acknowledge privately at once, run, then post the result (or replace the note).
+
+        A deferred response would not do: its flags are fixed by the defer, so a public
+        "thinking" message would make refusals public, and a private one the output private.
+        """
+        ctx = self.context(interaction)
+        self.service.check_snippets()
+        await interaction.response.send_message(
+            RUNNING, ephemeral=True, allowed_mentions=discord.AllowedMentions.none()
+        )
+        interaction.extras[PENDING_KEY] = True
+        result = await self.service.run_snippet(ctx, code)
+        rendered = render(result)
+        if result.ephemeral:
+            interaction.extras.pop(PENDING_KEY, None)
+            await interaction.edit_original_response(**rendered.edit_kwargs())
+            return
+        await interaction.followup.send(**rendered.send_kwargs(), wait=True)
+        interaction.extras.pop(PENDING_KEY, None)
+        await interaction.edit_original_response(content=RAN_PUBLICLY)
+
+    # --- buttons -----------------------------------------------------------------------------
+
+    async def on_button(self, interaction: Interaction, core_id: str) -> None:
+        """A click on a studybot button: answer, show a card's back, or a hint; all private.
+
+        An answer given on a private card back (Knew/Forgot) replaces that card, so its
+        buttons cannot be clicked twice; other replies are new private messages.
+        """
+        parsed = parse_action(core_id)
+        if parsed is None:
+            raise BadInput("That button is out of date; ask for a new question.")
+        action, post_id, value = parsed
+        ctx = self.context(interaction)
+        if action is Action.ANSWER:
+            reply = (await self.service.answer(ctx, post_id, value)).private()
+            source = interaction.message
+            if source is not None and source.flags.ephemeral:
+                await interaction.response.edit_message(**render(reply).edit_kwargs())
+                return
+        elif action is Action.SHOW:
+            reply = await self.service.show_card(ctx, post_id)
+        else:
+            if not value.isdigit():
+                raise BadInput("That hint button is out of date; ask for a new question.")
+            reply = await self.service.hint(ctx, post_id, int(value))
+        await send_reply(interaction, reply.private())

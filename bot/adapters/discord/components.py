@@ -1,0 +1,124 @@
+"""The bot's interactive pieces: one persistent button class and the ``/run`` modal.
+
+Buttons survive restarts because nothing about them is kept in memory: the ``custom_id``
+(``studybot:answer:12:B``) carries the action, the post and the choice, and
+:class:`StudyButton` is registered once with ``add_dynamic_items`` in ``setup_hook``. A click
+on a message sent by an earlier process is matched by the template, rebuilt from the message
+the interaction carries, and routed to the client, which asks the core what to say.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, runtime_checkable
+
+import discord
+
+from bot.log import get_logger
+
+__all__ = [
+    "CUSTOM_ID_PREFIX",
+    "CUSTOM_ID_TEMPLATE",
+    "ButtonRouter",
+    "SnippetModal",
+    "StudyButton",
+]
+
+log = get_logger(__name__)
+
+CUSTOM_ID_PREFIX = "studybot:"
+# The core's ids (bot.core.messages.Button.custom_id), behind our prefix.
+CUSTOM_ID_TEMPLATE = (
+    r"studybot:(?P<action>answer|show|hint):(?P<post>[0-9]{1,18}):(?P<value>[A-Za-z0-9_-]{1,16})"
+)
+CODE_INPUT_ID = "studybot:run:code"
+CODE_MAX_LENGTH = 4000  # Discord's limit for a text input
+
+
+@runtime_checkable
+class ButtonRouter(Protocol):
+    """What a click is handed to: the client, which knows the service and the settings."""
+
+    async def on_study_button(self, interaction: discord.Interaction[Any], core_id: str) -> None:
+        """Handle a click on a button whose core id (without our prefix) is ``core_id``."""
+        ...
+
+
+class StudyButton(
+    discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]], template=CUSTOM_ID_TEMPLATE
+):
+    """Every studybot button: answer choices, Show answer, Knew/Forgot, Hint."""
+
+    def __init__(
+        self,
+        core_id: str,
+        *,
+        label: str = "…",
+        style: discord.ButtonStyle = discord.ButtonStyle.secondary,
+        row: int | None = None,
+    ) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=label, style=style, custom_id=CUSTOM_ID_PREFIX + core_id, row=row
+            )
+        )
+        self.core_id = core_id
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+        /,
+    ) -> StudyButton:
+        """Rebuild the button from the clicked message (after a restart, the only source)."""
+        label = getattr(item, "label", None) or "…"
+        style = getattr(item, "style", discord.ButtonStyle.secondary)
+        return cls(match[0].removeprefix(CUSTOM_ID_PREFIX), label=label, style=style)
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        client = interaction.client
+        if not isinstance(client, ButtonRouter):
+            log.error("studybot button clicked on a client that cannot route it: %r", client)
+            return
+        await client.on_study_button(interaction, self.core_id)
+
+
+SubmitCode = Callable[[discord.Interaction[Any], str], Awaitable[None]]
+ReportError = Callable[[discord.Interaction[Any], BaseException, str], Awaitable[None]]
+
+
+class SnippetModal(discord.ui.Modal):
+    """``/run``: one multi-line code field; submitting hands the code to ``submit``.
+
+    Errors go to ``report``, the adapter's one error handler, like those of every command.
+    """
+
+    def __init__(self, submit: SubmitCode, report: ReportError) -> None:
+        super().__init__(title="Run a Python snippet", timeout=15 * 60)
+        self._submit = submit
+        self._report = report
+        self.code: discord.ui.TextInput[SnippetModal] = discord.ui.TextInput(
+            custom_id=CODE_INPUT_ID,
+            style=discord.TextStyle.paragraph,
+            placeholder="import torch\nprint(torch.arange(6).reshape(2, 3))",
+            max_length=CODE_MAX_LENGTH,
+        )
+        self.add_item(
+            discord.ui.Label(
+                text="Code",
+                description="Python 3 with torch (CPU). print() what you want to see.",
+                component=self.code,
+            )
+        )
+
+    async def on_submit(self, interaction: discord.Interaction[Any], /) -> None:
+        await self._submit(interaction, self.code.value)
+
+    # discord.py's Modal itself drops BaseView.on_error's ``item`` argument, hence the ignore.
+    async def on_error(  # type: ignore[override]
+        self, interaction: discord.Interaction[Any], error: Exception, /
+    ) -> None:
+        await self._report(interaction, error, "run (modal)")

@@ -1,0 +1,635 @@
+"""The Slack adapter: slack-bolt ``AsyncApp`` listeners that turn Slack requests into core calls.
+
+One object is the whole Slack side of the bot: it is the :class:`~bot.runtime.PlatformAdapter`
+(``run()`` / ``stop()``) and the core's :class:`~bot.core.gateway.ChatGateway` (``send_post`` /
+``edit_post``, i.e. ``chat.postMessage`` / ``chat.update``), so the scheduler can post and reveal
+through it too.
+
+How a request is handled, whatever the delivery (Socket Mode or HTTP ``/slack/events``):
+
+1. ``ack()`` comes first, within Slack's 3 seconds: bolt sends it as soon as it is called
+   (``process_before_response=False``), and the slow work (lookups, database, sandbox) runs
+   after it. A bad ``/study`` subcommand is answered in the ack itself (usage help, ephemeral).
+2. The member is looked up (``users.info``, cached) to build a :class:`ChatContext`.
+3. The service answers with a neutral :class:`Message`; :mod:`.render` turns it into Block Kit.
+   Private answers go through the request's ``response_url`` (ephemeral), or
+   ``chat.postEphemeral`` where Slack sends none (modal submissions).
+
+Errors: every listener is wrapped by :meth:`SlackAdapter._guarded`, which makes sure the request
+was acked and hands the exception to the one error handler, :meth:`SlackAdapter._on_error`
+(also registered as bolt's global ``app.error``). A :class:`StudyError` becomes a private reply
+with its message; anything else is logged with its context and answered with an apology. The
+wrapper exists because bolt, when a listener raises *after* ``ack()``, resets the ack it is
+still waiting on and can then time the request out; handled in the wrapper, it never sees one.
+
+slack-bolt facts this relies on (each pinned by ``tests/fakes/test_slack_fake.py``):
+
+* ``AsyncApp`` never calls ``auth.test`` at start, so :meth:`SlackAdapter.start` does, and a bad
+  app token would make Socket Mode retry forever, so ``apps.connections.open`` is tried first.
+* ``view_submission`` has no ``response_url``: modal results go out with ``chat.*`` calls.
+* HTTP mode only: bolt reads any form body containing the word ``payload`` as interactivity, so
+  ``/study run print(payload)`` gets a 404 over HTTP (Socket Mode is unaffected). Code typed
+  into the ``/study run`` modal is not affected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import functools
+import json
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from pydantic import SecretStr
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.adapters.slack.commands import (
+    StudyCommand,
+    UsageProblem,
+    first_code_block,
+    parse_study,
+)
+from bot.adapters.slack.identity import DEFAULT_TTL, SlackDirectory
+from bot.adapters.slack.manifest import (
+    RUN_MODAL_CALLBACK,
+    RUN_SHORTCUT_CALLBACK,
+    SLASH_COMMAND,
+)
+from bot.adapters.slack.render import home_view, inline_attachments, render, run_modal
+from bot.core.errors import APOLOGY, BadInput, StudyError, Unavailable
+from bot.core.messages import Action, Attachment, Message, Section, Tone, parse_action
+from bot.core.models import ChatContext
+from bot.core.service import StudyService
+from bot.log import get_logger
+from bot.runtime import StartupError
+from bot.settings import Settings
+
+__all__ = ["ACTION_PATTERN", "EVENTS_PATH", "SlackAdapter", "SlackMode"]
+
+log = get_logger(__name__)
+
+PLATFORM = "slack"
+HELP_PREFIX = f"{SLASH_COMMAND} "
+EVENTS_PATH = "/slack/events"
+ACTION_PATTERN = re.compile(r"^(answer|show|hint):[0-9]{1,18}:[A-Za-z0-9_-]{1,16}$")
+"""Block Kit ``action_id`` s of our buttons: :attr:`bot.core.messages.Button.custom_id`."""
+
+CONNECT_TIMEOUT = 30.0
+DRAIN_TIMEOUT = 10.0
+KIND_CHARS = 120  # how much of a command's text goes into an error log line
+_CANNOT_POST = frozenset(
+    {"not_in_channel", "channel_not_found", "is_archived", "restricted_action", "ekm_access_denied"}
+)
+
+Listener = Callable[..., Awaitable[None]]
+
+
+class SlackMode(enum.StrEnum):
+    SOCKET = "socket"
+    HTTP = "http"
+
+
+def _secret(value: SecretStr | None) -> str:
+    return value.get_secret_value().strip() if value is not None else ""
+
+
+def _api_error(exc: SlackApiError) -> str:
+    error = exc.response.get("error") if exc.response is not None else None
+    return str(error or f"HTTP {exc.response.status_code}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Where:
+    """Who sent a request, from where, and what it was: for the context and for error logs."""
+
+    kind: str
+    team: str
+    user: str
+    user_name: str = ""
+    channel: str | None = None
+    channel_name: str | None = None
+    team_domain: str | None = None
+    response_url: bool = False
+
+    @property
+    def replyable(self) -> bool:
+        return bool(self.user) and not self.kind.startswith("event")
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _where(body: dict[str, Any]) -> _Where:
+    """Read the ids out of any payload shape Slack sends (command, interactivity, event)."""
+    if "command" in body:  # a slash command: flat form fields
+        text = _str(body.get("text"))
+        return _Where(
+            kind=f"{body['command']} {text}".strip()[:KIND_CHARS],  # `run` text can be long
+            team=_str(body.get("team_id")),
+            user=_str(body.get("user_id")),
+            user_name=_str(body.get("user_name")),
+            channel=_str(body.get("channel_id")) or None,
+            channel_name=_str(body.get("channel_name")) or None,
+            team_domain=_str(body.get("team_domain")) or None,
+            response_url=bool(body.get("response_url")),
+        )
+    if body.get("type") == "event_callback":
+        event = body.get("event") or {}
+        return _Where(
+            kind=f"event {_str(event.get('type'))}",
+            team=_str(body.get("team_id")),
+            user=_str(event.get("user")),
+            channel=_str(event.get("channel")) or None,
+        )
+    team = body.get("team") or {}
+    user = body.get("user") or {}
+    channel = body.get("channel") or {}
+    kind = _str(body.get("type")) or "request"
+    channel_id = _str(channel.get("id")) or _str((body.get("container") or {}).get("channel_id"))
+    channel_name = _str(channel.get("name")) or None
+    if body.get("type") == "block_actions":
+        actions = body.get("actions") or [{}]
+        kind = f"action {_str(actions[0].get('action_id'))}"
+    elif body.get("type") == "view_submission":
+        view = body.get("view") or {}
+        kind = f"view {_str(view.get('callback_id'))}"
+        try:
+            meta = json.loads(_str(view.get("private_metadata")) or "{}")
+        except json.JSONDecodeError:
+            meta = {}
+        if isinstance(meta, dict):
+            channel_id = _str(meta.get("channel"))
+            channel_name = _str(meta.get("channel_name")) or None
+    elif body.get("type") in ("message_action", "shortcut"):
+        kind = f"shortcut {_str(body.get('callback_id'))}"
+    return _Where(
+        kind=kind,
+        team=_str(team.get("id")) or _str(user.get("team_id")),
+        user=_str(user.get("id")),
+        user_name=_str(user.get("username")) or _str(user.get("name")),
+        channel=channel_id or None,
+        channel_name=channel_name,
+        team_domain=_str(team.get("domain")) or None,
+        response_url=bool(body.get("response_url")),
+    )
+
+
+def _input_value(view: dict[str, Any], block_id: str, action_id: str) -> str:
+    values = ((view.get("state") or {}).get("values") or {}).get(block_id) or {}
+    return _str((values.get(action_id) or {}).get("value"))
+
+
+class SlackAdapter:
+    """Slack for studybot: Socket Mode by default, HTTP (``/slack/events``) with ``--http``."""
+
+    def __init__(
+        self,
+        service: StudyService,
+        settings: Settings,
+        *,
+        http_port: int | None = None,
+        http_host: str = "0.0.0.0",  # noqa: S104 - HTTP mode serves Slack, usually behind a proxy
+        ping_interval: float = 10.0,
+        identity_ttl: float = DEFAULT_TTL,
+    ) -> None:
+        bot_token = _secret(settings.slack_bot_token)
+        self._app_token = _secret(settings.slack_app_token)
+        signing_secret = _secret(settings.slack_signing_secret)
+        if not bot_token:
+            raise StartupError(
+                "SLACK_BOT_TOKEN is not set: install the app (deploy/slack-manifest.yaml) and "
+                "copy its Bot User OAuth Token (xoxb-...)"
+            )
+        if http_port is not None:
+            if not signing_secret:
+                raise StartupError(
+                    "--http needs SLACK_SIGNING_SECRET (Basic Information > Signing Secret) "
+                    "to verify Slack's requests"
+                )
+            self.mode = SlackMode.HTTP
+        elif self._app_token:
+            self.mode = SlackMode.SOCKET
+        elif signing_secret:
+            raise StartupError(
+                "SLACK_SIGNING_SECRET is set but --http PORT is not: pass --http PORT for HTTP "
+                "mode, or set SLACK_APP_TOKEN (xapp-...) for Socket Mode"
+            )
+        else:
+            raise StartupError(
+                "set SLACK_APP_TOKEN (xapp-..., Socket Mode: no public URL needed) or "
+                "SLACK_SIGNING_SECRET with --http PORT (HTTP mode, /slack/events)"
+            )
+        self.service = service
+        self.api_url = settings.slack_api_url
+        self.http_port = http_port
+        self.http_host = http_host
+        self.http_url: str | None = None
+        self.ping_interval = ping_interval
+        self.team_name: str | None = None
+        self.bot_user_id: str | None = None
+
+        # SLACK_API_URL includes the /api/ path; the client joins method names onto it.
+        self.client = AsyncWebClient(token=bot_token, base_url=self.api_url)
+        self.client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=2))
+        # client= only (bolt takes the token from it), an explicit secret (else bolt reads the
+        # environment) and a name (else bolt inspects the stack for one).
+        self.app = AsyncApp(client=self.client, signing_secret=signing_secret, name="studybot")
+        self.directory = SlackDirectory(
+            self.client,
+            admin_users=settings.slack_admin_users,
+            admin_usergroup=settings.slack_admin_usergroup,
+            ttl=identity_ttl,
+        )
+        self._register(self.app)
+
+        self._stopping = asyncio.Event()
+        self._inflight = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._socket: AsyncSocketModeHandler | None = None
+        self._runner: web.AppRunner | None = None
+        self.ready = asyncio.Event()
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Check the tokens, connect (Socket Mode) or listen (HTTP), and serve until stopped."""
+        await self.start()
+        try:
+            await self._stopping.wait()
+        finally:
+            await self.close()
+
+    async def stop(self) -> None:
+        self._stopping.set()
+
+    async def start(self) -> None:
+        """Fail fast on bad settings, then start taking requests; ``ready`` is set after."""
+        await self._check_bot_token()
+        if self.mode is SlackMode.SOCKET:
+            await self._check_app_token()
+            await self._connect_socket()
+        else:
+            await self._listen_http()
+        self.ready.set()
+
+    async def idle(self, timeout: float = DRAIN_TIMEOUT) -> bool:  # noqa: ASYNC109
+        """Wait until no listener is running (work after ``ack()`` included); False on timeout."""
+        try:
+            async with asyncio.timeout(timeout):
+                await self._idle.wait()
+        except TimeoutError:
+            return False
+        return True
+
+    async def close(self) -> None:
+        """Let running listeners finish (briefly), then disconnect or stop listening."""
+        if not await self.idle():
+            log.warning("stopping with %d Slack request(s) still being handled", self._inflight)
+        if self._socket is not None:
+            socket, self._socket = self._socket, None
+            await socket.close_async()  # type: ignore[no-untyped-call]
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+        self.ready.clear()
+        log.info("slack adapter stopped")
+
+    async def _check_bot_token(self) -> None:
+        try:
+            auth = await self.client.auth_test()
+        except SlackApiError as exc:
+            raise StartupError(
+                f"SLACK_BOT_TOKEN was refused by Slack (auth.test: {_api_error(exc)})"
+            ) from None
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise StartupError(
+                f"cannot reach the Slack API at {self.api_url} (SLACK_API_URL): {exc}"
+            ) from None
+        self.team_name = _str(auth.get("team")) or None
+        self.bot_user_id = _str(auth.get("user_id")) or None
+        log.info(
+            "slack: signed in as %s (%s) in %s (%s); %s mode",
+            auth.get("user"),
+            self.bot_user_id,
+            self.team_name,
+            auth.get("team_id"),
+            self.mode.value,
+        )
+
+    async def _check_app_token(self) -> None:
+        # A bad app token would make the Socket Mode client retry forever without raising.
+        try:
+            await self.client.apps_connections_open(app_token=self._app_token)
+        except SlackApiError as exc:
+            raise StartupError(
+                f"SLACK_APP_TOKEN was refused by Slack (apps.connections.open: {_api_error(exc)});"
+                " it must be an app-level token (xapp-...) with the connections:write scope"
+            ) from None
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise StartupError(
+                f"cannot reach the Slack API at {self.api_url} (SLACK_API_URL): {exc}"
+            ) from None
+
+    async def _connect_socket(self) -> None:
+        # Built here, inside the running loop: its client makes a session and a task at once.
+        self._socket = AsyncSocketModeHandler(
+            self.app, app_token=self._app_token, ping_interval=self.ping_interval
+        )
+        try:
+            async with asyncio.timeout(CONNECT_TIMEOUT):
+                await self._socket.connect_async()  # type: ignore[no-untyped-call]
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            await self.close()
+            reason = str(exc) or "timed out"
+            raise StartupError(f"cannot open the Socket Mode connection: {reason}") from None
+
+    async def _listen_http(self) -> None:
+        assert self.http_port is not None
+        runner = web.AppRunner(self.app.web_app(path=EVENTS_PATH), access_log=None)
+        await runner.setup()
+        try:
+            site = web.TCPSite(runner, self.http_host, self.http_port)
+            await site.start()
+        except OSError as exc:
+            await runner.cleanup()
+            raise StartupError(
+                f"cannot listen on {self.http_host}:{self.http_port}: {exc.strerror or exc}"
+            ) from None
+        self._runner = runner
+        port = runner.addresses[0][1]
+        self.http_url = f"http://{self.http_host}:{port}{EVENTS_PATH}"
+        log.info("slack: serving events on port %d at %s", port, EVENTS_PATH)
+
+    # --- ChatGateway -------------------------------------------------------------------------
+
+    async def send_post(self, channel: str, message: Message) -> str:
+        """``chat.postMessage`` (attachments follow as file uploads in the post's thread)."""
+        rendered = render(message)
+        try:
+            response = await self.client.chat_postMessage(
+                channel=channel, **rendered.kwargs(), unfurl_links=False, unfurl_media=False
+            )
+        except SlackApiError as exc:
+            if _api_error(exc) in _CANNOT_POST:
+                raise Unavailable(
+                    "I can't post in this channel. Invite me with `/invite @studybot` and try "
+                    "again."
+                ) from exc
+            raise
+        ts = str(response["ts"])
+        posted_in = _str(response.get("channel")) or channel
+        for attachment in message.attachments:
+            await self._upload(posted_in, attachment, thread_ts=ts)
+        return ts
+
+    async def edit_post(self, channel: str, message_id: str, message: Message) -> None:
+        """``chat.update``; a message that was deleted meanwhile is posted again."""
+        rendered = render(message)
+        try:
+            await self.client.chat_update(channel=channel, ts=message_id, **rendered.kwargs())
+        except SlackApiError as exc:
+            if _api_error(exc) != "message_not_found":
+                raise
+            log.info("message %s in %s is gone; posting it again", message_id, channel)
+            await self.send_post(channel, message)
+
+    async def _upload(self, channel: str, attachment: Attachment, *, thread_ts: str | None) -> None:
+        await self.client.files_upload_v2(
+            channel=channel,
+            content=attachment.content,
+            filename=attachment.filename,
+            title=attachment.description or attachment.filename,
+            thread_ts=thread_ts,
+        )
+
+    # --- replies -----------------------------------------------------------------------------
+
+    async def _reply_private(self, body: dict[str, Any], respond: Any, message: Message) -> None:
+        """Only the member sees it: the response_url, else chat.postEphemeral, else a DM."""
+        where = _where(body)
+        rendered = render(inline_attachments(message))
+        if respond is not None and where.response_url:
+            await respond(**rendered.kwargs(), response_type="ephemeral", replace_original=False)
+            return
+        if where.channel:
+            try:
+                await self.client.chat_postEphemeral(
+                    channel=where.channel, user=where.user, **rendered.kwargs()
+                )
+                return
+            except SlackApiError as exc:
+                log.info("cannot reply privately in %s (%s); sending a DM", where.channel, exc)
+        await self.client.chat_postMessage(channel=where.user, **rendered.kwargs())
+
+    async def _reply_public(self, body: dict[str, Any], respond: Any, message: Message) -> None:
+        """In the channel, through the response_url (works where the bot is not a member)."""
+        rendered = render(inline_attachments(message))
+        await respond(**rendered.kwargs(), response_type="in_channel", replace_original=False)
+
+    async def _post_result(self, body: dict[str, Any], respond: Any, message: Message) -> None:
+        """A snippet's output: in the channel if public (file uploads included), else privately."""
+        where = _where(body)
+        if not message.ephemeral and where.channel:
+            try:
+                await self.send_post(where.channel, message)
+                return
+            except Unavailable:
+                log.info("cannot post in %s; showing the snippet output privately", where.channel)
+        await self._reply_private(body, respond, message)
+
+    # --- identity ----------------------------------------------------------------------------
+
+    async def _context(self, where: _Where) -> ChatContext:
+        member = await self.directory.member(where.user, where.user_name)
+        return ChatContext(
+            platform=PLATFORM,
+            workspace=where.team,
+            channel=where.channel or where.user,
+            member=where.user,
+            member_name=member.name,
+            is_admin=member.is_admin,
+            channel_name=where.channel_name,
+            workspace_name=self.team_name or where.team_domain,
+        )
+
+    # --- listeners ---------------------------------------------------------------------------
+
+    def _register(self, app: AsyncApp) -> None:
+        app.command(SLASH_COMMAND)(self._guarded(self._on_study))
+        app.action(ACTION_PATTERN)(self._guarded(self._on_action))
+        app.view(RUN_MODAL_CALLBACK)(self._guarded(self._on_run_submit))
+        app.shortcut(RUN_SHORTCUT_CALLBACK)(self._guarded(self._on_run_shortcut))
+        app.event("app_home_opened")(self._guarded(self._on_home_opened))
+        app.error(self._on_error)
+
+    def _guarded(self, listener: Listener) -> Listener:
+        """Ack if the listener failed before acking, and send its error to :meth:`_on_error`.
+
+        It also counts running listeners, so :meth:`close` (and tests) can wait for the work
+        that goes on after ``ack()``.
+
+        bolt injects arguments by the names in the wrapped listener's signature (it unwraps
+        ``functools.wraps``), so every listener names ``ack``, ``body`` and ``respond``.
+        """
+
+        @functools.wraps(listener)
+        async def guarded(**kwargs: Any) -> None:
+            self._inflight += 1
+            self._idle.clear()
+            try:
+                await listener(**kwargs)
+            except Exception as error:
+                ack = kwargs["ack"]
+                if ack.response is None:
+                    await ack()
+                await self._on_error(error, kwargs["body"], kwargs.get("respond"))
+            finally:
+                self._inflight -= 1
+                if self._inflight == 0:
+                    self._idle.set()
+
+        return guarded
+
+    async def _on_error(self, error: Exception, body: dict[str, Any] | None, respond: Any) -> None:
+        """The one error handler: members get words, operators get a logged traceback."""
+        where = _where(body or {})
+        if isinstance(error, StudyError):
+            text = str(error)
+            log.debug("study error for %s in %s: %s", where.user, where.kind, text)
+        else:
+            text = APOLOGY
+            log.exception(
+                "slack request failed: %s (team %s, user %s, channel %s)",
+                where.kind,
+                where.team,
+                where.user,
+                where.channel,
+                exc_info=error,
+            )
+        if not where.replyable:
+            return
+        reply = Message(sections=(Section(body=text),), ephemeral=True, tone=Tone.WARNING)
+        try:
+            await self._reply_private(body or {}, respond, reply)
+        except Exception:
+            log.exception("could not tell %s about the error in %s", where.user, where.kind)
+
+    async def _on_study(self, ack: Any, body: dict[str, Any], respond: Any) -> None:
+        """``/study <subcommand>``: usage problems in the ack, everything else after it."""
+        try:
+            command = parse_study(_str(body.get("text")))
+        except UsageProblem as problem:
+            await ack(**self._usage(str(problem), _where(body)))
+            return
+        await ack()
+        if command.name == "run":
+            # The trigger id is valid for 3 s: open the modal before any lookup, unless /run
+            # cannot work here at all (then say so now, not after the code is typed).
+            self.service.check_snippets()
+            code = command.args[0] if command.args else ""
+            view = run_modal(_str(body.get("channel_id")), code)
+            await self.client.views_open(trigger_id=_str(body.get("trigger_id")), view=view)
+            return
+        ctx = await self._context(_where(body))
+        await self._subcommand(ctx, command, body, respond)
+
+    def _usage(self, problem: str, where: _Where) -> dict[str, Any]:
+        ctx = ChatContext(PLATFORM, where.team, where.channel or "", where.user, where.user_name)
+        help_message = self.service.help(ctx, prefix=HELP_PREFIX)
+        message = replace(help_message, sections=(Section(body=problem), *help_message.sections))
+        return {**render(message).kwargs(), "response_type": "ephemeral"}
+
+    async def _subcommand(
+        self, ctx: ChatContext, command: StudyCommand, body: dict[str, Any], respond: Any
+    ) -> None:
+        args = command.args
+        if command.name == "quiz":
+            draft = await self.service.post_question(ctx, pack=args[0] if args else None)
+            await self.service.publish(draft, self)
+        elif command.name == "leaderboard":
+            board = await self.service.leaderboard(ctx, args[0] if args else "week")
+            await self._reply_public(body, respond, board)
+        elif command.name == "stats":
+            stats = await self.service.stats(ctx, args[0] if args else None)
+            await self._reply_private(body, respond, stats)
+        elif command.name == "pack":
+            await self._reply_private(body, respond, await self.service.pack_list())
+        elif command.name == "schedule":
+            await self._schedule(ctx, args[0], list(args[1:]), body, respond)
+        else:
+            await self._reply_private(body, respond, self.service.help(ctx, prefix=HELP_PREFIX))
+
+    async def _schedule(
+        self, ctx: ChatContext, verb: str, args: list[str], body: dict[str, Any], respond: Any
+    ) -> None:
+        """``/study schedule VERB ...``: the core checks the verb, the words and who may."""
+        reply = await self.service.schedule_command(ctx, verb, args)
+        await self._reply_private(body, respond, reply.message)
+        if reply.draft is not None:  # `now`: a question to post in the schedule's channel
+            await self.service.publish(reply.draft, self)
+
+    async def _on_action(
+        self, ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any
+    ) -> None:
+        """A click on one of our buttons: answer, show a card's back, or a hint; all private."""
+        await ack()
+        parsed = parse_action(_str(action.get("action_id")))
+        if parsed is None:
+            return
+        verb, post_id, value = parsed
+        ctx = await self._context(_where(body))
+        if verb is Action.ANSWER:
+            reply = await self.service.answer(ctx, post_id, value)
+        elif verb is Action.SHOW:
+            reply = await self.service.show_card(ctx, post_id)
+        else:
+            reply = await self.service.hint(ctx, post_id, int(value) if value.isdigit() else 0)
+        await self._reply_private(body, respond, reply)
+
+    async def _on_run_submit(
+        self, ack: Any, body: dict[str, Any], view: dict[str, Any], respond: Any
+    ) -> None:
+        """The ``/study run`` modal was submitted: close it, run the code, post the output."""
+        code = _input_value(view, "code", "code")
+        if not code.strip():
+            await ack(response_action="errors", errors={"code": "Write some code to run."})
+            return
+        await ack()
+        ctx = await self._context(_where(body))
+        await self._post_result(body, respond, await self.service.run_snippet(ctx, code))
+
+    async def _on_run_shortcut(
+        self, ack: Any, body: dict[str, Any], shortcut: dict[str, Any], respond: Any
+    ) -> None:
+        """The "Run code block" message shortcut: run the message's first fenced code block."""
+        await ack()
+        code = first_code_block(shortcut.get("message") or {})
+        if code is None:
+            raise BadInput("That message has no ``` code block to run.")
+        ctx = await self._context(_where(body))
+        await self._post_result(body, respond, await self.service.run_snippet(ctx, code))
+
+    async def _on_home_opened(
+        self, ack: Any, body: dict[str, Any], event: dict[str, Any], respond: Any
+    ) -> None:
+        """The App Home tab: publish the member's stats and streak (``views.publish``)."""
+        if event.get("tab", "home") != "home":
+            return
+        where = _where(body)
+        ctx = await self._context(where)
+        try:
+            stats = await self.service.stats(ctx)
+        except StudyError as exc:
+            stats = Message(sections=(Section(body=str(exc)),))
+        await self.client.views_publish(user_id=where.user, view=home_view(stats))

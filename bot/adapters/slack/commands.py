@@ -1,0 +1,134 @@
+"""``/study`` text -> a subcommand and its words, and code blocks out of Slack messages.
+
+Slack sends slash-command text with ``&``, ``<`` and ``>`` escaped, and (with the manifest's
+``should_escape: true``) user mentions as ``<@U123|name>``; both are undone here so the core
+sees what the member typed, and ``/study stats @alice`` names a member by id.
+
+Parsing is pure and fast on purpose: a bad subcommand is answered in the ``ack()`` itself,
+well inside Slack's 3-second limit.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from bot.core.schedule import ScheduleError, split_args
+from bot.core.schedules import VERBS
+
+__all__ = [
+    "StudyCommand",
+    "UsageProblem",
+    "first_code_block",
+    "parse_study",
+    "unescape",
+]
+
+_USER_MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
+_SPECIAL = re.compile(r"<(![a-z]+(?:\^[A-Z0-9]+)?)(?:\|[^>]*)?>")
+_OTHER_MARKUP = re.compile(r"<(#[^>|]*)(?:\|([^>]*))?>|<(https?://[^>|]+)(?:\|[^>]*)?>")
+
+
+class UsageProblem(Exception):
+    """The text is not a ``/study`` command; the message says what is wrong, in one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class StudyCommand:
+    name: str
+    args: tuple[str, ...] = ()
+
+
+def unescape(text: str) -> str:
+    """Slack's escaped command text back to what was typed (``<@U1|ann>`` -> ``U1``).
+
+    Special mentions keep Slack's syntax without their label (``<!subteam^S1|@group>`` ->
+    ``<!subteam^S1>``, ``<!here>``): a schedule's ``--mention`` must reach the core as
+    something Slack can ping, and the core must still recognise mass mentions to refuse them.
+    """
+    text = _USER_MENTION.sub(r"\1", text)
+    text = _SPECIAL.sub(r"<\1>", text)
+
+    def _markup(match: re.Match[str]) -> str:
+        if match[3]:
+            return match[3]
+        return match[2] or match[1]
+
+    text = _OTHER_MARKUP.sub(_markup, text)
+    return html.unescape(text) if "&" in text else text
+
+
+def _at_most(name: str, words: list[str], n: int, usage: str) -> StudyCommand:
+    if len(words) > n:
+        raise UsageProblem(f"Too many words for `{name}`: use `/study {usage}`.")
+    return StudyCommand(name, tuple(words))
+
+
+def parse_study(raw: str) -> StudyCommand:
+    """Parse the text after ``/study``; raise :class:`UsageProblem` for anything unknown."""
+    text = unescape(raw).strip()
+    head, _, rest = text.partition(" ")
+    name = head.lower()
+    words = rest.split()
+    if name in ("", "help"):
+        return StudyCommand("help")
+    if name == "quiz":
+        return _at_most(name, words, 1, "quiz [pack]")
+    if name == "leaderboard":
+        return _at_most(name, words, 1, "leaderboard [week|month|all]")
+    if name == "stats":
+        return _at_most(name, [w.lstrip("@") for w in words], 1, "stats [member]")
+    if name == "run":
+        # `/study run print(1)` opens the modal with that code already in it.
+        return StudyCommand("run", (rest.strip(),) if rest.strip() else ())
+    if name == "pack":
+        if [w.lower() for w in words] != ["list"]:
+            raise UsageProblem("Use `/study pack list` to see the question packs.")
+        return StudyCommand("pack")
+    if name == "schedule":
+        verb, _, verb_rest = rest.strip().partition(" ")
+        if not verb:  # an unknown verb is the core's to judge (it suggests the closest)
+            raise UsageProblem(
+                f"Say what to do: `/study schedule {'|'.join(VERBS)} ...`, "
+                "e.g. `/study schedule add 09:00 Europe/Berlin weekdays`."
+            )
+        try:
+            args = split_args(verb_rest)
+        except ScheduleError as exc:
+            raise UsageProblem(str(exc)) from None
+        return StudyCommand("schedule", (verb, *args))
+    raise UsageProblem(f"`{head}` is not a /study command.")
+
+
+_FENCE = re.compile(r"```[ \t]*(?:[A-Za-z0-9_+-]+[ \t]*\n)?\n?(.*?)```", re.DOTALL)
+
+
+def _rich_text_code(blocks: list[Any]) -> str | None:
+    for block in blocks:
+        if not isinstance(block, dict) or block.get("type") != "rich_text":
+            continue
+        for element in block.get("elements") or ():
+            if isinstance(element, dict) and element.get("type") == "rich_text_preformatted":
+                parts = element.get("elements") or ()
+                return "".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
+    return None
+
+
+def first_code_block(message: dict[str, Any]) -> str | None:
+    """The first fenced code block of a Slack message (its text, else its rich_text blocks).
+
+    Message text is escaped like command text, so it is unescaped; a leading language word
+    (```` ```python ````) is dropped, as Slack itself does not use it.
+    """
+    text = str(message.get("text") or "")
+    match = _FENCE.search(text)
+    if match is not None:
+        code = html.unescape(match[1]).strip("\n")
+        if code.strip():
+            return code
+    rich = _rich_text_code(list(message.get("blocks") or ()))
+    if rich is not None and rich.strip():
+        return rich.strip("\n")
+    return None

@@ -1,0 +1,52 @@
+"""What the Slack app must declare for this adapter: the ids it listens on and the scopes it needs.
+
+``deploy/slack-manifest.yaml`` is the operator's copy; a test loads it and checks it against the
+constants here, so a new Web API call or listener cannot ship without its scope or declaration.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BOT_EVENTS",
+    "BOT_SCOPES",
+    "METHOD_SCOPES",
+    "RUN_MODAL_CALLBACK",
+    "RUN_SHORTCUT_CALLBACK",
+    "SLASH_COMMAND",
+]
+
+SLASH_COMMAND = "/study"
+RUN_SHORTCUT_CALLBACK = "studybot_run_message"
+"""The message shortcut "Run code block" (runs the first fenced code block of a message)."""
+RUN_MODAL_CALLBACK = "studybot_run"
+"""The ``/study run`` modal."""
+
+BOT_EVENTS = ("app_home_opened",)
+
+METHOD_SCOPES: dict[str, str | None] = {
+    # Every Web API method the adapter calls with the bot token, and the bot scope it needs
+    # (None: no scope). `chat.postMessage` also uses `chat:write.public` so that `/study quiz`
+    # works in public channels the bot was not invited to.
+    "auth.test": None,
+    "chat.postMessage": "chat:write",
+    "chat.update": "chat:write",
+    "chat.postEphemeral": "chat:write",
+    "views.open": None,
+    "views.publish": None,
+    "users.info": "users:read",
+    "usergroups.users.list": "usergroups:read",
+    "files.getUploadURLExternal": "files:write",
+    "files.completeUploadExternal": "files:write",
+    # Called with the app-level token (its scope, connections:write, is set on the token).
+    "apps.connections.open": None,
+}
+
+BOT_SCOPES = (
+    "commands",
+    "chat:write",
+    "chat:write.public",
+    "users:read",
+    "usergroups:read",
+    "files:write",
+)
+"""The bot token scopes, exactly: ``commands`` for /study and the shortcut, the rest per method."""

@@ -1,0 +1,293 @@
+"""Neutral :class:`~bot.core.messages.Message` -> Slack Block Kit, within Slack's limits.
+
+Three rules shape everything here:
+
+* **Nothing can mention anyone.** Slack resolves ``<!channel>``, ``<@U…>`` and ``<#C…>`` in
+  mrkdwn and in a message's top-level ``text``; escaping ``&``, ``<`` and ``>`` (Slack's own
+  rule, and the only escaping it wants) turns them into plain characters. mrkdwn objects are
+  also marked ``verbatim`` so Slack does not link-ify bare ``@here`` or ``#channel`` words.
+  ``plain_text`` objects (header, buttons) are never parsed for mentions, so they stay as is.
+* **Never fail on size.** Slack rejects a whole message over its limits (50 blocks, 3000
+  characters a section, 150 a header, 75 a button), so long prose and code are split into
+  several sections and anything beyond the block budget is dropped with a visible note.
+* **Always a text fallback**: notifications and screen readers use ``text``, and slack_sdk warns
+  when blocks come without it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from bot.adapters.slack.manifest import RUN_MODAL_CALLBACK
+from bot.core.messages import Button, ButtonStyle, Message, Section
+
+__all__ = [
+    "MAX_BLOCKS",
+    "MAX_BUTTON_TEXT",
+    "MAX_HEADER_TEXT",
+    "MAX_SECTION_TEXT",
+    "SlackMessage",
+    "escape",
+    "home_view",
+    "inline_attachments",
+    "mrkdwn",
+    "render",
+    "run_modal",
+]
+
+Block = dict[str, Any]
+
+MAX_BLOCKS = 50
+MAX_SECTION_TEXT = 3000
+MAX_HEADER_TEXT = 150
+MAX_BUTTON_TEXT = 75
+MAX_ACTIONS = 25  # elements in one actions block
+MAX_CONTEXT_TEXT = 2000
+MAX_FALLBACK_TEXT = 3000  # Slack allows 40k, but this is a notification preview
+MAX_MODAL_INPUT = 3000  # plain_text_input max_length
+MAX_INLINE_ATTACHMENT = 2500
+CUT = "…"
+ZERO_WIDTH_SPACE = "\u200b"
+
+_BOLD = re.compile(r"\*\*(\S(?:.*?\S)?)\*\*")  # the same rule as bot.core.messages
+
+
+def escape(text: str) -> str:
+    """Slack's escaping for mrkdwn and ``text``: only ``&``, ``<`` and ``>``, in that order."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def mrkdwn(text: str) -> str:
+    """The core's tiny markup (``**bold**``, backtick spans) as escaped Slack mrkdwn."""
+    return _BOLD.sub(r"*\1*", escape(text))
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - len(CUT)].rstrip() + CUT
+
+
+def _mrkdwn_object(text: str) -> Block:
+    return {"type": "mrkdwn", "text": text, "verbatim": True}
+
+
+def _section(text: str) -> Block:
+    return {"type": "section", "text": _mrkdwn_object(text)}
+
+
+def _chunks(text: str, limit: int) -> list[str]:
+    """Split at line ends into pieces of at most ``limit`` characters (hard-split long lines)."""
+    pieces: list[str] = []
+    current = ""
+    for whole in text.split("\n"):
+        line = whole
+        while len(line) > limit:
+            if current:
+                pieces.append(current)
+                current = ""
+            pieces.append(line[:limit])
+            line = line[limit:]
+        candidate = f"{current}\n{line}" if current else line
+        if len(candidate) > limit:
+            pieces.append(current)
+            current = line
+        else:
+            current = candidate
+    if current or not pieces:
+        pieces.append(current)
+    return pieces
+
+
+def _fence_safe(code: str) -> str:
+    """Code for a ``` block: escaped, and unable to close the fence early."""
+    defused = code.replace("```", "`" + ZERO_WIDTH_SPACE + "`" + ZERO_WIDTH_SPACE + "`")
+    return escape(defused.rstrip("\n"))
+
+
+def _section_blocks(section: Section) -> list[Block]:
+    texts: list[str] = []
+    prose = ""
+    if section.heading:
+        prose = f"*{escape(section.heading)}*"
+    if section.body:
+        prose = f"{prose}\n{mrkdwn(section.body)}" if prose else mrkdwn(section.body)
+    if prose:
+        texts.extend(_chunks(prose, MAX_SECTION_TEXT))
+    if section.code is not None:
+        fence = "```\n{}\n```"
+        room = MAX_SECTION_TEXT - len(fence.format(""))
+        code = _fence_safe(section.code) or " "
+        fenced = [fence.format(piece) for piece in _chunks(code, room)]
+        if texts and len(texts[-1]) + 1 + len(fenced[0]) <= MAX_SECTION_TEXT:
+            texts[-1] = f"{texts[-1]}\n{fenced.pop(0)}"  # a heading sits on its code block
+        texts.extend(fenced)
+    return [_section(text) for text in texts if text.strip()]
+
+
+def _style(button: Button, primary_allowed: bool) -> str | None:
+    """Slack has only ``primary`` (green) and ``danger`` (red), and asks for one primary a set."""
+    if button.style is ButtonStyle.DANGER:
+        return "danger"
+    if button.style is ButtonStyle.SUCCESS:
+        return "primary"
+    if button.style is ButtonStyle.PRIMARY and primary_allowed:
+        return "primary"
+    return None
+
+
+def _button(button: Button, primary_allowed: bool) -> Block:
+    element: Block = {
+        "type": "button",
+        "action_id": button.custom_id,  # answer:12:B -- unique within a message
+        "value": button.value,
+        "text": {"type": "plain_text", "text": _cut(button.label, MAX_BUTTON_TEXT), "emoji": True},
+    }
+    style = _style(button, primary_allowed)
+    if style is not None:
+        element["style"] = style
+    return element
+
+
+def _action_blocks(buttons: tuple[Button, ...]) -> list[Block]:
+    primaries = sum(1 for b in buttons if b.style is ButtonStyle.PRIMARY)
+    elements = [_button(b, primaries == 1) for b in buttons]
+    return [
+        {
+            "type": "actions",
+            "block_id": f"studybot-actions-{n}",
+            "elements": elements[i : i + MAX_ACTIONS],
+        }
+        for n, i in enumerate(range(0, len(elements), MAX_ACTIONS))
+    ]
+
+
+def _context(text: str) -> Block:
+    return {"type": "context", "elements": [_mrkdwn_object(_cut(text, MAX_CONTEXT_TEXT))]}
+
+
+def render_blocks(message: Message, *, max_blocks: int = MAX_BLOCKS) -> list[Block]:
+    """The message's blocks: header, sections, buttons, footer; never more than ``max_blocks``."""
+    head: list[Block] = []
+    mention = _mention(message)
+    if mention:
+        head.append(_section(mention))
+    if message.title:
+        title = _cut(message.title, MAX_HEADER_TEXT)
+        head.append({"type": "header", "text": {"type": "plain_text", "text": title}})
+    body = [block for section in message.sections for block in _section_blocks(section)]
+    tail = _action_blocks(message.buttons)
+    if message.footer:
+        tail.append(_context(mrkdwn(message.footer)))
+    room = max_blocks - len(head) - len(tail)
+    if len(body) > room:
+        kept = max(room - 1, 0)
+        dropped = len(body) - kept
+        note = _context(f"{CUT} {dropped} more part(s) not shown: too long for one Slack message.")
+        body = [*body[:kept], note]
+    return [*head, *body, *tail][:max_blocks]
+
+
+_USERGROUP = re.compile(r"<!subteam\^[A-Z0-9]+>")
+
+
+def _mention(message: Message) -> str | None:
+    """The message's ``mention`` as Slack text: a user group pings, anything else is shown.
+
+    Only ``<!subteam^ID>`` (what Slack sends for ``@group`` typed in a slash command) is left
+    unescaped; the core has already refused mass mentions, and this refuses everything else.
+    """
+    if not message.mention:
+        return None
+    mention = message.mention.strip()
+    return mention if _USERGROUP.fullmatch(mention) else escape(mention)
+
+
+def fallback_text(message: Message) -> str:
+    """The plain-text ``text`` that goes with the blocks (escaped: Slack parses it too)."""
+    text = _cut(escape(replace(message, mention=None).plain_text()), MAX_FALLBACK_TEXT)
+    mention = _mention(message)
+    if mention:
+        text = f"{mention} {text}" if text else mention
+    return text or " "
+
+
+@dataclass(frozen=True, slots=True)
+class SlackMessage:
+    """A rendered message: ``text`` + ``blocks``, ready for chat.* calls or a response_url."""
+
+    text: str
+    blocks: list[Block]
+
+    def kwargs(self) -> dict[str, Any]:
+        return {"text": self.text, "blocks": self.blocks}
+
+
+def render(message: Message) -> SlackMessage:
+    return SlackMessage(fallback_text(message), render_blocks(message))
+
+
+def inline_attachments(message: Message) -> Message:
+    """Attachments as extra code sections, for replies that cannot carry a file (ephemeral)."""
+    if not message.attachments:
+        return message
+    extra = tuple(
+        Section(
+            heading=a.filename,
+            code=_cut(a.content.decode("utf-8", "replace"), MAX_INLINE_ATTACHMENT),
+        )
+        for a in message.attachments
+    )
+    return replace(message, sections=message.sections + extra, attachments=())
+
+
+def home_view(stats: Message) -> Block:
+    """The App Home tab: the member's stats and streak, and how to get going."""
+    guide = Message(
+        sections=(
+            Section(
+                body=(
+                    "Type `/study quiz` in a channel for a question, `/study leaderboard` to see "
+                    "who is ahead, `/study run` to try a torch snippet, `/study help` for the rest."
+                )
+            ),
+        )
+    )
+    blocks = [
+        {"type": "header", "text": {"type": "plain_text", "text": "studybot"}},
+        *render_blocks(replace(stats, buttons=()), max_blocks=40),
+        {"type": "divider"},
+        *render_blocks(guide, max_blocks=5),
+    ]
+    return {"type": "home", "callback_id": "studybot_home", "blocks": blocks}
+
+
+def run_modal(channel_id: str, code: str = "") -> Block:
+    """The ``/study run`` modal; ``private_metadata`` remembers where to post the output."""
+    element: Block = {
+        "type": "plain_text_input",
+        "action_id": "code",
+        "multiline": True,
+        "max_length": MAX_MODAL_INPUT,
+        "placeholder": {"type": "plain_text", "text": "print(torch.ones(2, 3).sum())"},
+    }
+    if code:
+        element["initial_value"] = code[:MAX_MODAL_INPUT]
+    return {
+        "type": "modal",
+        "callback_id": RUN_MODAL_CALLBACK,
+        "private_metadata": json.dumps({"channel": channel_id}),
+        "title": {"type": "plain_text", "text": "Run a torch snippet"},
+        "submit": {"type": "plain_text", "text": "Run"},
+        "close": {"type": "plain_text", "text": "Cancel"},
+        "blocks": [
+            {
+                "type": "input",
+                "block_id": "code",
+                "label": {"type": "plain_text", "text": "Python code"},
+                "element": element,
+            },
+            _context("Runs on CPU in a sandbox with no network; the output is posted here."),
+        ],
+    }

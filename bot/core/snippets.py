@@ -1,0 +1,150 @@
+"""``/run``: the rules around a member's snippet, and how its result is shown.
+
+The jail itself is :mod:`bot.sandbox`; this module decides who may run what and when (a size
+limit, a per-member rate limit, one run per member at a time) and turns a
+:class:`RunResult` into a message that is readable in a chat: a status line that says what
+happened, the output in a code block cut to a readable length, the full output attached when
+it was cut, and nothing in it able to ping anyone or break out of its code block.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from bot.core.clock import Clock
+from bot.core.errors import RateLimited
+from bot.core.messages import Attachment, Message, Section, Tone, neutralise
+from bot.core.models import Outcome, RunResult
+
+__all__ = ["RunGate", "RunLimits", "SnippetRunner", "result_message"]
+
+SHOWN_STDOUT_LINES, SHOWN_STDOUT_CHARS = 30, 1500
+SHOWN_STDERR_LINES, SHOWN_STDERR_CHARS = 12, 900
+
+
+class SnippetRunner(Protocol):
+    """What the core needs from the sandbox (``bot.sandbox.Sandbox`` is one)."""
+
+    @property
+    def available(self) -> bool: ...
+
+    @property
+    def unavailable_reason(self) -> str | None: ...
+
+    async def run(self, code: str, *, timeout: float | None = None) -> RunResult: ...  # noqa: ASYNC109
+
+
+@dataclass(frozen=True, slots=True)
+class RunLimits:
+    """The limits members are told about (the sandbox enforces them)."""
+
+    timeout_s: float = 10.0
+    memory_mb: int = 512
+    max_bytes: int = 65536
+    per_minute: int = 6
+
+
+@dataclass(slots=True)
+class RunGate:
+    """Per-member admission: at most ``per_minute`` runs a minute, and one at a time.
+
+    Kept in memory: a restart forgets it, which errs on the member's side.
+    """
+
+    clock: Clock
+    per_minute: int
+    _recent: dict[tuple[str, str, str], deque[datetime]] = field(default_factory=dict)
+    _running: set[tuple[str, str, str]] = field(default_factory=set)
+
+    @contextmanager
+    def admit(self, key: tuple[str, str, str]) -> Iterator[None]:
+        if key in self._running:
+            raise RateLimited("Your previous snippet is still running; wait for its result.")
+        now = self.clock.now()
+        recent = self._recent.setdefault(key, deque())
+        while recent and now - recent[0] >= timedelta(minutes=1):
+            recent.popleft()
+        if len(recent) >= self.per_minute:
+            wait = timedelta(minutes=1) - (now - recent[0])
+            seconds = max(1, round(wait.total_seconds()))
+            raise RateLimited(
+                f"You can run {self.per_minute} snippets a minute; try again in {seconds} s."
+            )
+        recent.append(now)
+        self._running.add(key)
+        try:
+            yield
+        finally:
+            self._running.discard(key)
+
+
+def _status(result: RunResult, limits: RunLimits) -> tuple[str, Tone]:
+    took = (
+        f"{result.duration_ms / 1000:.2f} s"
+        if result.duration_ms >= 1000
+        else (f"{result.duration_ms:.0f} ms")
+    )
+    if result.outcome is Outcome.OK:
+        return f"✅ Ran in {took}.", Tone.SUCCESS
+    if result.outcome is Outcome.ERROR:
+        return f"❌ Exited with code {result.exit_code} after {took}.", Tone.WARNING
+    if result.outcome is Outcome.TIMEOUT:
+        cause = " (its CPU time ran out)" if result.signal == "SIGXCPU" else ""
+        return f"⏱️ Timed out: stopped after the {limits.timeout_s:g} s limit{cause}.", Tone.ERROR
+    if result.outcome is Outcome.MEMORY_LIMIT:
+        return f"💥 Ran out of memory: the limit is {limits.memory_mb} MiB.", Tone.ERROR
+    signal = result.signal or f"signal {result.exit_code}"
+    return f"💀 Killed by {signal} after {took}.", Tone.ERROR
+
+
+def _cut(text: str, max_lines: int, max_chars: int, *, tail: bool) -> tuple[str, bool]:
+    """Keep the head of stdout (or the tail of stderr, where a traceback ends)."""
+    lines = text.rstrip("\n").split("\n")
+    cut = len(lines) > max_lines
+    lines = lines[-max_lines:] if tail else lines[:max_lines]
+    shown = "\n".join(lines)
+    if len(shown) > max_chars:
+        shown = shown[-max_chars:] if tail else shown[:max_chars]
+        cut = True
+    return shown, cut
+
+
+def result_message(result: RunResult, limits: RunLimits, author: str) -> Message:
+    """The public reply to ``/run``: status, output, and the full output attached if cut."""
+    status, tone = _status(result, limits)
+    sections = [Section(body=status)]
+    any_cut = result.truncated
+    if result.stdout.strip():
+        shown, cut = _cut(result.stdout, SHOWN_STDOUT_LINES, SHOWN_STDOUT_CHARS, tail=False)
+        any_cut |= cut
+        sections.append(Section(heading="Output", code=neutralise(shown), language="text"))
+    if result.stderr.strip():
+        shown, cut = _cut(result.stderr, SHOWN_STDERR_LINES, SHOWN_STDERR_CHARS, tail=True)
+        any_cut |= cut
+        sections.append(Section(heading="Errors", code=neutralise(shown), language="text"))
+    if not result.stdout.strip() and not result.stderr.strip():
+        sections.append(Section(body="(no output)"))
+    attachments: tuple[Attachment, ...] = ()
+    notes = []
+    if result.truncated:
+        notes.append("The output went over the sandbox's limit; the rest was dropped.")
+    if any_cut:
+        full = result.stdout
+        if result.stderr:
+            full += ("\n" if full and not full.endswith("\n") else "") + "--- stderr ---\n"
+            full += result.stderr
+        attachments = (Attachment("output.txt", full.encode("utf-8"), "the full output"),)
+        notes.append("Output cut for chat; the full output is attached.")
+    if notes:
+        sections.append(Section(body=" ".join(notes)))
+    return Message(
+        title=f"Snippet from {neutralise(author)}",
+        sections=tuple(sections),
+        tone=tone,
+        attachments=attachments,
+    )

@@ -1,0 +1,172 @@
+"""Importers: turn material a study group already has into a pack (``questions import``).
+
+Formats: ``cheatsheet`` ("Cheat Sheet & Quick Revision" text), ``csv``/``tsv`` (Quizlet and
+spreadsheet exports) and ``opentdb`` (Open Trivia DB JSON, or the same shape as YAML). The
+format is detected from the file name and its content unless one is given; see
+:func:`detect_format` for the order of the rules.
+
+Every importer reports what it could not use as error :class:`Problem` values with the line
+of the source file, and what it had to guess as warnings. Nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+from pathlib import PurePath
+
+import yaml
+
+from bot.questions.importers.base import (
+    Format,
+    ImportedItem,
+    ImportResult,
+    slugify,
+    title_from_name,
+)
+from bot.questions.importers.cheatsheet import (
+    MODEL_ANSWER_PLACEHOLDER,
+    import_cheatsheet,
+    looks_like_cheatsheet,
+)
+from bot.questions.importers.opentdb import import_opentdb
+from bot.questions.importers.tabular import import_tabular, sniff_delimiter
+from bot.questions.importers.writer import dump_pack
+from bot.questions.loader import Problem
+
+__all__ = [
+    "MODEL_ANSWER_PLACEHOLDER",
+    "Format",
+    "FormatUnknown",
+    "ImportResult",
+    "ImportedItem",
+    "decode_text",
+    "detect_format",
+    "import_bytes",
+    "to_yaml",
+]
+
+
+class FormatUnknown(ValueError):
+    """The file's format could not be told; the message says why and what to pass."""
+
+
+def decode_text(raw: bytes, name: str) -> tuple[str | None, Problem | None]:
+    """Text from bytes: UTF-8 (with or without a BOM), or UTF-16 with a BOM (Excel exports)."""
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return raw.decode("utf-16"), None
+        except UnicodeDecodeError as exc:
+            return None, Problem(name, 1, "", f"not valid UTF-16 text (byte {exc.start})")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        return None, Problem(
+            name, line, "", f"not UTF-8 text (byte {exc.start}); save the file as UTF-8"
+        )
+    return text.replace("\r\n", "\n").replace("\r", "\n"), None
+
+
+def detect_format(text: str, filename: str) -> tuple[Format, str]:
+    """The format of ``text`` and why it was chosen; raises :class:`FormatUnknown`.
+
+    Rules, first match wins: the extension ``.json`` (OpenTDB), ``.yaml``/``.yml`` (OpenTDB,
+    after checking it is not already a pack), ``.tsv``, ``.csv``; then the content: JSON
+    (starts with ``{`` or ``[``), a cheat sheet (its title or section headers), a table
+    (a delimiter that splits every row into at least two cells).
+    """
+    suffix = PurePath(filename).suffix.lower()
+    stripped = text.lstrip()
+    if suffix == ".json":
+        return Format.OPENTDB, "the file name ends in .json"
+    if suffix in {".yaml", ".yml"}:
+        _refuse_pack(text, filename)
+        return Format.OPENTDB, f"the file name ends in {suffix}"
+    if suffix == ".tsv":
+        return Format.TSV, "the file name ends in .tsv"
+    if suffix == ".csv":
+        return Format.CSV, "the file name ends in .csv"
+    if stripped.startswith(("{", "[")):
+        try:
+            json.loads(stripped)
+        except json.JSONDecodeError:
+            pass
+        else:
+            return Format.OPENTDB, "the content is JSON"
+    why = looks_like_cheatsheet(text.splitlines())
+    if why:
+        return Format.CHEATSHEET, f"cheat-sheet layout ({why})"
+    delimiter = sniff_delimiter(text)
+    if delimiter == "\t":
+        return Format.TSV, "every row has tab-separated cells"
+    if delimiter is not None:
+        return Format.CSV, f"every row has {delimiter!r}-separated cells"
+    raise FormatUnknown(
+        f"{filename}: cannot tell the format (not JSON, no cheat-sheet title or "
+        "'Recall & Review'/'Practice' sections, no delimiter that splits every row); "
+        "pass --format cheatsheet, csv, tsv or opentdb"
+    )
+
+
+def _refuse_pack(text: str, filename: str) -> None:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return  # the importer reports the syntax error with its line
+    if isinstance(data, dict) and "items" in data and "pack" in data:
+        raise FormatUnknown(
+            f"{filename}: this is already a studybot pack; check it with `studybot questions lint`"
+        )
+
+
+def import_bytes(
+    raw: bytes,
+    filename: str,
+    *,
+    format: Format | None = None,
+    pack: str | None = None,
+    title: str | None = None,
+) -> ImportResult:
+    """Import one file's bytes. ``pack`` defaults to a slug of the file name.
+
+    Raises :class:`FormatUnknown` when no format is given and none can be detected; every
+    other problem comes back in the result.
+    """
+    slug = pack or slugify(filename)
+    text, problem = decode_text(raw, filename)
+    if text is None:
+        assert problem is not None
+        result = ImportResult(filename, format or Format.CHEATSHEET, "", slug, title or "")
+        result.problems.append(problem)
+        return result
+    if format is None:
+        found, why = detect_format(text, filename)
+    else:
+        found, why = format, f"--format {format.value}"
+    result = ImportResult(filename, found, why, slug, title or title_from_name(filename))
+    if found is Format.CHEATSHEET:
+        import_cheatsheet(text, result, title_given=title is not None)
+    elif found in {Format.CSV, Format.TSV}:
+        import_tabular(text, result, delimiter="\t" if found is Format.TSV else None)
+    else:
+        is_json = PurePath(filename).suffix.lower() == ".json" or text.lstrip().startswith(
+            ("{", "[")
+        )
+        import_opentdb(text, result, is_json=is_json)
+    return result
+
+
+def to_yaml(result: ImportResult) -> str:
+    """The imported pack as YAML, with the source line and notes above every item."""
+    header = [
+        f"Imported from {PurePath(result.source).name} ({result.format.value}) by "
+        "`studybot questions import`.",
+        "Review the comments marked 'warning' before shipping this pack; then delete them.",
+    ]
+    name = PurePath(result.source).name
+    comments = {
+        item.id: [f"from {name}:{item.line}", *(note.replace("\n", " ") for note in item.notes)]
+        for item in result.items
+    }
+    return dump_pack(result.pack_data(), header=header, item_comments=comments)

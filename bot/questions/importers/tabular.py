@@ -1,0 +1,312 @@
+"""Import CSV/TSV: Quizlet exports and spreadsheets.
+
+Two row shapes, told apart per row by how many cells are filled in:
+
+* ``term, definition`` -> a flashcard (Quizlet's export is exactly this, tab-separated);
+* ``question, choice1, ..., choiceN, correct`` -> a multiple-choice item, where ``correct``
+  is a letter (``B``), a 1-based index (``2``) or the text of one of the choices.
+
+The delimiter is sniffed (tab, comma, semicolon or pipe). A header row is optional; it is
+recognised by its column names (``term``/``question``/``front``, ``definition``/``answer``/
+``back``, ``choice1``/``option_a``/..., ``correct``) and may add ``difficulty``, ``tags`` and
+``explanation`` columns. Rows that fit neither shape are reported with their line number.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.questions.importers.base import (
+    DIFFICULTY_WORDS,
+    Draft,
+    ImportResult,
+    PackBuilder,
+    clean_text,
+    tag_slug,
+)
+from bot.questions.schema import CHOICE_LETTERS, MAX_CHOICES, Difficulty
+
+__all__ = ["import_tabular", "sniff_delimiter"]
+
+DEFAULT_DIFFICULTY = Difficulty.MEDIUM
+_DELIMITERS = "\t;,|"  # in order of preference
+_MIN_SPLIT = 0.8
+_PROMPT_NAMES = {"term", "question", "prompt", "front", "word", "q"}
+_ANSWER_NAMES = {"definition", "answer", "back", "meaning", "a"}
+_CORRECT_NAMES = {"correct", "correct_answer", "correct answer", "right", "key", "solution"}
+_CHOICE_NAME = re.compile(r"^(?:choice|option|answer|alternative)[\s_]*(?:[1-5]|[a-e])$", re.I)
+_EXTRA_NAMES = {"difficulty", "level", "tags", "tag", "explanation", "why", "category"}
+
+
+def sniff_delimiter(text: str) -> str | None:
+    """The delimiter of a table, or ``None`` when the text does not look like one.
+
+    A delimiter qualifies when it splits at least 4 in 5 of the first rows into two or more
+    filled cells (exports have the odd bad row, and those are reported, not a reason to give
+    up); among those, the one that splits the most rows wins, then the most regular one,
+    then tab, semicolon, comma, pipe in that order (a TSV's definitions often hold commas).
+    """
+    sample = "\n".join(text.splitlines()[:50])
+    best: tuple[float, float, int] | None = None
+    chosen: str | None = None
+    for priority, delimiter in enumerate(reversed(_DELIMITERS)):
+        rows = [
+            len([cell for cell in row if cell.strip()])
+            for row in csv.reader(io.StringIO(sample), delimiter=delimiter)
+            if any(cell.strip() for cell in row)
+        ]
+        if not rows:
+            return None
+        split = sum(1 for count in rows if count >= 2) / len(rows)
+        if split < _MIN_SPLIT:
+            continue
+        regular = max(rows.count(count) for count in set(rows)) / len(rows)
+        score = (split, regular, priority)
+        if best is None or score > best:
+            best, chosen = score, delimiter
+    return chosen
+
+
+@dataclass(frozen=True, slots=True)
+class _Columns:
+    """Where things are, from a header row (``None`` fields: not in the table)."""
+
+    prompt: int
+    answer: int | None
+    choices: tuple[int, ...]
+    correct: int | None
+    difficulty: int | None
+    tags: int | None
+    explanation: int | None
+
+
+def import_tabular(text: str, result: ImportResult, *, delimiter: str | None = None) -> None:
+    """Parse a CSV/TSV table into ``result``; ``delimiter`` forces one (``--format tsv``)."""
+    builder = PackBuilder(result)
+    found = delimiter or sniff_delimiter(text)
+    if found is None:
+        builder.problem(
+            1,
+            "",
+            "cannot find a delimiter: expected rows of 'term<TAB>definition' or "
+            "'question,choice1,...,correct' (comma, tab, semicolon or pipe separated)",
+        )
+        return
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=found)
+    columns: _Columns | None = None
+    line = 1
+    first = True
+    defaulted = 0
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            builder.problem(reader.line_num, "", f"not valid {_name(found)}: {exc}")
+            break
+        row_line, line = line, reader.line_num + 1
+        cells = [clean_text(cell) for cell in row]
+        if not any(cells):
+            continue
+        if first:
+            first = False
+            columns = _header(cells)
+            if columns is not None:
+                continue
+        if _row(builder, row_line, cells, columns):
+            defaulted += 1
+    if defaulted:
+        builder.warn(
+            1,
+            "difficulty",
+            f"{defaulted} item(s) have no difficulty column; imported as "
+            f"{DEFAULT_DIFFICULTY.value}",
+        )
+
+
+def _name(delimiter: str) -> str:
+    return "TSV" if delimiter == "\t" else "CSV"
+
+
+def _header(cells: Sequence[str]) -> _Columns | None:
+    names = [cell.strip().lower() for cell in cells]
+    known = sum(
+        1
+        for name in names
+        if name in _PROMPT_NAMES | _ANSWER_NAMES | _CORRECT_NAMES | _EXTRA_NAMES
+        or _CHOICE_NAME.match(name)
+    )
+    if known < 2 or names[0] not in _PROMPT_NAMES:
+        return None
+
+    def find(options: set[str]) -> int | None:
+        return next((i for i, name in enumerate(names) if name in options), None)
+
+    choices = tuple(i for i, name in enumerate(names) if _CHOICE_NAME.match(name))
+    answer = None if choices else find(_ANSWER_NAMES)
+    return _Columns(
+        prompt=0,
+        answer=answer,
+        choices=choices,
+        correct=find(_CORRECT_NAMES | ({"answer"} if choices else set())),
+        difficulty=find({"difficulty", "level"}),
+        tags=find({"tags", "tag", "category"}),
+        explanation=find({"explanation", "why"}),
+    )
+
+
+def _row(builder: PackBuilder, line: int, cells: list[str], columns: _Columns | None) -> bool:
+    """Build one item from a row; returns whether it was kept with a defaulted difficulty."""
+    if columns is None:
+        filled = list(cells)
+        while filled and not filled[-1]:
+            filled.pop()  # spreadsheets pad short rows with empty cells
+        if len(filled) == 2:
+            return _flashcard(builder, line, filled[0], filled[1], None, None)
+        if len(filled) >= 4:
+            return _multiple_choice(
+                builder, line, filled[0], filled[1:-1], filled[-1], None, None, None
+            )
+        builder.problem(
+            line,
+            "",
+            f"a row with {len(filled)} filled cell(s): expected 2 (term, definition) or at "
+            f"least 4 (question, two or more choices, correct)",
+        )
+        return False
+
+    def cell(index: int | None) -> str | None:
+        if index is None or index >= len(cells):
+            return None
+        return cells[index] or None
+
+    difficulty, tags = cell(columns.difficulty), cell(columns.tags)
+    if columns.choices:
+        choices = [c for c in (cell(i) for i in columns.choices) if c]
+        correct = cell(columns.correct)
+        if correct is None:
+            builder.problem(line, "correct", "this row has choices but no correct answer")
+            return False
+        return _multiple_choice(
+            builder, line, cells[0], choices, correct, difficulty, tags, cell(columns.explanation)
+        )
+    answer = cell(columns.answer)
+    if answer is None:
+        builder.problem(line, "definition", "this row has no definition/answer")
+        return False
+    return _flashcard(builder, line, cells[0], answer, difficulty, tags)
+
+
+def _meta(draft: Draft, difficulty: str | None, tags: str | None) -> tuple[str, list[str], bool]:
+    level = DEFAULT_DIFFICULTY
+    defaulted = difficulty is None
+    if difficulty is not None:
+        found = DIFFICULTY_WORDS.get(difficulty.strip().lower())
+        if found is None:
+            draft.warn(
+                "difficulty",
+                f"{difficulty!r} is not a difficulty (expected easy, medium or hard); "
+                f"set to {DEFAULT_DIFFICULTY.value}",
+            )
+        else:
+            level = found
+    tag_list: list[str] = []
+    for part in re.split(r"[,;\s]+", tags or ""):
+        slug = tag_slug(part) if part else None
+        if slug and slug not in tag_list:
+            tag_list.append(slug)
+    return level.value, tag_list, defaulted
+
+
+def _flashcard(
+    builder: PackBuilder,
+    line: int,
+    term: str,
+    definition: str,
+    difficulty: str | None,
+    tags: str | None,
+) -> bool:
+    draft = builder.draft("flashcard", line)
+    level, tag_list, defaulted = _meta(draft, difficulty, tags)
+    if not term:
+        draft.error("prompt", "the term cell is empty; this row was not imported")
+        return False
+    kept = draft.commit(
+        {"difficulty": level, "tags": tag_list, "prompt": term, "answer": definition}
+    )
+    return defaulted and kept
+
+
+def _multiple_choice(
+    builder: PackBuilder,
+    line: int,
+    question: str,
+    choices: Sequence[str],
+    correct: str,
+    difficulty: str | None,
+    tags: str | None,
+    explanation: str | None,
+) -> bool:
+    draft = builder.draft("multiple_choice", line)
+    level, tag_list, defaulted = _meta(draft, difficulty, tags)
+    if len(choices) > MAX_CHOICES:
+        draft.error(
+            "choices",
+            f"{len(choices)} choices; at most {MAX_CHOICES} fit (buttons A-E); "
+            "this row was not imported",
+        )
+        return False
+    index, other = _correct_index(correct, choices)
+    if index is not None and other is not None:
+        draft.warn(
+            "correct",
+            f"{correct!r} is the text of choice {CHOICE_LETTERS[index]} and also points at "
+            f"choice {CHOICE_LETTERS[other]} as a letter or number; took the text, check it",
+        )
+    if index is None:
+        draft.error(
+            "correct",
+            f"{correct!r} is not one of the choices: expected a letter "
+            f"(A-{CHOICE_LETTERS[len(choices) - 1]}), an index (1-{len(choices)}) or a choice's "
+            "text; this row was not imported",
+        )
+        return False
+    kept = draft.commit(
+        {
+            "difficulty": level,
+            "tags": tag_list,
+            "prompt": question,
+            "choices": [
+                {"text": text, "correct": True} if i == index else {"text": text}
+                for i, text in enumerate(choices)
+            ],
+            "explanation": explanation,
+        }
+    )
+    return defaulted and kept
+
+
+def _correct_index(correct: str, choices: Sequence[str]) -> tuple[int | None, int | None]:
+    """The correct choice from a letter, a 1-based index or a choice's text (any case).
+
+    Returns ``(index, other)``: ``other`` is set when the value reads both as a choice's text
+    and, differently, as a letter or index (a choice "2" and ``correct`` 2), so the caller
+    can say it took the text.
+    """
+    value = correct.strip()
+    folded = [choice.casefold() for choice in choices]
+    by_text = folded.index(value.casefold()) if value.casefold() in folded else None
+    by_position: int | None = None
+    letter = value.rstrip(".)").upper()
+    if len(letter) == 1 and letter in CHOICE_LETTERS[: len(choices)]:
+        by_position = CHOICE_LETTERS.index(letter)
+    elif value.isdigit() and 1 <= int(value) <= len(choices):
+        by_position = int(value) - 1
+    if by_text is not None:
+        return by_text, by_position if by_position not in {None, by_text} else None
+    return by_position, None

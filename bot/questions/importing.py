@@ -1,0 +1,178 @@
+"""``studybot questions import``: one file in, one linted pack out, every problem reported.
+
+This is the glue between the format importers (:mod:`bot.questions.importers`), the YAML
+writer, the linter and the near-duplicate check against the packs already in the packs
+folder. The CLI command only prints what :func:`run_import` returns, so the whole flow is
+testable without a subprocess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import TypeAdapter, ValidationError
+
+from bot.questions.duplicates import Located, duplicate_problems, located_items
+from bot.questions.importers import (
+    Format,
+    FormatUnknown,
+    ImportResult,
+    import_bytes,
+    to_yaml,
+)
+from bot.questions.loader import LoadedPack, Problem, load_pack_text, load_packs, pack_files
+from bot.questions.schema import Slug
+
+__all__ = ["ImportRefused", "ImportReport", "run_import"]
+
+
+class ImportRefused(Exception):
+    """The import cannot start (unreadable file, unknown format, bad options); says why."""
+
+
+@dataclass(slots=True)
+class ImportReport:
+    """What an import produced: the YAML (unless nothing was importable) and all problems."""
+
+    result: ImportResult
+    yaml_text: str | None
+    out: Path | None
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+    def summary(self) -> str:
+        """One line for the end of the output: what was imported, from what, and the damage."""
+        counts = self.result.counts()
+        kinds = ", ".join(f"{counts[kind]} {kind}" for kind in sorted(counts)) or "nothing"
+        where = f" -> {self.out}" if self.out is not None and self.yaml_text is not None else ""
+        return (
+            f"imported {len(self.result.items)} item(s) ({kinds}) from {self.result.source} "
+            f"as {self.result.format.value} [{self.result.detected_by}]{where}; "
+            f"{len(self.warnings)} warning(s), {len(self.errors)} error(s)"
+        )
+
+
+def run_import(
+    file: Path,
+    *,
+    format_: Format | None = None,
+    pack: str | None = None,
+    title: str | None = None,
+    out: Path | None = None,
+    force: bool = False,
+    packs_dir: Path | None = None,
+) -> ImportReport:
+    """Import ``file``, check the result like the linter would, and write it to ``out``.
+
+    Raises :class:`ImportRefused` before doing anything when the file cannot be read, the
+    format is unknown, ``--pack`` is not a valid slug, or ``out`` exists without ``force``.
+    """
+    if out is not None and out.exists() and not force:
+        raise ImportRefused(f"{out} exists; pass --force to overwrite it")
+    if pack is not None:
+        _check_slug(pack)
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise ImportRefused(f"cannot read {file}: {exc.strerror}") from None
+    try:
+        result = import_bytes(raw, str(file), format=format_, pack=pack, title=title)
+    except FormatUnknown as exc:
+        raise ImportRefused(str(exc)) from None
+    ordered = sorted(
+        result.problems, key=lambda problem: problem.line
+    )  # stable: same line keeps order
+    report = ImportReport(result, None, out, ordered)
+    if not result.items:
+        return report
+    yaml_text = to_yaml(result)
+    # The written file must lint clean; a problem here is an importer bug, reported as such.
+    loaded, problems = load_pack_text(yaml_text.encode("utf-8"), str(out or "<stdout>"))
+    for problem in problems:
+        report.problems.append(
+            Problem(
+                problem.path,
+                problem.line,
+                problem.field,
+                f"the generated YAML does not lint ({problem.message}); please report this",
+            )
+        )
+    if loaded is None:
+        return report
+    report.problems.extend(_against_existing(result, loaded, packs_dir, out))
+    report.yaml_text = yaml_text
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(yaml_text, encoding="utf-8")
+    return report
+
+
+def _check_slug(pack: str) -> None:
+    try:
+        TypeAdapter(Slug).validate_python(pack)
+    except ValidationError:
+        raise ImportRefused(
+            f"--pack {pack!r}: a pack name is 1-64 lowercase letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit, e.g. dynamic-graphs"
+        ) from None
+
+
+def _against_existing(
+    result: ImportResult, loaded: LoadedPack, packs_dir: Path | None, out: Path | None
+) -> list[Problem]:
+    """Ids and pack names already taken, and near-duplicates, at the source file's lines."""
+    existing = _existing_packs(packs_dir, out)
+    source_items = [
+        Located(item, result.source, result.item_lines().get(item.id, 1))
+        for item in loaded.pack.items
+    ]
+    problems: list[Problem] = []
+    for other in existing:
+        if other.pack.pack == result.pack:
+            problems.append(
+                Problem(
+                    result.source,
+                    1,
+                    "pack",
+                    f"pack name {result.pack!r} is already used by {other.path}; "
+                    "pass --pack NAME, or --out that file with --force to replace it",
+                )
+            )
+    taken = {
+        item.id: (other.path, other.item_lines.get(item.id, 1))
+        for other in existing
+        for item in other.pack.items
+    }
+    for entry in source_items:
+        if entry.item.id in taken:
+            path, line = taken[entry.item.id]
+            problems.append(
+                Problem(
+                    entry.path,
+                    entry.line,
+                    f"{entry.item.id}.id",
+                    f"id {entry.item.id!r} is already used at {path}:{line}; pass --pack NAME",
+                )
+            )
+    problems.extend(duplicate_problems(source_items, against=located_items(existing)))
+    return problems
+
+
+def _existing_packs(packs_dir: Path | None, out: Path | None) -> list[LoadedPack]:
+    """The packs already there, minus the file this import replaces (``--out --force``)."""
+    if packs_dir is None or not packs_dir.exists() or not pack_files(packs_dir):
+        return []
+    replaced = out.resolve() if out is not None else None
+    return [
+        loaded
+        for loaded in load_packs(packs_dir).packs
+        if replaced is None or Path(loaded.path).resolve() != replaced
+    ]

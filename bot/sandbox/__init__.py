@@ -1,0 +1,25 @@
+"""The snippet sandbox: isolated, pre-warmed, single-use jailed Python+torch workers.
+
+Public API: :class:`Sandbox` (async context manager; ``run()`` -> :class:`RunResult`),
+:class:`SandboxConfig` (``from_settings``), :func:`validate_snippet`, and the two exceptions
+:class:`SnippetRejected` and :class:`SandboxUnavailable`. See ``docs/SANDBOX.md`` for the threat
+model. Nothing here imports torch; the bot process never does.
+"""
+
+from __future__ import annotations
+
+from bot.core.models import Outcome, RunResult
+from bot.sandbox.client import Sandbox
+from bot.sandbox.config import SandboxConfig
+from bot.sandbox.errors import SandboxUnavailable, SnippetRejected
+from bot.sandbox.validate import validate_snippet
+
+__all__ = [
+    "Outcome",
+    "RunResult",
+    "Sandbox",
+    "SandboxConfig",
+    "SandboxUnavailable",
+    "SnippetRejected",
+    "validate_snippet",
+]

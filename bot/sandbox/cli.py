@@ -1,0 +1,110 @@
+"""``studybot snippet run FILE|- [--json] [--timeout SECONDS]``: one snippet through the sandbox.
+
+Mounted by :mod:`bot.cli` as ``app.add_typer(snippet_app, name="snippet")``. A snippet that fails
+is still a result (exit 0); input refused before running exits 2 with one line on stderr; a host
+that cannot isolate exits 3, also with one line. No tracebacks for any of these.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from bot.core.models import RunResult
+from bot.sandbox.client import Sandbox
+from bot.sandbox.config import SandboxConfig
+from bot.sandbox.errors import SandboxUnavailable, SnippetRejected
+from bot.sandbox.validate import validate_snippet
+
+if TYPE_CHECKING:
+    from bot.settings import Settings
+
+__all__ = ["EXIT_REFUSED", "EXIT_UNAVAILABLE", "read_snippet", "run_command", "snippet_app"]
+
+EXIT_REFUSED = 2
+EXIT_UNAVAILABLE = 3
+
+snippet_app = typer.Typer(help="Run Python snippets in the sandbox.", no_args_is_help=True)
+
+
+def read_snippet(file: str, max_bytes: int) -> str:
+    """Read ``file`` (``-`` for stdin), reading at most one byte past the limit."""
+    try:
+        if file == "-":
+            raw = sys.stdin.buffer.read(max_bytes + 1)
+        else:
+            with Path(file).open("rb") as fh:
+                raw = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise SnippetRejected(f"cannot read {file}: {exc.strerror or exc}") from None
+    if len(raw) > max_bytes:
+        raise SnippetRejected(f"snippet is larger than {max_bytes} bytes")
+    return validate_snippet(raw, max_bytes)
+
+
+def _print_text(result: RunResult) -> None:
+    if result.stdout:
+        sys.stdout.write(result.stdout if result.stdout.endswith("\n") else result.stdout + "\n")
+    if result.stderr:
+        sys.stderr.write(result.stderr if result.stderr.endswith("\n") else result.stderr + "\n")
+    parts = [f"[{result.outcome.value}]", f"exit_code={result.exit_code}"]
+    if result.signal:
+        parts.append(f"signal={result.signal}")
+    parts.append(f"{result.duration_ms:.0f} ms")
+    if result.truncated:
+        parts.append("(output truncated)")
+    sys.stderr.write(" ".join(parts) + "\n")
+
+
+async def _run(config: SandboxConfig, code: str, wall: float | None) -> RunResult:
+    async with Sandbox(config) as sandbox:
+        if not sandbox.available:
+            raise SandboxUnavailable(sandbox.unavailable_reason or "sandbox unavailable")
+        return await sandbox.run(code, timeout=wall)
+
+
+def run_command(
+    settings: Settings,
+    file: str,
+    as_json: bool,
+    timeout: float | None,
+    *,
+    config: SandboxConfig | None = None,
+) -> int:
+    """The command's body; returns the process exit code. ``config`` overrides (for tests)."""
+    cfg = config or SandboxConfig.from_settings(settings, pool_size=0)
+    try:
+        code = read_snippet(file, cfg.max_bytes)
+        result = asyncio.run(_run(cfg, code, timeout))
+    except SnippetRejected as exc:
+        sys.stderr.write(f"refused: {exc.reason}\n")
+        return EXIT_REFUSED
+    except SandboxUnavailable as exc:
+        sys.stderr.write(f"sandbox unavailable: {exc.reason}\n")
+        return EXIT_UNAVAILABLE
+    if as_json:
+        sys.stdout.write(json.dumps(result.as_dict(), ensure_ascii=False) + "\n")
+    else:
+        _print_text(result)
+    return 0
+
+
+@snippet_app.command("run")
+def snippet_run(
+    ctx: typer.Context,
+    file: Annotated[str, typer.Argument(help="A Python file, or - to read stdin.")],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object with the result.")
+    ] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", min=0.05, help="Wall-clock seconds (capped at SANDBOX_TIMEOUT)."),
+    ] = None,
+) -> None:
+    """Run one snippet in a fresh jail and print its output (or, with --json, the result)."""
+    raise typer.Exit(run_command(ctx.obj.settings(), file, as_json, timeout))

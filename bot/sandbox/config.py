@@ -1,0 +1,89 @@
+"""The sandbox's settings: a frozen value with no secrets, safe to hand to the manager process.
+
+Built from :class:`bot.settings.Settings` by :meth:`SandboxConfig.from_settings` (never at import
+time) and sent to the manager as JSON over its stdin; the manager never sees ``Settings``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bot.settings import Settings
+
+__all__ = ["SandboxConfig"]
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxConfig:
+    """Limits and knobs for every jail. Sizes in the unit their name says.
+
+    ``timeout`` is the wall-clock maximum a caller may ask for; ``startup_timeout`` bounds a cold
+    start (bwrap + ``import torch``), which is not charged to the snippet. ``cpu_quota`` is in
+    cores. ``jail_uid``/``jail_gid`` are used when the manager is root (it always drops to them
+    before bwrap); otherwise the manager's own uid is used. ``preload`` are the modules a warm
+    worker imports before it waits for code.
+    """
+
+    enabled: bool = True
+    timeout: float = 10.0
+    memory_mb: int = 512
+    pids: int = 64
+    output_bytes: int = 65536
+    tmp_mb: int = 64
+    pool_size: int = 2
+    max_bytes: int = 65536
+    bwrap: str = "bwrap"
+    python: str = ""
+    jail_uid: int = 65534
+    jail_gid: int = 65534
+    cpu_quota: float = 1.0
+    nofile: int = 256
+    torch_threads: int = 1
+    import_cpu_seconds: int = 120
+    startup_timeout: float = 120.0
+    max_starting: int = 4
+    cgroup_parent: str = ""
+    preload: tuple[str, ...] = ("numpy", "torch")
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **overrides: Any) -> SandboxConfig:
+        """The sandbox_* fields of the bot's settings (plus explicit overrides, for tests)."""
+        base = cls(
+            enabled=settings.sandbox_enabled,
+            timeout=settings.sandbox_timeout,
+            memory_mb=settings.sandbox_memory_mb,
+            pids=settings.sandbox_pids,
+            output_bytes=settings.sandbox_output_bytes,
+            tmp_mb=settings.sandbox_tmp_mb,
+            pool_size=settings.sandbox_pool_size,
+            max_bytes=settings.run_max_bytes,
+        )
+        return dataclasses.replace(base, **overrides)
+
+    @property
+    def python_path(self) -> str:
+        """The interpreter jails run: ``python`` if set, else the one running the bot."""
+        return self.python or sys.executable
+
+    def clamp_timeout(self, timeout: float | None) -> float:
+        """A caller's timeout, never above the configured maximum (and never absurdly small)."""
+        if timeout is None:
+            return self.timeout
+        return max(0.05, min(float(timeout), self.timeout))
+
+    def to_json(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["preload"] = list(self.preload)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SandboxConfig:
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        if "preload" in values:
+            values["preload"] = tuple(values["preload"])
+        return cls(**values)

@@ -1,0 +1,24 @@
+"""The two ways :meth:`Sandbox.run` refuses: bad input, or no sandbox. Everything else is a result.
+
+Both carry a one-line ``reason`` written for the member (or the operator) to read as-is.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SandboxUnavailable", "SnippetRejected"]
+
+
+class SnippetRejected(ValueError):
+    """The snippet was refused before running: too large, NUL bytes, not UTF-8."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class SandboxUnavailable(RuntimeError):
+    """The host cannot isolate snippets (or the sandbox is off); nothing was run."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

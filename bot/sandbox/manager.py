@@ -1,0 +1,215 @@
+"""The sandbox manager: ``python -m bot.sandbox.manager``, started by the bot with ``env={}``.
+
+It holds no secrets (its environment is empty and its only input is a :class:`SandboxConfig`),
+never imports torch, and is the only process that launches jails. Protocol: JSON lines.
+
+- stdin, first line: ``{"op": "config", "config": {...}}``; then requests
+  ``{"id": 1, "op": "run", "code": "...", "timeout": 5.0}``, ``{"id": 2, "op": "status"}``,
+  ``{"op": "shutdown"}``. EOF on stdin means the bot is gone: clean up and exit.
+- stdout: ``{"op": "hello", "available": true|false, "reason": "..."}`` once, then
+  ``{"id": 1, "result": {...}}`` or ``{"id": 1, "error": "..."}`` per request.
+- stderr: log lines.
+
+Start-up order matters: probe, compute the layout and stage unreachable paths (which unshares a
+private mount namespace and so must happen before any thread exists), find cgroups, and only
+then start the event loop, smoke-test one jail and report ``hello``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import sys
+from typing import Any
+
+from bot.log import configure_logging, get_logger
+from bot.sandbox.cgroups import CgroupError, CgroupRoot, Limits, detect
+from bot.sandbox.config import SandboxConfig
+from bot.sandbox.jail import Jail, JailEnv, JailError, worker_source
+from bot.sandbox.layout import Layout, compute_layout
+from bot.sandbox.mountns import Staging, StagingError, stage_unreachable
+from bot.sandbox.pool import Pool
+from bot.sandbox.probe import probe_host
+
+__all__ = ["main", "prepare"]
+
+log = get_logger("bot.sandbox.manager")
+
+_LINE_LIMIT = 16 * 1024 * 1024
+
+
+def _read_first_line(fd: int) -> bytes:
+    """Byte by byte, so nothing after the config line is swallowed by a buffer."""
+    data = bytearray()
+    while not data.endswith(b"\n"):
+        b = os.read(fd, 1)
+        if not b:
+            break
+        data += b
+    return bytes(data)
+
+
+def prepare(config: SandboxConfig) -> tuple[JailEnv | None, str, Staging | None]:
+    """(environment for jails, "") or (None, reason). Synchronous and thread-free on purpose."""
+    probe = probe_host(config)
+    if not probe.ok:
+        return None, probe.reason, None
+    root = os.geteuid() == 0
+    run_as = (config.jail_uid, config.jail_gid) if root else None
+    uid, gid = run_as if run_as else (os.getuid(), os.getgid())
+    if uid == 0:
+        return None, "refusing to run jails as uid 0 (set a non-zero jail uid)", None
+    python = config.python_path
+    layout = compute_layout(python=python) if python == sys.executable else _foreign(python)
+    staging: Staging | None = None
+    try:
+        binds, staging = stage_unreachable(list(layout.binds), uid, gid)
+    except StagingError as exc:
+        return None, f"interpreter not reachable for the jail: {exc}", None
+    layout = Layout(tuple(binds), layout.symlinks, layout.hidden, layout.python)
+    limits = Limits(
+        memory_bytes=config.memory_mb * 1024 * 1024,
+        pids=config.pids,
+        cpu_quota=config.cpu_quota,
+    )
+    try:
+        cgroups: CgroupRoot = detect(limits, parent=config.cgroup_parent or None)
+    except (CgroupError, OSError) as exc:
+        if staging:
+            staging.close()
+        return None, str(exc), None
+    env = JailEnv(config, probe.bwrap, layout, cgroups, worker_source(), run_as)
+    return env, "", staging
+
+
+def _foreign(python: str) -> Layout:
+    """Layout for an interpreter other than ours: ask it for its own prefix and path."""
+    import subprocess
+
+    out = subprocess.run(  # noqa: S603 - an operator-configured interpreter path
+        [python, "-I", "-c", "import json,sys;print(json.dumps([sys.prefix,sys.path]))"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={},
+    ).stdout
+    prefix, path = json.loads(out)
+    return compute_layout(python=python, path=path, prefix=prefix)
+
+
+class Manager:
+    def __init__(self, env: JailEnv | None, reason: str) -> None:
+        self.env = env
+        self.reason = reason
+        self.pool: Pool | None = None
+        self._out: asyncio.StreamWriter | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        assert self._out is not None
+        self._out.write(json.dumps(message).encode() + b"\n")
+        await self._out.drain()
+
+    async def smoke_test(self) -> None:
+        """Start one jail without preloads and run ``pass``: proves every layer works here."""
+        assert self.env is not None
+        jail = Jail(self.env, preload=())
+        try:
+            await jail.start()
+            result = await jail.run("print('ok')", 10)
+        except JailError as exc:
+            self.reason = f"bwrap cannot create a jail here: {exc}"
+            return
+        finally:
+            await jail.destroy()
+        if result.stdout.strip() != "ok":
+            self.reason = f"jail smoke test failed: {result.outcome} {result.stderr.strip()[-300:]}"
+
+    async def handle(self, request: dict[str, Any]) -> None:
+        rid = request.get("id")
+        op = request.get("op")
+        try:
+            if op == "status":
+                status = self.pool.status() if self.pool else {}
+                await self.send({"id": rid, "result": status})
+            elif op == "run":
+                if self.pool is None or self.env is None:
+                    await self.send({"id": rid, "error": self.reason or "sandbox unavailable"})
+                    return
+                code = str(request.get("code", ""))
+                timeout = self.env.config.clamp_timeout(request.get("timeout"))
+                result = await self.pool.run(code, timeout)
+                await self.send({"id": rid, "result": result.as_dict()})
+            else:
+                await self.send({"id": rid, "error": f"unknown op {op!r}"})
+        except JailError as exc:
+            log.warning("run failed: %s", exc)
+            await self.send({"id": rid, "error": f"sandbox failure: {exc}"})
+
+    async def serve(self) -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=_LINE_LIMIT)
+        await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(0, "rb", buffering=0)
+        )
+        transport, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(1, "wb", buffering=0)
+        )
+        self._out = asyncio.StreamWriter(transport, protocol, None, loop)
+        if self.env is not None:
+            await self.smoke_test()
+        available = self.env is not None and not self.reason
+        if available and self.env is not None:
+            self.pool = Pool(self.env)
+            self.pool.refill()
+        else:
+            log.warning("sandbox unavailable: %s", self.reason)
+        await self.send({"op": "hello", "available": available, "reason": self.reason})
+        try:
+            while line := await reader.readline():
+                try:
+                    request = json.loads(line)
+                except ValueError:
+                    log.warning("ignoring a malformed request line")
+                    continue
+                if request.get("op") == "shutdown":
+                    break
+                task = asyncio.create_task(self.handle(request))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+        finally:
+            for task in list(self._tasks):
+                task.cancel()
+            if self.pool is not None:
+                await self.pool.close()
+            if self.env is not None:
+                self.env.cgroups.close()
+
+
+def main() -> None:
+    os.umask(0o077)
+    line = _read_first_line(0)
+    try:
+        message = json.loads(line)
+        config = SandboxConfig.from_json(message["config"])
+    except (ValueError, KeyError, TypeError) as exc:
+        sys.stderr.write(f"sandbox manager: bad config line: {exc}\n")
+        raise SystemExit(2) from None
+    configure_logging(os.environ.get("LOG_LEVEL", message.get("log_level", "INFO")))
+    logging.getLogger("asyncio").setLevel(logging.WARNING)
+    env, reason, staging = prepare(config)
+    try:
+        asyncio.run(Manager(env, reason).serve())
+    finally:
+        if staging is not None:
+            staging.close()
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

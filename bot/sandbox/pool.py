@@ -1,0 +1,132 @@
+"""The warm pool: jails that have already imported torch, each waiting for exactly one snippet.
+
+Refilled in the background whenever one is taken; when it is empty a run cold-starts its own
+jail. Warming jails run with a low CPU weight so they do not slow the snippets that are running.
+A failing refill backs off instead of spinning, and remembers its error for ``status``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import time
+from collections.abc import Coroutine
+from typing import Any
+
+from bot.core.models import RunResult
+from bot.log import get_logger
+from bot.sandbox.jail import Jail, JailEnv, JailError
+
+__all__ = ["Pool"]
+
+log = get_logger(__name__)
+
+
+class Pool:
+    def __init__(self, env: JailEnv) -> None:
+        self.env = env
+        self.size = env.config.pool_size
+        self._warm: collections.deque[Jail] = collections.deque()
+        self._starting = 0
+        self._running = 0
+        self._slots = asyncio.Semaphore(max(1, env.config.max_starting))
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._cleanups: set[asyncio.Task[None]] = set()  # never cancelled
+        self._backoff = 0.0
+        self._closed = False
+        self.last_error = ""
+        self.runs = 0
+        self.cold_starts = 0
+
+    def status(self) -> dict[str, object]:
+        return {
+            "warm": len(self._warm),
+            "starting": self._starting,
+            "running": self._running,
+            "size": self.size,
+            "runs": self.runs,
+            "cold_starts": self.cold_starts,
+            "last_error": self.last_error,
+        }
+
+    def refill(self) -> None:
+        while not self._closed and len(self._warm) + self._starting < self.size:
+            self._starting += 1
+            self._spawn(self._warm_one())
+
+    async def _launch(self) -> Jail:
+        async with self._slots:
+            jail = Jail(self.env)
+            await jail.start()
+            return jail
+
+    async def _warm_one(self) -> None:
+        try:
+            if self._backoff:
+                await asyncio.sleep(self._backoff)
+            jail = await self._launch()
+        except JailError as exc:
+            self.last_error = str(exc)
+            self._backoff = min(30.0, max(0.5, self._backoff * 2))
+            log.warning("warming a jail failed (retry in %.1fs): %s", self._backoff, exc)
+            self._starting -= 1
+            self.refill()
+            return
+        except asyncio.CancelledError:
+            self._starting -= 1
+            raise
+        self._starting -= 1
+        self._backoff = 0.0
+        if self._closed:
+            await jail.destroy()
+            return
+        self._warm.append(jail)
+
+    async def _acquire(self) -> Jail:
+        while self._warm:
+            jail = self._warm.popleft()
+            if jail.alive:
+                return jail
+            await jail.destroy()
+        self.cold_starts += 1
+        return await self._launch()
+
+    async def run(self, code: str, wall: float) -> RunResult:
+        """Run one snippet in a warm (or, failing that, a fresh) jail, then throw it away."""
+        self._running += 1
+        started = time.monotonic()
+        jail: Jail | None = None
+        try:
+            jail = await self._acquire()
+            self.refill()
+            return await jail.run(code, wall)
+        finally:
+            self._running -= 1
+            self.runs += 1
+            if jail is not None:
+                # Every process of the jail is dead once run() returns (bwrap has reaped the
+                # namespace's init); removing the cgroup and closing pipes need not delay the
+                # answer, so they happen right after it.
+                cleanup = asyncio.create_task(jail.destroy())
+                self._cleanups.add(cleanup)
+                cleanup.add_done_callback(self._cleanups.discard)
+            self.refill()
+            log.debug("run took %.0f ms end to end", (time.monotonic() - started) * 1000)
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def close(self) -> None:
+        self._closed = True
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        while self._warm:
+            await self._warm.popleft().destroy()
+        if self._cleanups:
+            await asyncio.gather(*self._cleanups, return_exceptions=True)

@@ -1,0 +1,74 @@
+"""What this host can and cannot provide for the jail, each answer with an exact message.
+
+Run by the manager before anything else. The first failing check becomes the sandbox's
+``unavailable_reason`` (e.g. ``bwrap not found at /usr/bin/bwrap``) and ``/run`` is disabled;
+there is no fallback to running a snippet without isolation.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.sandbox.config import SandboxConfig
+
+__all__ = ["ProbeResult", "find_bwrap", "probe_host"]
+
+_SEARCH_PATH = "/usr/bin:/bin:/usr/local/bin:/usr/sbin:/sbin"
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    ok: bool
+    reason: str = ""
+    bwrap: str = ""
+
+
+def find_bwrap(configured: str) -> str | None:
+    """An absolute path to an executable bwrap, or None. The manager has no PATH of its own."""
+    if "/" in configured:
+        return configured if os.access(configured, os.X_OK) and Path(configured).is_file() else None
+    return shutil.which(configured, path=_SEARCH_PATH)
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        return int(Path(path).read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def probe_host(config: SandboxConfig, *, proc_sys: str = "/proc/sys") -> ProbeResult:
+    """Checks that need no jail: bwrap, user namespaces, libseccomp, the interpreter.
+
+    cgroups and an actual jail launch are checked by the manager right after, with the same
+    kind of message.
+    """
+    if not config.enabled:
+        return ProbeResult(False, "sandbox disabled (SANDBOX_ENABLED=false)")
+    bwrap = find_bwrap(config.bwrap)
+    if bwrap is None:
+        where = config.bwrap if "/" in config.bwrap else f"{config.bwrap} on {_SEARCH_PATH}"
+        return ProbeResult(False, f"bwrap not found at {where} (install the bubblewrap package)")
+    if _read_int(f"{proc_sys}/user/max_user_namespaces") == 0:
+        return ProbeResult(False, "user namespaces disabled (user.max_user_namespaces=0)")
+    if _read_int(f"{proc_sys}/kernel/unprivileged_userns_clone") == 0:
+        return ProbeResult(False, "user namespaces disabled (kernel.unprivileged_userns_clone=0)")
+    if _read_int(f"{proc_sys}/kernel/apparmor_restrict_unprivileged_userns") == 1:
+        return ProbeResult(
+            False,
+            "user namespaces restricted by AppArmor "
+            "(kernel.apparmor_restrict_unprivileged_userns=1; add a bwrap profile)",
+        )
+    from bot.sandbox import seccomp
+
+    try:
+        seccomp.build_filter()
+    except seccomp.SeccompError as exc:
+        return ProbeResult(False, str(exc))
+    python = config.python_path
+    if not os.access(python, os.X_OK):
+        return ProbeResult(False, f"interpreter not found at {python}")
+    return ProbeResult(True, "", bwrap)

@@ -1,0 +1,177 @@
+"""The code that runs inside the jail: pre-import, wait, run one snippet, report, vanish.
+
+This file is not imported by the bot. The manager reads its source and hands it to the jailed
+interpreter on a descriptor (``python -I -B -c BOOTSTRAP SOURCE_FD FDS...``), so nothing of the
+bot needs to be mounted in the jail. It may use the standard library only.
+
+Descriptors (numbers come in ``sys.argv``): ``ctrl`` (read: one request), ``status`` (write:
+``ready`` then one result line), ``out`` and ``err`` (the snippet's stdout and stderr, read by
+the manager up to the output cap). Until the snippet starts, fds 1 and 2 point at a diagnostics
+pipe, so torch's import-time chatter never reaches the member's output.
+
+Why ``os._exit``: a normal interpreter exit after ``import torch`` spends ~400 ms in teardown
+(flush, atexit, module finalisers). The jail is thrown away anyway, so we flush our own streams
+and leave.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import io
+import json
+import linecache
+import os
+import resource
+import sys
+import traceback
+import types
+
+__all__ = ["main"]
+
+# Messages a memory-allocation failure produces when it is not a MemoryError.
+_ALLOC_FAILURES = ("can't allocate memory", "not enough memory", "cannot allocate memory")
+
+
+def _set_limit(which: int, soft: int, hard: int | None = None) -> None:
+    resource.setrlimit(which, (soft, soft if hard is None else hard))
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _read_request(fd: int) -> tuple[dict[str, object], bytes]:
+    data = bytearray()
+    while b"\n" not in data:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            raise EOFError("manager closed the control pipe")
+        data += chunk
+    head, _, rest = bytes(data).partition(b"\n")
+    header = json.loads(head)
+    size = int(header["size"])
+    body = bytearray(rest)
+    while len(body) < size:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        body += chunk
+    return header, bytes(body[:size])
+
+
+def _exit_code(exc: SystemExit) -> int:
+    code = exc.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _print_exception(exc: BaseException) -> None:
+    """The traceback as Python would print it, minus this file's frame."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != "<snippet>":
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb if tb is not None else exc.__traceback__)
+
+
+def _is_memory_failure(exc: BaseException) -> bool:
+    if isinstance(exc, MemoryError):
+        return True
+    text = str(exc).lower()
+    return isinstance(exc, RuntimeError) and any(s in text for s in _ALLOC_FAILURES)
+
+
+def _run(code: bytes) -> tuple[int, bool]:
+    """Run the snippet as ``__main__``; (exit code, whether it ran out of memory)."""
+    module = types.ModuleType("__main__")
+    module.__dict__["__builtins__"] = builtins
+    sys.modules["__main__"] = module
+    text = code.decode("utf-8")
+    # Registered so that tracebacks show the member's source lines.
+    linecache.cache["<snippet>"] = (len(text), None, text.splitlines(True), "<snippet>")
+    try:
+        compiled = compile(text, "<snippet>", "exec", dont_inherit=True)
+        exec(compiled, module.__dict__)  # noqa: S102 - running the snippet is the job
+    except SystemExit as exc:
+        return _exit_code(exc), False
+    except BaseException as exc:
+        try:
+            _print_exception(exc)
+        except BaseException:
+            os.write(2, f"{type(exc).__name__}\n".encode())
+        return 1, _is_memory_failure(exc)
+    return 0, False
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.flush()
+        except BaseException:  # noqa: S110 - a snippet may have broken its streams
+            pass
+
+
+def main(argv: list[str]) -> None:
+    ctrl, status, out, err = (int(a) for a in argv[:4])
+    cpu_import, fsize, nofile, threads = (int(a) for a in argv[4:8])
+    preload = [m for m in argv[8].split(",") if m]
+    cpu_hard = int(argv[9])
+
+    # bwrap always sets PWD; the snippet gets an empty environment.
+    os.environ.clear()
+    # Limits that hold from the start. CPU gets room for the import and is cut before the run.
+    _set_limit(resource.RLIMIT_CORE, 0)
+    _set_limit(resource.RLIMIT_FSIZE, fsize)
+    _set_limit(resource.RLIMIT_NOFILE, nofile)
+    _set_limit(resource.RLIMIT_CPU, cpu_import, cpu_hard)
+
+    for name in preload:
+        __import__(name)
+    if "torch" in sys.modules:
+        torch = sys.modules["torch"]
+        torch.set_num_threads(threads)
+    os.write(status, b"ready\n")
+
+    header, code = _read_request(ctrl)
+    os.close(ctrl)
+    timeout = float(header["timeout"])  # type: ignore[arg-type]
+    budget = min(int(_cpu_seconds() + timeout) + 1, cpu_hard - 1)
+    _set_limit(resource.RLIMIT_CPU, budget, budget + 1)
+
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    os.close(out)
+    os.close(err)
+    os.set_inheritable(status, False)
+    sys.stdout = io.TextIOWrapper(
+        io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="backslashreplace"
+    )
+    sys.stderr = io.TextIOWrapper(
+        io.FileIO(2, "w", closefd=False),
+        encoding="utf-8",
+        errors="backslashreplace",
+        line_buffering=True,
+    )
+    sys.argv = ["<snippet>"]
+
+    exit_code, memory = _run(code)
+    _flush()
+    # Closing our ends lets the manager see EOF now rather than after the kernel has torn down
+    # this process's (large, torch-sized) address space.
+    for fd in (1, 2):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    report = json.dumps({"exit_code": exit_code, "memory_error": memory})
+    with contextlib.suppress(OSError):
+        os.write(status, report.encode() + b"\n")
+    os._exit(exit_code)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,198 @@
+"""Slash commands and their replies; errors answered privately from the one handler."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import discord
+import pytest
+
+from bot.core.errors import APOLOGY
+from tests.adapters.discord.conftest import Studybot, embed_text
+from tests.fakes.discord_api import FakeDiscord, FakeGuild, FakeMember
+
+pytestmark = pytest.mark.timeout(60)
+
+
+async def _answer(fake: FakeDiscord, studybot: Studybot, member: FakeMember, label: str) -> None:
+    question = await studybot.quiz(member, difficulty="medium")
+    assert (await (await fake.click(question, member, label=label)).response()).ephemeral
+
+
+async def test_leaderboard_lists_members_by_points(
+    fake: FakeDiscord, studybot: Studybot, alice: FakeMember, bob: FakeMember
+) -> None:
+    await _answer(fake, studybot, alice, "B")  # correct
+    ix = await studybot.command(bob, "leaderboard", {"window": "all"})
+    response = await ix.response()
+    assert not response.ephemeral
+    assert response.allowed_mentions == {"parse": []}
+    text = embed_text(response.data)
+    assert "Leaderboard — all time" in text
+    assert "**alice** —" in text
+    assert "bob, you have no points all time yet." in text
+
+
+async def test_leaderboard_defaults_to_this_week(
+    fake: FakeDiscord, studybot: Studybot, alice: FakeMember
+) -> None:
+    text = embed_text((await (await studybot.command(alice, "leaderboard")).response()).data)
+    assert "Leaderboard — this week" in text
+    assert "No points yet" in text
+
+
+async def test_stats_for_yourself_and_for_another_member(
+    fake: FakeDiscord, studybot: Studybot, alice: FakeMember, bob: FakeMember
+) -> None:
+    await _answer(fake, studybot, alice, "B")
+    own = await (await studybot.command(alice, "stats")).response()
+    assert own.ephemeral
+    mine = embed_text(own.data)
+    assert "Your stats" in mine
+    assert "Answered: 1 · correct: 1" in mine
+
+    theirs = await (await studybot.command(bob, "stats", {"member": alice})).response()
+    assert theirs.ephemeral
+    assert "Stats for alice" in embed_text(theirs.data)
+
+    missing = await (await studybot.command(alice, "stats", {"member": bob})).response()
+    assert missing.ephemeral
+    assert missing.content == "bob has not answered any questions here yet."
+    assert str(bob.id) not in missing.content
+
+
+async def test_help_lists_the_commands_privately_and_admin_ones_for_admins(
+    fake: FakeDiscord,
+    studybot: Studybot,
+    alice: FakeMember,
+    admin: FakeMember,
+    quizmaster: FakeMember,
+) -> None:
+    member = await (await studybot.command(alice, "help")).response()
+    assert member.ephemeral
+    assert "`/quiz [pack]`" in embed_text(member.data)
+    assert "**Admins**" not in embed_text(member.data)
+    for who in (admin, quizmaster):  # Manage Server, or DISCORD_ADMIN_ROLE by name
+        reply = await (await studybot.command(who, "help")).response()
+        assert "**Admins**" in embed_text(reply.data), who.name
+
+
+async def test_admin_role_can_also_be_given_by_id(
+    fake: FakeDiscord, guild: FakeGuild, studybot: Studybot
+) -> None:
+    role = guild.role("Quizmaster")
+    studybot.adapter.bot.settings = studybot.adapter.bot.settings.model_copy(
+        update={"discord_admin_role": str(role.id)}
+    )
+    other = fake.add_member(guild, 1010, "otto", roles=[role])
+    assert "**Admins**" in embed_text(
+        (await (await studybot.command(other, "help")).response()).data
+    )
+
+
+async def test_pack_list(fake: FakeDiscord, studybot: Studybot, alice: FakeMember) -> None:
+    reply = await (await studybot.command(alice, "pack", subcommand="list")).response()
+    text = embed_text(reply.data)
+    assert "**mini** — Mini pack (6 questions)" in text
+    assert "**cards** — Flashcards (1 questions)" in text
+
+
+async def test_pack_autocomplete_suggests_slugs(
+    fake: FakeDiscord, guild: FakeGuild, studybot: Studybot, alice: FakeMember
+) -> None:
+    ix = await fake.autocomplete(guild, "general", alice, "quiz", {"pack": "dr"}, focused="pack")
+    response = await ix.response()
+    assert response.type == 8
+    assert response.choices == [{"name": "drill — Drill", "value": "drill"}]
+    everything = await fake.autocomplete(
+        guild, "general", alice, "quiz", {"pack": ""}, focused="pack"
+    )
+    assert sorted(c["value"] for c in (await everything.response()).choices) == [
+        "cards",
+        "drill",
+        "mini",
+    ]
+    by_title = await fake.autocomplete(
+        guild, "general", alice, "quiz", {"pack": "flash"}, focused="pack"
+    )
+    assert [c["value"] for c in (await by_title.response()).choices] == ["cards"]
+
+
+async def test_study_error_becomes_an_ephemeral_reply(
+    fake: FakeDiscord, studybot: Studybot, alice: FakeMember, caplog: pytest.LogCaptureFixture
+) -> None:
+    ix = await studybot.command(alice, "quiz", {"pack": "minny"})
+    response = await ix.response()
+    assert response.type == 4
+    assert response.ephemeral
+    assert response.content == "There is no pack called `minny`. Did you mean `mini`?"
+    assert response.allowed_mentions == {"parse": []}
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+async def test_unexpected_error_is_logged_with_context_and_answered_with_the_apology(
+    fake: FakeDiscord,
+    guild: FakeGuild,
+    studybot: Studybot,
+    alice: FakeMember,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("the database caught fire")
+
+    monkeypatch.setattr(studybot.service, "leaderboard", broken)
+    response = await (await studybot.command(alice, "leaderboard")).response()
+    assert response.ephemeral
+    assert response.content == APOLOGY
+    [record] = [r for r in caplog.records if r.name == "bot.adapters.discord.errors"]
+    assert record.levelno == logging.ERROR
+    message = record.getMessage()
+    assert "/leaderboard" in message
+    assert str(guild.id) in message
+    assert str(alice.id) in message
+    assert record.exc_info is not None
+    assert str(record.exc_info[1]) == "the database caught fire"
+    assert "the database caught fire" not in response.content
+
+    monkeypatch.undo()  # the bot is still running
+    assert "Leaderboard" in embed_text(
+        (await (await studybot.command(alice, "leaderboard")).response()).data
+    )
+
+
+async def test_unexpected_error_in_a_button_is_answered_with_the_apology(
+    fake: FakeDiscord,
+    studybot: Studybot,
+    alice: FakeMember,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    question = await studybot.quiz(alice, difficulty="medium")
+
+    async def broken(*args: Any, **kwargs: Any) -> None:
+        raise KeyError("boom")
+
+    monkeypatch.setattr(studybot.service, "answer", broken)
+    response = await (await fake.click(question, alice, label="A")).response()
+    assert response.ephemeral
+    assert response.content == APOLOGY
+    [record] = [r for r in caplog.records if r.name == "bot.adapters.discord.errors"]
+    assert "button answer:" in record.getMessage()
+
+
+async def test_commands_in_a_dm_are_refused_politely(
+    fake: FakeDiscord, studybot: Studybot, alice: FakeMember
+) -> None:
+    ix = await fake.slash_command(None, None, alice, "leaderboard")
+    response = await ix.response()
+    assert response.ephemeral
+    assert response.content.startswith("studybot works in servers")
+
+
+async def test_embeds_have_colours_by_tone(
+    fake: FakeDiscord, studybot: Studybot, alice: FakeMember
+) -> None:
+    question = await studybot.quiz(alice, difficulty="medium")
+    assert question.embeds[0]["color"] == discord.Colour.blurple().value

@@ -1,0 +1,48 @@
+"""deploy/slack-manifest.yaml declares exactly what the adapter uses: create the app from it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bot.adapters.slack.manifest import (
+    BOT_EVENTS,
+    BOT_SCOPES,
+    METHOD_SCOPES,
+    RUN_SHORTCUT_CALLBACK,
+    SLASH_COMMAND,
+)
+
+MANIFEST = Path(__file__).parents[3] / "deploy" / "slack-manifest.yaml"
+
+
+def manifest() -> dict[str, Any]:
+    data = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def test_scopes_are_exactly_the_ones_the_adapter_uses() -> None:
+    scopes = manifest()["oauth_config"]["scopes"]["bot"]
+    assert sorted(scopes) == sorted(BOT_SCOPES)
+    assert len(scopes) == len(set(scopes))
+    needed = {scope for scope in METHOD_SCOPES.values() if scope is not None}
+    assert needed <= set(scopes)
+    # commands: the slash command and the shortcut; chat:write.public: quiz in public channels
+    assert set(scopes) - needed == {"commands", "chat:write.public"}
+
+
+def test_slash_command_shortcut_events_and_modes() -> None:
+    data = manifest()
+    features, settings = data["features"], data["settings"]
+    [command] = features["slash_commands"]
+    assert command["command"] == SLASH_COMMAND
+    assert command["should_escape"] is True  # mentions arrive as <@U…|name>, parsed to ids
+    [shortcut] = features["shortcuts"]
+    assert shortcut == shortcut | {"type": "message", "callback_id": RUN_SHORTCUT_CALLBACK}
+    assert features["app_home"]["home_tab_enabled"] is True
+    assert tuple(settings["event_subscriptions"]["bot_events"]) == BOT_EVENTS
+    assert settings["interactivity"]["is_enabled"] is True
+    assert settings["socket_mode_enabled"] is True

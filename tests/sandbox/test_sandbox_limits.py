@@ -1,0 +1,241 @@
+"""Wall clock, memory, processes, output and disk: every limit holds and is reported as such."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.core.models import Outcome
+from bot.sandbox import Sandbox
+from tests.sandbox.sandbox_helpers import run
+
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
+
+
+async def test_small_torch_snippet_runs(sandbox: Sandbox) -> None:
+    r = await run(sandbox, "import torch\nprint(torch.arange(5).sum().item())\n")
+    assert (r.outcome, r.exit_code, r.signal, r.stdout, r.truncated) == (
+        Outcome.OK,
+        0,
+        None,
+        "10\n",
+        False,
+    )
+    assert r.duration_ms > 0
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "while True:\n    pass\n",
+        "import time\ntime.sleep(60)\n",
+        "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)\n",
+        "import threading\n"
+        "def spin():\n    while True:\n        pass\n"
+        "for _ in range(3):\n    threading.Thread(target=spin).start()\nspin()\n",
+    ],
+    ids=["cpu-spin", "sleep", "sigterm-ignored", "spinning-threads"],
+)
+async def test_wall_clock_kills(bare: Sandbox, code: str) -> None:
+    r = await run(bare, code, timeout=1.5)
+    assert r.outcome is Outcome.TIMEOUT
+    assert (r.exit_code, r.signal) == (137, "SIGKILL")
+    assert 1400 <= r.duration_ms < 6000
+
+
+async def test_timeout_cannot_exceed_configured_max(bare: Sandbox) -> None:
+    assert bare.config.clamp_timeout(10_000) == bare.config.timeout
+    r = await run(bare, "import time\ntime.sleep(600)\n", timeout=10_000)
+    assert r.outcome is Outcome.TIMEOUT
+    assert r.duration_ms < (bare.config.timeout + 5) * 1000
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "x = bytearray(2 * 1024**3)\n",
+        "chunks = []\nwhile True:\n    chunks.append(bytearray(16 * 1024**2))\n",
+        "import torch\nt = torch.ones(1024, 1024, 1024)\n",
+        "import torch\nt = torch.empty(10**13, dtype=torch.uint8)\n",
+        "import numpy\na = numpy.ones((1024, 1024, 256))\n",
+    ],
+    ids=["python-bytearray", "python-grow", "torch-ones", "torch-huge", "numpy"],
+)
+async def test_memory_bombs(sandbox: Sandbox, code: str) -> None:
+    r = await run(sandbox, code, timeout=8)
+    assert r.outcome is Outcome.MEMORY_LIMIT, r
+
+
+async def test_memory_limit_leaves_room_for_real_work(sandbox: Sandbox) -> None:
+    r = await run(sandbox, "import torch\nt = torch.ones(2**24)\nprint(int(t.sum()))\n")
+    assert r.outcome is Outcome.OK
+    assert r.stdout == f"{2**24}\n"
+
+
+async def test_fork_bomb_is_contained(bare: Sandbox) -> None:
+    r = await run(
+        bare,
+        """
+        import os
+        while True:
+            try:
+                os.fork()
+            except OSError:
+                pass
+        """,
+        timeout=3,
+    )
+    assert r.outcome in (Outcome.TIMEOUT, Outcome.ERROR, Outcome.KILLED), r
+    after = await run(bare, "print('still fine')")
+    assert after.stdout == "still fine\n"
+
+
+async def test_process_limit_reports_error(bare: Sandbox) -> None:
+    r = await run(
+        bare,
+        """
+        import os, time
+        kids = []
+        for _ in range(200):
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(30)
+                os._exit(0)
+            kids.append(pid)
+        """,
+        timeout=5,
+    )
+    assert r.outcome is Outcome.ERROR, r
+    assert "BlockingIOError" in r.stderr or "Resource temporarily unavailable" in r.stderr
+
+
+async def test_thread_bomb_is_contained(bare: Sandbox) -> None:
+    r = await run(
+        bare,
+        """
+        import threading, time
+        while True:
+            threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+        """,
+        timeout=5,
+    )
+    assert r.outcome is Outcome.ERROR, r
+    assert "can't start new thread" in r.stderr
+
+
+async def test_stdout_flood_is_capped(bare: Sandbox) -> None:
+    cap = bare.config.output_bytes
+    r = await run(bare, "import sys\nsys.stdout.write('x' * 10_000_000)\n")
+    assert r.outcome is Outcome.OK
+    assert r.truncated is True
+    assert len(r.stdout) == cap
+
+
+async def test_endless_output_times_out_with_capped_output(bare: Sandbox) -> None:
+    r = await run(
+        bare,
+        "import os\nwhile True:\n    os.write(1, b'y' * 4096)\n    os.write(2, b'z' * 4096)\n",
+        timeout=2,
+    )
+    assert r.outcome is Outcome.TIMEOUT
+    assert r.truncated is True
+    assert len(r.stdout) <= bare.config.output_bytes
+    assert len(r.stderr) <= bare.config.output_bytes
+
+
+async def test_small_output_is_not_truncated(bare: Sandbox) -> None:
+    r = await run(bare, "import sys\nprint('out')\nprint('err', file=sys.stderr)\n")
+    assert (r.stdout, r.stderr, r.truncated) == ("out\n", "err\n", False)
+
+
+async def test_disk_fill_stops_at_tmpfs_size(bare: Sandbox) -> None:
+    r = await run(
+        bare,
+        """
+        block = b'0' * (1024 * 1024)
+        n = 0
+        try:
+            with open('/tmp/fill', 'wb') as fh:
+                while True:
+                    fh.write(block)
+                    fh.flush()
+                    n += 1
+        except OSError as exc:
+            print(n, exc.strerror)
+        """,
+        timeout=8,
+    )
+    assert r.outcome is Outcome.OK, r
+    written, _, reason = r.stdout.strip().partition(" ")
+    assert int(written) <= bare.config.tmp_mb
+    assert reason in ("No space left on device", "File too large")
+
+
+async def test_dev_shm_is_capped_too(bare: Sandbox) -> None:
+    r = await run(
+        bare,
+        """
+        n = 0
+        try:
+            with open('/dev/shm/fill', 'wb') as fh:
+                while True:
+                    fh.write(b'0' * 1024 * 1024)
+                    fh.flush()
+                    n += 1
+        except OSError as exc:
+            print(n, exc.strerror)
+        """,
+        timeout=8,
+    )
+    assert r.outcome is Outcome.OK, r
+    assert int(r.stdout.split()[0]) <= bare.config.tmp_mb
+
+
+async def test_rest_of_filesystem_is_read_only(bare: Sandbox) -> None:
+    r = await run(
+        bare,
+        """
+        import os, sys
+        targets = ['/x', '/etc/x', '/dev/x', '/proc/x', os.path.join(sys.prefix, 'x'),
+                   os.path.join(os.path.dirname(os.__file__), 'x')]
+        for path in targets:
+            try:
+                open(path, 'w').close()
+                print('WROTE', path)
+            except OSError as exc:
+                print('refused', path, exc.errno)
+        """,
+    )
+    assert r.outcome is Outcome.OK
+    assert "WROTE" not in r.stdout
+    assert r.stdout.count("refused") == 6
+
+
+async def test_files_do_not_persist_between_runs(bare: Sandbox) -> None:
+    first = await run(
+        bare,
+        "open('/tmp/left-behind', 'w').write('x')\n"
+        "open('/dev/shm/left-behind', 'w').write('x')\nprint('written')",
+    )
+    assert first.stdout == "written\n"
+    second = await run(
+        bare,
+        "import os\nprint(os.path.exists('/tmp/left-behind'), "
+        "os.path.exists('/dev/shm/left-behind'), os.listdir('/tmp'))",
+    )
+    assert second.stdout == "False False []\n"
+
+
+async def test_cpu_rlimit_applies_after_import(sandbox: Sandbox) -> None:
+    r = await run(
+        sandbox,
+        "import resource\nsoft, hard = resource.getrlimit(resource.RLIMIT_CPU)\n"
+        "print(soft, hard, resource.getrlimit(resource.RLIMIT_CORE),"
+        " resource.getrlimit(resource.RLIMIT_NOFILE))",
+    )
+    soft, hard, *_ = r.stdout.split()
+    # Room for what the import used plus this run's wall clock, not the import budget.
+    assert 0 < int(soft) < 60
+    assert int(hard) == int(soft) + 1
+    assert "(0, 0)" in r.stdout
+    assert "(256, 256)" in r.stdout
