@@ -241,11 +241,11 @@ async def round_scheduler(path: Path, expect: int, idle: float) -> dict[str, obj
             prepare_ms=prepared.ms or 0.0,
         )
         await asyncio.sleep(1.0)  # let the pass finish its bookkeeping
-    passes = scheduler._passes_done
+    passes = scheduler.passes
     cpu = time.process_time()
     await asyncio.sleep(idle)
     result["idle_cpu_s"] = time.process_time() - cpu
-    result["idle_passes"] = scheduler._passes_done - passes
+    result["idle_passes"] = scheduler.passes - passes
     result["sent_total"] = len(gateway.sent)
     await scheduler.stop()
     await db.close()

@@ -209,6 +209,11 @@ class Scheduler:
     def is_stopping(self) -> bool:
         return self._stopping
 
+    @property
+    def passes(self) -> int:
+        """How many passes have finished: an idle scheduler's count stays put."""
+        return self._passes_done
+
     def wake(self) -> None:
         """Re-plan now (schedules changed, or something new may be due)."""
         self._wake.set()
