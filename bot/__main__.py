@@ -18,12 +18,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from bot.core.clock import Clock, SystemClock
+from bot.core.gateway import ChatGateway
 from bot.core.service import StudyService
 from bot.core.snippets import RunLimits
 from bot.log import configure_logging, get_logger
 from bot.metrics import Metrics
 from bot.questions.loader import load_packs
 from bot.runtime import PlatformAdapter, Runtime, StartupError
+from bot.scheduler import Scheduler
 from bot.settings import Platform, Settings
 from bot.storage.database import Database
 from bot.storage.migrations import MigrationError
@@ -124,11 +126,27 @@ class Wiring:
             await sandbox.close()
             await db.close()
 
+    def scheduler(
+        self, runtime: Runtime, gateway: ChatGateway, *, concurrency: int = 16
+    ) -> Scheduler:
+        """The one scheduler loop of this process; start it once, at start-up (never from a
+        platform's ready event: that fires again on every reconnect)."""
+        return Scheduler(
+            runtime.service,
+            gateway,
+            runtime.clock,
+            runtime.settings.schedule_grace,
+            concurrency=concurrency,
+        )
+
     async def serve(self, settings: Settings, *, http_port: int | None = None) -> None:
         """Run the configured platform until it stops: the ``studybot run`` main job."""
         async with self.runtime(settings) as runtime:
             adapter = self.adapter(runtime, http_port=http_port)
-            await adapter.run()
+            # The adapter is also the scheduler's gateway; its send_post must wait until the
+            # platform connection is ready.
+            async with self.scheduler(runtime, adapter).running():
+                await adapter.run()
 
     def adapter(self, runtime: Runtime, *, http_port: int | None = None) -> PlatformAdapter:
         """The adapter for ``settings.platform``; platform libraries are imported only here."""

@@ -122,7 +122,10 @@ def console(
             sim = SimulatedClock(datetime.fromisoformat(clock))
         async with wiring.runtime(settings, clock=sim or SystemClock()) as runtime:
             adapter = ConsoleAdapter(runtime.service, runtime.clock, json_mode=json_lines)
-            await adapter.run()
+            # One channel at a time, so a scripted session always prints the same lines.
+            async with wiring.scheduler(runtime, adapter, concurrency=1).running() as scheduler:
+                adapter.scheduler = scheduler
+                await adapter.run()
 
     asyncio.run(session())
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bot.core.clock import Clock
+from bot.core.gateway import ChatGateway
 from bot.core.service import StudyService
 from bot.metrics import Metrics
 from bot.questions.loader import LoadResult
@@ -37,7 +38,7 @@ class Runtime:
     metrics: Metrics
 
 
-class PlatformAdapter(Protocol):
+class PlatformAdapter(ChatGateway, Protocol):
     """A chat platform connection: runs until stopped; also the core's ChatGateway."""
 
     async def run(self) -> None:

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from bot.core.clock import Clock, SimulatedClock
 from bot.core.durations import parse_duration
@@ -25,6 +25,9 @@ from bot.core.messages import Message
 from bot.core.models import ChatContext
 from bot.core.service import StudyService
 from bot.log import get_logger
+
+if TYPE_CHECKING:
+    from bot.scheduler import Scheduler
 
 __all__ = ["ConsoleAdapter", "UsageError"]
 
@@ -57,8 +60,12 @@ class ConsoleAdapter:
         member: str = "me",
         admin: bool = True,
         channel: str = "general",
+        scheduler: Scheduler | None = None,
     ) -> None:
         self.service = service
+        # Set when a scheduler runs with this console as its gateway: every command then waits
+        # for it to settle, and /clock steps through due times, so output is deterministic.
+        self.scheduler = scheduler
         self.clock = clock
         self.out = out or sys.stdout
         self.json_mode = json_mode
@@ -90,13 +97,21 @@ class ConsoleAdapter:
             ),
             "stats": _Command("/stats [NAME]", "points, accuracy and streak", self._stats),
             "pack": _Command("/pack list", "the question packs", self._pack),
+            "schedule": _Command(
+                "/schedule add TIME [TZ] [DAYS] [--pack P] [--difficulty D] [--window DURATION]"
+                " | list | remove ID | pause ID | resume ID | skip ID | now ID | preview ID [N]",
+                "daily questions (admins change them)",
+                self._schedule,
+            ),
             "run": _Command(
                 "/run CODE, or /run then a ```python fenced block```",
                 "run a Python snippet against torch in the sandbox",
                 self._run_usage,
             ),
             "clock": _Command(
-                "/clock [advance DURATION | set ISO8601]", "move the simulated clock", self._clock
+                "/clock [advance DURATION | set ISO8601]",
+                "move the simulated clock (what falls due on the way posts in order)",
+                self._clock,
             ),
             "help": _Command("/help", "this list", self._help),
             "quit": _Command("/quit", "leave", self._quit),
@@ -124,6 +139,8 @@ class ConsoleAdapter:
         Standard input is read in a worker thread so the event loop keeps running while the
         console waits for a line (scheduled posts still appear on time).
         """
+        if self.scheduler is not None:
+            await self.scheduler.settle()  # start-up posts and reveals come first
         if lines is not None:
             for line in lines:
                 await self.handle_line(line)
@@ -177,6 +194,8 @@ class ConsoleAdapter:
         """Run one command; every failure becomes a reply, never a traceback."""
         try:
             await work
+            if self.scheduler is not None:
+                await self.scheduler.settle()
         except UsageError as exc:
             self.error(f"usage: {str(exc) or usage}")
         except StudyError as exc:
@@ -209,6 +228,8 @@ class ConsoleAdapter:
         }
         if kind == "post":
             payload["choices"] = list(message.choices)
+            if message.mention:
+                payload["mention"] = message.mention
         label = "edited" if kind == "edit" else "post"
         rule = f"── #{channel} · {label} #{message.post_id} " + "─" * 20
         self._emit(payload, f"{rule}\n{message.plain_text()}\n")
@@ -365,17 +386,30 @@ class ConsoleAdapter:
         verb, rest = args[0], args[1:]
         if verb == "advance" and len(rest) == 1:
             try:
-                self.clock.advance(parse_duration(rest[0]))
+                target = self.clock.now() + parse_duration(rest[0])
             except ValueError as exc:
                 raise UsageError(f"/clock advance DURATION: {exc}") from None
         elif verb == "set" and len(rest) == 1:
             try:
-                self.clock.set(_parse_instant(rest[0]))
+                target = _parse_instant(rest[0])
             except ValueError as exc:
                 raise UsageError(f"/clock set ISO8601: {exc}") from None
         else:
             raise UsageError
+        if self.scheduler is not None and target > self.clock.now():
+            # As if the bot ran all along: everything due on the way posts, in order.
+            await self.scheduler.advance(self.clock, target)
+        else:
+            self.clock.set(target)
         self.reply(Message(), text=f"the time is now {self.clock.now().isoformat()}")
+
+    async def _schedule(self, args: list[str]) -> None:
+        if not args:
+            raise UsageError
+        reply = await self.service.schedule_command(self.context(), args[0], args[1:])
+        self.reply(reply.message)
+        if reply.draft is not None:
+            await self.service.publish(reply.draft, self)
 
     async def _help(self, args: list[str]) -> None:
         width = max(len(c.usage) for c in self._commands.values())

@@ -183,38 +183,55 @@ class CatchUp:
     ``post`` is the one to post now (the latest, if it is within the grace window), or None.
     ``skipped`` are due occurrences within the grace window that a later one replaces.
     ``too_late_since`` is the first due occurrence if any were older than the grace window
-    (all of those are skipped; they are not listed one by one).
+    (all of those are skipped; they are not listed one by one). ``upcoming`` is the first
+    occurrence after ``now``: when the schedule is due next.
     """
 
     post: datetime | None
     skipped: tuple[datetime, ...] = ()
     too_late_since: datetime | None = None
+    upcoming: datetime | None = None
 
 
-def catch_up(spec: ScheduleSpec, after: datetime, now: datetime, grace: timedelta) -> CatchUp:
+def catch_up(
+    spec: ScheduleSpec,
+    after: datetime,
+    now: datetime,
+    grace: timedelta,
+    *,
+    first: datetime | None = None,
+    following: datetime | None = None,
+) -> CatchUp:
     """Decide which due occurrence (if any) still posts: never a burst of catch-up posts.
 
     After downtime only the most recent missed occurrence is posted, and only if
     ``now - occurrence <= grace``; everything older is skipped. Work is bounded by the grace
-    window, not by how long the bot was down.
+    window, not by how long the bot was down. ``first`` is ``next_occurrence(spec, after)``
+    if the caller already knows it (the scheduler does: it is why the schedule is due), and
+    ``following`` is ``next_occurrence(spec, first)`` if known (computed ahead of a batch).
     """
     grace = max(grace, MIN_GRACE)
-    first = next_occurrence(spec, after)
+    if first is None:
+        first = next_occurrence(spec, after)
     if first > now:
-        return CatchUp(None)
+        return CatchUp(None, upcoming=first)
     horizon = now - grace  # an occurrence at the horizon itself is still in time
     too_late_since = None
-    cursor = after
+    due: list[datetime] = []
     if first < horizon:
         too_late_since = first
-        cursor = horizon - timedelta(microseconds=1)  # next_occurrence is strictly after
-    due: list[datetime] = []
-    while (occurrence := next_occurrence(spec, cursor)) <= now:
+        occurrence = next_occurrence(spec, horizon - timedelta(microseconds=1))  # strictly after
+    else:
+        occurrence = first
+    while occurrence <= now:
         due.append(occurrence)
-        cursor = occurrence
+        if following is not None and occurrence == first:
+            occurrence = following
+        else:
+            occurrence = next_occurrence(spec, occurrence)
     if not due:
-        return CatchUp(None, (), too_late_since)
-    return CatchUp(due[-1], tuple(due[:-1]), too_late_since)
+        return CatchUp(None, (), too_late_since, occurrence)
+    return CatchUp(due[-1], tuple(due[:-1]), too_late_since, occurrence)
 
 
 # --- the admin API ---------------------------------------------------------------------------

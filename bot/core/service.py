@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import random
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import cache
@@ -47,7 +47,7 @@ from bot.sandbox.validate import validate_snippet
 from bot.storage.answers import AnswerRequest, AnswerStatus, AnswerWriter
 from bot.storage.database import Database
 from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
-from bot.storage.packs import PackStore, StoredQuestion, SyncReport
+from bot.storage.packs import Candidate, PackStore, StoredQuestion, SyncReport
 from bot.storage.posts import PostStore
 from bot.storage.scores import ScoreStore
 
@@ -245,8 +245,7 @@ class StudyService:
                 f"{k} {v}" for k, v in (("pack", pack), ("difficulty", difficulty)) if v
             )
             raise NotFound(f"No questions match {wanted or 'this channel'}. Try `pack list`.")
-        fewest = min(c.times_posted for c in candidates)
-        choice = self._rng.choice([c for c in candidates if c.times_posted == fewest])
+        choice = self.pick(candidates)
         post = await self.posts.create(
             channel_id=channel.id,
             version_id=choice.version_id,
@@ -263,6 +262,11 @@ class StudyService:
         return await self.draft(
             post, channel.external_id, workspace, mention=mention, timezone=timezone
         )
+
+    def pick(self, candidates: Sequence[Candidate]) -> Candidate:
+        """The no-repeat rule: one of the questions this channel has seen least often."""
+        fewest = min(c.times_posted for c in candidates)
+        return self._rng.choice([c for c in candidates if c.times_posted == fewest])
 
     async def draft(
         self,
@@ -421,9 +425,17 @@ class StudyService:
             raise PostClosed("This question is already closed.")
         return await self._edit_for(closed)
 
-    async def _edit_for(self, post: Post) -> PostEdit:
+    async def reveal_many(self, post_ids: Sequence[int]) -> list[PostEdit]:
+        """``reveal(None, id)`` for many posts at once (the scheduler at 09:00): one
+        transaction and one breakdown query. Posts already closed are left out."""
+        closed = await self.posts.close_many(post_ids, self.clock.now())
+        counts = await self.posts.breakdowns([p.id for p in closed])
+        return [await self._edit_for(post, counts[post.id]) for post in closed]
+
+    async def _edit_for(self, post: Post, counts: Mapping[str, int] | None = None) -> PostEdit:
         stored = await self.packs.question(post.question_version_id)
-        counts = await self.posts.breakdown(post.id)
+        if counts is None:
+            counts = await self.posts.breakdown(post.id)
         channel = await self.directory.channel_by_id(post.channel_id)
         message = cards.reveal_message(post, stored.item, self._title(stored.pack), counts)
         return PostEdit(post, channel.external_id, post.platform_message_id, message)

@@ -26,6 +26,7 @@ __all__ = ["Database", "Row"]
 log = get_logger(__name__)
 Row = sqlite3.Row
 Params = Iterable[Any] | dict[str, Any]
+_AUTOCHECKPOINT = 1000  # pages: SQLite's default
 
 
 async def _connect(path: Path) -> aiosqlite.Connection:
@@ -104,16 +105,36 @@ class Database:
             else:
                 await conn.commit()
 
+    @asynccontextmanager
+    async def checkpoints_held(self) -> AsyncIterator[None]:
+        """Hold SQLite's automatic WAL checkpoints during a burst of writes, then run one.
+
+        A checkpoint syncs the database file; landing in the middle of the scheduler's 09:00
+        burst it delays the questions still to be sent. The WAL simply grows for a moment.
+        """
+        async with self._lock:
+            await self._writer.execute("PRAGMA wal_autocheckpoint = 0")
+        try:
+            yield
+        finally:
+            async with self._lock:
+                await self._writer.execute(f"PRAGMA wal_autocheckpoint = {_AUTOCHECKPOINT}")
+                await self._writer.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
     # --- reads -------------------------------------------------------------------------------
 
+    # One trip to the connection's thread per query (execute, fetch and close together):
+    # each trip costs far more than a small query itself.
+
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
-        async with self._reader.execute(sql, params) as cursor:
-            return list(await cursor.fetchall())
+        return list(await self._reader.execute_fetchall(sql, params))
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
-        async with self._reader.execute(sql, params) as cursor:
-            row: Row | None = await cursor.fetchone()
-            return row
+        rows = await self._reader.execute_fetchall(sql, params)
+        for row in rows:
+            found: Row = row
+            return found
+        return None
 
     async def fetchval(self, sql: str, params: Params = ()) -> Any:
         row = await self.fetchone(sql, params)

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import TypeVar
 
 from bot.core.models import Post
 from bot.storage.database import Database, Row
 from bot.storage.timefmt import from_db, from_db_opt, to_db, to_db_opt
 
-__all__ = ["PostStore", "ScheduledPost"]
+__all__ = ["NewScheduledPost", "PostStore", "ScheduledPost"]
+
+_CHUNK = 400  # rows per multi-row statement (7 parameters each), under SQLite's limits
+T = TypeVar("T")
 
 _SELECT = (
     "SELECT p.id, p.channel_id, p.question_version_id, q.slug, p.posted_at, p.closes_at, "
@@ -52,6 +57,22 @@ def _scheduled(row: Row) -> ScheduledPost:
     return ScheduledPost(_post(row), str(row[10]), bool(row[11]))
 
 
+@dataclass(frozen=True, slots=True)
+class NewScheduledPost:
+    """A post row to insert for one schedule occurrence (see :meth:`PostStore.create_many`)."""
+
+    channel_id: int
+    version_id: int
+    schedule_id: int
+    occurrence: str
+    closes_at: datetime | None
+
+
+def _chunks(items: Sequence[T], size: int = _CHUNK) -> Iterable[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
 class PostStore:
     """Posts, with an in-memory cache of recent ones.
 
@@ -66,6 +87,8 @@ class PostStore:
     def __init__(self, db: Database) -> None:
         self._db = db
         self._cache: OrderedDict[int, Post] = OrderedDict()
+        self._attaching: list[tuple[int, str, asyncio.Future[None]]] = []
+        self._attacher: asyncio.Task[None] | None = None
 
     def _remember(self, post: Post) -> Post:
         self._cache[post.id] = post
@@ -87,35 +110,60 @@ class PostStore:
     ) -> Post | None:
         """Insert the post row before anything is sent; ``None`` if the occurrence exists."""
         async with self._db.write() as conn:
-            async with conn.execute(
-                "INSERT INTO posts (channel_id, question_version_id, schedule_id, occurrence, "
-                "requested_by, posted_at, closes_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (schedule_id, occurrence) DO NOTHING RETURNING id",
-                (
-                    channel_id,
-                    version_id,
-                    schedule_id,
-                    occurrence,
-                    requested_by,
-                    to_db(now),
-                    to_db_opt(closes_at),
-                ),
-            ) as cursor:
-                row = await cursor.fetchone()
-            if row is None:
+            inserted = list(
+                await conn.execute_fetchall(
+                    "INSERT INTO posts (channel_id, question_version_id, schedule_id, "
+                    "occurrence, requested_by, posted_at, closes_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (schedule_id, occurrence) DO NOTHING RETURNING id",
+                    (
+                        channel_id,
+                        version_id,
+                        schedule_id,
+                        occurrence,
+                        requested_by,
+                        to_db(now),
+                        to_db_opt(closes_at),
+                    ),
+                )
+            )
+            if not inserted:
                 return None
-            async with conn.execute(_SELECT + "WHERE p.id = ?", (row[0],)) as cursor:
-                created = await cursor.fetchone()
-        assert created is not None
-        return self._remember(_post(created))
+            created = list(await conn.execute_fetchall(_SELECT + "WHERE p.id = ?", inserted[0]))
+        return self._remember(_post(created[0]))
 
     async def attach_message(self, post_id: int, message_id: str) -> None:
-        async with self._db.write() as conn:
-            await conn.execute(
-                "UPDATE posts SET platform_message_id = ? WHERE id = ?", (message_id, post_id)
-            )
-        if (cached := self._cache.get(post_id)) is not None:
-            self._remember(replace(cached, platform_message_id=message_id))
+        """Record the platform's message id; returns once it is committed.
+
+        Group commit: ids that arrive while a batch is being written go into the next one, so
+        thousands of scheduled posts sent at 09:00 are confirmed in a handful of transactions,
+        each one moments after its send (a crash mid-send then leaves almost nothing unsure).
+        """
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._attaching.append((post_id, message_id, future))
+        if self._attacher is None or self._attacher.done():
+            self._attacher = asyncio.create_task(self._attach_batches(), name="post-attacher")
+        await future
+
+    async def _attach_batches(self) -> None:
+        while self._attaching:
+            batch, self._attaching = self._attaching, []
+            try:
+                async with self._db.write() as conn:
+                    await conn.executemany(
+                        "UPDATE posts SET platform_message_id = ? WHERE id = ?",
+                        [(message_id, post_id) for post_id, message_id, _ in batch],
+                    )
+            except Exception as exc:
+                for _, _, future in batch:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            for post_id, message_id, future in batch:
+                if (cached := self._cache.get(post_id)) is not None:
+                    self._remember(replace(cached, platform_message_id=message_id))
+                if not future.done():
+                    future.set_result(None)
 
     async def get(self, post_id: int) -> Post | None:
         if (cached := self._cache.get(post_id)) is not None:
@@ -139,18 +187,19 @@ class PostStore:
     async def close(self, post_id: int, now: datetime) -> Post | None:
         """Close an open post; ``None`` when it was already closed (reveal happens once)."""
         async with self._db.write() as conn:
-            async with conn.execute(
-                "UPDATE posts SET closed_at = ? WHERE id = ? AND closed_at IS NULL RETURNING id",
-                (to_db(now), post_id),
-            ) as cursor:
-                changed = await cursor.fetchone()
-            async with conn.execute(_SELECT + "WHERE p.id = ?", (post_id,)) as cursor:
-                row = await cursor.fetchone()
-        if row is not None:
-            self._remember(_post(row))
-        if changed is None or row is None:
+            changed = list(
+                await conn.execute_fetchall(
+                    "UPDATE posts SET closed_at = ? WHERE id = ? AND closed_at IS NULL "
+                    "RETURNING id",
+                    (to_db(now), post_id),
+                )
+            )
+            rows = list(await conn.execute_fetchall(_SELECT + "WHERE p.id = ?", (post_id,)))
+        if rows:
+            self._remember(_post(rows[0]))
+        if not changed or not rows:
             return None
-        return _post(row)
+        return _post(rows[0])
 
     async def due_to_close(self, now: datetime) -> list[Post]:
         rows = await self._db.fetchall(
@@ -167,7 +216,113 @@ class PostStore:
         )
         return {str(r[0]): int(r[1]) for r in rows}
 
+    async def close_many(self, post_ids: Sequence[int], now: datetime) -> list[Post]:
+        """Close many open posts in one transaction; returns the ones this call closed (each
+        reveal happens once), in the order given."""
+        closed: set[int] = set()
+        rows: dict[int, Row] = {}
+        async with self._db.write() as conn:
+            for chunk in _chunks(list(dict.fromkeys(post_ids))):
+                marks = ",".join("?" * len(chunk))
+                found = await conn.execute_fetchall(
+                    f"UPDATE posts SET closed_at = ? WHERE closed_at IS NULL AND id IN ({marks}) "
+                    "RETURNING id",
+                    (to_db(now), *chunk),
+                )
+                closed.update(int(r[0]) for r in found)
+            for chunk in _chunks(sorted(closed)):
+                marks = ",".join("?" * len(chunk))
+                for row in await conn.execute_fetchall(_SELECT + f"WHERE p.id IN ({marks})", chunk):
+                    rows[int(row[0])] = row
+        return [self._remember(_post(rows[i])) for i in dict.fromkeys(post_ids) if i in rows]
+
+    async def breakdowns(self, post_ids: Sequence[int]) -> dict[int, dict[str, int]]:
+        """:meth:`breakdown` for many posts in one query each 400."""
+        found: dict[int, dict[str, int]] = {post_id: {} for post_id in post_ids}
+        for chunk in _chunks(list(found)):
+            marks = ",".join("?" * len(chunk))
+            for row in await self._db.fetchall(
+                f"SELECT post_id, choice, count(*) FROM answers WHERE post_id IN ({marks}) "
+                "GROUP BY post_id, choice",
+                chunk,
+            ):
+                found[int(row[0])][str(row[1])] = int(row[2])
+        return found
+
     # --- scheduled posts ---------------------------------------------------------------------
+
+    async def create_many(
+        self, rows: Sequence[NewScheduledPost], now: datetime
+    ) -> list[Post | None]:
+        """Insert the rows of many occurrences in one transaction, before anything is sent.
+
+        Returns a post for each row in order, or ``None`` where that occurrence already has
+        its row (``UNIQUE(schedule_id, occurrence)``), including a repeat within ``rows``.
+        """
+        created: dict[tuple[int, str], int] = {}
+        fetched: dict[int, Row] = {}
+        seen: set[tuple[int, str]] = set()
+        unique = []
+        for r in rows:
+            if (r.schedule_id, r.occurrence) not in seen:
+                seen.add((r.schedule_id, r.occurrence))
+                unique.append(r)
+        async with self._db.write() as conn:
+            for chunk in _chunks(unique):
+                values = ",".join("(?, ?, ?, ?, ?, ?)" for _ in chunk)
+                params: list[object] = []
+                for r in chunk:
+                    params += [
+                        r.channel_id,
+                        r.version_id,
+                        r.schedule_id,
+                        r.occurrence,
+                        to_db(now),
+                        to_db_opt(r.closes_at),
+                    ]
+                for row in await conn.execute_fetchall(
+                    "INSERT INTO posts (channel_id, question_version_id, schedule_id, occurrence, "
+                    f"posted_at, closes_at) VALUES {values} "
+                    "ON CONFLICT (schedule_id, occurrence) DO NOTHING "
+                    "RETURNING id, schedule_id, occurrence",
+                    params,
+                ):
+                    created[(int(row[1]), str(row[2]))] = int(row[0])
+            for ids in _chunks(sorted(created.values())):
+                marks = ",".join("?" * len(ids))
+                for row in await conn.execute_fetchall(_SELECT + f"WHERE p.id IN ({marks})", ids):
+                    fetched[int(row[0])] = row
+        result: list[Post | None] = []
+        for r in rows:
+            post_id = created.pop((r.schedule_id, r.occurrence), None)
+            result.append(None if post_id is None else self._remember(_post(fetched[post_id])))
+        return result
+
+    async def last_id(self) -> int:
+        """The newest post's id: a watermark for "has anything posted since"."""
+        value = await self._db.fetchval("SELECT max(id) FROM posts")
+        return 0 if value is None else int(value)
+
+    async def channels_posted_since(self, last_id: int) -> set[int]:
+        """Channels that got a post after the watermark ``last_id`` (a rowid range scan)."""
+        # No DISTINCT: SQLite would answer it by scanning a whole channel index.
+        rows = await self._db.fetchall("SELECT channel_id FROM posts WHERE id > ?", (last_id,))
+        return {int(r[0]) for r in rows}
+
+    async def open_until_next_many(self, schedule_ids: Sequence[int]) -> list[Post]:
+        """The open posts of these schedules whose answers stay open "until the next question
+        posts" (no ``closes_at``), oldest first."""
+        found: list[Post] = []
+        for chunk in _chunks(sorted(set(schedule_ids))):
+            marks = ",".join("?" * len(chunk))
+            rows = await self._db.fetchall(
+                _SELECT.replace("FROM posts p", "FROM posts p INDEXED BY posts_schedule_open", 1)
+                + f"WHERE p.schedule_id IN ({marks}) AND p.closed_at IS NULL "
+                "AND p.closes_at IS NULL ORDER BY p.id",
+                chunk,
+            )
+            found += [_post(r) for r in rows]
+        return found
 
     async def unsent_scheduled(self) -> list[ScheduledPost]:
         """Open scheduled posts that were never confirmed as sent (a crash mid-send)."""
@@ -187,15 +342,13 @@ class PostStore:
 
     async def claim_resend(self, post_id: int) -> bool:
         """Mark an unconfirmed post as re-sent; ``False`` if it already was (or got sent)."""
-        async with (
-            self._db.write() as conn,
-            conn.execute(
+        async with self._db.write() as conn:
+            claimed = await conn.execute_fetchall(
                 "UPDATE posts SET resent = 1 WHERE id = ? AND resent = 0 "
                 "AND platform_message_id IS NULL AND closed_at IS NULL RETURNING id",
                 (post_id,),
-            ) as cursor,
-        ):
-            return await cursor.fetchone() is not None
+            )
+        return bool(list(claimed))
 
     async def latest_of_schedule(self, schedule_id: int) -> int | None:
         value = await self._db.fetchval(

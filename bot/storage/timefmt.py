@@ -24,7 +24,10 @@ def to_db_opt(moment: datetime | None) -> str | None:
 
 
 def from_db(text: str) -> datetime:
-    return datetime.strptime(text, _FORMAT).replace(tzinfo=UTC)
+    # fromisoformat reads exactly what to_db writes (the trailing Z included), ~40x faster
+    # than strptime; it matters when thousands of post rows are read at 09:00.
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def from_db_opt(text: str | None) -> datetime | None:

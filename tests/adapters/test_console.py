@@ -99,9 +99,13 @@ def test_scripted_session_json_lines(tmp_path: Path) -> None:
     assert back["ephemeral"] and back["choices"] == ["knew", "forgot"]
     assert "+5 points" in str(out[12]["text"])
 
-    assert out[13]["text"] == "the time is now 2026-03-05T09:00:00+00:00"
-    assert out[14]["at"] == "2026-03-10T08:00:00+00:00"
-    assert "root — 5 pts" in str(out[15]["text"])  # root answered the flashcard, as root
+    # The scheduler closes the flashcard when its quiz window ends, on the way through the day.
+    closed = out[13]
+    assert closed["kind"] == "edit" and closed["post_id"] == card["post_id"]
+    assert closed["at"] == "2026-03-04T09:30:00+00:00" and "closed" in str(closed["text"])
+    assert out[14]["text"] == "the time is now 2026-03-05T09:00:00+00:00"
+    assert out[15]["at"] == "2026-03-10T08:00:00+00:00"
+    assert "root — 5 pts" in str(out[16]["text"])  # root answered the flashcard, as root
 
     errors = [line for line in out if line["kind"] == "error"]
     assert [e["text"] for e in errors] == [
@@ -111,7 +115,7 @@ def test_scripted_session_json_lines(tmp_path: Path) -> None:
     ]
     assert "no pack called `nosuchpack`" in str(out[-2]["text"])
     assert "`forever` is not a window" in str(out[-1]["text"])
-    assert kinds.count("post") == 2 and kinds.count("edit") == 1
+    assert kinds.count("post") == 2 and kinds.count("edit") == 2
 
 
 def test_state_survives_a_restart_on_the_same_file(tmp_path: Path) -> None:

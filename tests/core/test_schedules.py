@@ -16,7 +16,13 @@ from hypothesis import strategies as st
 
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput, Forbidden, NotFound
-from bot.core.schedule import ScheduleSpec, build_spec, parse_schedule_args
+from bot.core.schedule import (
+    ScheduleSpec,
+    build_spec,
+    next_occurrence,
+    occurrences,
+    parse_schedule_args,
+)
 from bot.core.schedules import (
     MAX_SCHEDULES_PER_CHANNEL,
     CatchUp,
@@ -352,24 +358,25 @@ GRACE = timedelta(hours=2)
 
 
 def test_catch_up_nothing_due() -> None:
-    assert catch_up(DAILY_9, utc(2026, 3, 4, 9), utc(2026, 3, 5, 8, 59), GRACE) == CatchUp(None)
+    plan = catch_up(DAILY_9, utc(2026, 3, 4, 9), utc(2026, 3, 5, 8, 59), GRACE)
+    assert plan == CatchUp(None, upcoming=utc(2026, 3, 5, 9))
 
 
 def test_catch_up_on_time_and_a_little_late() -> None:
     on_time = catch_up(DAILY_9, utc(2026, 3, 4, 9), utc(2026, 3, 5, 9), GRACE)
-    assert on_time == CatchUp(utc(2026, 3, 5, 9))
+    assert on_time == CatchUp(utc(2026, 3, 5, 9), upcoming=utc(2026, 3, 6, 9))
     late = catch_up(DAILY_9, utc(2026, 3, 4, 9), utc(2026, 3, 5, 11), GRACE)
-    assert late == CatchUp(utc(2026, 3, 5, 9))  # exactly the grace: still posts
+    assert late.post == utc(2026, 3, 5, 9)  # exactly the grace: still posts
 
 
 def test_catch_up_too_late_posts_nothing() -> None:
     late = catch_up(DAILY_9, utc(2026, 3, 4, 9), utc(2026, 3, 5, 11, 0, 1), GRACE)
-    assert late == CatchUp(None, (), utc(2026, 3, 5, 9))
+    assert late == CatchUp(None, (), utc(2026, 3, 5, 9), utc(2026, 3, 6, 9))
 
 
 def test_catch_up_after_three_days_posts_at_most_the_latest() -> None:
     down = catch_up(DAILY_9, utc(2026, 3, 1, 9), utc(2026, 3, 4, 10), GRACE)
-    assert down == CatchUp(utc(2026, 3, 4, 9), (), utc(2026, 3, 2, 9))
+    assert down == CatchUp(utc(2026, 3, 4, 9), (), utc(2026, 3, 2, 9), utc(2026, 3, 5, 9))
 
 
 def test_catch_up_with_several_in_the_grace_window_posts_only_the_latest() -> None:
@@ -378,8 +385,39 @@ def test_catch_up_with_several_in_the_grace_window_posts_only_the_latest() -> No
     assert plan.post == utc(2026, 3, 4, 9)
     assert plan.skipped == (utc(2026, 3, 4, 8),)
     assert plan.too_late_since == utc(2026, 3, 4, 6)
+    assert plan.upcoming == utc(2026, 3, 4, 10)
 
 
 def test_catch_up_a_tiny_grace_still_counts_the_loop_waking_late_as_on_time() -> None:
     plan = catch_up(DAILY_9, utc(2026, 3, 4, 9), utc(2026, 3, 5, 9, 0, 2), timedelta(0))
     assert plan.post == utc(2026, 3, 5, 9)
+
+
+def test_catch_up_uses_known_occurrences_as_given() -> None:
+    """The scheduler passes what it computed ahead; the answer is the same as without."""
+    after, now = utc(2026, 3, 4, 9), utc(2026, 3, 5, 9)
+    known = catch_up(
+        DAILY_9, after, now, GRACE, first=utc(2026, 3, 5, 9), following=utc(2026, 3, 6, 9)
+    )
+    assert known == catch_up(DAILY_9, after, now, GRACE)
+
+
+@given(
+    st.integers(0, 60 * 24 * 9),
+    st.integers(0, 60 * 24 * 4),
+    st.sampled_from([timedelta(0), timedelta(minutes=30), GRACE, timedelta(days=1)]),
+)
+def test_property_catch_up_posts_at_most_one_and_only_within_grace(
+    after_minutes: int, down_minutes: int, grace: timedelta
+) -> None:
+    spec = build_spec(time="09:00", timezone="Europe/Berlin", days="weekdays")
+    after = utc(2026, 3, 23) + timedelta(minutes=after_minutes)
+    now = after + timedelta(minutes=down_minutes)
+    plan = catch_up(spec, after, now, grace)
+    due = [o for o in occurrences(spec, after, 40) if o <= now]
+    assert plan.upcoming == next_occurrence(spec, now)
+    if plan.post is None:
+        assert not due or now - due[-1] > max(grace, timedelta(minutes=1))
+    else:
+        assert plan.post == due[-1] and now - plan.post <= max(grace, timedelta(minutes=1))
+        assert set(plan.skipped) <= set(due[:-1])

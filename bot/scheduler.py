@@ -1,0 +1,783 @@
+"""The durable scheduler: one loop per process that posts scheduled questions and reveals them.
+
+It sleeps until the soonest thing due -- an occurrence of some schedule, the end of an answer
+window, a re-send -- raced against an :class:`asyncio.Event` that schedule commands set (through
+``service.schedules``), then handles everything due and goes back to sleep. Nothing polls, so an
+idle scheduler costs no CPU. Started once at start-up by :mod:`bot.__main__` (never from a
+platform's "ready" event, which fires again on every reconnect).
+
+Durability comes from the database, not from this loop's memory:
+
+- The post row of an occurrence is inserted *before* the question is sent, keyed
+  ``UNIQUE(schedule_id, occurrence)``: a restart, a reconnect or a second process cannot post
+  the same occurrence twice.
+- ``schedules.handled_until`` records how far each schedule got, so a restart resumes there.
+- After downtime only the latest missed occurrence is posted, and only within the grace window
+  (:func:`bot.core.schedules.catch_up`); the others are skipped with a log line.
+- Crash mid-send: a post row without a platform message id means the send was never confirmed.
+  It is re-sent **once** if it is still the schedule's latest post, its answer window is open
+  and it is within the grace window; otherwise it is closed without a reveal. Members would
+  rather see the rare duplicate of the *same* post (its buttons carry the same post id, so every
+  answer still counts once) than lose a day and everyone's streak. A send that fails while the
+  bot runs is retried the same way a minute later.
+- Windows: ``closes_at = occurrence + window``, so a late post keeps the schedule's rhythm (and a
+  late post whose window is already over is not posted at all). "Until the next question": the
+  schedule's previous open post is revealed just before the next one is sent. Reveals that came
+  due while the bot was down happen at start-up.
+
+Many at once: at 09:00 thousands of channels may be due together, so a due batch is handled in
+a few set-based statements (one candidates query per filter set, one insert, one close), with
+sends confirmed by group commit and WAL checkpoints held until the batch is out. A large batch
+is also prepared ten seconds ahead (channels loaded, questions picked); at the due instant only
+channels that got another post in between are picked for again. See docs/BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import heapq
+import itertools
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import partial
+from typing import TypeVar
+from zoneinfo import ZoneInfo
+
+from bot.core.clock import Clock, SimulatedClock
+from bot.core.gateway import ChatGateway
+from bot.core.models import Post
+from bot.core.schedule import ScheduleSpec, next_occurrence, occurrence_key
+from bot.core.schedules import MIN_GRACE, Schedule, catch_up
+from bot.core.service import PostDraft, PostEdit, StudyService
+from bot.log import get_logger
+from bot.storage.directory import ChannelRow, WorkspaceRow
+from bot.storage.packs import Candidate
+from bot.storage.posts import NewScheduledPost, ScheduledPost
+
+__all__ = ["PREPARE_LEAD", "PREPARE_MIN", "RESEND_DELAY", "Scheduler"]
+
+log = get_logger(__name__)
+
+RESEND_DELAY = timedelta(minutes=1)
+"""How long after a failed send the post is tried again (once)."""
+_FAILED_PASS_DELAY = timedelta(minutes=1)
+_BATCH = 500  # occurrences picked, inserted and sent together
+PREPARE_LEAD = timedelta(seconds=10)
+"""How long before a large batch falls due the scheduler picks its questions."""
+PREPARE_MIN = 50
+"""A batch this large is worth preparing (at 09:00, thousands of channels may be due)."""
+_STOP_TIMEOUT = 10.0  # seconds a stopping scheduler may spend finishing sends in flight
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class _Due:
+    """One occurrence to post now."""
+
+    schedule: Schedule
+    occurrence: datetime
+    key: str  # occurrence_key(occurrence), the UNIQUE key of its post row
+    closes_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """Questions picked ahead of a large batch, valid for channels that get no other post
+    before it is due (checked against the ``watermark``, the newest post id at the time)."""
+
+    due: datetime
+    watermark: int
+    picks: dict[int, list[Candidate]]  # schedule id -> its channel's least-posted candidates
+
+
+@dataclass(slots=True)
+class _Entry:
+    """A schedule the loop is watching: its spec, where it got to, and when it is due."""
+
+    schedule: Schedule
+    after: datetime  # every occurrence at or before this has been dealt with
+    due: datetime
+    version: int
+    upcoming: datetime | None = None  # when it is due next, once the pass has planned it
+    following: datetime | None = None  # the occurrence after ``due``, if computed ahead
+
+
+class Scheduler:
+    """Posts every schedule's questions on time, and reveals them when their windows end.
+
+    ``concurrency`` is how many channels are served at once when many posts fall due
+    together (each channel's own posts always go out in order); the console uses 1 so that
+    a scripted session prints the same thing every time. A batch of at least
+    ``prepare_min`` occurrences due at one instant has its questions picked
+    ``prepare_lead`` ahead (the part of posting that reads each channel's history), so that
+    at the due instant only inserting, rendering and sending remain.
+    """
+
+    def __init__(
+        self,
+        service: StudyService,
+        gateway: ChatGateway,
+        clock: Clock,
+        grace: timedelta,
+        *,
+        concurrency: int = 16,
+        prepare_lead: timedelta = PREPARE_LEAD,
+        prepare_min: int = PREPARE_MIN,
+    ) -> None:
+        self.service = service
+        self.gateway = gateway
+        self.clock = clock
+        self.grace = max(grace, MIN_GRACE)
+        self._concurrency = max(1, concurrency)
+        self._prepare_lead = prepare_lead
+        self._prepare_min = max(1, prepare_min)
+        self._prepared: _Prepared | None = None
+        self._sized: tuple[datetime, int] | None = None  # (due, how many are due then)
+        self._entries: dict[int, _Entry] = {}
+        self._heap: list[tuple[datetime, int, int]] = []  # (due, schedule id, version)
+        self._versions = itertools.count()
+        self._pending: set[int] = set()
+        self._retries: dict[int, tuple[datetime, int, str]] = {}  # post -> (at, schedule, occ)
+        self._next_close: datetime | None = None
+        self._marks: list[tuple[int, datetime]] = []
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = False
+        self._first_pass = True
+        self._failed_until: datetime | None = None
+        self._passes_started = 0
+        self._passes_done = 0
+        self._pass_done = asyncio.Event()
+        self.loaded_in: float | None = None  # seconds start() took to load the schedules
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Load every active schedule and start the loop (once per process)."""
+        if self._task is not None:
+            raise RuntimeError("the scheduler is already running")
+        if self.service.schedules.listened:
+            raise RuntimeError("another scheduler already serves this service")
+        self.service.schedules.listen(self._changed)
+        began = time.perf_counter()
+        schedules = await self.service.schedules.active()
+        for schedule in schedules:
+            self._put(schedule)
+        self.loaded_in = time.perf_counter() - began
+        log.info(
+            "scheduler started: %d schedule(s) loaded in %.0f ms, grace %s",
+            len(schedules),
+            self.loaded_in * 1000,
+            self.grace,
+        )
+        self._task = asyncio.create_task(self._run(), name="scheduler")
+
+    async def stop(self) -> None:
+        """Stop after the sends in flight finish (a bounded wait), so shutdown does not
+        itself cause a crash mid-send."""
+        task = self._task
+        if task is None:
+            return
+        self._stopping = True
+        self._wake.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(task), _STOP_TIMEOUT)
+        except TimeoutError:
+            log.warning("scheduler did not finish within %.0f s; cancelling it", _STOP_TIMEOUT)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        except Exception:
+            log.exception("the scheduler loop had failed")
+        finally:
+            self.service.schedules.unlisten(self._changed)
+            self._task = None
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Scheduler]:
+        await self.start()
+        try:
+            yield self
+        finally:
+            await self.stop()
+
+    def is_stopping(self) -> bool:
+        return self._stopping
+
+    @property
+    def passes(self) -> int:
+        """How many passes have finished: an idle scheduler's count stays put."""
+        return self._passes_done
+
+    def wake(self) -> None:
+        """Re-plan now (schedules changed, or something new may be due)."""
+        self._wake.set()
+
+    def _changed(self, schedule_id: int | None) -> None:
+        if schedule_id is not None:
+            self._pending.add(schedule_id)
+        self._wake.set()
+
+    # --- for the console and tests -----------------------------------------------------------
+
+    async def settle(self) -> None:
+        """Return once a pass that began after this call has finished: everything due at the
+        clock's current time (and every change made before the call) has been handled."""
+        task = self._task
+        if task is None:
+            raise RuntimeError("the scheduler is not running")
+        wanted = self._passes_started + 1
+        self._wake.set()
+        while self._passes_done < wanted:
+            if task.done():
+                task.result()  # re-raise what stopped the loop
+                return
+            done = asyncio.ensure_future(self._pass_done.wait())
+            await asyncio.wait({done, task}, return_when=asyncio.FIRST_COMPLETED)
+            done.cancel()
+
+    def next_due(self) -> datetime | None:
+        """When the loop next has something to do (as of its last pass)."""
+        candidates = [self._next_close, *(at for at, _, _ in self._retries.values())]
+        if (top := self._top()) is not None:
+            candidates.append(top)
+        found = [c for c in candidates if c is not None]
+        return min(found) if found else None
+
+    async def advance(self, clock: SimulatedClock, target: datetime) -> None:
+        """Move a simulated clock to ``target`` as if the bot had been running all along:
+        stop at each due time in order and let the scheduler handle it before going on.
+
+        (Jumping straight there would look like downtime, and the grace rule would skip
+        what fell due on the way.)
+        """
+        await self.settle()
+        while (due := self.next_due()) is not None and due <= target:
+            if due <= clock.now():
+                break  # nothing left to step to (a failed pass waits for its retry)
+            clock.set(due)
+            await self.settle()
+        if target > clock.now():
+            clock.set(target)
+        await self.settle()
+
+    # --- the loop ----------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        while not self._stopping:
+            self._wake.clear()
+            self._passes_started += 1
+            now = self.clock.now()
+            try:
+                await self._pass(now)
+                self._failed_until = None
+            except Exception:
+                log.exception("scheduler pass failed; trying again in a minute")
+                self._failed_until = now + _FAILED_PASS_DELAY
+            self._passes_done = self._passes_started
+            self._pass_done.set()
+            self._pass_done = asyncio.Event()
+            if self._stopping or self._wake.is_set():
+                continue
+            wake_at = self._failed_until or self._next_wake(now)
+            if wake_at is not None and wake_at <= self.clock.now():
+                continue
+            await self._sleep(wake_at)
+
+    async def _sleep(self, until: datetime | None) -> None:
+        """Sleep until ``until`` (forever if None) or until woken, whichever comes first."""
+        waiters: set[asyncio.Future[object]] = {asyncio.ensure_future(self._wake.wait())}
+        if until is not None:
+            waiters.add(asyncio.ensure_future(self.clock.sleep_until(until)))
+        try:
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+
+    async def _pass(self, now: datetime) -> None:
+        """Everything due at ``now``, in the order members should see it: reveals first, then
+        re-sends, then new posts (each reveals its until-next predecessor just before)."""
+        await self._reload()
+        if self._first_pass:
+            await self._resend_unconfirmed(now)
+            self._first_pass = False
+        await self._reveal_due(now)
+        await self._retry_due(now)
+        await self._post_due(now)
+        marks, self._marks = self._marks, []
+        await self.service.schedules.mark_handled(marks)
+        self._next_close = await self.service.posts.next_close()
+        await self._prepare(now)
+
+    def _next_wake(self, now: datetime) -> datetime | None:
+        """:meth:`next_due`, or earlier if a large batch should be prepared first."""
+        wake = self.next_due()
+        top = self._top()
+        if top is None or (self._prepared is not None and self._prepared.due == top):
+            return wake
+        prepare_at = top - self._prepare_lead
+        if prepare_at <= now or (wake is not None and prepare_at >= wake):
+            return wake
+        return prepare_at if self._batch_size(top) >= self._prepare_min else wake
+
+    def _batch_size(self, due: datetime) -> int:
+        if self._sized is None or self._sized[0] != due:
+            self._sized = (due, len(self._due_at(due)))
+        return self._sized[1]
+
+    def _due_at(self, due: datetime) -> list[_Entry]:
+        found = []
+        for when, schedule_id, version in self._heap:
+            entry = self._entries.get(schedule_id)
+            if when == due and entry is not None and entry.version == version:
+                found.append(entry)
+        return found
+
+    async def _prepare(self, now: datetime) -> None:
+        """Pick the questions of the next large batch ahead of time (and load its channels),
+        so the due instant is not spent reading thousands of channels' history."""
+        top = self._top()
+        if top is None or top <= now or top - now > self._prepare_lead:
+            return
+        if self._prepared is not None and self._prepared.due == top:
+            return
+        if self._batch_size(top) < self._prepare_min:
+            return
+        entries = self._due_at(top)
+        began = time.perf_counter()
+        for entry in entries:  # the pure part of planning, ahead of time too
+            entry.following = next_occurrence(entry.schedule.spec, entry.due)
+        watermark = await self.service.posts.last_id()  # before reading any history
+        await self.service.directory.load_channels(e.schedule.channel_id for e in entries)
+        per_channel = Counter(e.schedule.channel_id for e in entries)
+        singles = [
+            _Due(e.schedule, top, occurrence_key(top), None)
+            for e in entries
+            if per_channel[e.schedule.channel_id] == 1
+        ]
+        picks = await self._candidates(singles, set())
+        self._prepared = _Prepared(top, watermark, picks)
+        log.info(
+            "prepared %d question(s) due at %s in %.0f ms",
+            len(picks),
+            top.isoformat(),
+            (time.perf_counter() - began) * 1000,
+        )
+
+    # --- the plan ----------------------------------------------------------------------------
+
+    def _put(self, schedule: Schedule, due: datetime | None = None) -> None:
+        """Watch a schedule; ``due`` is its next occurrence after ``after`` if known."""
+        previous = self._entries.get(schedule.id)
+        after = schedule.after if previous is None else max(schedule.after, previous.after)
+        try:
+            if due is None or due <= after:
+                due = next_occurrence(schedule.spec, after)
+        except ValueError:
+            log.exception("schedule %d: cannot compute its next occurrence", schedule.id)
+            self._entries.pop(schedule.id, None)
+            return
+        entry = _Entry(schedule, after, due, next(self._versions))
+        self._entries[schedule.id] = entry
+        heapq.heappush(self._heap, (due, schedule.id, entry.version))
+        self._sized = None  # batch sizes are counted afresh
+
+    def _top(self) -> datetime | None:
+        """The soonest valid occurrence (stale heap items are dropped on the way)."""
+        while self._heap:
+            due, schedule_id, version = self._heap[0]
+            entry = self._entries.get(schedule_id)
+            if entry is not None and entry.version == version:
+                return due
+            heapq.heappop(self._heap)
+        return None
+
+    async def _reload(self) -> None:
+        """Re-read the schedules that commands changed since the last pass."""
+        if not self._pending:
+            return
+        ids, self._pending = sorted(self._pending), set()
+        found = await self.service.schedules.many(ids)
+        for schedule_id in ids:
+            schedule = found.get(schedule_id)
+            if schedule is None or schedule.paused:
+                self._entries.pop(schedule_id, None)  # its heap items go stale
+                self._sized = None
+            else:
+                self._put(schedule)
+
+    # --- posting -----------------------------------------------------------------------------
+
+    async def _post_due(self, now: datetime) -> None:
+        """Every schedule due at ``now``, in batches: at 09:00 thousands of channels may be
+        due together, and one query or transaction per batch (not per post) is what keeps
+        them all within a second."""
+        due: list[_Entry] = []
+        while (top := self._top()) is not None and top <= now:
+            _, schedule_id, _ = heapq.heappop(self._heap)
+            due.append(self._entries[schedule_id])  # heap order: due time, then schedule id
+        held = (
+            self.service.db.checkpoints_held()
+            if len(due) >= self._prepare_min
+            else contextlib.nullcontext()
+        )
+        async with held:
+            for start in range(0, len(due), _BATCH):
+                chunk = due[start : start + _BATCH]
+                plans = [plan for entry in chunk if (plan := self._plan(entry, now)) is not None]
+                try:
+                    if not await self._post_batch(plans, now):
+                        return  # stopping before anything was inserted: they stay due
+                except Exception:
+                    log.exception("posting %d scheduled question(s) failed", len(plans))
+                for entry in chunk:  # dealt with, whatever happened: never retried into a burst
+                    self._done(entry, now)
+
+    def _done(self, entry: _Entry, now: datetime) -> None:
+        schedule_id = entry.schedule.id
+        self._marks.append((schedule_id, now))
+        current = self._entries.get(schedule_id)  # None if it was paused or removed meanwhile
+        if current is not None:
+            current.after = max(current.after, now)
+            self._put(current.schedule, entry.upcoming if current is entry else None)
+
+    def _plan(self, entry: _Entry, now: datetime) -> _Due | None:
+        """Which occurrence of a due schedule (if any) posts now; the rest is logged."""
+        schedule, spec = entry.schedule, entry.schedule.spec
+        try:
+            plan = catch_up(
+                spec, entry.after, now, self.grace, first=entry.due, following=entry.following
+            )
+        except ValueError:
+            log.exception("schedule %d: cannot compute its occurrences", schedule.id)
+            return None
+        entry.upcoming = plan.upcoming
+        if plan.too_late_since is not None:
+            log.info(
+                "schedule %d: occurrences from %s on were missed by more than the %s grace "
+                "window and are skipped",
+                schedule.id,
+                _local(spec, plan.too_late_since),
+                self.grace,
+            )
+        for skipped in plan.skipped:
+            log.info(
+                "schedule %d: missed occurrence %s skipped (a later one is due; never a burst)",
+                schedule.id,
+                _local(spec, skipped),
+            )
+        if plan.post is None:
+            return None
+        occurrence = plan.post
+        closes_at = None if spec.window is None else occurrence + spec.window
+        if closes_at is not None and closes_at <= now:
+            log.info(
+                "schedule %d: occurrence %s skipped: its answer window ended while the bot was "
+                "down",
+                schedule.id,
+                _local(spec, occurrence),
+            )
+            return None
+        if occurrence < now - MIN_GRACE:
+            log.info(
+                "schedule %d: posting occurrence %s late (%s after it was due)",
+                schedule.id,
+                _local(spec, occurrence),
+                _round(now - occurrence),
+            )
+        return _Due(schedule, occurrence, occurrence_key(occurrence), closes_at)
+
+    async def _post_batch(self, plans: Sequence[_Due], now: datetime) -> bool:
+        """Pick, insert, reveal the until-next predecessors, then send: ``False`` if the
+        scheduler began stopping before the rows were inserted (nothing happened)."""
+        service = self.service
+        where: dict[int, tuple[ChannelRow, WorkspaceRow]] = {}
+        for plan in plans:
+            channel = await service.directory.channel_by_id(plan.schedule.channel_id)
+            where[channel.id] = (
+                channel,
+                await service.directory.workspace_by_id(channel.workspace_id),
+            )
+        rows, picked = await self._pick(plans)
+        if self.is_stopping():
+            return False
+        posts = await service.posts.create_many(rows, now)
+        created: list[tuple[_Due, Post]] = []
+        for plan, post in zip(picked, posts, strict=True):
+            if post is None:
+                await self._already_there(plan)
+            else:
+                created.append((plan, post))
+        if not created:
+            return True
+        # "Until the next question": the open predecessors close now and are revealed just
+        # before their successor is sent, in the same channel.
+        new_ids = {post.id for _, post in created}
+        until_next = [plan.schedule.id for plan, _ in created if plan.schedule.spec.window is None]
+        superseded = [
+            p.id
+            for p in await service.posts.open_until_next_many(until_next)
+            if p.id not in new_ids
+        ]
+        work: dict[int, list[Callable[[], Awaitable[None]]]] = {}
+        for edit in await service.reveal_many(superseded):
+            work.setdefault(edit.post.channel_id, []).append(partial(self._apply, edit))
+        for plan, post in created:
+            channel, workspace = where[post.channel_id]
+            spec = plan.schedule.spec
+            draft = await service.draft(
+                post, channel.external_id, workspace, mention=spec.mention, timezone=spec.timezone
+            )
+            work.setdefault(post.channel_id, []).append(
+                partial(self._send, draft, plan.schedule.id, plan.key)
+            )
+        await self._per_channel(list(work.values()), _call)
+        return True
+
+    async def _pick(self, plans: Sequence[_Due]) -> tuple[list[NewScheduledPost], list[_Due]]:
+        """One question per occurrence by the no-repeat rule, in order; a channel due twice
+        in one batch does not get the same question twice."""
+        per_channel = Counter(plan.schedule.channel_id for plan in plans)
+        found: dict[int, list[Candidate]] = {}
+        prepared = self._prepared
+        if prepared is not None:
+            usable = [
+                plan
+                for plan in plans
+                if plan.occurrence == prepared.due
+                and plan.schedule.id in prepared.picks
+                and per_channel[plan.schedule.channel_id] == 1
+            ]
+            if usable:
+                stale = await self.service.posts.channels_posted_since(prepared.watermark)
+                for plan in usable:
+                    if plan.schedule.channel_id not in stale:
+                        found[plan.schedule.id] = prepared.picks[plan.schedule.id]
+        rest = [plan for plan in plans if plan.schedule.id not in found]
+        multi = {channel for channel, count in per_channel.items() if count > 1}
+        found.update(await self._candidates(rest, multi))
+        taken: dict[int, Counter[int]] = {}
+        rows: list[NewScheduledPost] = []
+        picked: list[_Due] = []
+        for plan in plans:
+            schedule = plan.schedule
+            candidates = found.get(schedule.id)
+            if not candidates:  # e.g. the pack was removed since the schedule was added
+                log.warning(
+                    "schedule %d: occurrence %s not posted: no questions match its filters (%s)",
+                    schedule.id,
+                    _local(schedule.spec, plan.occurrence),
+                    schedule.spec.describe(),
+                )
+                continue
+            local = taken.setdefault(schedule.channel_id, Counter())
+            if local:  # count this batch's own picks in the same channel
+                candidates = [
+                    Candidate(c.version_id, c.times_posted + local[c.version_id])
+                    for c in candidates
+                ]
+            version = self.service.pick(candidates).version_id
+            local[version] += 1
+            rows.append(
+                NewScheduledPost(
+                    channel_id=schedule.channel_id,
+                    version_id=version,
+                    schedule_id=schedule.id,
+                    occurrence=plan.key,
+                    closes_at=plan.closes_at,
+                )
+            )
+            picked.append(plan)
+        return rows, picked
+
+    async def _candidates(
+        self, plans: Sequence[_Due], multi: set[int]
+    ) -> dict[int, list[Candidate]]:
+        """Each plan's candidates, one query per filter set: just the least-posted ones,
+        except for channels in ``multi`` (due more than once), which need every one."""
+        groups: dict[tuple[str | None, str | None, tuple[str, ...], bool], list[_Due]] = {}
+        for plan in plans:
+            spec = plan.schedule.spec
+            every = plan.schedule.channel_id in multi
+            groups.setdefault((spec.pack, spec.difficulty, spec.tags, every), []).append(plan)
+        found: dict[int, list[Candidate]] = {}
+        for (pack, difficulty, tags, every), group in groups.items():
+            by_channel = await self.service.packs.candidates_many(
+                [plan.schedule.channel_id for plan in group],
+                pack=pack,
+                difficulty=difficulty,
+                tags=tags,
+                fewest_only=not every,
+            )
+            for plan in group:
+                if (candidates := by_channel.get(plan.schedule.channel_id)) is not None:
+                    found[plan.schedule.id] = candidates
+        return found
+
+    async def _already_there(self, plan: _Due) -> None:
+        """The occurrence has its row already: posted before a restart, or by another
+        process. If it was never confirmed as sent, the re-send rule decides."""
+        existing = await self.service.posts.by_occurrence(plan.schedule.id, plan.key)
+        if existing is not None and existing.post.platform_message_id is None:
+            await self._resend(existing, self.clock.now())
+
+    async def _send(self, draft: PostDraft, schedule_id: int, occurrence: str) -> None:
+        try:
+            message_id = await self.gateway.send_post(draft.channel, draft.message)
+        except Exception:
+            log.exception(
+                "sending post %d (schedule %d) to channel %s failed; it is tried once more in %s",
+                draft.post.id,
+                schedule_id,
+                draft.channel,
+                RESEND_DELAY,
+            )
+            self._retries[draft.post.id] = (
+                self.clock.now() + RESEND_DELAY,
+                schedule_id,
+                occurrence,
+            )
+            return
+        await self.service.attach_message(draft.post.id, message_id)
+
+    # --- unconfirmed sends -------------------------------------------------------------------
+
+    async def _resend_unconfirmed(self, now: datetime) -> None:
+        """At start-up: posts the previous process inserted but never confirmed as sent."""
+        unconfirmed = await self.service.posts.unsent_scheduled()
+        for item in unconfirmed:
+            try:
+                await self._resend(item, now)
+            except Exception:
+                log.exception("re-sending post %d failed", item.post.id)
+
+    async def _retry_due(self, now: datetime) -> None:
+        for post_id, (at, schedule_id, occurrence) in list(self._retries.items()):
+            if at > now:
+                continue
+            del self._retries[post_id]
+            item = await self.service.posts.by_occurrence(schedule_id, occurrence)
+            if item is not None and item.post.platform_message_id is None:
+                await self._resend(item, now)
+
+    async def _resend(self, item: ScheduledPost, now: datetime) -> None:
+        """The crash-mid-send rule: re-send an unconfirmed post once, while it still makes
+        sense; otherwise close it quietly (a reveal of a question nobody saw helps no one)."""
+        post = item.post
+        assert post.schedule_id is not None
+        if not post.is_open:
+            return
+        occurrence = datetime.fromisoformat(item.occurrence.replace("Z", "+00:00"))
+        schedule = await self.service.schedules.get(post.schedule_id)
+        latest = await self.service.posts.latest_of_schedule(post.schedule_id)
+        reason = None
+        if item.resent:
+            reason = "it was re-sent once already"
+        elif schedule is None:
+            reason = "its schedule was removed"
+        elif latest != post.id:
+            reason = "a newer question of its schedule exists"
+        elif now - occurrence > self.grace:
+            reason = f"it is more than the {self.grace} grace window late"
+        elif post.closes_at is not None and post.closes_at <= now:
+            reason = "its answer window is over"
+        if reason is not None:
+            await self._close_quietly(post, reason)
+            return
+        assert schedule is not None
+        if not await self.service.posts.claim_resend(post.id):
+            return
+        log.warning(
+            "re-sending post %d (schedule %d, occurrence %s) once: its first send was never "
+            "confirmed",
+            post.id,
+            post.schedule_id,
+            item.occurrence,
+        )
+        channel = await self.service.directory.channel_by_id(post.channel_id)
+        workspace = await self.service.directory.workspace_by_id(channel.workspace_id)
+        draft = await self.service.draft(
+            post,
+            channel.external_id,
+            workspace,
+            mention=schedule.spec.mention,
+            timezone=schedule.spec.timezone,
+        )
+        try:
+            message_id = await self.gateway.send_post(draft.channel, draft.message)
+        except Exception:
+            log.exception("re-sending post %d failed; it is not tried again", post.id)
+            await self._close_quietly(post, "the re-send failed too")
+            return
+        await self.service.attach_message(post.id, message_id)
+
+    async def _close_quietly(self, post: Post, reason: str) -> None:
+        log.warning(
+            "post %d (schedule %s) was never confirmed as sent and is not re-sent: %s; "
+            "closed without a reveal",
+            post.id,
+            post.schedule_id,
+            reason,
+        )
+        await self.service.posts.close(post.id, self.clock.now())
+
+    # --- reveals -----------------------------------------------------------------------------
+
+    async def _reveal_due(self, now: datetime) -> None:
+        due = await self.service.posts.due_to_close(now)
+        if not due:
+            return
+        work: dict[int, list[Callable[[], Awaitable[None]]]] = {}
+        for edit in await self.service.reveal_many([post.id for post in due]):
+            work.setdefault(edit.post.channel_id, []).append(partial(self._apply, edit))
+        await self._per_channel(list(work.values()), _call)
+
+    async def _apply(self, edit: PostEdit) -> None:
+        if edit.message_id is None and edit.post.schedule_id is not None:
+            log.info("post %d closed without a reveal: it was never sent", edit.post.id)
+            return
+        try:
+            await self.service.apply_edit(edit, self.gateway)
+        except Exception:
+            log.exception("revealing post %d in channel %s failed", edit.post.id, edit.channel)
+
+    # --- fan-out -----------------------------------------------------------------------------
+
+    async def _per_channel(
+        self, groups: Sequence[Sequence[T]], work: Callable[[T], Awaitable[None]]
+    ) -> None:
+        """Run ``work`` over each channel's items in order, up to ``concurrency`` channels at
+        once; a stopping scheduler starts nothing new but lets items in flight finish."""
+        queue = list(reversed(groups))
+
+        async def worker() -> None:
+            while queue and not self.is_stopping():
+                for item in queue.pop():
+                    if self.is_stopping():
+                        return
+                    await work(item)
+
+        workers = min(self._concurrency, len(groups))
+        if workers == 1:
+            await worker()
+            return
+        await asyncio.gather(*(worker() for _ in range(workers)))
+
+
+async def _call(thunk: Callable[[], Awaitable[None]]) -> None:
+    await thunk()
+
+
+def _local(spec: ScheduleSpec, moment: datetime) -> str:
+    local = moment.astimezone(ZoneInfo(spec.timezone))
+    return f"{local:%a %Y-%m-%d %H:%M} {local.tzname()}"
+
+
+def _round(delta: timedelta) -> timedelta:
+    return timedelta(seconds=round(delta.total_seconds()))
