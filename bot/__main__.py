@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import sqlite3
 import sys
 from collections.abc import AsyncIterator
@@ -17,10 +18,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from bot.backups import BackupJob
 from bot.core.clock import Clock, SystemClock
 from bot.core.gateway import ChatGateway
 from bot.core.service import StudyService
 from bot.core.snippets import RunLimits
+from bot.health import HealthServer
 from bot.log import configure_logging, get_logger
 from bot.metrics import Metrics
 from bot.questions.loader import load_packs
@@ -30,9 +33,11 @@ from bot.settings import Platform, Settings
 from bot.storage.database import Database
 from bot.storage.migrations import MigrationError
 
-__all__ = ["StartupError", "Wiring", "main"]
+__all__ = ["StartupError", "Wiring", "main", "run_until_stopped"]
 
 log = get_logger("bot")
+ADAPTER_STOP_SECONDS = 4.0  # for the platform connection to close after a stop
+DRAIN_SECONDS = 3.0  # for snippet runs in flight before the sandbox is closed
 
 
 class Wiring:
@@ -139,22 +144,85 @@ class Wiring:
             concurrency=concurrency,
         )
 
-    async def serve(self, settings: Settings, *, http_port: int | None = None) -> None:
-        """Run the configured platform until it stops: the ``studybot run`` main job."""
-        async with self.runtime(settings) as runtime:
-            adapter = self.adapter(runtime, http_port=http_port)
-            # The adapter is also the scheduler's gateway; its send_post must wait until the
-            # platform connection is ready.
-            async with self.scheduler(runtime, adapter).running():
-                await adapter.run()
+    async def serve(
+        self,
+        settings: Settings,
+        *,
+        http_port: int | None = None,
+        clock: Clock | None = None,
+        json_lines: bool = False,
+    ) -> None:
+        """Run the configured platform until it stops or a signal asks it to: ``studybot run``.
 
-    def adapter(self, runtime: Runtime, *, http_port: int | None = None) -> PlatformAdapter:
+        On SIGTERM or SIGINT: stop taking new events, let the scheduler finish the sends in
+        flight, let answers commit and snippet runs finish (briefly; then they are cancelled),
+        stop the sandbox and close the database, all within about 10 s.
+        """
+        async with self.runtime(settings, clock=clock) as runtime:
+            adapter = self.adapter(runtime, http_port=http_port, json_lines=json_lines)
+            console = settings.platform is Platform.CONSOLE
+            # One channel at a time on the console, so a scripted session prints the same
+            # lines every time. The adapter is also the scheduler's gateway: its send_post
+            # waits until the platform connection is ready.
+            scheduler = self.scheduler(runtime, adapter, concurrency=1 if console else 16)
+            async with scheduler.running(), self.operations(runtime, adapter, scheduler):
+                if console:
+                    from bot.adapters.console import ConsoleAdapter
+
+                    assert isinstance(adapter, ConsoleAdapter)
+                    adapter.scheduler = scheduler  # /clock moves it step by step
+                await run_until_stopped(adapter)
+                await runtime.service.drain(DRAIN_SECONDS)
+
+    @asynccontextmanager
+    async def operations(
+        self, runtime: Runtime, adapter: PlatformAdapter, scheduler: Scheduler
+    ) -> AsyncIterator[None]:
+        """What an operator runs beside the bot: health and metrics, daily backups."""
+        settings = runtime.settings
+        health: HealthServer | None = None
+        backups: asyncio.Task[None] | None = None
+        if settings.health_port is not None:
+
+            async def database() -> bool:
+                async with runtime.db.write():  # BEGIN IMMEDIATE: the file takes writes
+                    return True
+
+            async def scheduler_alive() -> bool:
+                return scheduler.is_alive()
+
+            async def gateway() -> bool:
+                return adapter.is_connected()
+
+            health = HealthServer(
+                runtime.metrics,
+                {"gateway": gateway, "scheduler": scheduler_alive, "database": database},
+                host=settings.health_host,
+                port=settings.health_port,
+            )
+            await health.start()
+        if settings.backup_dir is not None:
+            job = BackupJob(runtime.db, runtime.clock, settings.backup_dir, settings.backup_keep)
+            backups = asyncio.create_task(job.run(), name="daily-backups")
+        try:
+            yield
+        finally:
+            if backups is not None:
+                backups.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await backups
+            if health is not None:
+                await health.stop()
+
+    def adapter(
+        self, runtime: Runtime, *, http_port: int | None = None, json_lines: bool = False
+    ) -> PlatformAdapter:
         """The adapter for ``settings.platform``; platform libraries are imported only here."""
         platform = runtime.settings.platform
         if platform is Platform.CONSOLE:
             from bot.adapters.console import ConsoleAdapter
 
-            return ConsoleAdapter(runtime.service, runtime.clock)
+            return ConsoleAdapter(runtime.service, runtime.clock, json_mode=json_lines)
         if platform is Platform.DISCORD:
             from bot.adapters.discord import DiscordAdapter
 
@@ -164,6 +232,45 @@ class Wiring:
 
             return SlackAdapter(runtime.service, runtime.settings, http_port=http_port)
         raise StartupError(f"the {platform.value} adapter is not part of this build yet")
+
+
+async def run_until_stopped(adapter: PlatformAdapter) -> None:
+    """Run the adapter until it returns, or until SIGTERM/SIGINT, then stop it cleanly.
+
+    An error that ended the adapter (a rejected token, say) propagates; a signal is a normal
+    stop, so ``studybot run`` then exits 0.
+    """
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    handled: list[signal.Signals] = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+            handled.append(sig)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+            pass
+    running = asyncio.create_task(adapter.run(), name="adapter")
+    stopping = asyncio.create_task(stop.wait(), name="stop-signal")
+    try:
+        await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if not running.done():
+            log.info("stop requested: no new events; finishing work in flight")
+            await adapter.stop()
+            try:
+                await asyncio.wait_for(asyncio.shield(running), ADAPTER_STOP_SECONDS)
+            except TimeoutError:
+                log.warning(
+                    "the adapter did not stop in %.0f s; cancelling it", ADAPTER_STOP_SECONDS
+                )
+                running.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await running
+                return
+        running.result()
+    finally:
+        stopping.cancel()
+        for sig in handled:
+            loop.remove_signal_handler(sig)
 
 
 def _settings_problem(exc: ValidationError) -> str:

@@ -96,7 +96,6 @@ def console(
     ] = False,
 ) -> None:
     """Chat with the bot in this terminal: no tokens, a local SQLite file, the bundled packs."""
-    from bot.adapters.console import ConsoleAdapter
     from bot.core.clock import SimulatedClock, SystemClock
 
     wiring = _wiring(ctx)
@@ -116,18 +115,10 @@ def console(
             )
             raise typer.Exit(2)
 
-    async def session() -> None:
-        nonlocal sim
-        if clock is not None:
-            sim = SimulatedClock(datetime.fromisoformat(clock))
-        async with wiring.runtime(settings, clock=sim or SystemClock()) as runtime:
-            adapter = ConsoleAdapter(runtime.service, runtime.clock, json_mode=json_lines)
-            # One channel at a time, so a scripted session always prints the same lines.
-            async with wiring.scheduler(runtime, adapter, concurrency=1).running() as scheduler:
-                adapter.scheduler = scheduler
-                await adapter.run()
-
-    asyncio.run(session())
+    if clock is not None:
+        sim = SimulatedClock(datetime.fromisoformat(clock))
+    settings = settings.model_copy(update={"platform": Platform.CONSOLE})
+    asyncio.run(wiring.serve(settings, clock=sim or SystemClock(), json_lines=json_lines))
 
 
 @app.command("invite-url")

@@ -48,3 +48,7 @@ class PlatformAdapter(ChatGateway, Protocol):
     async def stop(self) -> None:
         """Stop taking new events and disconnect cleanly."""
         ...
+
+    def is_connected(self) -> bool:
+        """Whether the platform connection is up now (the ``gateway`` health check)."""
+        ...

@@ -71,7 +71,7 @@ PREPARE_LEAD = timedelta(seconds=10)
 """How long before a large batch falls due the scheduler picks its questions."""
 PREPARE_MIN = 50
 """A batch this large is worth preparing (at 09:00, thousands of channels may be due)."""
-_STOP_TIMEOUT = 10.0  # seconds a stopping scheduler may spend finishing sends in flight
+_STOP_TIMEOUT = 4.0  # seconds a stopping scheduler may spend finishing sends in flight
 T = TypeVar("T")
 
 
@@ -208,6 +208,10 @@ class Scheduler:
 
     def is_stopping(self) -> bool:
         return self._stopping
+
+    def is_alive(self) -> bool:
+        """The loop is running (the ``scheduler`` health check)."""
+        return self._task is not None and not self._task.done()
 
     @property
     def passes(self) -> int:
@@ -645,6 +649,11 @@ class Scheduler:
             )
             return
         await self.service.attach_message(draft.post.id, message_id)
+        metrics = self.service.metrics
+        if metrics is not None:
+            metrics.posts.labels(origin="scheduled").inc()
+            due = datetime.fromisoformat(occurrence)
+            metrics.scheduler_lag.observe(max(0.0, (self.clock.now() - due).total_seconds()))
 
     # --- unconfirmed sends -------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ import contextlib
 import json
 import shlex
 import sys
+import threading
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -74,6 +75,7 @@ class ConsoleAdapter:
         self.channel = channel
         self.running = True
         self._snippet: list[str] | None = None  # lines of a fenced /run block being typed
+        self._lines: asyncio.Queue[str | None] | None = None  # stdin, read by a daemon thread
         self._commands: dict[str, _Command] = {
             "as": _Command("/as NAME [--admin]", "act as another member", self._as),
             "channel": _Command("/channel NAME", "switch channel", self._channel),
@@ -136,8 +138,9 @@ class ConsoleAdapter:
     async def run(self, lines: Iterable[str] | None = None) -> None:
         """Read commands until EOF or ``/quit``: given lines, a TTY prompt, or a pipe.
 
-        Standard input is read in a worker thread so the event loop keeps running while the
-        console waits for a line (scheduled posts still appear on time).
+        Standard input is read in a daemon thread so the event loop keeps running while the
+        console waits for a line (scheduled posts still appear on time), and a stop never
+        waits for a key press.
         """
         if self.scheduler is not None:
             await self.scheduler.settle()  # start-up posts and reveals come first
@@ -151,15 +154,38 @@ class ConsoleAdapter:
         if interactive:
             _enable_line_editing()
             self._print_welcome()
+        self._lines = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+        wanted = threading.Event()  # one line at a time, so the prompt shows after the output
+
+        def reader() -> None:
+            assert self._lines is not None
+            lines = self._lines
+            while True:
+                wanted.wait()
+                wanted.clear()
+                prompt = f"[#{self.channel} as {self.member}] > " if interactive else None
+                typed = _read_line(prompt)
+                loop.call_soon_threadsafe(lines.put_nowait, typed)
+                if typed is None:
+                    return
+
+        # A daemon thread, not to_thread(): a stop (SIGTERM) must not wait for an Enter key.
+        threading.Thread(target=reader, name="console-stdin", daemon=True).start()
         while self.running:
-            prompt = f"[#{self.channel} as {self.member}] > " if interactive else None
-            typed = await asyncio.to_thread(_read_line, prompt)
-            if typed is None:
+            wanted.set()
+            typed = await self._lines.get()
+            if typed is None or not self.running:
                 return
             await self.handle_line(typed)
 
     async def stop(self) -> None:
         self.running = False
+        if self._lines is not None:
+            self._lines.put_nowait(None)  # wake run() if it is waiting for a line
+
+    def is_connected(self) -> bool:
+        return self.running
 
     async def handle_line(self, line: str) -> None:
         if self._snippet is not None:

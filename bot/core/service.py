@@ -6,6 +6,7 @@ messages; it raises :class:`StudyError` for anything a member should be told, in
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import random
 from collections.abc import Awaitable, Mapping, Sequence
@@ -213,6 +214,8 @@ class StudyService:
             requested_by=requester,
         )
         assert draft is not None  # ad-hoc posts have no occurrence key to collide on
+        if self.metrics is not None:
+            self.metrics.posts.labels(origin="asked").inc()
         return draft
 
     async def post_in(
@@ -364,6 +367,8 @@ class StudyService:
                 periods=period_keys(now, tz),
             )
         )
+        if self.metrics is not None:
+            self.metrics.answers.labels(status=outcome.status.value).inc()
         if outcome.status is AnswerStatus.CLOSED:
             raise PostClosed("This question has closed; answers are no longer accepted.")
         if outcome.status is AnswerStatus.DUPLICATE:
@@ -492,6 +497,21 @@ class StudyService:
         return cards.stats_message(stats, own=member.external_id == ctx.member)
 
     # --- snippets ----------------------------------------------------------------------------
+
+    async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109
+        """Let work in flight finish before shutdown: answers being committed, snippet runs.
+
+        Answers always finish (they are milliseconds from their commit); runs get ``timeout``
+        seconds, after which closing the sandbox ends them and their members are told.
+        Returns False if runs were still going.
+        """
+        await self._answers.flushed()
+        try:
+            await asyncio.wait_for(self._run_gate.idle(), timeout)
+        except TimeoutError:
+            log.warning("stopping with snippet runs still in flight; they will be cancelled")
+            return False
+        return True
 
     def check_snippets(self) -> None:
         """Raise :class:`Unavailable` now if ``/run`` cannot work, so an adapter can say so

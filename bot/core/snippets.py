@@ -9,6 +9,7 @@ it was cut, and nothing in it able to ping anyone or break out of its code block
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -60,6 +61,14 @@ class RunGate:
     per_minute: int
     _recent: dict[tuple[str, str, str], deque[datetime]] = field(default_factory=dict)
     _running: set[tuple[str, str, str]] = field(default_factory=set)
+    _idle: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def __post_init__(self) -> None:
+        self._idle.set()
+
+    async def idle(self) -> None:
+        """Wait until no run admitted by this gate is still going (for a clean shutdown)."""
+        await self._idle.wait()
 
     @contextmanager
     def admit(self, key: tuple[str, str, str]) -> Iterator[None]:
@@ -77,10 +86,13 @@ class RunGate:
             )
         recent.append(now)
         self._running.add(key)
+        self._idle.clear()
         try:
             yield
         finally:
             self._running.discard(key)
+            if not self._running:
+                self._idle.set()
 
 
 def _status(result: RunResult, limits: RunLimits) -> tuple[str, Tone]:

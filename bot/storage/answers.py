@@ -107,6 +107,11 @@ class AnswerWriter:
             self._drainer = asyncio.create_task(self._drain(), name="answer-writer")
         return await future
 
+    async def flushed(self) -> None:
+        """Wait until every queued answer is committed (or failed): nothing is left in memory."""
+        while self._drainer is not None and not self._drainer.done():
+            await asyncio.shield(self._drainer)
+
     async def _drain(self) -> None:
         while self._pending:
             batch, self._pending = self._pending[:MAX_BATCH], self._pending[MAX_BATCH:]

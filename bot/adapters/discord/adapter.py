@@ -80,6 +80,9 @@ class DiscordAdapter:
         """Disconnect; :meth:`run` then returns."""
         await self.bot.close()
 
+    def is_connected(self) -> bool:
+        return self.bot.is_ready() and not self.bot.is_closed()
+
     # --- ChatGateway -------------------------------------------------------------------------
 
     async def send_post(self, channel: str, message: Message) -> str:

@@ -273,6 +273,10 @@ class SlackAdapter:
     async def stop(self) -> None:
         self._stopping.set()
 
+    def is_connected(self) -> bool:
+        """Ready and not stopping (Socket Mode reconnects by itself; HTTP needs no link)."""
+        return self.ready.is_set() and not self._stopping.is_set()
+
     async def start(self) -> None:
         """Fail fast on bad settings, then start taking requests; ``ready`` is set after."""
         await self._check_bot_token()
