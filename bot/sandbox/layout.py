@@ -24,7 +24,7 @@ from pathlib import Path
 
 from bot.log import get_logger
 
-__all__ = ["ElfInfo", "Layout", "compute_layout", "elf_info"]
+__all__ = ["RELOCATED_TMP", "ElfInfo", "Layout", "compute_layout", "elf_info", "jail_path"]
 
 log = get_logger(__name__)
 
@@ -40,7 +40,7 @@ class Layout:
     binds: tuple[tuple[str, str], ...]  # (host source, path inside)
     symlinks: tuple[tuple[str, str], ...]  # (target, link path inside)
     hidden: tuple[str, ...]  # covered with an empty read-only tmpfs
-    python: str  # the interpreter path to exec inside (same as on the host)
+    python: str  # the interpreter path to exec inside (the host's, unless under /tmp)
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,4 +295,24 @@ def compute_layout(
         if not _under(link, roots) and link not in files
     ]
     log.debug("jail layout: %d binds, %d symlinks", len(binds), len(links_out))
-    return Layout(tuple(binds), tuple(links_out), tuple(hidden), os.path.abspath(python))
+    return Layout(
+        tuple((source, jail_path(dest)) for source, dest in binds),
+        tuple((jail_path(target), jail_path(link)) for target, link in links_out),
+        tuple(jail_path(h) for h in hidden),
+        jail_path(os.path.abspath(python)),
+    )
+
+
+#: Where host paths under /tmp appear inside the jail. The jail's /tmp is a private, empty
+#: tmpfs; an interpreter that lives under the host's /tmp (a CI checkout's venv) is bound here
+#: instead, so /tmp stays empty and the venv still resolves (Python finds its pyvenv.cfg next
+#: to the path it was started by, wherever that is).
+RELOCATED_TMP = "/var/host-tmp"
+
+
+def jail_path(path: str) -> str:
+    """The path inside the jail of a host path (the same, except under /tmp)."""
+    host_tmp = "/tmp"  # noqa: S108 - the host's /tmp, named to keep it out of the jail's
+    if path == host_tmp or path.startswith(host_tmp + "/"):
+        return RELOCATED_TMP + path[len(host_tmp) :]
+    return path

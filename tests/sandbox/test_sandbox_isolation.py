@@ -14,6 +14,7 @@ import pytest
 import bot
 from bot.core.models import Outcome
 from bot.sandbox import Sandbox
+from bot.sandbox.layout import jail_path
 from tests.sandbox.sandbox_helpers import run
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
@@ -61,7 +62,8 @@ def _bot_paths() -> tuple[str, str]:
 
 
 def _top_level_dirs(*paths: str) -> set[str]:
-    return {Path(os.path.realpath(p)).parts[1] for p in paths}
+    """The top-level directories these host paths occupy inside the jail."""
+    return {Path(jail_path(os.path.realpath(p))).parts[1] for p in paths}
 
 
 def _jailed_processes() -> list[tuple[str, list[str], int]]:

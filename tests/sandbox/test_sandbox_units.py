@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,7 @@ from hypothesis import strategies as st
 from bot.core.models import Outcome
 from bot.sandbox import SandboxConfig, SnippetRejected, validate_snippet
 from bot.sandbox.cgroups import Cgroup, Limits, detect
-from bot.sandbox.layout import compute_layout, elf_info
+from bot.sandbox.layout import compute_layout, elf_info, jail_path
 from bot.sandbox.outcome import classify
 from bot.sandbox.probe import probe_host
 from bot.settings import Settings
@@ -202,7 +204,13 @@ def test_layout_binds_the_interpreter_but_nothing_of_the_bot() -> None:
     sources = [src for src, _ in layout.binds]
     assert not any(src == package or src.startswith(package + "/") for src in sources)
     assert not any(src == str(Path(package).parent) for src in sources)
-    assert all(not src.startswith(("/home", "/tmp", "/var")) for src in sources)
+    # Nothing of the host's /home, /tmp or /var, except the interpreter itself when it lives
+    # there (a CI checkout's venv under /tmp); and never anything at the jail's own /tmp.
+    prefix = os.path.realpath(sys.prefix)
+    assert all(
+        not src.startswith(("/home", "/tmp", "/var")) or src.startswith(prefix) for src in sources
+    )
+    assert all(not (dest == "/tmp" or dest.startswith("/tmp/")) for _, dest in layout.binds)
     assert "/etc/ld.so.cache" in sources
     libc = [s for s in sources if "/libc.so" in s]
     assert libc, sources
@@ -223,7 +231,7 @@ def test_layout_hides_an_installed_bot_and_skips_a_source_checkout(tmp_path: Pat
     (site / "bot").mkdir(parents=True)
     (site / "bot/__init__.py").write_text("")
     installed = compute_layout(path=[str(site)], prefix=sys.prefix, package_dir=str(site / "bot"))
-    assert str(site / "bot") in installed.hidden
+    assert jail_path(str(site / "bot")) in installed.hidden
     assert any(src == str(site) for src, _ in installed.binds)
 
     checkout = tmp_path / "checkout"
