@@ -185,8 +185,7 @@ class Wiring:
         if settings.health_port is not None:
 
             async def database() -> bool:
-                async with runtime.db.write():  # BEGIN IMMEDIATE: the file takes writes
-                    return True
+                return await runtime.db.writable()
 
             async def scheduler_alive() -> bool:
                 return scheduler.is_alive()

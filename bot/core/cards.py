@@ -10,7 +10,16 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from bot.core.messages import Action, Button, ButtonStyle, Message, Section, Tone
+from bot.core.messages import (
+    Action,
+    Button,
+    ButtonStyle,
+    Message,
+    Section,
+    Tone,
+    escape_markup,
+    neutralise,
+)
 from bot.core.models import Leaderboard, MemberStats, Post, Window
 from bot.questions.schema import (
     CHOICE_LETTERS,
@@ -245,6 +254,11 @@ def reveal_message(post: Post, item: Item, pack_title: str, counts: Mapping[str,
     )
 
 
+def _name(name: str) -> str:
+    """A member-chosen display name, safe to put in a message: no pings, no Markdown."""
+    return escape_markup(neutralise(name))
+
+
 def leaderboard_message(board: Leaderboard, caller_name: str) -> Message:
     label = _WINDOW_LABEL[board.window]
     if not board.rows:
@@ -252,15 +266,18 @@ def leaderboard_message(board: Leaderboard, caller_name: str) -> Message:
     else:
         medals = {1: "🥇", 2: "🥈", 3: "🥉"}
         body = "\n".join(
-            f"{medals.get(row.rank, f'{row.rank}.')} **{row.display_name}** — {row.points} pts"
-            f" ({row.answers} answer{'s' if row.answers != 1 else ''})"
+            f"{medals.get(row.rank, f'{row.rank}.')} **{_name(row.display_name)}**"
+            f" — {row.points} pts ({row.answers} answer{'s' if row.answers != 1 else ''})"
             for row in board.rows
         )
     if board.caller is not None and all(r.member_id != board.caller.member_id for r in board.rows):
-        body += f"\n…\n{board.caller.rank}. **{caller_name}** — {board.caller.points} pts (you)"
+        body += (
+            f"\n…\n{board.caller.rank}. **{_name(caller_name)}** — {board.caller.points} pts (you)"
+        )
     elif board.caller is None and board.rows:
-        body += f"\n\n{caller_name}, you have no points {label} yet."
-    return Message(title=f"🏆 Leaderboard — {label}", sections=(Section(body=body),))
+        body += f"\n\n{_name(caller_name)}, you have no points {label} yet."
+    since = f" (since {board.since:%a} {board.since.day} {board.since:%b})" if board.since else ""
+    return Message(title=f"🏆 Leaderboard — {label}{since}", sections=(Section(body=body),))
 
 
 def stats_message(stats: MemberStats, *, own: bool) -> Message:
@@ -276,7 +293,7 @@ def stats_message(stats: MemberStats, *, own: bool) -> Message:
         lines.append(f"Rank: #{stats.rank_all} all time")
     if own and stats.current_streak == 0 and stats.best_streak > 0:
         lines.append("Answer a question today to start a new streak!")
-    title = "📈 Your stats" if own else f"📈 Stats for {stats.display_name}"
+    title = "📈 Your stats" if own else f"📈 Stats for {_name(stats.display_name)}"
     return Message(title=title, sections=(Section(body="\n".join(lines)),))
 
 

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 __all__ = [
+    "BOLD",
     "Action",
     "Attachment",
     "Button",
@@ -20,8 +21,10 @@ __all__ = [
     "Message",
     "Section",
     "Tone",
+    "escape_markup",
     "neutralise",
     "parse_action",
+    "unescape_markup",
 ]
 
 
@@ -124,7 +127,7 @@ class Message:
             if section.heading:
                 block.append(f"{section.heading}:")
             if section.body:
-                block.append(_BOLD.sub(r"\1", section.body))
+                block.append(unescape_markup(BOLD.sub(r"\1", section.body)))
             if section.code is not None:
                 block.append(_indent(section.code))
             parts.append("\n".join(block))
@@ -135,7 +138,21 @@ class Message:
         return "\n\n".join(part for part in parts if part)
 
 
-_BOLD = re.compile(r"\*\*(\S(?:.*?\S)?)\*\*")  # like Markdown: no space inside the stars
+#: ``**bold**`` as Markdown reads it: the stars hug non-space text (``x ** 2`` is not bold).
+BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
+_MARKUP_CHARS = re.compile(r"([\\*_~|`\[\]])")
+_ESCAPED = re.compile(r"\\([\\*_~|`\[\]])")
+
+
+def escape_markup(text: str) -> str:
+    """Backslash-escape Markdown in text members wrote (display names): on Discord a name like
+    ``[Free Nitro](https://…)`` would otherwise become a link, and ``**`` break the layout."""
+    return _MARKUP_CHARS.sub(r"\\\1", text)
+
+
+def unescape_markup(text: str) -> str:
+    """Undo :func:`escape_markup` where there is no Markdown to protect (plain text, Slack)."""
+    return _ESCAPED.sub(r"\1", text)
 
 
 def _indent(code: str) -> str:

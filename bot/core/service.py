@@ -479,8 +479,8 @@ class StudyService:
                 raise NotFound(f"No member called `{who}` has answered here yet.")
             member = found
         totals = await self.scores.member_totals(member.id, period_key(Window.WEEK, now, tz))
-        if totals is None:
-            raise NotFound(f"No member called `{who}` has answered here yet.")
+        if totals is None:  # the row was just read or created; only a deleted database
+            raise NotFound("That member's record is gone.")
         state = StreakState(totals.streak_days, totals.best_streak, totals.streak_last_day)
         stats = MemberStats(
             member_id=totals.member_id,

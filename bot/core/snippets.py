@@ -19,7 +19,7 @@ from typing import Protocol
 
 from bot.core.clock import Clock
 from bot.core.errors import RateLimited
-from bot.core.messages import Attachment, Message, Section, Tone, neutralise
+from bot.core.messages import Attachment, Message, Section, Tone, escape_markup, neutralise
 from bot.core.models import Outcome, RunResult
 
 __all__ = ["RunGate", "RunLimits", "SnippetRunner", "result_message"]
@@ -155,7 +155,7 @@ def result_message(result: RunResult, limits: RunLimits, author: str) -> Message
     if notes:
         sections.append(Section(body=" ".join(notes)))
     return Message(
-        title=f"Snippet from {neutralise(author)}",
+        title=f"Snippet from {escape_markup(neutralise(author))}",
         sections=tuple(sections),
         tone=tone,
         attachments=attachments,

@@ -31,6 +31,7 @@ __all__ = ["Sandbox"]
 log = get_logger(__name__)
 
 _LINE_LIMIT = 16 * 1024 * 1024
+_ANSWER_MARGIN = 30.0  # seconds beyond a run's own limits before the manager counts as gone
 _PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
 
 
@@ -158,7 +159,13 @@ class Sandbox:
             self._pending.pop(rid, None)
             raise SandboxUnavailable(f"sandbox manager is gone: {exc}") from exc
         try:
-            response = await fut
+            # A run answers within its wall clock plus, at worst, a cold jail start; a manager
+            # that says nothing for longer than that is treated as gone, not waited on forever.
+            limit = self.config.timeout + self.config.startup_timeout + _ANSWER_MARGIN
+            async with asyncio.timeout(limit):
+                response = await fut
+        except TimeoutError:
+            raise SandboxUnavailable("the sandbox manager stopped answering") from None
         finally:
             self._pending.pop(rid, None)
         if "error" in response:

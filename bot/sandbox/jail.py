@@ -397,15 +397,20 @@ class Jail:
                 signal.pidfd_send_signal(self._proc_fd, signal.SIGKILL)
 
     async def destroy(self) -> None:
-        """Kill whatever is left, reap bwrap, remove the cgroup, close our fds. Idempotent."""
-        self._kill()
+        """Kill whatever is left, reap bwrap, remove the cgroup, close our fds. Idempotent.
+
+        Killing and removing a cgroup poll the kernel until it lets go (tens of ms for a
+        torch-sized process, seconds if stuck); that runs in a thread so other runs' pipes
+        and timers are not held up.
+        """
+        await asyncio.to_thread(self._kill)
         try:
             if self.proc is not None:
                 await self._wait_exit()
         finally:
             if self.cgroup is not None:
-                self.cgroup.remove()
-                self.cgroup = None
+                cgroup, self.cgroup = self.cgroup, None
+                await asyncio.to_thread(cgroup.remove)
             for fd in (self._init_fd, self._proc_fd):
                 if fd >= 0:
                     close_fd(fd)

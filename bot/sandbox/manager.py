@@ -149,6 +149,9 @@ class Manager:
         except JailError as exc:
             log.warning("run failed: %s", exc)
             await self.send({"id": rid, "error": f"sandbox failure: {exc}"})
+        except Exception as exc:  # every request gets an answer, or its caller would wait forever
+            log.exception("request %s failed unexpectedly", rid)
+            await self.send({"id": rid, "error": f"sandbox failure: {type(exc).__name__}: {exc}"})
 
     async def serve(self) -> None:
         loop = asyncio.get_running_loop()
@@ -182,8 +185,11 @@ class Manager:
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
         finally:
-            for task in list(self._tasks):
+            tasks = list(self._tasks)
+            for task in tasks:
                 task.cancel()
+            # Let cancelled runs finish their own clean-up before the pool removes the rest.
+            await asyncio.gather(*tasks, return_exceptions=True)
             if self.pool is not None:
                 await self.pool.close()
             if self.env is not None:
@@ -199,7 +205,7 @@ def main() -> None:
     except (ValueError, KeyError, TypeError) as exc:
         sys.stderr.write(f"sandbox manager: bad config line: {exc}\n")
         raise SystemExit(2) from None
-    configure_logging(os.environ.get("LOG_LEVEL", message.get("log_level", "INFO")))
+    configure_logging(str(message.get("log_level", "INFO")))  # the environment is always empty
     logging.getLogger("asyncio").setLevel(logging.WARNING)
     env, reason, staging = prepare(config)
     try:

@@ -194,6 +194,10 @@ class AnswerWriter:
                     else o
                     for r, o in zip(requests, outcomes, strict=True)
                 ]
+        # Cache member ids only once they are committed: a rolled-back batch must not leave
+        # behind ids that SQLite will hand to somebody else.
+        for member, _ in members.values():
+            self._directory.remember_member(member)
         return outcomes
 
     def _score(
@@ -287,7 +291,6 @@ class AnswerWriter:
                 ) as cursor:
                     for row in await cursor.fetchall():
                         member = MemberRow(int(row[0]), ws, str(row[1]), str(row[2]))
-                        self._directory.remember_member(member)
                         last = date.fromisoformat(row[5]) if row[5] else None
                         found[(ws, member.external_id)] = (
                             member,

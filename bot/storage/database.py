@@ -121,6 +121,14 @@ class Database:
                 await self._writer.execute(f"PRAGMA wal_autocheckpoint = {_AUTOCHECKPOINT}")
                 await self._writer.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
+    async def writable(self) -> bool:
+        """Whether the file takes writes (for ``/healthz``). A write already in progress in
+        this process proves it; otherwise take the write lock for an empty transaction."""
+        if self._lock.locked():
+            return True
+        async with self.write():
+            return True
+
     # --- reads -------------------------------------------------------------------------------
 
     # One trip to the connection's thread per query (execute, fetch and close together):

@@ -71,8 +71,8 @@ def _filters(
         where.append("q.difficulty = :difficulty")
         params["difficulty"] = difficulty
     for index, tag in enumerate(tags):
-        where.append(f"q.tags LIKE :tag{index}")
-        params[f"tag{index}"] = f"%,{tag},%"
+        where.append(f"instr(q.tags, :tag{index}) > 0")  # not LIKE: `_` in a tag is literal
+        params[f"tag{index}"] = f",{tag},"
     return where, params
 
 

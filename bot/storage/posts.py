@@ -169,7 +169,11 @@ class PostStore:
         if (cached := self._cache.get(post_id)) is not None:
             return cached
         row = await self._db.fetchone(_SELECT + "WHERE p.id = ?", (post_id,))
-        return None if row is None else self._remember(_post(row))
+        if row is None:
+            return None
+        # A close or attach that finished while this read was in flight has already put the
+        # newer row in the cache; never overwrite it with this older snapshot.
+        return self._cache.get(post_id) or self._remember(_post(row))
 
     async def latest_open(self, channel_id: int) -> Post | None:
         row = await self._db.fetchone(

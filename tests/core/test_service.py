@@ -246,3 +246,46 @@ async def test_an_asked_for_question_closes_after_the_quiz_window(
     clock.advance(timedelta(minutes=30))
     with pytest.raises(PostClosed):
         await svc.answer(BOB, draft.post.id, "B")
+
+
+async def test_a_failed_answer_batch_leaves_no_member_id_behind(
+    service: StudyService, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rolled-back batch must not cache the new member's id: SQLite gives it out again."""
+    from bot.storage.answers import AnswerWriter
+
+    draft = await _mc(service)
+    real_score = AnswerWriter._score
+
+    def boom(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(AnswerWriter, "_score", boom)
+    with pytest.raises(RuntimeError):
+        await service.answer(member("zed"), draft.post.id, "B")
+    monkeypatch.setattr(AnswerWriter, "_score", real_score)
+    await service.answer(member("yan"), draft.post.id, "B")  # takes the id zed would have had
+    await service.answer(member("zed"), draft.post.id, "A")
+    zed = (await service.stats(member("zed"))).plain_text()
+    assert "Answered: 1 · correct: 0" in zed
+    rows = await db.fetchall(
+        "SELECT m.display_name, a.choice FROM answers a JOIN members m ON m.id = a.member_id"
+    )
+    assert sorted((r[0], r[1]) for r in rows) == [("yan", "B"), ("zed", "A")]
+
+
+def test_bold_pairs_even_single_characters() -> None:
+    from bot.core.messages import Message, Section
+
+    text = Message(sections=(Section(body="Points: **5** all time, **12** this week"),))
+    assert text.plain_text() == "Points: 5 all time, 12 this week"
+
+
+async def test_names_cannot_inject_links_or_pings(service: StudyService) -> None:
+    draft = await _mc(service)
+    sly = member("[Free Nitro](https://evil.example) @everyone")
+    await service.answer(sly, draft.post.id, "B")
+    board = await service.leaderboard(ANN, "all")
+    body = board.sections[0].body
+    assert "\\[Free Nitro\\](https://evil.example)" in body
+    assert "@everyone" not in body

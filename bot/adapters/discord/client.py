@@ -148,3 +148,10 @@ class StudyBot(commands.Bot):
                 channel_id,
                 exc.text or exc.status,
             )
+        except Exception:  # a network error: the question itself was posted, so keep going
+            log.warning(
+                "no discussion thread for post %s in channel %s",
+                message.post_id,
+                channel_id,
+                exc_info=True,
+            )

@@ -191,25 +191,21 @@ def render(message: Message) -> Rendered:
 
 
 _ROLE_MENTION = re.compile(r"<@&([0-9]{1,20})>")
-_USER_MENTION = re.compile(r"<@!?([0-9]{1,20})>")
 
 
 def mention_target(
     text: str, roles: Iterable[tuple[int, str]], *, everyone_id: int | None = None
 ) -> tuple[str, discord.AllowedMentions] | None:
-    """What ``Message.mention`` pings: a role by mention, id or name, or a user by mention.
+    """What ``Message.mention`` pings: a role, by mention, id or name (never a person).
 
     ``roles`` are the guild's ``(id, name)`` pairs, needed for a name or a bare id; a
     ``<@&id>`` mention (what ``/schedule add``'s role picker stores) is taken as it is, so a
     role created since the cache was filled still works. Returns the content to send and the
-    allowed mentions that let exactly that role or user be pinged, or None when nothing
+    allowed mentions that let exactly that role be pinged, or None when nothing
     matches (the text is then shown and pings nobody). ``@everyone`` never resolves.
     """
     wanted = text.strip()
     by_id = dict(roles)
-    if (user := _USER_MENTION.fullmatch(wanted)) is not None:
-        target = discord.Object(int(user[1]))
-        return wanted, discord.AllowedMentions(everyone=False, roles=False, users=[target])
     role_id: int | None
     if (role := _ROLE_MENTION.fullmatch(wanted)) is not None:
         role_id = int(role[1])

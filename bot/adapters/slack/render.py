@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.adapters.slack.manifest import RUN_MODAL_CALLBACK
-from bot.core.messages import Button, ButtonStyle, Message, Section
+from bot.core.messages import BOLD, Button, ButtonStyle, Message, Section, unescape_markup
 
 __all__ = [
     "MAX_BLOCKS",
@@ -52,8 +52,6 @@ MAX_INLINE_ATTACHMENT = 2500
 CUT = "…"
 ZERO_WIDTH_SPACE = "\u200b"
 
-_BOLD = re.compile(r"\*\*(\S(?:.*?\S)?)\*\*")  # the same rule as bot.core.messages
-
 
 def escape(text: str) -> str:
     """Slack's escaping for mrkdwn and ``text``: only ``&``, ``<`` and ``>``, in that order."""
@@ -62,7 +60,7 @@ def escape(text: str) -> str:
 
 def mrkdwn(text: str) -> str:
     """The core's tiny markup (``**bold**``, backtick spans) as escaped Slack mrkdwn."""
-    return _BOLD.sub(r"*\1*", escape(text))
+    return unescape_markup(BOLD.sub(r"*\1*", escape(text)))
 
 
 def _cut(text: str, limit: int) -> str:

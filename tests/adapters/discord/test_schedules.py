@@ -240,7 +240,7 @@ def test_schedule_add_args_follow_the_console_grammar() -> None:
     assert schedule_add_args(**empty, cron="0 9 * * 1-5") == ["--cron", "0 9 * * 1-5"]
 
 
-def test_mention_target_resolves_roles_and_users_only() -> None:
+def test_mention_target_resolves_roles_only() -> None:
     roles = [(1, "@everyone"), (5, "Study Group")]
     text, allowed = mention_target("<@&5>", roles, everyone_id=1) or ("", None)
     assert text == "<@&5>"
@@ -249,9 +249,7 @@ def test_mention_target_resolves_roles_and_users_only() -> None:
     assert (mention_target("@study group", roles, everyone_id=1) or ("",))[0] == "<@&5>"
     assert (mention_target("5", roles, everyone_id=1) or ("",))[0] == "<@&5>"
     assert (mention_target("<@&9>", roles) or ("",))[0] == "<@&9>"  # not cached: trusted
-    user = mention_target("<@!7>", roles)
-    assert user is not None
-    assert user[1].to_dict() == {"parse": [], "users": [7], "replied_user": True}
+    assert mention_target("<@!7>", roles) is None  # a schedule never pings a person
     assert mention_target("<@&1>", roles, everyone_id=1) is None
     assert mention_target("@everyone", roles, everyone_id=1) is None
     assert mention_target("@nobody", roles) is None
