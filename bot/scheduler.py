@@ -407,7 +407,11 @@ class Scheduler:
         if not self._pending:
             return
         ids, self._pending = sorted(self._pending), set()
-        found = await self.service.schedules.many(ids)
+        try:
+            found = await self.service.schedules.many(ids)
+        except BaseException:
+            self._pending.update(ids)  # keep the change notices for the next pass
+            raise
         for schedule_id in ids:
             schedule = found.get(schedule_id)
             if schedule is None or schedule.paused:
@@ -520,27 +524,43 @@ class Scheduler:
                 created.append((plan, post))
         if not created:
             return True
-        # "Until the next question": the open predecessors close now and are revealed just
-        # before their successor is sent, in the same channel.
-        new_ids = {post.id for _, post in created}
-        until_next = [plan.schedule.id for plan, _ in created if plan.schedule.spec.window is None]
-        superseded = [
-            p.id
-            for p in await service.posts.open_until_next_many(until_next)
-            if p.id not in new_ids
-        ]
-        work: dict[int, list[Callable[[], Awaitable[None]]]] = {}
-        for edit in await service.reveal_many(superseded):
-            work.setdefault(edit.post.channel_id, []).append(partial(self._apply, edit))
-        for plan, post in created:
-            channel, workspace = where[post.channel_id]
-            spec = plan.schedule.spec
-            draft = await service.draft(
-                post, channel.external_id, workspace, mention=spec.mention, timezone=spec.timezone
+        try:
+            # "Until the next question": the open predecessors close now and are revealed just
+            # before their successor is sent, in the same channel.
+            new_ids = {post.id for _, post in created}
+            until_next = [
+                plan.schedule.id for plan, _ in created if plan.schedule.spec.window is None
+            ]
+            superseded = [
+                p.id
+                for p in await service.posts.open_until_next_many(until_next)
+                if p.id not in new_ids
+            ]
+            work: dict[int, list[Callable[[], Awaitable[None]]]] = {}
+            for edit in await service.reveal_many(superseded):
+                work.setdefault(edit.post.channel_id, []).append(partial(self._apply, edit))
+            for plan, post in created:
+                channel, workspace = where[post.channel_id]
+                spec = plan.schedule.spec
+                draft = await service.draft(
+                    post,
+                    channel.external_id,
+                    workspace,
+                    mention=spec.mention,
+                    timezone=spec.timezone,
+                )
+                work.setdefault(post.channel_id, []).append(
+                    partial(self._send, draft, plan.schedule.id, plan.key)
+                )
+        except Exception:
+            # The rows exist but nothing was sent: queue each for the resend path, so a bad
+            # moment never costs a channel its day's question.
+            log.exception(
+                "preparing %d scheduled post(s) failed; retrying in %s", len(created), RESEND_DELAY
             )
-            work.setdefault(post.channel_id, []).append(
-                partial(self._send, draft, plan.schedule.id, plan.key)
-            )
+            for plan, post in created:
+                self._retries[post.id] = (now + RESEND_DELAY, plan.schedule.id, plan.key)
+            return True
         await self._per_channel(list(work.values()), _call)
         return True
 
@@ -770,7 +790,10 @@ class Scheduler:
                 for item in queue.pop():
                     if self.is_stopping():
                         return
-                    await work(item)
+                    try:
+                        await work(item)
+                    except Exception:  # one channel's failure must not stop the others
+                        log.exception("a scheduled send or reveal failed")
 
         workers = min(self._concurrency, len(groups))
         if workers == 1:

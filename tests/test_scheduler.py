@@ -431,6 +431,27 @@ async def test_a_failed_send_is_tried_once_more_a_minute_later(tmp_path: Path) -
     assert run.post_times() == ["2026-03-04T09:01Z", "2026-03-05T09:00Z"]
 
 
+async def test_a_failure_between_inserting_and_sending_is_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The post row exists but rendering it failed once: the channel still gets its question."""
+    real_draft = StudyService.draft
+    failures = [RuntimeError("the renderer hiccupped")]
+
+    async def flaky_draft(self: StudyService, *args: object, **kwargs: object) -> object:
+        if failures:
+            raise failures.pop()
+        return await real_draft(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(StudyService, "draft", flaky_draft)
+    run = await session(
+        tmp_path / "bot.sqlite3",
+        "2026-03-04T08:00:00Z",
+        "/schedule add 09:00\n/clock advance 1h\n/clock advance 1m\n/clock advance 1d",
+    )
+    assert run.post_times() == ["2026-03-04T09:01Z", "2026-03-05T09:00Z"]
+
+
 # --- answer windows ------------------------------------------------------------------------
 
 
