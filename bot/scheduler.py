@@ -46,13 +46,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 from typing import TypeVar
-from zoneinfo import ZoneInfo
 
 from bot.core.clock import Clock, SimulatedClock
 from bot.core.gateway import ChatGateway
 from bot.core.models import Post
-from bot.core.schedule import ScheduleSpec, next_occurrence, occurrence_key
-from bot.core.schedules import MIN_GRACE, Schedule, catch_up
+from bot.core.schedule import next_occurrence, occurrence_key
+from bot.core.schedules import MIN_GRACE, Schedule, catch_up, local_text
 from bot.core.service import PostDraft, PostEdit, StudyService
 from bot.log import get_logger
 from bot.storage.directory import ChannelRow, WorkspaceRow
@@ -471,14 +470,14 @@ class Scheduler:
                 "schedule %d: occurrences from %s on were missed by more than the %s grace "
                 "window and are skipped",
                 schedule.id,
-                _local(spec, plan.too_late_since),
+                local_text(spec, plan.too_late_since),
                 self.grace,
             )
         for skipped in plan.skipped:
             log.info(
                 "schedule %d: missed occurrence %s skipped (a later one is due; never a burst)",
                 schedule.id,
-                _local(spec, skipped),
+                local_text(spec, skipped),
             )
         if plan.post is None:
             return None
@@ -489,14 +488,14 @@ class Scheduler:
                 "schedule %d: occurrence %s skipped: its answer window ended while the bot was "
                 "down",
                 schedule.id,
-                _local(spec, occurrence),
+                local_text(spec, occurrence),
             )
             return None
         if occurrence < now - MIN_GRACE:
             log.info(
                 "schedule %d: posting occurrence %s late (%s after it was due)",
                 schedule.id,
-                _local(spec, occurrence),
+                local_text(spec, occurrence),
                 _round(now - occurrence),
             )
         return _Due(schedule, occurrence, occurrence_key(occurrence), closes_at)
@@ -596,7 +595,7 @@ class Scheduler:
                 log.warning(
                     "schedule %d: occurrence %s not posted: no questions match its filters (%s)",
                     schedule.id,
-                    _local(schedule.spec, plan.occurrence),
+                    local_text(schedule.spec, plan.occurrence),
                     schedule.spec.describe(),
                 )
                 continue
@@ -804,11 +803,6 @@ class Scheduler:
 
 async def _call(thunk: Callable[[], Awaitable[None]]) -> None:
     await thunk()
-
-
-def _local(spec: ScheduleSpec, moment: datetime) -> str:
-    local = moment.astimezone(ZoneInfo(spec.timezone))
-    return f"{local:%a %Y-%m-%d %H:%M} {local.tzname()}"
 
 
 def _round(delta: timedelta) -> timedelta:

@@ -21,6 +21,7 @@ __all__ = [
     "Message",
     "Section",
     "Tone",
+    "defuse_fences",
     "escape_markup",
     "neutralise",
     "parse_action",
@@ -67,7 +68,12 @@ class Button:
         return f"{self.action.value}:{self.post_id}:{self.value}"
 
 
-_ACTION_ID = re.compile(r"^(answer|show|hint):([0-9]{1,18}):([A-Za-z0-9_-]{1,16})$")
+#: The shape of :attr:`Button.custom_id`, named groups included: adapters build their own
+#: routing patterns from it (Discord prefixes it, Slack uses it as the action id).
+ACTION_ID_PATTERN = (
+    r"(?P<action>answer|show|hint):(?P<post>[0-9]{1,18}):(?P<value>[A-Za-z0-9_-]{1,16})"
+)
+_ACTION_ID = re.compile(rf"^{ACTION_ID_PATTERN}$")
 
 
 def parse_action(custom_id: str) -> tuple[Action, int, str] | None:
@@ -75,7 +81,7 @@ def parse_action(custom_id: str) -> tuple[Action, int, str] | None:
     match = _ACTION_ID.match(custom_id)
     if match is None:
         return None
-    return Action(match[1]), int(match[2]), match[3]
+    return Action(match["action"]), int(match["post"]), match["value"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,5 +183,9 @@ def neutralise(text: str) -> str:
             return "@" + ZERO_WIDTH_SPACE + match[1]
         return "<" + ZERO_WIDTH_SPACE + match[2] + match[3] + ">"
 
-    text = _MENTION.sub(_defuse, text)
+    return defuse_fences(_MENTION.sub(_defuse, text))
+
+
+def defuse_fences(text: str) -> str:
+    """Text that cannot close (or open) a ``` code fence: the backticks get zero-width spaces."""
     return text.replace("```", "`" + ZERO_WIDTH_SPACE + "`" + ZERO_WIDTH_SPACE + "`")

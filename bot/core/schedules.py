@@ -56,6 +56,7 @@ __all__ = [
     "catch_up",
     "decode_spec",
     "encode_spec",
+    "local_text",
 ]
 
 log = get_logger(__name__)
@@ -362,12 +363,10 @@ class ScheduleBook:
         """Refuse a schedule that could never post: an unknown pack, or filters nothing
         matches (better now, to the admin, than a silent skip every morning)."""
         packs = self._service.packs
-        if spec.pack is not None:
-            slugs = [s.slug for s in await packs.summaries()]
-            if spec.pack not in slugs:
-                close = difflib.get_close_matches(spec.pack, slugs, n=1)
-                hint = f" — did you mean {close[0]}?" if close else "; see `pack list`"
-                raise BadInput(str(ScheduleError("pack", f"no pack called {spec.pack!r}{hint}")))
+        if spec.pack is not None and not self._service.has_pack(spec.pack):
+            close = self._service.closest_pack(spec.pack)
+            hint = f" — did you mean {close}?" if close else "; see `pack list`"
+            raise BadInput(str(ScheduleError("pack", f"no pack called {spec.pack!r}{hint}")))
         found = await packs.candidates(
             channel.id, pack=spec.pack, difficulty=spec.difficulty, tags=spec.tags
         )
@@ -464,7 +463,7 @@ class ScheduleBook:
         updated = _schedule(row)
         tz = schedule.spec.timezone
         return _reply(
-            f"⏭️ Schedule **#{schedule.id}** skips {_local(schedule.spec, skipped)} ({tz}). "
+            f"⏭️ Schedule **#{schedule.id}** skips {local_text(schedule.spec, skipped)} ({tz}). "
             f"Next question: {_next_text(updated, now)}."
         )
 
@@ -560,7 +559,7 @@ def _next_text(schedule: Schedule, now: datetime) -> str:
     return preview(schedule.spec, max(schedule.after, now), 1)[0]
 
 
-def _local(spec: ScheduleSpec, moment: datetime) -> str:
+def local_text(spec: ScheduleSpec, moment: datetime) -> str:
     """An instant as the channel reads it: ``Mon 2026-03-30 09:00 CEST``."""
     local = moment.astimezone(ZoneInfo(spec.timezone))
     return f"{local:%a %Y-%m-%d %H:%M} {local.tzname()}"

@@ -307,11 +307,19 @@ class StudyService:
         else:
             await gateway.edit_post(edit.channel, edit.message_id, edit.message)
 
-    async def _check_pack(self, pack: str) -> None:
-        if pack in self._pack_titles:
-            return
+    def has_pack(self, pack: str) -> bool:
+        return pack in self._pack_titles
+
+    def closest_pack(self, pack: str) -> str | None:
+        """The loaded pack name nearest to a mistyped one, for "did you mean"."""
         close = difflib.get_close_matches(pack, list(self._pack_titles), n=1)
-        hint = f" Did you mean `{close[0]}`?" if close else " See `pack list`."
+        return close[0] if close else None
+
+    async def _check_pack(self, pack: str) -> None:
+        if self.has_pack(pack):
+            return
+        close = self.closest_pack(pack)
+        hint = f" Did you mean `{close}`?" if close else " See `pack list`."
         raise NotFound(f"There is no pack called `{pack}`.{hint}")
 
     # --- schedules ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ it was cut, and nothing in it able to ping anyone or break out of its code block
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,9 +23,19 @@ from bot.core.errors import RateLimited
 from bot.core.messages import Attachment, Message, Section, Tone, escape_markup, neutralise
 from bot.core.models import Outcome, RunResult
 
-__all__ = ["RunGate", "RunLimits", "SnippetRunner", "result_message"]
+__all__ = [
+    "PYTHON_TAGS",
+    "RunGate",
+    "RunLimits",
+    "SnippetRunner",
+    "first_python_block",
+    "result_message",
+]
 
 SHOWN_STDOUT_LINES, SHOWN_STDOUT_CHARS = 30, 1500
+PYTHON_TAGS = frozenset({"", "py", "python", "python3", "py3"})
+_FENCE = re.compile(r"```(.*?)```", re.DOTALL)
+_TAG = re.compile(r"[A-Za-z0-9_+#.-]*")
 SHOWN_STDERR_LINES, SHOWN_STDERR_CHARS = 12, 900
 
 
@@ -160,3 +171,23 @@ def result_message(result: RunResult, limits: RunLimits, author: str) -> Message
         tone=tone,
         attachments=attachments,
     )
+
+
+def first_python_block(text: str) -> str | None:
+    """The code of the first Python (or untagged) fenced block in a chat message, if any.
+
+    Chat apps show a block's language tag on its first line (```` ```py ````); a block
+    without one, or written on one line (```` ```x = 1``` ````), is plain code. Blocks tagged
+    with another language (```` ```js ````) are skipped: running them as Python would only
+    confuse. Used by "run the code in this message" on every platform.
+    """
+    for match in _FENCE.finditer(text):
+        inner = match[1]
+        first, newline, rest = inner.partition("\n")
+        if newline and _TAG.fullmatch(first.strip()):
+            tag, code = first.strip().lower(), rest
+        else:
+            tag, code = "", inner
+        if tag in PYTHON_TAGS and code.strip():
+            return code.strip("\n")
+    return None

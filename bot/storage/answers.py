@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import TypeVar
@@ -24,7 +24,7 @@ import aiosqlite
 
 from bot.core.scoring import ScoreDecision, StreakState
 from bot.log import get_logger
-from bot.storage.database import Database
+from bot.storage.database import Database, chunks
 from bot.storage.directory import Directory, MemberRow
 from bot.storage.timefmt import from_db_opt, to_db
 
@@ -32,7 +32,6 @@ __all__ = ["AnswerOutcome", "AnswerRequest", "AnswerStatus", "AnswerWriter", "Ru
 
 log = get_logger(__name__)
 MAX_BATCH = 1000
-_CHUNK = 400  # bound parameters per IN (...) list, well under SQLite's limit
 T = TypeVar("T")
 
 
@@ -84,11 +83,6 @@ class _Batch:
             total = self.totals.setdefault((workspace_id, member_id, period), [0, 0])
             total[0] += points
             total[1] += 1
-
-
-def _chunks(items: Sequence[T], size: int = _CHUNK) -> Iterable[Sequence[T]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 class AnswerWriter:
@@ -282,7 +276,7 @@ class AnswerWriter:
         for ws, ext in names:
             by_workspace.setdefault(ws, []).append(ext)
         for ws, externals in by_workspace.items():
-            for chunk in _chunks(externals):
+            for chunk in chunks(externals):
                 async with conn.execute(
                     "SELECT id, external_id, display_name, streak_days, best_streak, "
                     "streak_last_day FROM members WHERE workspace_id = ? "
@@ -304,7 +298,7 @@ class AnswerWriter:
         """Posts still open, read inside the transaction (a reveal may have just closed one)."""
         post_ids = sorted({r.post_id for r in requests})
         open_posts: dict[int, datetime | None] = {}
-        for chunk in _chunks(post_ids):
+        for chunk in chunks(post_ids):
             async with conn.execute(
                 "SELECT id, closes_at FROM posts WHERE closed_at IS NULL "
                 f"AND id IN ({','.join('?' * len(chunk))})",
@@ -322,7 +316,7 @@ class AnswerWriter:
         for post_id, member_id in keys:
             by_post.setdefault(post_id, []).append(member_id)
         for post_id, member_ids in by_post.items():
-            for chunk in _chunks(sorted(set(member_ids))):
+            for chunk in chunks(sorted(set(member_ids))):
                 async with conn.execute(
                     "SELECT member_id, choice FROM answers WHERE post_id = ? "
                     f"AND member_id IN ({','.join('?' * len(chunk))})",

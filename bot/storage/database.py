@@ -10,21 +10,33 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import aiosqlite
 
 from bot.log import get_logger
 from bot.storage.migrations import apply_migrations
 
-__all__ = ["Database", "Row"]
+__all__ = ["CHUNK", "Database", "Row", "chunks"]
 
 log = get_logger(__name__)
 Row = sqlite3.Row
+T = TypeVar("T")
+
+#: Items per ``IN (...)`` list or multi-row statement: well under SQLite's bound-parameter limit.
+CHUNK = 400
+
+
+def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
+    """``items`` in consecutive slices of at most ``size``."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
 Params = Iterable[Any] | dict[str, Any]
 _AUTOCHECKPOINT = 1000  # pages: SQLite's default
 

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TypeVar
 
 from bot.core.models import Post
-from bot.storage.database import Database, Row
+from bot.storage.database import Database, Row, chunks
 from bot.storage.timefmt import from_db, from_db_opt, to_db, to_db_opt
 
 __all__ = ["NewScheduledPost", "PostStore", "ScheduledPost"]
 
-_CHUNK = 400  # rows per multi-row statement (7 parameters each), under SQLite's limits
 T = TypeVar("T")
 
 _SELECT = (
@@ -66,11 +65,6 @@ class NewScheduledPost:
     schedule_id: int
     occurrence: str
     closes_at: datetime | None
-
-
-def _chunks(items: Sequence[T], size: int = _CHUNK) -> Iterable[Sequence[T]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 class PostStore:
@@ -226,7 +220,7 @@ class PostStore:
         closed: set[int] = set()
         rows: dict[int, Row] = {}
         async with self._db.write() as conn:
-            for chunk in _chunks(list(dict.fromkeys(post_ids))):
+            for chunk in chunks(list(dict.fromkeys(post_ids))):
                 marks = ",".join("?" * len(chunk))
                 found = await conn.execute_fetchall(
                     f"UPDATE posts SET closed_at = ? WHERE closed_at IS NULL AND id IN ({marks}) "
@@ -234,7 +228,7 @@ class PostStore:
                     (to_db(now), *chunk),
                 )
                 closed.update(int(r[0]) for r in found)
-            for chunk in _chunks(sorted(closed)):
+            for chunk in chunks(sorted(closed)):
                 marks = ",".join("?" * len(chunk))
                 for row in await conn.execute_fetchall(_SELECT + f"WHERE p.id IN ({marks})", chunk):
                     rows[int(row[0])] = row
@@ -243,7 +237,7 @@ class PostStore:
     async def breakdowns(self, post_ids: Sequence[int]) -> dict[int, dict[str, int]]:
         """:meth:`breakdown` for many posts in one query each 400."""
         found: dict[int, dict[str, int]] = {post_id: {} for post_id in post_ids}
-        for chunk in _chunks(list(found)):
+        for chunk in chunks(list(found)):
             marks = ",".join("?" * len(chunk))
             for row in await self._db.fetchall(
                 f"SELECT post_id, choice, count(*) FROM answers WHERE post_id IN ({marks}) "
@@ -272,7 +266,7 @@ class PostStore:
                 seen.add((r.schedule_id, r.occurrence))
                 unique.append(r)
         async with self._db.write() as conn:
-            for chunk in _chunks(unique):
+            for chunk in chunks(unique):
                 values = ",".join("(?, ?, ?, ?, ?, ?)" for _ in chunk)
                 params: list[object] = []
                 for r in chunk:
@@ -292,7 +286,7 @@ class PostStore:
                     params,
                 ):
                     created[(int(row[1]), str(row[2]))] = int(row[0])
-            for ids in _chunks(sorted(created.values())):
+            for ids in chunks(sorted(created.values())):
                 marks = ",".join("?" * len(ids))
                 for row in await conn.execute_fetchall(_SELECT + f"WHERE p.id IN ({marks})", ids):
                     fetched[int(row[0])] = row
@@ -317,7 +311,7 @@ class PostStore:
         """The open posts of these schedules whose answers stay open "until the next question
         posts" (no ``closes_at``), oldest first."""
         found: list[Post] = []
-        for chunk in _chunks(sorted(set(schedule_ids))):
+        for chunk in chunks(sorted(set(schedule_ids))):
             marks = ",".join("?" * len(chunk))
             rows = await self._db.fetchall(
                 _SELECT.replace("FROM posts p", "FROM posts p INDEXED BY posts_schedule_open", 1)

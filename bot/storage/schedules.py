@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.storage.database import Database, Row
+from bot.storage.database import Database, Row, chunks
 from bot.storage.timefmt import from_db, from_db_opt, to_db
 
 __all__ = ["ScheduleRow", "ScheduleStore"]
@@ -23,7 +23,6 @@ _SELECT = (
     "FROM schedules s JOIN channels c ON c.id = s.channel_id "
     "WHERE s.deleted_at IS NULL "
 )
-_CHUNK = 400  # bound parameters per IN (...) list, well under SQLite's limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +108,7 @@ class ScheduleStore:
         """The live schedules among ``ids``; removed or unknown ids are simply absent."""
         wanted = sorted(set(ids))
         found: dict[int, ScheduleRow] = {}
-        for start in range(0, len(wanted), _CHUNK):
-            chunk = wanted[start : start + _CHUNK]
+        for chunk in chunks(wanted):
             marks = ",".join("?" * len(chunk))
             for row in await self._db.fetchall(_SELECT + f"AND s.id IN ({marks})", chunk):
                 found[int(row[0])] = _row(row)

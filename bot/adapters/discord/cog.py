@@ -23,10 +23,10 @@ from discord.ext import commands
 from bot.adapters.discord.components import SnippetModal
 from bot.adapters.discord.errors import PENDING_KEY, report_error
 from bot.adapters.discord.render import render
-from bot.adapters.discord.snippets import first_python_block
 from bot.core.errors import BadInput, NotFound
 from bot.core.messages import Action, Message, parse_action
 from bot.core.models import ChatContext
+from bot.core.snippets import first_python_block
 from bot.log import get_logger
 
 if TYPE_CHECKING:

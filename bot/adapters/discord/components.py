@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import discord
 
+from bot.core.messages import ACTION_ID_PATTERN
 from bot.log import get_logger
 
 __all__ = [
@@ -29,9 +30,7 @@ log = get_logger(__name__)
 
 CUSTOM_ID_PREFIX = "studybot:"
 # The core's ids (bot.core.messages.Button.custom_id), behind our prefix.
-CUSTOM_ID_TEMPLATE = (
-    r"studybot:(?P<action>answer|show|hint):(?P<post>[0-9]{1,18}):(?P<value>[A-Za-z0-9_-]{1,16})"
-)
+CUSTOM_ID_TEMPLATE = CUSTOM_ID_PREFIX + ACTION_ID_PATTERN
 CODE_INPUT_ID = "studybot:run:code"
 CODE_MAX_LENGTH = 4000  # Discord's limit for a text input
 

@@ -23,7 +23,7 @@ from typing import Any
 import discord
 
 from bot.adapters.discord.components import StudyButton
-from bot.core.messages import Button, ButtonStyle, Message, Section, Tone
+from bot.core.messages import Button, ButtonStyle, Message, Section, Tone, defuse_fences
 from bot.log import get_logger
 
 __all__ = [
@@ -57,7 +57,6 @@ LABEL_LIMIT = 80
 CONTENT_LIMIT = 2000  # message content
 
 TRUNCATED_NOTE = "… (truncated: too long for Discord)"
-_ZWSP = "\u200b"
 _LANGUAGES = {"python": "py", "python3": "py", "text": "", "plain": ""}
 _COLOURS = {
     Tone.QUESTION: discord.Colour.blurple(),
@@ -281,7 +280,7 @@ def _separator(blocks: Sequence[_Block], index: int) -> str:
 
 def code_block(code: str, language: str = "py") -> str:
     """A fenced block whose content cannot close the fence early."""
-    safe = code.rstrip("\n").replace("```", f"`{_ZWSP}`{_ZWSP}`")
+    safe = defuse_fences(code.rstrip("\n"))
     return f"```{language}\n{safe}\n```"
 
 

@@ -66,7 +66,15 @@ from bot.adapters.slack.manifest import (
 )
 from bot.adapters.slack.render import home_view, inline_attachments, render, run_modal
 from bot.core.errors import APOLOGY, BadInput, StudyError, Unavailable
-from bot.core.messages import Action, Attachment, Message, Section, Tone, parse_action
+from bot.core.messages import (
+    ACTION_ID_PATTERN,
+    Action,
+    Attachment,
+    Message,
+    Section,
+    Tone,
+    parse_action,
+)
 from bot.core.models import ChatContext
 from bot.core.service import StudyService
 from bot.log import get_logger
@@ -80,7 +88,7 @@ log = get_logger(__name__)
 PLATFORM = "slack"
 HELP_PREFIX = f"{SLASH_COMMAND} "
 EVENTS_PATH = "/slack/events"
-ACTION_PATTERN = re.compile(r"^(answer|show|hint):[0-9]{1,18}:[A-Za-z0-9_-]{1,16}$")
+ACTION_PATTERN = re.compile(rf"^{ACTION_ID_PATTERN}$")
 """Block Kit ``action_id`` s of our buttons: :attr:`bot.core.messages.Button.custom_id`."""
 
 CONNECT_TIMEOUT = 30.0

@@ -17,6 +17,7 @@ from typing import Any
 
 from bot.core.schedule import ScheduleError, split_args
 from bot.core.schedules import VERBS
+from bot.core.snippets import first_python_block
 
 __all__ = [
     "StudyCommand",
@@ -102,9 +103,6 @@ def parse_study(raw: str) -> StudyCommand:
     raise UsageProblem(f"`{head}` is not a /study command.")
 
 
-_FENCE = re.compile(r"```[ \t]*(?:[A-Za-z0-9_+-]+[ \t]*\n)?\n?(.*?)```", re.DOTALL)
-
-
 def _rich_text_code(blocks: list[Any]) -> str | None:
     for block in blocks:
         if not isinstance(block, dict) or block.get("type") != "rich_text":
@@ -119,15 +117,12 @@ def _rich_text_code(blocks: list[Any]) -> str | None:
 def first_code_block(message: dict[str, Any]) -> str | None:
     """The first fenced code block of a Slack message (its text, else its rich_text blocks).
 
-    Message text is escaped like command text, so it is unescaped; a leading language word
-    (```` ```python ````) is dropped, as Slack itself does not use it.
+    Message text is escaped like command text, so it is unescaped first; the block itself is
+    found as on every platform (:func:`bot.core.snippets.first_python_block`).
     """
-    text = str(message.get("text") or "")
-    match = _FENCE.search(text)
-    if match is not None:
-        code = html.unescape(match[1]).strip("\n")
-        if code.strip():
-            return code
+    code = first_python_block(html.unescape(str(message.get("text") or "")))
+    if code is not None:
+        return code
     rich = _rich_text_code(list(message.get("blocks") or ()))
     if rich is not None and rich.strip():
         return rich.strip("\n")

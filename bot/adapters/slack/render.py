@@ -22,7 +22,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.adapters.slack.manifest import RUN_MODAL_CALLBACK
-from bot.core.messages import BOLD, Button, ButtonStyle, Message, Section, unescape_markup
+from bot.core.messages import (
+    BOLD,
+    Button,
+    ButtonStyle,
+    Message,
+    Section,
+    defuse_fences,
+    unescape_markup,
+)
 
 __all__ = [
     "MAX_BLOCKS",
@@ -50,7 +58,6 @@ MAX_FALLBACK_TEXT = 3000  # Slack allows 40k, but this is a notification preview
 MAX_MODAL_INPUT = 3000  # plain_text_input max_length
 MAX_INLINE_ATTACHMENT = 2500
 CUT = "…"
-ZERO_WIDTH_SPACE = "\u200b"
 
 
 def escape(text: str) -> str:
@@ -100,7 +107,7 @@ def _chunks(text: str, limit: int) -> list[str]:
 
 def _fence_safe(code: str) -> str:
     """Code for a ``` block: escaped, and unable to close the fence early."""
-    defused = code.replace("```", "`" + ZERO_WIDTH_SPACE + "`" + ZERO_WIDTH_SPACE + "`")
+    defused = defuse_fences(code)
     return escape(defused.rstrip("\n"))
 
 

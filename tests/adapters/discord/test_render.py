@@ -14,8 +14,8 @@ from bot.adapters.discord.render import (
     render,
     thread_name,
 )
-from bot.adapters.discord.snippets import first_python_block
 from bot.core.messages import Action, Attachment, Button, ButtonStyle, Message, Section, Tone
+from bot.core.snippets import first_python_block
 
 
 def _embed_size(embed: discord.Embed) -> int:
