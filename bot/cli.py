@@ -114,9 +114,7 @@ def console(
                 err=True,
             )
             raise typer.Exit(2)
-
-    if clock is not None:
-        sim = SimulatedClock(datetime.fromisoformat(clock))
+        sim = SimulatedClock(start)
     settings = settings.model_copy(update={"platform": Platform.CONSOLE})
     asyncio.run(wiring.serve(settings, clock=sim or SystemClock(), json_lines=json_lines))
 

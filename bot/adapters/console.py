@@ -327,8 +327,6 @@ class ConsoleAdapter:
         if len(rest) > 1:
             raise UsageError
         difficulty = options.get("--difficulty", [None])[-1]
-        if difficulty is not None and difficulty not in {"easy", "medium", "hard"}:
-            raise UsageError("--difficulty is easy, medium or hard")
         draft = await self.service.post_question(
             self.context(),
             pack=rest[0] if rest else None,

@@ -7,7 +7,6 @@ Adapters decide only how it looks.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from bot.core.messages import (
@@ -38,7 +37,6 @@ __all__ = [
     "card_back",
     "choices_of",
     "correct_letter",
-    "format_local",
     "help_message",
     "hint_message",
     "leaderboard_message",
@@ -332,7 +330,3 @@ def help_message(prefix: str, *, admin: bool) -> Message:
         sections=(Section(body="\n".join(lines)),),
         ephemeral=True,
     )
-
-
-def format_local(moment: datetime, tz: ZoneInfo) -> str:
-    return f"{moment.astimezone(tz):%Y-%m-%d %H:%M} {tz.key}"

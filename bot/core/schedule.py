@@ -36,6 +36,7 @@ from zoneinfo import ZoneInfo, available_timezones
 
 from bot.core.cron import MAX_GAP_DAYS, CronError, CronExpr, parse_cron
 from bot.core.durations import format_duration, parse_duration
+from bot.questions.schema import Difficulty
 
 __all__ = [
     "DIFFICULTIES",
@@ -50,12 +51,13 @@ __all__ = [
     "next_occurrence",
     "occurrence_key",
     "occurrences",
+    "parse_filters",
     "parse_schedule_args",
     "preview",
     "split_args",
 ]
 
-DIFFICULTIES = ("easy", "medium", "hard")
+DIFFICULTIES = tuple(d.value for d in Difficulty)
 """The pack schema's difficulty values (kept equal to ``bot.questions.schema.Difficulty``)."""
 
 MIN_WINDOW = timedelta(minutes=1)
@@ -476,6 +478,13 @@ def _parse_pack(pack: str | None) -> str | None:
     if not _SLUG.fullmatch(value.lower()):
         raise ScheduleError("pack", f"{value!r} is not a pack id (lower-case letters, digits, -._)")
     return value.lower()
+
+
+def parse_filters(
+    difficulty: str | None, tags: Iterable[str]
+) -> tuple[str | None, tuple[str, ...]]:
+    """Validate the question filters every command takes (``quiz`` and schedules alike)."""
+    return _parse_difficulty(difficulty), _parse_tags(tags)
 
 
 def _parse_tags(tags: Iterable[str]) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from bot.core.models import Window
+from bot.questions.schema import Difficulty
 
 __all__ = [
     "BASE_POINTS",
@@ -29,7 +30,7 @@ __all__ = [
     "window_start",
 ]
 
-BASE_POINTS = {"easy": 10, "medium": 20, "hard": 30}
+BASE_POINTS = {Difficulty.EASY: 10, Difficulty.MEDIUM: 20, Difficulty.HARD: 30}
 SELF_GRADED_SHARE = 0.5  # flashcards are graded by the member; they count half
 STREAK_BONUS_PER_DAY = 2
 STREAK_BONUS_CAP = 10
@@ -57,7 +58,7 @@ def points_for(difficulty: str, correct: bool, *, self_graded: bool) -> int:
     """Points for one answer: difficulty-weighted; wrong answers score nothing."""
     if not correct:
         return 0
-    base = BASE_POINTS[difficulty]
+    base = BASE_POINTS[Difficulty(difficulty)]
     return round(base * SELF_GRADED_SHARE) if self_graded else base
 
 

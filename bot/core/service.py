@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import difflib
 import random
-from collections.abc import Awaitable, Mapping, Sequence
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import cache
@@ -28,6 +29,7 @@ from bot.core.errors import (
 from bot.core.gateway import ChatGateway
 from bot.core.messages import Message, Section, Tone
 from bot.core.models import ChatContext, Leaderboard, MemberStats, Post, Window
+from bot.core.schedule import ScheduleError, parse_filters
 from bot.core.schedules import ScheduleBook, ScheduleReply
 from bot.core.scoring import (
     ScoreDecision,
@@ -101,7 +103,7 @@ class StudyService:
         quiz_window: timedelta | None = None,
         rng: random.Random | None = None,
         runner: SnippetRunner | None = None,
-        runner_starting: Awaitable[None] | None = None,
+        runner_starting: asyncio.Future[None] | None = None,
         run_limits: RunLimits | None = None,
         metrics: Metrics | None = None,
     ) -> None:
@@ -194,6 +196,10 @@ class StudyService:
         posted there; then the least-posted come round again. A question a member asks for
         closes after ``quiz_window`` unless ``closes_at`` says otherwise.
         """
+        try:
+            difficulty, tags = parse_filters(difficulty, tags)
+        except ScheduleError as exc:
+            raise BadInput(str(exc)) from None
         workspace, channel = await self._channel(ctx)
         requester = None
         if requested:
@@ -526,7 +532,7 @@ class StudyService:
         before a member types their code (a sandbox still starting counts as working)."""
         if self._runner is None:
             raise Unavailable("Running snippets is turned off on this bot.")
-        starting = self._runner_starting is not None and not _is_done(self._runner_starting)
+        starting = self._runner_starting is not None and not self._runner_starting.done()
         if not starting and not self._runner.available:
             raise Unavailable(
                 f"Running snippets is unavailable on this host: {self._runner.unavailable_reason}."
@@ -538,16 +544,12 @@ class StudyService:
         Refused before running: no sandbox on this host, too big / NUL bytes / not UTF-8, empty,
         more than ``per_minute`` runs in the last minute, or a run of theirs still going.
         """
-        runner = self._runner
-        if runner is None:
-            raise Unavailable("Running snippets is turned off on this bot.")
         if self._runner_starting is not None:
             await self._runner_starting  # the pool warms in the background at start-up
             self._runner_starting = None
-        if not runner.available:
-            raise Unavailable(
-                f"Running snippets is unavailable on this host: {runner.unavailable_reason}."
-            )
+        self.check_snippets()
+        runner = self._runner
+        assert runner is not None  # check_snippets() said so
         try:
             text = validate_snippet(code, self.run_limits.max_bytes)
         except SnippetRejected as exc:
@@ -555,6 +557,7 @@ class StudyService:
         if not text.strip():
             raise BadInput("There is no code to run.")
         with self._run_gate.admit((ctx.platform, ctx.workspace, ctx.member)):
+            began = time.perf_counter()
             try:
                 result = await runner.run(text)
             except SandboxUnavailable as exc:
@@ -562,7 +565,8 @@ class StudyService:
                 raise Unavailable(f"The sandbox is not available: {exc.reason}.") from None
         if self.metrics is not None:
             self.metrics.runs.labels(outcome=result.outcome.value).inc()
-            self.metrics.run_seconds.observe(result.duration_ms / 1000)
+            # As the member waits: queueing, a cold start and the pipes included.
+            self.metrics.run_seconds.observe(time.perf_counter() - began)
         log.info(
             "snippet run by %s in %s/%s: %s in %.0f ms",
             ctx.member,
@@ -583,11 +587,6 @@ class StudyService:
             return Message(sections=(Section(body="No packs are loaded."),))
         body = "\n".join(f"**{s.slug}** — {s.title} ({s.questions} questions)" for s in summaries)
         return Message(title="📚 Question packs", sections=(Section(body=body),))
-
-
-def _is_done(awaitable: Awaitable[None]) -> bool:
-    done = getattr(awaitable, "done", None)
-    return bool(done()) if callable(done) else False
 
 
 def _feedback(

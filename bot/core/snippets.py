@@ -86,6 +86,9 @@ class RunGate:
         if key in self._running:
             raise RateLimited("Your previous snippet is still running; wait for its result.")
         now = self.clock.now()
+        if len(self._recent) > 512:  # forget members whose last run is over a minute old
+            minute = timedelta(minutes=1)
+            self._recent = {k: d for k, d in self._recent.items() if d and now - d[-1] < minute}
         recent = self._recent.setdefault(key, deque())
         while recent and now - recent[0] >= timedelta(minutes=1):
             recent.popleft()

@@ -29,6 +29,7 @@ T = TypeVar("T")
 
 #: Items per ``IN (...)`` list or multi-row statement: well under SQLite's bound-parameter limit.
 CHUNK = 400
+BACKUP_PAGES = 1024  # pages per backup step (4 MiB): other connections read in between
 
 
 def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
@@ -163,15 +164,23 @@ class Database:
     # --- maintenance -------------------------------------------------------------------------
 
     async def backup(self, destination: Path) -> None:
-        """An online, consistent copy (SQLite backup API) while the bot keeps running."""
+        """An online, consistent copy (SQLite backup API) while the bot keeps running.
+
+        It reads through a connection of its own, a few pages at a time, so leaderboards and
+        the scheduler keep reading while a large database is copied.
+        """
         destination.parent.mkdir(parents=True, exist_ok=True)
         partial = destination.with_name(destination.name + ".partial")
         partial.unlink(missing_ok=True)
-        target = await aiosqlite.connect(partial)
+        source = await aiosqlite.connect(self.path)
         try:
-            await self._reader.backup(target)
+            target = await aiosqlite.connect(partial)
+            try:
+                await source.backup(target, pages=BACKUP_PAGES, sleep=0.005)
+            finally:
+                await target.close()
         finally:
-            await target.close()
+            await source.close()
         partial.replace(destination)
 
     async def integrity_problems(self) -> list[str]:

@@ -176,12 +176,6 @@ class PostStore:
         )
         return None if row is None else _post(row)
 
-    async def open_in_channel(self, channel_id: int) -> list[Post]:
-        rows = await self._db.fetchall(
-            _SELECT + "WHERE p.channel_id = ? AND p.closed_at IS NULL ORDER BY p.id", (channel_id,)
-        )
-        return [_post(r) for r in rows]
-
     async def close(self, post_id: int, now: datetime) -> Post | None:
         """Close an open post; ``None`` when it was already closed (reveal happens once)."""
         async with self._db.write() as conn:

@@ -51,9 +51,10 @@ async def test_first_answer_counts_and_a_second_is_refused_privately(service: St
     assert reply.ephemeral and "Correct" in reply.plain_text() and "+20" in reply.plain_text()
     with pytest.raises(AlreadyAnswered, match=r"already answered.*\(B\)"):
         await service.answer(ANN, draft.post.id, "A")
-    wrong = await service.answer(BOB, draft.post.id, "A")
-    assert (
-        "Not quite" in wrong.plain_text() and "B" not in wrong.plain_text().split("picked A")[1][:3]
+    wrong = (await service.answer(BOB, draft.post.id, "A")).plain_text()
+    # Wrong, and told so, without the right letter before the reveal.
+    assert wrong == (
+        "❌ Not quite: you picked A. The answer is shown when the question closes. Streak: 1 day."
     )
 
 
@@ -289,3 +290,12 @@ async def test_names_cannot_inject_links_or_pings(service: StudyService) -> None
     body = board.sections[0].body
     assert "\\[Free Nitro\\](https://evil.example)" in body
     assert "@everyone" not in body
+
+
+async def test_quiz_filters_are_validated_in_the_core(service: StudyService) -> None:
+    with pytest.raises(BadInput, match="difficulty: 'extreme' is not one of easy, medium, hard"):
+        await service.post_question(ANN, difficulty="extreme")
+    with pytest.raises(BadInput, match="tags: '%' is not a tag"):
+        await service.post_question(ANN, tags=("%",))
+    draft = await service.post_question(ANN, difficulty="HARD", tags=("Retain-Graph",))
+    assert draft.message.question_id == "d-mc-3"

@@ -1,7 +1,9 @@
 """Run a pack snippet for the tests: a fresh interpreter and next to nothing else.
 
-Until the sandbox lands this is a plain subprocess of the test's own interpreter (the venv's
-torch), isolated (``-I``), in an empty folder, with an almost empty environment and a timeout.
+The shipped packs' snippets are our own code, so this runs them directly, as a plain
+subprocess of the test's interpreter (the venv's torch), isolated (``-I``), in an empty folder,
+with an almost empty environment and a timeout: one test per item, naming it when it fails.
+``test_check_sandbox.py`` runs the same snippets through the real jail (``questions check``).
 """
 
 from __future__ import annotations

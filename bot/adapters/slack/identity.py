@@ -4,8 +4,9 @@ Every command and click needs a :class:`~bot.core.models.ChatContext`, and Slack
 only the user id (and a legacy username). ``users.info`` gives the display name and the
 workspace admin/owner flags; configured admins (``SLACK_ADMIN_USERS``) and members of the
 configured user group (``SLACK_ADMIN_USERGROUP``, via ``usergroups.users.list``) count too.
-Answers are cached for a short TTL so a burst of clicks costs one lookup, while a member who
-loses admin rights loses them within a minute.
+Answers are cached for a short TTL, and concurrent lookups of one member (or of the admin
+group) share a single request, so a burst of clicks costs one lookup per member, while a
+member who loses admin rights loses them within a minute.
 
 A failed lookup never blocks the member: the name falls back to the payload's, and admin status
 to the configured list only (fail closed).
@@ -13,6 +14,7 @@ to the configured list only (fail closed).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -70,12 +72,25 @@ class SlackDirectory:
         self._now = now
         self._members: dict[str, tuple[float, SlackMember]] = {}
         self._group: tuple[float, frozenset[str]] | None = None
+        self._lookups: dict[str, asyncio.Future[SlackMember]] = {}
+        self._group_lookup: asyncio.Future[frozenset[str]] | None = None
 
     async def member(self, user_id: str, fallback_name: str = "") -> SlackMember:
-        """The member's name and admin status (cached for the TTL)."""
+        """The member's name and admin status (cached for the TTL; one request in flight)."""
         cached = self._members.get(user_id)
         if cached is not None and cached[0] > self._now():
             return cached[1]
+        lookup = self._lookups.get(user_id)
+        if lookup is None:
+            if len(self._members) > 4096:  # drop expired entries now and then
+                now = self._now()
+                self._members = {k: v for k, v in self._members.items() if v[0] > now}
+            lookup = asyncio.ensure_future(self._look_up(user_id, fallback_name))
+            self._lookups[user_id] = lookup
+            lookup.add_done_callback(lambda _: self._lookups.pop(user_id, None))
+        return await asyncio.shield(lookup)
+
+    async def _look_up(self, user_id: str, fallback_name: str) -> SlackMember:
         fallback = fallback_name or user_id
         try:
             response = await self._client.users_info(user=user_id)
@@ -104,6 +119,11 @@ class SlackDirectory:
     async def _group_members(self) -> frozenset[str]:
         if self._group is not None and self._group[0] > self._now():
             return self._group[1]
+        if self._group_lookup is None or self._group_lookup.done():
+            self._group_lookup = asyncio.ensure_future(self._look_up_group())
+        return await asyncio.shield(self._group_lookup)
+
+    async def _look_up_group(self) -> frozenset[str]:
         assert self._admin_usergroup is not None
         try:
             response = await self._client.usergroups_users_list(usergroup=self._admin_usergroup)

@@ -65,3 +65,14 @@ async def test_failed_lookups_fall_back_and_fail_closed(slack_fake: FakeSlack) -
     assert member.name == "ada-from-payload" and not member.is_admin
     # not cached: the next request asks again and gets the real answer
     assert (await directory.member("U0ADMIN")).is_admin
+
+
+async def test_a_burst_of_clicks_costs_one_lookup_per_member(slack_fake: FakeSlack) -> None:
+    import asyncio
+
+    slack_fake.add_usergroup("S0STUDYADM", ["U0ADMIN"])
+    directory = SlackDirectory(client(slack_fake), admin_usergroup="S0STUDYADM")
+    members = await asyncio.gather(*(directory.member("U0ALICE") for _ in range(50)))
+    assert {m.name for m in members} == {"alice"}
+    assert len(slack_fake.calls_to("users.info")) == 1
+    assert len(slack_fake.calls_to("usergroups.users.list")) == 1

@@ -264,3 +264,11 @@ def test_first_code_block() -> None:
         ],
     }
     assert first_code_block(rich) == "print(2)"
+
+
+def test_single_character_bold_pairs_correctly() -> None:
+    from bot.adapters.slack.render import mrkdwn
+
+    assert mrkdwn("Points: **5** all time, **12** this week") == (
+        "Points: *5* all time, *12* this week"
+    )
