@@ -282,8 +282,14 @@ class SlackAdapter:
         self._stopping.set()
 
     def is_connected(self) -> bool:
-        """Ready and not stopping (Socket Mode reconnects by itself; HTTP needs no link)."""
-        return self.ready.is_set() and not self._stopping.is_set()
+        """Ready, not stopping, and in Socket Mode with its websocket open (it reconnects by
+        itself; a health check failing for a while is the signal that it cannot)."""
+        if not self.ready.is_set() or self._stopping.is_set():
+            return False
+        if self._socket is None:
+            return True  # HTTP mode: Slack calls us; there is no link to lose
+        session = getattr(self._socket.client, "current_session", None)
+        return session is not None and not session.closed
 
     async def start(self) -> None:
         """Fail fast on bad settings, then start taking requests; ``ready`` is set after."""

@@ -96,6 +96,7 @@ async def test_socket_mode_runs_until_stopped(
     assert adapter.team_name  # from auth.test, used as the workspace name
     connection = await slack_fake.wait_for_socket_connection()
     assert [c.method for c in slack_fake.calls][:2] == ["auth.test", "apps.connections.open"]
+    assert adapter.is_connected()  # the health check's "gateway"
 
     handle = await slack_fake.socket_send_request(slack_fake.slash_command(text="quiz slack-mc"))
     ack = await handle.ack(timeout=3)
@@ -104,6 +105,7 @@ async def test_socket_mode_runs_until_stopped(
     assert post.ok and post.token == slack_fake.bot_token
 
     await adapter.stop()
+    assert not adapter.is_connected()
     await asyncio.wait_for(task, 15)
     assert not connection.open
     assert not adapter.ready.is_set()
