@@ -223,8 +223,10 @@ class PackAdmin:
         self.max_bytes = max_bytes
         self.max_items = max_items
         self._loaded: list[LoadedPack] = []
-        self._checking = asyncio.Semaphore(1)  # parsing is CPU work: one upload at a time
-        self._installing = asyncio.Lock()
+        # One upload at a time, check and install together: parsing is CPU work, and a pack
+        # must be checked against the packs as they are when it is installed, not as they were
+        # before another upload landed.
+        self._lock = asyncio.Lock()
 
     def remember(self, loaded: Sequence[LoadedPack]) -> None:
         """The packs just synced: what uploads are compared against and installed beside."""
@@ -360,11 +362,14 @@ class PackAdmin:
         attached as a text file), and says what happened to the file.
         """
         name = self.check_file(filename, len(raw))
+        async with self._lock:
+            return await self._check_and_install(ctx, name, raw)
+
+    async def _check_and_install(self, ctx: ChatContext, name: str, raw: bytes) -> Message:
         existing = [replace(p, path=PurePath(p.path).name) for p in self._loaded]
-        async with self._checking:
-            checked = await asyncio.to_thread(
-                check_upload_bytes, raw, name, existing, max_items=self.max_items
-            )
+        checked = await asyncio.to_thread(
+            check_upload_bytes, raw, name, existing, max_items=self.max_items
+        )
         log.info(
             "pack upload %r by %s in %s/%s: %d error(s), %d warning(s)",
             name,
@@ -394,43 +399,42 @@ class PackAdmin:
             return "Not installed: installing packs from chat is off on this bot.", Tone.WARNING
         slug = pack.pack.pack
         target = Path(self.packs_dir) / f"{slug}.yaml"
-        async with self._installing:
-            current = next((p for p in self._loaded if p.pack.pack == slug), None)
-            if current is not None and not _same_file(Path(current.path), target):
-                return (
-                    f"Not installed: pack `{slug}` lives in `{PurePath(current.path).name}` in "
-                    f"the packs folder, and packs uploaded in chat are installed as "
-                    f"`{slug}.yaml`. Ask an operator to rename that file to `{slug}.yaml` (or "
-                    "to edit it there).",
-                    Tone.WARNING,
-                )
-            clash = next(
-                (p for p in self._loaded if PurePath(p.path).name == name and name != target.name),
-                None,
+        current = next((p for p in self._loaded if p.pack.pack == slug), None)
+        if current is not None and not _same_file(Path(current.path), target):
+            return (
+                f"Not installed: pack `{slug}` lives in `{PurePath(current.path).name}` in "
+                f"the packs folder, and packs uploaded in chat are installed as "
+                f"`{slug}.yaml`. Ask an operator to rename that file to `{slug}.yaml` (or "
+                "to edit it there).",
+                Tone.WARNING,
             )
-            if clash is not None:
-                return (
-                    f"Not installed: `{_shown_name(name)}` is the file of pack "
-                    f"`{clash.pack.pack}`, but this file is pack `{slug}`, which would be "
-                    f"installed as `{slug}.yaml` beside it. Rename the upload to `{slug}.yaml` "
-                    f"to add a new pack, or set `pack: {clash.pack.pack}` to replace that one.",
-                    Tone.WARNING,
-                )
-            try:
-                await asyncio.to_thread(_write_atomically, target, raw)
-            except OSError as exc:
-                log.warning("cannot install pack %s into %s: %s", slug, target.parent, exc)
-                return (
-                    "Not installed: the packs folder cannot be written on this host "
-                    f"({exc.strerror or type(exc).__name__}). An operator can copy the file into "
-                    "the packs folder (`STUDYBOT_PACKS`) instead.",
-                    Tone.WARNING,
-                )
-            installed = replace(pack, path=str(target))
-            packs = [p for p in self._loaded if p.pack.pack != slug]
-            packs.append(installed)
-            packs.sort(key=lambda p: PurePath(p.path).name)
-            report = await self._service.sync_packs(packs)
+        clash = next(
+            (p for p in self._loaded if PurePath(p.path).name == name and name != target.name),
+            None,
+        )
+        if clash is not None:
+            return (
+                f"Not installed: `{_shown_name(name)}` is the file of pack "
+                f"`{clash.pack.pack}`, but this file is pack `{slug}`, which would be "
+                f"installed as `{slug}.yaml` beside it. Rename the upload to `{slug}.yaml` "
+                f"to add a new pack, or set `pack: {clash.pack.pack}` to replace that one.",
+                Tone.WARNING,
+            )
+        try:
+            await asyncio.to_thread(_write_atomically, target, raw)
+        except OSError as exc:
+            log.warning("cannot install pack %s into %s: %s", slug, target.parent, exc)
+            return (
+                "Not installed: the packs folder cannot be written on this host "
+                f"({exc.strerror or type(exc).__name__}). An operator can copy the file into "
+                "the packs folder (`STUDYBOT_PACKS`) instead.",
+                Tone.WARNING,
+            )
+        installed = replace(pack, path=str(target))
+        packs = [p for p in self._loaded if p.pack.pack != slug]
+        packs.append(installed)
+        packs.sort(key=lambda p: PurePath(p.path).name)
+        report = await self._service.sync_packs(packs)
         log.info("pack %s installed from chat as %s", slug, target)
         return _installed_text(installed, report, new=current is None), Tone.SUCCESS
 

@@ -6,6 +6,7 @@ checked against what ``studybot questions lint`` prints for the same file in the
 
 from __future__ import annotations
 
+import asyncio
 import random
 import shutil
 import subprocess
@@ -495,3 +496,22 @@ async def test_without_a_packs_folder_uploads_are_only_checked(
     await service.sync_packs(load_packs(TEST_PACKS).packs)
     reply = await service.check_pack_upload(ADMIN, "fresh.yaml", NEW_PACK.encode())
     assert "installing packs from chat is off on this bot" in reply.plain_text()
+
+
+async def test_two_uploads_at_once_are_checked_against_each_other(
+    service: StudyService, packs_dir: Path
+) -> None:
+    first = NEW_PACK
+    second = NEW_PACK.replace("pack: fresh", "pack: other").replace(
+        "prompt: Which attribute", "prompt: Quite different, which attribute"
+    )
+    replies = await asyncio.gather(
+        service.check_pack_upload(ADMIN, "fresh.yaml", first.encode()),
+        service.check_pack_upload(ADMIN, "other.yaml", second.encode()),
+    )
+    installed, refused = replies
+    assert "Installed fresh" in installed.plain_text()
+    assert "other.yaml:4: f-flash-1.id: id 'f-flash-1' is already used at fresh.yaml:4" in (
+        _problem_lines(refused)
+    )
+    assert _names(packs_dir) == ["extra.yaml", "fresh.yaml", "mini.yaml"]
