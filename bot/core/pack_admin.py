@@ -366,6 +366,7 @@ class PackAdmin:
             return await self._check_and_install(ctx, name, raw)
 
     async def _check_and_install(self, ctx: ChatContext, name: str, raw: bytes) -> Message:
+        """Under the lock: the packs compared against are the ones an install would join."""
         existing = [replace(p, path=PurePath(p.path).name) for p in self._loaded]
         checked = await asyncio.to_thread(
             check_upload_bytes, raw, name, existing, max_items=self.max_items
