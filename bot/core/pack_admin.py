@@ -36,7 +36,7 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
 from bot.core.errors import BadInput, Forbidden, NotFound
-from bot.core.messages import Attachment, Message, Section, Tone, neutralise
+from bot.core.messages import Attachment, Message, Section, Tone, escape_markup, neutralise
 from bot.core.models import ChatContext
 from bot.core.schedules import decode_spec
 from bot.log import get_logger
@@ -91,7 +91,10 @@ def _shown_name(text: str, limit: int = 64) -> str:
 
 
 def _where_label(ctx: ChatContext) -> str:
-    return f"#{_shown_name(ctx.channel_name)}" if ctx.channel_name else "this channel"
+    """``#general``, as prose: a channel name is platform text, so Markdown in it is escaped."""
+    return (
+        f"#{escape_markup(_shown_name(ctx.channel_name))}" if ctx.channel_name else "this channel"
+    )
 
 
 def _size(count: int) -> str:

@@ -515,3 +515,12 @@ async def test_two_uploads_at_once_are_checked_against_each_other(
         _problem_lines(refused)
     )
     assert _names(packs_dir) == ["extra.yaml", "fresh.yaml", "mini.yaml"]
+
+
+async def test_a_channel_name_with_markdown_cannot_become_a_link(service: StudyService) -> None:
+    where = member("root", admin=True, channel="[free](https://evil.example)")
+    reply = await service.pack_disable(where, "mini")
+    assert reply.sections[0].body.startswith(
+        r"⛔ **mini** is off in #\[free\](https://evil.example)"
+    )
+    assert "off in #[free](https://evil.example):" in reply.plain_text()  # plain text: as typed
