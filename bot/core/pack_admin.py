@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import difflib
 import os
 import re
 import tempfile
@@ -304,9 +303,8 @@ class PackAdmin:
         channel = await self._channel(ctx)
         was_enabled = await self._service.packs.set_enabled(channel.id, slug, enabled)
         if was_enabled is None:
-            slugs = [s.slug for s in await self._service.packs.summaries()]
-            close = difflib.get_close_matches(slug, slugs, n=1)
-            hint = f" Did you mean `{close[0]}`?" if close else " See `pack list`."
+            close = self._service.closest_pack(slug)
+            hint = f" Did you mean `{close}`?" if close else " See `pack list`."
             raise NotFound(f"There is no pack called `{_shown_name(name)}`.{hint}")
         where = _where_label(ctx)
         state = "on" if enabled else "off"
