@@ -118,6 +118,7 @@ class Wiring:
                     per_minute=settings.run_rate_per_minute,
                 ),
                 metrics=metrics,
+                packs_dir=settings.packs_dir,  # where admins' uploaded packs are installed
             )
             packs = load_packs(settings.packs_dir)
             for problem in packs.errors:

@@ -17,6 +17,7 @@ import threading
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from bot.core.clock import Clock, SimulatedClock
@@ -98,7 +99,11 @@ class ConsoleAdapter:
                 "/leaderboard [week|month|all]", "who is ahead", self._leaderboard
             ),
             "stats": _Command("/stats [NAME]", "points, accuracy and streak", self._stats),
-            "pack": _Command("/pack list", "the question packs", self._pack),
+            "pack": _Command(
+                "/pack list | enable NAME | disable NAME | upload PATH",
+                "the packs here; switch one for this channel (admins); check a pack file",
+                self._pack,
+            ),
             "schedule": _Command(
                 "/schedule add TIME [TZ] [DAYS] [--pack P] [--difficulty D] [--window DURATION]"
                 " | list | remove ID | pause ID | resume ID | skip ID | now ID | preview ID [N]",
@@ -368,9 +373,23 @@ class ConsoleAdapter:
         self.reply(await self.service.stats(self.context(), args[0] if args else None))
 
     async def _pack(self, args: list[str]) -> None:
-        if args != ["list"]:
+        verb = args[0].lower() if args else ""
+        if verb == "list" and len(args) == 1:
+            self.reply(await self.service.pack_list(self.context()))
+        elif verb in ("enable", "disable") and len(args) == 2:
+            switch = self.service.pack_enable if verb == "enable" else self.service.pack_disable
+            self.reply(await switch(self.context(), args[1]))
+        elif verb == "upload" and len(args) == 2:
+            await self._pack_upload(args[1])
+        else:
             raise UsageError
-        self.reply(await self.service.pack_list())
+
+    async def _pack_upload(self, typed: str) -> None:
+        """The console's stand-in for a file uploaded in chat: a local file, by its name."""
+        path, size = await asyncio.to_thread(_local_file, typed)
+        self.service.check_pack_file(path.name, size)  # refused before reading, as in chat
+        raw = await asyncio.to_thread(_read_local_file, path)
+        self.reply(await self.service.check_pack_upload(self.context(), path.name, raw))
 
     async def _run_usage(self, args: list[str]) -> None:
         raise UsageError  # /run is dispatched before argument splitting; see handle_line
@@ -448,6 +467,24 @@ class ConsoleAdapter:
             "studybot console: you are 'me' (admin) in #general. Try /quiz, then /answer B.\n"
             "Type /help for all commands, /quit to leave.\n"
         )
+
+
+def _local_file(typed: str) -> tuple[Path, int]:
+    path = Path(typed).expanduser()
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise UsageError(f"/pack upload PATH: cannot read {path}: {exc.strerror}") from None
+    if not path.is_file():
+        raise UsageError(f"/pack upload PATH: {path} is not a file")
+    return path, info.st_size
+
+
+def _read_local_file(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"/pack upload PATH: cannot read {path}: {exc.strerror}") from None
 
 
 def _parse_instant(text: str) -> datetime:

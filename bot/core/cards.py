@@ -300,7 +300,8 @@ HELP_COMMANDS = (
     ("leaderboard [week|month|all]", "who is ahead"),
     ("stats [member]", "points, accuracy and streak"),
     ("run", "run a Python snippet against torch (CPU) in a sandbox"),
-    ("pack list", "the question packs"),
+    ("pack list", "the question packs, and which are on in this channel"),
+    ("pack upload FILE", "check a question pack file (.yaml) with the linter"),
     ("schedule list", "this channel's daily questions"),
     ("help", "this list"),
 )
@@ -310,6 +311,8 @@ ADMIN_COMMANDS = (
         "a daily question",
     ),
     ("schedule pause|resume|skip|now|remove|preview ID", "manage a schedule"),
+    ("pack enable|disable NAME", "turn a pack on or off in this channel only"),
+    ("pack upload FILE", "a valid pack file is installed: a new pack, or an update"),
 )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import cache
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from bot.core import cards
@@ -29,6 +30,7 @@ from bot.core.errors import (
 from bot.core.gateway import ChatGateway
 from bot.core.messages import Message, Section, Tone
 from bot.core.models import ChatContext, Leaderboard, MemberStats, Post, Window
+from bot.core.pack_admin import PackAdmin
 from bot.core.schedule import ScheduleError, parse_filters
 from bot.core.schedules import ScheduleBook, ScheduleReply
 from bot.core.scoring import (
@@ -50,7 +52,7 @@ from bot.sandbox.validate import validate_snippet
 from bot.storage.answers import AnswerRequest, AnswerStatus, AnswerWriter
 from bot.storage.database import Database
 from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
-from bot.storage.packs import Candidate, PackStore, StoredQuestion, SyncReport
+from bot.storage.packs import Candidate, PackStore, PackSummary, StoredQuestion, SyncReport
 from bot.storage.posts import PostStore
 from bot.storage.scores import ScoreStore
 
@@ -106,6 +108,7 @@ class StudyService:
         runner_starting: asyncio.Future[None] | None = None,
         run_limits: RunLimits | None = None,
         metrics: Metrics | None = None,
+        packs_dir: Path | None = None,
     ) -> None:
         self.db = db
         self.clock = clock
@@ -123,12 +126,15 @@ class StudyService:
         self._runner = runner
         self._runner_starting = runner_starting
         self._run_gate = RunGate(clock, self.run_limits.per_minute)
+        # Packs uploaded in chat are installed here (None: checked only, never installed).
+        self.pack_admin = PackAdmin(self, packs_dir)
 
     # --- set-up ------------------------------------------------------------------------------
 
     async def sync_packs(self, loaded: Sequence[LoadedPack]) -> SyncReport:
         report = await self.packs.sync(loaded, self.clock.now())
         self._pack_titles = {s.slug: s.title for s in await self.packs.summaries()}
+        self.pack_admin.remember(loaded)  # what uploads are checked against and installed beside
         log.info(
             "packs synced: %d packs, %d new, %d updated, %d retired, %d unchanged",
             report.packs,
@@ -250,6 +256,11 @@ class StudyService:
             channel.id, pack=pack, difficulty=difficulty, tags=tags
         )
         if not candidates:
+            if pack is not None and pack in await self.packs.disabled_in(channel.id):
+                raise NotFound(
+                    f"Pack `{pack}` is off in this channel; an admin can turn it on with "
+                    f"`pack enable {pack}`."
+                )
             wanted = ", ".join(
                 f"{k} {v}" for k, v in (("pack", pack), ("difficulty", difficulty)) if v
             )
@@ -581,12 +592,31 @@ class StudyService:
         """The command list in the platform's syntax (``/`` on Discord, ``/study `` on Slack)."""
         return cards.help_message(prefix, admin=ctx.is_admin)
 
-    async def pack_list(self) -> Message:
-        summaries = await self.packs.summaries()
-        if not summaries:
-            return Message(sections=(Section(body="No packs are loaded."),))
-        body = "\n".join(f"**{s.slug}** — {s.title} ({s.questions} questions)" for s in summaries)
-        return Message(title="📚 Question packs", sections=(Section(body=body),))
+    # --- packs (see bot.core.pack_admin) ------------------------------------------------------
+
+    async def pack_list(self, ctx: ChatContext | None = None) -> Message:
+        """The packs and their question counts; with ``ctx``, whether each is on in its channel."""
+        return await self.pack_admin.listing(ctx)
+
+    async def pack_states(self, ctx: ChatContext) -> list[tuple[PackSummary, bool]]:
+        """Every pack and whether it is on in the caller's channel (for autocomplete)."""
+        return await self.pack_admin.states(ctx)
+
+    async def pack_enable(self, ctx: ChatContext, name: str) -> Message:
+        """Turn a pack back on in the caller's channel (admins)."""
+        return await self.pack_admin.set_enabled(ctx, name, True)
+
+    async def pack_disable(self, ctx: ChatContext, name: str) -> Message:
+        """Turn a pack off in the caller's channel only: quiz and schedules there skip it."""
+        return await self.pack_admin.set_enabled(ctx, name, False)
+
+    def check_pack_file(self, filename: str, size: int | None) -> str:
+        """Raise :class:`BadInput` for an upload that must not even be downloaded (name, size)."""
+        return self.pack_admin.check_file(filename, size)
+
+    async def check_pack_upload(self, ctx: ChatContext, filename: str, raw: bytes) -> Message:
+        """Lint an uploaded pack file with the linter's words; install it for an admin."""
+        return await self.pack_admin.check_upload(ctx, filename, raw)
 
 
 def _feedback(

@@ -295,3 +295,37 @@ class PackStore:
             "WHERE k.retired_at IS NULL GROUP BY k.id ORDER BY k.slug"
         )
         return [PackSummary(str(r[0]), str(r[1]), r[2], int(r[3])) for r in rows]
+
+    async def disabled_in(self, channel_id: int) -> set[str]:
+        """The slugs of the packs switched off in a channel (no row means on)."""
+        rows = await self._db.fetchall(
+            "SELECT k.slug FROM channel_packs cp JOIN packs k ON k.id = cp.pack_id "
+            "WHERE cp.channel_id = ? AND cp.enabled = 0",
+            (channel_id,),
+        )
+        return {str(r[0]) for r in rows}
+
+    async def set_enabled(self, channel_id: int, slug: str, enabled: bool) -> bool | None:
+        """Switch a live pack on or off in one channel; returns whether it was on before.
+
+        ``None`` when no live pack has that slug. Read and write happen in one transaction,
+        so two admins flipping the same switch at once still get truthful "already" replies.
+        """
+        async with self._db.write() as conn:
+            async with conn.execute(
+                "SELECT k.id, cp.enabled FROM packs k LEFT JOIN channel_packs cp "
+                "ON cp.pack_id = k.id AND cp.channel_id = ? "
+                "WHERE k.slug = ? AND k.retired_at IS NULL",
+                (channel_id, slug),
+            ) as cursor:
+                row = await cursor.fetchone()
+            if row is None:
+                return None
+            was_enabled = row[1] is None or bool(row[1])
+            if was_enabled != enabled:
+                await conn.execute(
+                    "INSERT INTO channel_packs (channel_id, pack_id, enabled) VALUES (?, ?, ?) "
+                    "ON CONFLICT (channel_id, pack_id) DO UPDATE SET enabled = excluded.enabled",
+                    (channel_id, int(row[0]), int(enabled)),
+                )
+        return was_enabled

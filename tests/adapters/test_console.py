@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -36,7 +37,9 @@ just chatting
 """
 
 
-def _run_console(db: Path, script: str, *extra: str) -> list[dict[str, object]]:
+def _run_console(
+    db: Path, script: str, *extra: str, packs: Path = TEST_PACKS
+) -> list[dict[str, object]]:
     proc = subprocess.run(
         [
             sys.executable,
@@ -47,7 +50,7 @@ def _run_console(db: Path, script: str, *extra: str) -> list[dict[str, object]]:
             "--db",
             str(db),
             "--packs",
-            str(TEST_PACKS),
+            str(packs),
             "--clock",
             "2026-03-04T09:00:00+00:00",
             *extra,
@@ -168,3 +171,61 @@ def test_run_in_the_console_one_line_and_fenced(tmp_path: Path) -> None:
     assert "✅ Ran in" in str(first["text"]) and "    42" in str(first["text"])
     assert "    12.0" in str(second["text"])  # d(x^3)/dx at 2, computed by real torch
     assert refused["kind"] == "error" and "fenced block" in str(refused["text"])
+
+
+FRESH = """\
+pack: fresh
+title: Fresh questions
+items:
+  - id: f-flash-1
+    kind: flashcard
+    difficulty: easy
+    prompt: Which attribute holds a leaf tensor's gradient after backward()?
+    answer: tensor.grad
+"""
+
+
+def test_pack_commands_and_uploads_in_the_console(tmp_path: Path) -> None:
+    packs = tmp_path / "packs"
+    packs.mkdir()
+    shutil.copy(TEST_PACKS / "mini.yaml", packs / "mini.yaml")
+    uploads = tmp_path / "uploads"
+    uploads.mkdir()
+    (uploads / "fresh.yaml").write_text(FRESH)
+    (uploads / "broken.yaml").write_text(FRESH.replace("difficulty: easy", "difficulty: ultra"))
+    (uploads / "notes.txt").write_text(FRESH)
+    script = f"""\
+/pack list
+/pack upload {uploads}/fresh.yaml
+/quiz fresh
+/pack disable fresh
+/quiz fresh
+/channel random
+/quiz fresh
+/channel general
+/as bob
+/pack enable fresh
+/pack upload {uploads}/broken.yaml
+/pack upload {uploads}/notes.txt
+/pack upload {uploads}/missing.yaml
+/pack frobnicate
+/help
+"""
+    out = _run_console(tmp_path / "packs.sqlite3", script, packs=packs)
+    texts = [str(line["text"]) for line in out]
+    assert "mini — Mini pack (6 questions) · on" in texts[0] and out[0]["ephemeral"]
+    assert "Installed fresh — Fresh questions (1 question) as `fresh.yaml`" in texts[1]
+    assert (packs / "fresh.yaml").read_text() == FRESH
+    assert out[2]["kind"] == "post" and out[2]["question_id"] == "f-flash-1"
+    assert "fresh is off in #general" in texts[3]
+    assert "Pack `fresh` is off in this channel" in texts[4]
+    assert out[5]["text"] == "now in #random"
+    assert out[6]["kind"] == "post" and out[6]["channel"] == "random"
+    assert "Only admins can turn packs on or off" in texts[9]
+    assert "broken.yaml:6: f-flash-1.difficulty: expected one of" in texts[10]
+    assert "Fix the errors and upload the file again to check it." in texts[10]
+    assert "`notes.txt` is not a pack file" in texts[11]
+    assert out[12]["kind"] == "error" and "cannot read" in texts[12] and "missing.yaml" in texts[12]
+    assert out[13]["kind"] == "error" and texts[13].startswith("usage: /pack list | enable NAME")
+    assert "/pack list | enable NAME | disable NAME | upload PATH" in texts[14]
+    assert sorted(p.name for p in packs.iterdir()) == ["fresh.yaml", "mini.yaml"]

@@ -381,6 +381,11 @@ class FakeDiscord:
         return self.state.calls
 
     @property
+    def attachment_downloads(self) -> list[str]:
+        """Ids of attachments whose bytes were fetched (``Attachment.read()``), in order."""
+        return self.state.downloads
+
+    @property
     def unknown_calls(self) -> list[Call]:
         """Requests to routes the fake does not implement (they were answered 404)."""
         return [c for c in self.state.calls if not c.known]

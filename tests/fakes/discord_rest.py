@@ -216,6 +216,7 @@ class FakeRest:
         )
 
     async def _cdn(self, request: web.Request) -> web.Response:
+        self.state.downloads.append(request.match_info["attachment_id"])
         upload = self.state.uploads.get(request.match_info["attachment_id"])
         if upload is None:
             return web.Response(status=404, text="not found")

@@ -334,6 +334,8 @@ class FakeState:
     modals: dict[str, FakeInteraction] = field(default_factory=dict)
     # attachment id -> bytes, served at http_base/attachments/{channel}/{id}/{filename}
     uploads: dict[str, UploadedFile] = field(default_factory=dict)
+    # attachment ids in the order their bytes were downloaded from that URL
+    downloads: list[str] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
     changes: Changes = field(default_factory=Changes)
 

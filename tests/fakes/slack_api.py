@@ -17,6 +17,8 @@ It serves:
 * ``/hooks/...``: the ``response_url`` s handed out in built requests
   (:attr:`FakeSlack.response_url_calls`);
 * ``/upload/v1/<file_id>``: the upload URL from ``files.getUploadURLExternal``;
+* ``/files-pri/<team>-<file_id>/[download/]<name>``: a file's ``url_private`` /
+  ``url_private_download``, served only with the bot token (:attr:`FakeSlack.file_downloads`);
 * ``/link/?ticket=...``: the Socket Mode websocket returned by ``apps.connections.open``.
 
 It also keeps the state those calls imply (messages, ephemeral messages, views, the App Home,
@@ -56,6 +58,7 @@ __all__ = [
     "FakeSlack",
     "FakeUser",
     "FakeView",
+    "FileDownload",
     "ResponseUrlCall",
     "SocketAck",
     "SocketConnection",
@@ -273,28 +276,51 @@ class FakeFile:
     channel_ids: list[str] = field(default_factory=list)
     initial_comment: str | None = None
     thread_ts: str | None = None
+    #: set for files the fake serves (``add_user_file``): url_private points at the fake.
+    url_base: str | None = None
+    team_id: str = "T0STUDY"
+    mimetype: str = "text/plain"
 
     @property
     def text(self) -> str:
         return (self.content or b"").decode()
 
     def to_api(self, user: str) -> Json:
+        if self.url_base is not None:
+            private = f"{self.url_base}/files-pri/{self.team_id}-{self.id}/{self.filename}"
+            download = (
+                f"{self.url_base}/files-pri/{self.team_id}-{self.id}/download/{self.filename}"
+            )
+        else:
+            private = f"https://files.slack.invalid/files-pri/{self.id}/{self.filename}"
+            download = private
         return {
             "id": self.id,
             "created": int(time.time()),
             "timestamp": int(time.time()),
             "name": self.filename,
             "title": self.title or self.filename,
-            "mimetype": "text/plain",
+            "mimetype": self.mimetype,
             "filetype": self.snippet_type or "text",
             "user": user,
             "size": len(self.content or b""),
             "mode": "hosted",
             "is_external": False,
-            "url_private": f"https://files.slack.invalid/files-pri/{self.id}/{self.filename}",
+            "url_private": private,
+            "url_private_download": download,
             "permalink": f"https://slack.invalid/files/{user}/{self.id}/{self.filename}",
             "channels": list(self.channel_ids),
         }
+
+
+@dataclass
+class FileDownload:
+    """One GET of a file's private URL: whether it carried the bot token, what it got."""
+
+    file_id: str
+    path: str
+    authorized: bool
+    status: int
 
 
 @dataclass
@@ -485,7 +511,7 @@ class FakeSlack(SlackRequestBuilder):
         trigger_ttl: float | None = 3.0,
         scopes: str = (
             "commands,chat:write,chat:write.public,users:read,usergroups:read,"
-            "channels:read,groups:read,im:write,files:write"
+            "channels:read,groups:read,im:write,files:write,files:read"
         ),
         check_block_kit: bool = True,
     ) -> None:
@@ -518,6 +544,8 @@ class FakeSlack(SlackRequestBuilder):
         self.views: dict[str, FakeView] = {}
         self.home_views: dict[str, FakeView] = {}
         self.files: dict[str, FakeFile] = {}
+        #: GETs of files' private URLs (``add_user_file`` files), in order.
+        self.file_downloads: list[FileDownload] = []
         self.users: dict[str, FakeUser] = {}
         self.channels: dict[str, FakeChannel] = {}
         self.usergroups: dict[str, list[str]] = {}
@@ -551,6 +579,7 @@ class FakeSlack(SlackRequestBuilder):
                 web.route("*", "/api/{method}", self._handle_api),
                 web.post("/hooks/{path:.*}", self._handle_hook),
                 web.post("/upload/v1/{file_id}", self._handle_upload),
+                web.get("/files-pri/{key}/{rest:.*}", self._handle_file_download),
                 web.get("/link/", self._handle_socket),
             ]
         )
@@ -625,6 +654,54 @@ class FakeSlack(SlackRequestBuilder):
     def add_usergroup(self, usergroup_id: str, user_ids: list[str]) -> None:
         """Register a user group (``S...``) for ``usergroups.users.list``."""
         self.usergroups[usergroup_id] = list(user_ids)
+
+    def add_user_file(
+        self,
+        filename: str,
+        content: bytes | str,
+        *,
+        user_id: str | None = None,
+        channel_id: str | None = None,
+        text: str = "",
+        mimetype: str = "text/plain",
+    ) -> FakeMessage:
+        """A member posts a message with a file attached, as the Slack client would.
+
+        The file is served at its ``url_private`` / ``url_private_download`` (on the fake,
+        only with the bot token; anything else gets Slack's HTML sign-in page with a 200) and
+        described by ``files.info``. Returns the stored message, so a test can run a message
+        shortcut on it: ``fake.message_shortcut(callback_id, message_ts=msg.ts)``.
+        """
+        user_id = user_id or self.default_user_id
+        channel_id = channel_id or self.default_channel_id
+        raw = content.encode() if isinstance(content, str) else bytes(content)
+        file = FakeFile(
+            id=self._new_id("F"),
+            filename=filename,
+            length=len(raw),
+            content=raw,
+            title=filename,
+            completed=True,
+            channel_ids=[channel_id],
+            url_base=self.url,
+            team_id=self.team_id,
+            mimetype=mimetype,
+        )
+        self.files[file.id] = file
+        self._channel_name(channel_id)
+        message = FakeMessage(
+            channel=channel_id,
+            ts=self._new_ts(),
+            text=text,
+            blocks=[],
+            user=user_id,
+            bot_id=None,
+            app_id=None,
+            team=self.team_id,
+            files=[file.to_api(user_id)],
+        )
+        self.messages.append(message)
+        return message
 
     def override(self, method: str, handler: Handler, *, times: int | None = None) -> None:
         """Answer ``method`` with ``handler(call)`` (``None`` falls through to the fake's own).
@@ -915,6 +992,7 @@ class FakeSlack(SlackRequestBuilder):
             "conversations.open": self._conversations_open,
             "files.getUploadURLExternal": self._files_get_upload_url,
             "files.completeUploadExternal": self._files_complete_upload,
+            "files.info": self._files_info,
         }
 
     def _auth_test(self, call: ApiCall) -> Json:
@@ -1246,7 +1324,40 @@ class FakeSlack(SlackRequestBuilder):
             )
         return {"ok": True, "files": api_files}
 
+    def _files_info(self, call: ApiCall) -> Json:
+        file = self.files.get(str(call.args.get("file") or ""))
+        if file is None or not file.completed:
+            return _error("file_not_found")
+        return {"ok": True, "file": file.to_api(self.bot_user_id), "comments": []}
+
     # ------------------------------------------------------------------ HTTP: uploads, hooks
+
+    async def _handle_file_download(self, request: web.Request) -> web.Response:
+        """A file's private URL: its bytes for the bot token, else Slack's sign-in page.
+
+        Slack answers a request without a valid token with a 200 HTML page, not a 401; a
+        client that does not check the content type takes that page for the file.
+        """
+        key = request.match_info["key"]
+        file_id = key.split("-", 1)[-1]
+        file = self.files.get(file_id)
+        auth = request.headers.get("Authorization", "")
+        authorized = auth == f"Bearer {self.bot_token}"
+        if file is None or file.content is None or file.url_base is None:
+            status = 404
+            response = web.Response(status=404, text="file not found")
+        elif not authorized:
+            status = 200
+            response = web.Response(
+                text="<!DOCTYPE html><html><body>Sign in to Slack</body></html>",
+                content_type="text/html",
+            )
+        else:
+            status = 200
+            response = web.Response(body=file.content, content_type=file.mimetype)
+        self.file_downloads.append(FileDownload(file_id, request.path, authorized, status))
+        await self._notify()
+        return response
 
     async def _handle_upload(self, request: web.Request) -> web.Response:
         file = self.files.get(request.match_info["file_id"])

@@ -817,6 +817,33 @@ async def test_files_upload_v2_records_the_bytes(slack_fake: FakeSlack) -> None:
     assert err.value.response["error"] == "method_deprecated"
 
 
+async def test_a_members_file_is_described_by_files_info_and_served_only_with_the_token(
+    slack_fake: FakeSlack,
+) -> None:
+    message = slack_fake.add_user_file("pack.yaml", "pack: p\n", user_id="U0ALICE", text="mine")
+    [entry] = message.to_api()["files"]
+    assert (entry["name"], entry["size"], entry["user"]) == ("pack.yaml", 8, "U0ALICE")
+    info = (await _client(slack_fake).files_info(file=entry["id"]))["file"]
+    assert info["url_private_download"].startswith(f"{slack_fake.url}/files-pri/T0STUDY-")
+    url = info["url_private_download"]
+    async with aiohttp.ClientSession() as session:
+        headers = {"Authorization": f"Bearer {slack_fake.bot_token}"}
+        async with session.get(url, headers=headers) as ok:
+            assert (ok.status, await ok.read()) == (200, b"pack: p\n")
+        async with session.get(url) as anonymous:  # Slack: a 200 sign-in page, not a 401
+            assert anonymous.status == 200 and anonymous.content_type == "text/html"
+    assert [(d.authorized, d.status) for d in slack_fake.file_downloads] == [
+        (True, 200),
+        (False, 200),
+    ]
+    with pytest.raises(SlackApiError) as err:
+        await _client(slack_fake).files_info(file="F404")
+    assert err.value.response["error"] == "file_not_found"
+    # A shortcut on that message carries the file, as Slack's payload does.
+    shortcut = slack_fake.message_shortcut("cb", message_ts=message.ts)
+    assert shortcut.payload["message"]["files"][0]["id"] == entry["id"]
+
+
 async def test_users_usergroups_and_conversations(slack_fake: FakeSlack) -> None:
     client = _client(slack_fake)
     slack_fake.add_user("U0OWNER", name="olga", is_owner=True, tz="Europe/Berlin")

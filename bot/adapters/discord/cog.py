@@ -23,7 +23,7 @@ from discord.ext import commands
 from bot.adapters.discord.components import SnippetModal
 from bot.adapters.discord.errors import PENDING_KEY, report_error
 from bot.adapters.discord.render import render
-from bot.core.errors import BadInput, NotFound
+from bot.core.errors import BadInput, NotFound, Unavailable
 from bot.core.messages import Action, Message, parse_action
 from bot.core.models import ChatContext
 from bot.core.snippets import first_python_block
@@ -215,9 +215,70 @@ class StudyCog(commands.Cog, name="studybot"):
 
     @pack.command(name="list")
     async def pack_list(self, interaction: Interaction) -> None:
-        """The question packs this bot knows."""
-        self.context(interaction)  # refuses DMs like every other command
-        await send_reply(interaction, await self.service.pack_list())
+        """The question packs, and which are on in this channel."""
+        await send_reply(interaction, await self.service.pack_list(self.context(interaction)))
+
+    @pack.command(name="enable")
+    @app_commands.describe(name="The pack to turn on in this channel")
+    async def pack_enable(self, interaction: Interaction, name: str) -> None:
+        """Turn a question pack back on in this channel (admins)."""
+        reply = await self.service.pack_enable(self.context(interaction), name)
+        await send_reply(interaction, reply.private())
+
+    @pack.command(name="disable")
+    @app_commands.describe(name="The pack to turn off in this channel")
+    async def pack_disable(self, interaction: Interaction, name: str) -> None:
+        """Turn a question pack off in this channel only (admins)."""
+        reply = await self.service.pack_disable(self.context(interaction), name)
+        await send_reply(interaction, reply.private())
+
+    @pack_enable.autocomplete("name")
+    async def _pack_enable_name(
+        self, interaction: Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        return await self.channel_pack_choices(interaction, current, want_on=False)
+
+    @pack_disable.autocomplete("name")
+    async def _pack_disable_name(
+        self, interaction: Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        return await self.channel_pack_choices(interaction, current, want_on=True)
+
+    async def channel_pack_choices(
+        self, interaction: Interaction, current: str, *, want_on: bool
+    ) -> list[app_commands.Choice[str]]:
+        """Pack slugs for enable/disable: the ones that would change come first."""
+        try:
+            states = await self.service.pack_states(self.context(interaction))
+        except Exception:
+            log.exception("pack autocomplete failed")
+            return []
+        ordered = sorted(states, key=lambda state: state[1] != want_on)
+        return suggest(
+            ((f"{s.slug} — {s.title} ({'on' if on else 'off'} here)", s.slug) for s, on in ordered),
+            current,
+        )
+
+    @pack.command(name="upload")
+    @app_commands.describe(file="A question pack: a .yaml file of up to 1 MiB")
+    async def pack_upload(self, interaction: Interaction, file: discord.Attachment) -> None:
+        """Check a question pack file with the linter; an admin's valid pack is installed.
+
+        Name and size are checked from the attachment's metadata before it is downloaded;
+        the reply is deferred (privately) because a big pack takes seconds to check.
+        """
+        ctx = self.context(interaction)
+        self.service.check_pack_file(file.filename, file.size)
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        try:
+            raw = await file.read()
+        except discord.HTTPException as exc:
+            log.warning("cannot download attachment %s: %s", file.id, exc)
+            raise Unavailable(
+                "I couldn't download that file from Discord; please try again."
+            ) from None
+        reply = await self.service.check_pack_upload(ctx, file.filename, raw)
+        await send_reply(interaction, reply.private())
 
     @app_commands.command(name="help")
     async def help(self, interaction: Interaction) -> None:

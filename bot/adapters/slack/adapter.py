@@ -27,6 +27,10 @@ slack-bolt facts this relies on (each pinned by ``tests/fakes/test_slack_fake.py
 * ``AsyncApp`` never calls ``auth.test`` at start, so :meth:`SlackAdapter.start` does, and a bad
   app token would make Socket Mode retry forever, so ``apps.connections.open`` is tried first.
 * ``view_submission`` has no ``response_url``: modal results go out with ``chat.*`` calls.
+* Ephemeral messages cannot carry files: a pack report's full problem list (a text file) is
+  posted in the member's direct messages with the bot, and the private reply says so.
+* A slash command cannot carry a file, so pack uploads come through the *Check question pack*
+  message shortcut on a message with the .yaml file attached (see :mod:`.files`).
 * HTTP mode only: bolt reads any form body containing the word ``payload`` as interactivity, so
   ``/study run print(payload)`` gets a 404 over HTTP (Socket Mode is unaffected). Code typed
   into the ``/study run`` modal is not affected.
@@ -58,8 +62,10 @@ from bot.adapters.slack.commands import (
     first_code_block,
     parse_study,
 )
+from bot.adapters.slack.files import attached_files, download, file_info
 from bot.adapters.slack.identity import DEFAULT_TTL, SlackDirectory
 from bot.adapters.slack.manifest import (
+    PACK_SHORTCUT_CALLBACK,
     RUN_MODAL_CALLBACK,
     RUN_SHORTCUT_CALLBACK,
     SLASH_COMMAND,
@@ -76,6 +82,7 @@ from bot.core.messages import (
     parse_action,
 )
 from bot.core.models import ChatContext
+from bot.core.pack_admin import PACK_SUFFIXES
 from bot.core.service import StudyService
 from bot.log import get_logger
 from bot.runtime import StartupError
@@ -94,6 +101,16 @@ ACTION_PATTERN = re.compile(rf"^{ACTION_ID_PATTERN}$")
 CONNECT_TIMEOUT = 30.0
 DRAIN_TIMEOUT = 10.0
 KIND_CHARS = 120  # how much of a command's text goes into an error log line
+MAX_PACK_FILES = 5  # pack files checked from one message
+PACK_HOWTO = (
+    "To check a question pack, attach its .yaml file to a message (here or in a direct "
+    "message with studybot), then choose *Check question pack* from the message's ⋯ menu. "
+    "Everyone gets the linter's report; an admin's valid pack is installed."
+)
+NO_PACK_FILE = (
+    "That message has no file attached. Attach a .yaml question pack to a message, then use "
+    "*Check question pack* on it."
+)
 _CANNOT_POST = frozenset(
     {"not_in_channel", "channel_not_found", "is_archived", "restricted_action", "ekm_access_denied"}
 )
@@ -488,6 +505,7 @@ class SlackAdapter:
         app.action(ACTION_PATTERN)(self._guarded(self._on_action))
         app.view(RUN_MODAL_CALLBACK)(self._guarded(self._on_run_submit))
         app.shortcut(RUN_SHORTCUT_CALLBACK)(self._guarded(self._on_run_shortcut))
+        app.shortcut(PACK_SHORTCUT_CALLBACK)(self._guarded(self._on_pack_shortcut))
         app.event("app_home_opened")(self._guarded(self._on_home_opened))
         app.error(self._on_error)
 
@@ -582,11 +600,22 @@ class SlackAdapter:
             stats = await self.service.stats(ctx, args[0] if args else None)
             await self._reply_private(body, respond, stats)
         elif command.name == "pack":
-            await self._reply_private(body, respond, await self.service.pack_list())
+            await self._reply_private(body, respond, await self._pack(ctx, args))
         elif command.name == "schedule":
             await self._schedule(ctx, args[0], list(args[1:]), body, respond)
         else:
             await self._reply_private(body, respond, self.service.help(ctx, prefix=HELP_PREFIX))
+
+    async def _pack(self, ctx: ChatContext, args: tuple[str, ...]) -> Message:
+        """``/study pack list|enable NAME|disable NAME|upload``; the core decides who may."""
+        verb = args[0]
+        if verb == "enable":
+            return await self.service.pack_enable(ctx, args[1])
+        if verb == "disable":
+            return await self.service.pack_disable(ctx, args[1])
+        if verb == "upload":  # a slash command cannot carry a file: say how it is done
+            return Message(sections=(Section(body=PACK_HOWTO),), ephemeral=True)
+        return await self.service.pack_list(ctx)
 
     async def _schedule(
         self, ctx: ChatContext, verb: str, args: list[str], body: dict[str, Any], respond: Any
@@ -637,6 +666,57 @@ class SlackAdapter:
             raise BadInput("That message has no ``` code block to run.")
         ctx = await self._context(_where(body))
         await self._post_result(body, respond, await self.service.run_snippet(ctx, code))
+
+    async def _on_pack_shortcut(
+        self, ack: Any, body: dict[str, Any], shortcut: dict[str, Any], respond: Any
+    ) -> None:
+        """The "Check question pack" message shortcut: lint (and maybe install) its .yaml files.
+
+        Acked at once; each file is described by ``files.info``, refused by name and size
+        before a byte is fetched, downloaded with the bot token, and handed to the core.
+        """
+        await ack()
+        files = attached_files(shortcut.get("message") or {})
+        if not files:
+            raise BadInput(NO_PACK_FILE)
+        packs = [f for f in files if f.name.lower().endswith(PACK_SUFFIXES)] or files[:1]
+        ctx = await self._context(_where(body))
+        for listed in packs[:MAX_PACK_FILES]:
+            info = await file_info(self.client, listed.id)
+            self.service.check_pack_file(info.name, info.size)
+            raw = await download(
+                info,
+                token=str(self.client.token),
+                api_url=self.api_url,
+                limit=self.service.pack_admin.max_bytes,
+            )
+            report = await self.service.check_pack_upload(ctx, info.name, raw)
+            await self._reply_pack_report(body, respond, report)
+
+    async def _reply_pack_report(self, body: dict[str, Any], respond: Any, report: Message) -> None:
+        """The report privately; a full problem list (a file) goes to the member's DM.
+
+        Ephemeral messages cannot carry files, so the file is posted in the member's direct
+        messages with studybot, and the reply says so; if that fails it is inlined (cut).
+        """
+        if report.attachments:
+            where = _where(body)
+            names = ", ".join(f"`{a.filename}`" for a in report.attachments)
+            try:
+                await self.send_post(
+                    where.user,
+                    Message(
+                        title=f"Pack check: {report.title or 'report'}",
+                        sections=(Section(body="Every problem found, as the linter prints them."),),
+                        attachments=report.attachments,
+                    ),
+                )
+            except (SlackApiError, StudyError) as exc:
+                log.info("cannot send the pack report file to %s: %s", where.user, exc)
+            else:
+                note = Section(body=f"{names} is in your direct messages with studybot.")
+                report = replace(report, sections=(*report.sections, note), attachments=())
+        await self._reply_private(body, respond, report)
 
     async def _on_home_opened(
         self, ack: Any, body: dict[str, Any], event: dict[str, Any], respond: Any

@@ -85,9 +85,16 @@ def parse_study(raw: str) -> StudyCommand:
         # `/study run print(1)` opens the modal with that code already in it.
         return StudyCommand("run", (rest.strip(),) if rest.strip() else ())
     if name == "pack":
-        if [w.lower() for w in words] != ["list"]:
-            raise UsageProblem("Use `/study pack list` to see the question packs.")
-        return StudyCommand("pack")
+        verb = words[0].lower() if words else ""
+        if (verb == "list" and len(words) == 1) or (verb == "upload" and len(words) == 1):
+            return StudyCommand("pack", (verb,))
+        if verb in ("enable", "disable") and len(words) == 2:
+            return StudyCommand("pack", (verb, words[1]))
+        raise UsageProblem(
+            "Use `/study pack list` to see the question packs, `/study pack enable NAME` or "
+            "`/study pack disable NAME` to switch one in this channel (admins), and the "
+            "*Check question pack* shortcut on a message with a .yaml file to check a pack."
+        )
     if name == "schedule":
         verb, _, verb_rest = rest.strip().partition(" ")
         if not verb:  # an unknown verb is the core's to judge (it suggests the closest)

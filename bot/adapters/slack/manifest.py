@@ -10,6 +10,7 @@ __all__ = [
     "BOT_EVENTS",
     "BOT_SCOPES",
     "METHOD_SCOPES",
+    "PACK_SHORTCUT_CALLBACK",
     "RUN_MODAL_CALLBACK",
     "RUN_SHORTCUT_CALLBACK",
     "SLASH_COMMAND",
@@ -20,6 +21,8 @@ RUN_SHORTCUT_CALLBACK = "studybot_run_message"
 """The message shortcut "Run code block" (runs the first fenced code block of a message)."""
 RUN_MODAL_CALLBACK = "studybot_run"
 """The ``/study run`` modal."""
+PACK_SHORTCUT_CALLBACK = "studybot_check_pack"
+"""The message shortcut "Check question pack" (lints the message's .yaml file; admins install)."""
 
 BOT_EVENTS = ("app_home_opened",)
 
@@ -37,6 +40,9 @@ METHOD_SCOPES: dict[str, str | None] = {
     "usergroups.users.list": "usergroups:read",
     "files.getUploadURLExternal": "files:write",
     "files.completeUploadExternal": "files:write",
+    # A pack file attached to a message: its metadata, and (with the same scope) its bytes
+    # from url_private_download.
+    "files.info": "files:read",
     # Called with the app-level token (its scope, connections:write, is set on the token).
     "apps.connections.open": None,
 }
@@ -48,5 +54,6 @@ BOT_SCOPES = (
     "users:read",
     "usergroups:read",
     "files:write",
+    "files:read",
 )
 """The bot token scopes, exactly: ``commands`` for /study and the shortcut, the rest per method."""

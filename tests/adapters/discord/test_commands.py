@@ -95,7 +95,7 @@ async def test_pack_list(fake: FakeDiscord, studybot: Studybot, alice: FakeMembe
     reply = await (await studybot.command(alice, "pack", subcommand="list")).response()
     text = embed_text(reply.data)
     assert "**mini** — Mini pack (6 questions)" in text
-    assert "**cards** — Flashcards (1 questions)" in text
+    assert "**cards** — Flashcards (1 question) · on" in text
 
 
 async def test_pack_autocomplete_suggests_slugs(

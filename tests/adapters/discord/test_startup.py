@@ -76,8 +76,15 @@ async def test_global_sync_payload_has_every_command_with_options_and_autocomple
     member = _options(slash["stats"])["member"]
     assert member["type"] == 6  # USER
     assert not member["required"]
-    [pack_list] = slash["pack"]["options"]
-    assert (pack_list["name"], pack_list["type"]) == ("list", 1)
+    pack = _options(slash["pack"])
+    assert sorted(pack) == ["disable", "enable", "list", "upload"]
+    assert all(sub["type"] == 1 for sub in pack.values())  # subcommands
+    for verb in ("enable", "disable"):
+        [name] = pack[verb]["options"]
+        assert (name["name"], name["type"], name["required"]) == ("name", 3, True)
+        assert name["autocomplete"] is True
+    [upload] = pack["upload"]["options"]
+    assert (upload["name"], upload["type"], upload["required"]) == ("file", 11, True)  # ATTACHMENT
     assert "options" not in slash["run"] or slash["run"]["options"] == []
     assert "default_member_permissions" not in slash["quiz"] or (
         slash["quiz"]["default_member_permissions"] is None

@@ -11,6 +11,7 @@ from bot.adapters.slack.manifest import (
     BOT_EVENTS,
     BOT_SCOPES,
     METHOD_SCOPES,
+    PACK_SHORTCUT_CALLBACK,
     RUN_SHORTCUT_CALLBACK,
     SLASH_COMMAND,
 )
@@ -40,8 +41,10 @@ def test_slash_command_shortcut_events_and_modes() -> None:
     [command] = features["slash_commands"]
     assert command["command"] == SLASH_COMMAND
     assert command["should_escape"] is True  # mentions arrive as <@U…|name>, parsed to ids
-    [shortcut] = features["shortcuts"]
-    assert shortcut == shortcut | {"type": "message", "callback_id": RUN_SHORTCUT_CALLBACK}
+    run, check_pack = features["shortcuts"]
+    assert run == run | {"type": "message", "callback_id": RUN_SHORTCUT_CALLBACK}
+    assert check_pack == check_pack | {"type": "message", "callback_id": PACK_SHORTCUT_CALLBACK}
+    assert all(len(s["description"]) <= 80 and len(s["name"]) <= 24 for s in (run, check_pack))
     assert features["app_home"]["home_tab_enabled"] is True
     assert tuple(settings["event_subscriptions"]["bot_events"]) == BOT_EVENTS
     assert settings["interactivity"]["is_enabled"] is True

@@ -1,0 +1,525 @@
+"""Question packs as members and admins handle them in chat.
+
+``pack list`` shows every pack with whether it is on *in this channel*; ``pack enable NAME`` /
+``pack disable NAME`` switch one pack for one channel (admins). A pack file uploaded in chat
+is checked with exactly the linter's words (:func:`bot.questions.lint.validate_upload`, the
+code behind ``studybot questions lint``), and installed when an admin uploaded it and it is
+valid: written to ``packs_dir/<slug>.yaml`` atomically, then synced like a restart would.
+
+Why the rules look the way they do:
+
+* Permissions live here, not in the adapters: ``ctx.is_admin`` is the adapter's reading of
+  the platform; everyone may list packs and check a file, only admins change anything.
+* The switch is per channel (the ``channel_packs`` table, no row = on), because one study
+  group often shares a server across several subjects. The question picker already leaves
+  switched-off packs out (:meth:`bot.storage.packs.PackStore.candidates`), for ``quiz`` and
+  for schedules alike.
+* An upload is untrusted input from any member: its name and size are checked before it is
+  read or parsed, parsing runs in a worker thread (a 1 MiB YAML file takes seconds of pure
+  Python), one check at a time, and packs with more than :data:`MAX_UPLOAD_ITEMS` items are
+  refused because near-duplicate detection is quadratic in the number of items.
+* The installed file's name comes from the validated ``pack:`` slug, never from the upload's
+  name, so no upload can write outside the packs folder or over another pack's file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING
+
+from bot.core.errors import BadInput, Forbidden, NotFound
+from bot.core.messages import Attachment, Message, Section, Tone, escape_markup, neutralise
+from bot.core.models import ChatContext
+from bot.core.schedules import decode_spec
+from bot.log import get_logger
+from bot.questions.lint import validate_upload
+from bot.questions.loader import LoadedPack, Problem, load_pack_text
+
+if TYPE_CHECKING:
+    from bot.core.service import StudyService
+    from bot.storage.directory import ChannelRow
+    from bot.storage.packs import PackSummary, SyncReport
+
+__all__ = [
+    "MAX_UPLOAD_BYTES",
+    "MAX_UPLOAD_ITEMS",
+    "PACK_SUFFIXES",
+    "SHOWN_PROBLEMS",
+    "PackAdmin",
+    "UploadCheck",
+    "check_upload_bytes",
+]
+
+log = get_logger(__name__)
+
+MAX_UPLOAD_BYTES = 1024 * 1024
+"""The largest pack file accepted from chat (the shipped 42-item pack is about 50 KiB)."""
+MAX_UPLOAD_ITEMS = 500
+"""Near-duplicate checks compare every pair of items: 500 items is a few seconds at worst."""
+PACK_SUFFIXES = (".yaml", ".yml")
+MAX_NAME_CHARS = 120
+SHOWN_PROBLEMS = 15
+"""Problem lines shown in the chat reply; the rest go into the attached text file."""
+SHOWN_LINE_CHARS = 300
+ATTACHED_MAX_BYTES = 512 * 1024
+"""The attached full list is capped too: chat platforms limit file sizes."""
+
+_UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
+_FORBIDDEN_SWITCH = (
+    "Only admins can turn packs on or off in a channel (workspace admins, or members of the "
+    "configured admin role or user group). Everyone can use `pack list`."
+)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _shown_name(text: str, limit: int = 64) -> str:
+    """A member-typed name, safe to echo: no pings, no code-span breakouts, not too long."""
+    one_line = " ".join(text.split()).replace("`", "'")
+    cut = one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
+    return neutralise(cut)
+
+
+def _where_label(ctx: ChatContext) -> str:
+    """``#general``, as prose: a channel name is platform text, so Markdown in it is escaped."""
+    return (
+        f"#{escape_markup(_shown_name(ctx.channel_name))}" if ctx.channel_name else "this channel"
+    )
+
+
+def _size(count: int) -> str:
+    if count >= 1024 * 1024:
+        return f"{count / (1024 * 1024):.1f} MiB".replace(".0 ", " ")
+    if count >= 1024:
+        return f"{count / 1024:.0f} KiB"
+    return f"{count} bytes"
+
+
+def check_upload_name(filename: str, size: int | None, max_bytes: int) -> str:
+    """The upload's name if it may be read at all; :class:`BadInput` says why not.
+
+    Checked before a byte is downloaded or parsed: a plain file name (no folders, no hidden
+    files, printable), ending in ``.yaml`` or ``.yml``, and not over ``max_bytes``.
+    """
+    name = filename.strip()
+    if (
+        not name
+        or len(name) > MAX_NAME_CHARS
+        or any(c in name for c in "/\\")
+        or name.startswith(".")
+        or not name.isprintable()
+    ):
+        raise BadInput(
+            f"`{_shown_name(filename) or '(no name)'}` is not a plain file name; upload the pack "
+            "as NAME.yaml."
+        )
+    if PurePath(name).suffix.lower() not in PACK_SUFFIXES:
+        raise BadInput(
+            f"`{_shown_name(name)}` is not a pack file: packs are YAML files whose names end in "
+            "`.yaml` or `.yml`."
+        )
+    if size is not None and size > max_bytes:
+        raise BadInput(
+            f"`{_shown_name(name)}` is {_size(size)}; a pack file uploaded in chat can be at "
+            f"most {_size(max_bytes)}."
+        )
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class UploadCheck:
+    """What the linter says about an upload: the pack if it is valid, and every problem."""
+
+    name: str
+    pack: LoadedPack | None
+    problems: tuple[Problem, ...]
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity != "error"]
+
+
+def check_upload_bytes(
+    raw: bytes, name: str, existing: Sequence[LoadedPack], *, max_items: int = MAX_UPLOAD_ITEMS
+) -> UploadCheck:
+    """Lint an upload as the file it would be installed as (blocking: run it in a thread).
+
+    The upload replaces the pack in ``<slug>.yaml``, so that pack is left out of the
+    comparison (as :func:`validate_upload` leaves out a file of the same name); every other
+    loaded pack is compared against, for reused ids and pack names and near-duplicates.
+    Problems are reported under the upload's own ``name``.
+    """
+    peek, _ = load_pack_text(raw, name)  # schema only: learns the slug and the item count
+    if peek is not None and len(peek.pack.items) > max_items:
+        raise BadInput(
+            f"`{_shown_name(name)}` has {len(peek.pack.items)} questions; a pack uploaded in "
+            f"chat can have at most {max_items}. Split it into smaller packs, or ask an "
+            "operator to add it to the packs folder."
+        )
+    replaced = f"{peek.pack.pack}.yaml" if peek is not None else None
+    others = [p for p in existing if PurePath(p.path).name != replaced]
+    loaded, problems = validate_upload(raw, name, existing=others)
+    return UploadCheck(name, loaded, tuple(problems))
+
+
+def _write_atomically(target: Path, raw: bytes) -> None:
+    """Write ``raw`` to ``target`` via a temporary file in the same folder and a rename.
+
+    A reader (or a crash) sees the old file or the new one, never half of one. The temporary
+    name starts with a dot and ends in ``.tmp``, so the pack loader never picks it up.
+    """
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.stem}.", suffix=".tmp")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(raw)
+            handle.flush()
+            os.fsync(handle.fileno())
+        tmp.chmod(0o644)
+        tmp.replace(target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    with contextlib.suppress(OSError):  # make the rename itself durable where possible
+        dir_fd = os.open(target.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)
+    except OSError:
+        return a.resolve() == b.resolve()
+
+
+class PackAdmin:
+    """``pack list|enable|disable`` and pack uploads, for :class:`StudyService`."""
+
+    def __init__(
+        self,
+        service: StudyService,
+        packs_dir: Path | None,
+        *,
+        max_bytes: int = MAX_UPLOAD_BYTES,
+        max_items: int = MAX_UPLOAD_ITEMS,
+    ) -> None:
+        self._service = service
+        self.packs_dir = packs_dir
+        self.max_bytes = max_bytes
+        self.max_items = max_items
+        self._loaded: list[LoadedPack] = []
+        # One upload at a time, check and install together: parsing is CPU work, and a pack
+        # must be checked against the packs as they are when it is installed, not as they were
+        # before another upload landed.
+        self._lock = asyncio.Lock()
+
+    def remember(self, loaded: Sequence[LoadedPack]) -> None:
+        """The packs just synced: what uploads are compared against and installed beside."""
+        self._loaded = list(loaded)
+
+    @property
+    def loaded(self) -> tuple[LoadedPack, ...]:
+        return tuple(self._loaded)
+
+    async def _channel(self, ctx: ChatContext) -> ChannelRow:
+        directory, now = self._service.directory, self._service.clock.now()
+        workspace = await directory.workspace(ctx.platform, ctx.workspace, ctx.workspace_name, now)
+        return await directory.channel(workspace, ctx.channel, ctx.channel_name, now)
+
+    # --- list --------------------------------------------------------------------------------
+
+    async def states(self, ctx: ChatContext) -> list[tuple[PackSummary, bool]]:
+        """Every live pack and whether it is on in the caller's channel."""
+        summaries = await self._service.packs.summaries()
+        off = await self._service.packs.disabled_in((await self._channel(ctx)).id)
+        return [(summary, summary.slug not in off) for summary in summaries]
+
+    async def listing(self, ctx: ChatContext | None) -> Message:
+        """The packs with their question counts and, given a channel, whether each is on there."""
+        if ctx is None:
+            summaries = await self._service.packs.summaries()
+            if not summaries:
+                return Message(sections=(Section(body="No packs are loaded."),))
+            body = "\n".join(
+                f"**{s.slug}** — {s.title} ({_plural(s.questions, 'question')})" for s in summaries
+            )
+            return Message(title="📚 Question packs", sections=(Section(body=body),))
+        states = await self.states(ctx)
+        if not states:
+            return Message(sections=(Section(body="No packs are loaded."),), ephemeral=True)
+        lines = [
+            f"**{s.slug}** — {s.title} ({_plural(s.questions, 'question')}) · "
+            + ("on" if on else "**off** here")
+            for s, on in states
+        ]
+        sections = [Section(body="\n".join(lines))]
+        if not any(on for _, on in states):
+            sections.append(
+                Section(
+                    body="Every pack is off in this channel, so `quiz` finds nothing here until "
+                    "an admin turns one on with `pack enable NAME`."
+                )
+            )
+        footer = None
+        if ctx.is_admin:
+            footer = (
+                "Admins: `pack enable NAME` / `pack disable NAME` switch a pack in this channel "
+                "only; upload a .yaml pack file to add or update a pack."
+            )
+        return Message(
+            title=f"📚 Question packs in {_where_label(ctx)}",
+            sections=tuple(sections),
+            footer=footer,
+            ephemeral=True,
+        )
+
+    # --- enable / disable --------------------------------------------------------------------
+
+    async def set_enabled(self, ctx: ChatContext, name: str, enabled: bool) -> Message:
+        """Switch one pack on or off in the caller's channel (admins only)."""
+        verb = "enable" if enabled else "disable"
+        if not ctx.is_admin:
+            raise Forbidden(_FORBIDDEN_SWITCH)
+        slug = name.strip().lower()
+        if not slug:
+            raise BadInput(f"usage: `pack {verb} NAME` (`pack list` shows the names)")
+        channel = await self._channel(ctx)
+        was_enabled = await self._service.packs.set_enabled(channel.id, slug, enabled)
+        if was_enabled is None:
+            close = self._service.closest_pack(slug)
+            hint = f" Did you mean `{close}`?" if close else " See `pack list`."
+            raise NotFound(f"There is no pack called `{_shown_name(name)}`.{hint}")
+        where = _where_label(ctx)
+        state = "on" if enabled else "off"
+        if was_enabled == enabled:
+            return _note(f"**{slug}** is already {state} in {where}.")
+        log.info("pack %s turned %s in channel %d by %s", slug, state, channel.id, ctx.member)
+        if enabled:
+            return _note(
+                f"✅ **{slug}** is on in {where} again: `quiz` and schedules here can pick its "
+                "questions.",
+                tone=Tone.SUCCESS,
+            )
+        lines = [
+            f"⛔ **{slug}** is off in {where}: `quiz` and schedules here will not pick its "
+            "questions. Other channels are not affected; `pack enable "
+            f"{slug}` turns it back on."
+        ]
+        states = await self.states(ctx)
+        if not any(on for _, on in states):
+            lines.append(
+                "That was the last pack on here: `quiz` will find nothing in this channel until "
+                "a pack is turned on again."
+            )
+        schedules = await self._schedules_using(channel.id, slug)
+        if schedules:
+            ids = ", ".join(f"#{i}" for i in schedules)
+            lines.append(
+                f"Schedule {ids} here asks for this pack, so it will find nothing to post until "
+                "the pack is on again."
+            )
+        tone = Tone.WARNING if len(lines) > 1 else Tone.SUCCESS
+        return _note("\n".join(lines), tone=tone)
+
+    async def _schedules_using(self, channel_id: int, slug: str) -> list[int]:
+        found = []
+        for row in await self._service.schedules.store.in_channel(channel_id):
+            try:
+                spec = decode_spec(row.spec)
+            except ValueError:  # ScheduleError is a ValueError; unreadable specs are listed
+                continue
+            if spec.pack == slug:
+                found.append(row.id)
+        return found
+
+    # --- uploads -----------------------------------------------------------------------------
+
+    def check_file(self, filename: str, size: int | None) -> str:
+        """Refuse an upload by its name and size before anyone downloads or parses it."""
+        return check_upload_name(filename, size, self.max_bytes)
+
+    async def check_upload(self, ctx: ChatContext, filename: str, raw: bytes) -> Message:
+        """Lint an uploaded pack file privately; install it if it is valid and ``ctx`` is an admin.
+
+        The reply lists every problem as ``file:line: field: reason`` under the upload's name,
+        errors and warnings apart, at most :data:`SHOWN_PROBLEMS` lines (the full list is then
+        attached as a text file), and says what happened to the file.
+        """
+        name = self.check_file(filename, len(raw))
+        async with self._lock:
+            return await self._check_and_install(ctx, name, raw)
+
+    async def _check_and_install(self, ctx: ChatContext, name: str, raw: bytes) -> Message:
+        """Under the lock: the packs compared against are the ones an install would join."""
+        existing = [replace(p, path=PurePath(p.path).name) for p in self._loaded]
+        checked = await asyncio.to_thread(
+            check_upload_bytes, raw, name, existing, max_items=self.max_items
+        )
+        log.info(
+            "pack upload %r by %s in %s/%s: %d error(s), %d warning(s)",
+            name,
+            ctx.member,
+            ctx.platform,
+            ctx.workspace,
+            len(checked.errors),
+            len(checked.warnings),
+        )
+        if checked.pack is None:
+            verdict = (
+                "Not installed: fix the errors and upload the file again."
+                if ctx.is_admin
+                else "Fix the errors and upload the file again to check it."
+            )
+            tone = Tone.ERROR
+        elif not ctx.is_admin:
+            verdict = "This pack is valid. Ask an admin to upload it to install it."
+            tone = Tone.SUCCESS
+        else:
+            verdict, tone = await self._install(checked.pack, raw, name)
+        return _report(checked, verdict, tone)
+
+    async def _install(self, pack: LoadedPack, raw: bytes, name: str) -> tuple[str, Tone]:
+        """Write the pack as ``<slug>.yaml`` in the packs folder and sync; say what changed."""
+        if self.packs_dir is None:
+            return "Not installed: installing packs from chat is off on this bot.", Tone.WARNING
+        slug = pack.pack.pack
+        target = Path(self.packs_dir) / f"{slug}.yaml"
+        current = next((p for p in self._loaded if p.pack.pack == slug), None)
+        if current is not None and not _same_file(Path(current.path), target):
+            return (
+                f"Not installed: pack `{slug}` lives in `{PurePath(current.path).name}` in "
+                f"the packs folder, and packs uploaded in chat are installed as "
+                f"`{slug}.yaml`. Ask an operator to rename that file to `{slug}.yaml` (or "
+                "to edit it there).",
+                Tone.WARNING,
+            )
+        clash = next(
+            (p for p in self._loaded if PurePath(p.path).name == name and name != target.name),
+            None,
+        )
+        if clash is not None:
+            return (
+                f"Not installed: `{_shown_name(name)}` is the file of pack "
+                f"`{clash.pack.pack}`, but this file is pack `{slug}`, which would be "
+                f"installed as `{slug}.yaml` beside it. Rename the upload to `{slug}.yaml` "
+                f"to add a new pack, or set `pack: {clash.pack.pack}` to replace that one.",
+                Tone.WARNING,
+            )
+        try:
+            await asyncio.to_thread(_write_atomically, target, raw)
+        except OSError as exc:
+            log.warning("cannot install pack %s into %s: %s", slug, target.parent, exc)
+            return (
+                "Not installed: the packs folder cannot be written on this host "
+                f"({exc.strerror or type(exc).__name__}). An operator can copy the file into "
+                "the packs folder (`STUDYBOT_PACKS`) instead.",
+                Tone.WARNING,
+            )
+        installed = replace(pack, path=str(target))
+        packs = [p for p in self._loaded if p.pack.pack != slug]
+        packs.append(installed)
+        packs.sort(key=lambda p: PurePath(p.path).name)
+        report = await self._service.sync_packs(packs)
+        log.info("pack %s installed from chat as %s", slug, target)
+        return _installed_text(installed, report, new=current is None), Tone.SUCCESS
+
+
+def _installed_text(pack: LoadedPack, report: SyncReport, *, new: bool) -> str:
+    slug, count = pack.pack.pack, len(pack.pack.items)
+    if new:
+        return (
+            f"✅ Installed **{slug}** — {pack.pack.title} ({_plural(count, 'question')}) as "
+            f"`{slug}.yaml`. It is on in every channel: try `quiz {slug}`; `pack disable {slug}` "
+            "turns it off in one channel."
+        )
+    if not (report.added or report.updated or report.retired):
+        return f"**{slug}** is already installed exactly like this; nothing changed."
+    unchanged = count - report.added - report.updated
+    return (
+        f"✅ Updated **{slug}**: {report.added} new, {report.updated} changed, "
+        f"{report.retired} retired and {unchanged} unchanged questions. Questions already asked "
+        "keep their history."
+    )
+
+
+def _note(text: str, *, tone: Tone = Tone.INFO) -> Message:
+    return Message(sections=(Section(body=text),), ephemeral=True, tone=tone)
+
+
+def _cut_line(line: str) -> str:
+    return line if len(line) <= SHOWN_LINE_CHARS else line[: SHOWN_LINE_CHARS - 1] + "…"
+
+
+def _report(checked: UploadCheck, verdict: str, tone: Tone) -> Message:
+    """The private reply to an upload: a headline, the problems, what happened to the file."""
+    errors, warnings = checked.errors, checked.warnings
+    name = _shown_name(checked.name, MAX_NAME_CHARS)
+    if checked.pack is None:
+        title = f"❌ {name}: {_plural(len(errors), 'error')}"
+        if warnings:
+            title += f", {_plural(len(warnings), 'warning')}"
+    else:
+        pack = checked.pack.pack
+        found = f"{_plural(len(warnings), 'warning')}" if warnings else "no problems"
+        title = f"✅ {name}: pack {pack.pack}, {_plural(len(pack.items), 'question')}, {found}"
+    sections: list[Section] = []
+    room = SHOWN_PROBLEMS
+    for heading, group in (("Errors", errors), ("Warnings", warnings)):
+        shown = group[:room]
+        room -= len(shown)
+        if shown:
+            text = "\n".join(_cut_line(str(p)) for p in shown)
+            sections.append(
+                Section(heading=f"{heading} ({len(group)})", code=neutralise(text), language="text")
+            )
+    attachments: tuple[Attachment, ...] = ()
+    hidden = len(checked.problems) - SHOWN_PROBLEMS
+    if hidden > 0:
+        attachment = _full_list(checked)
+        attachments = (attachment,)
+        sections.append(
+            Section(
+                body=f"… and {hidden} more not shown: all {len(checked.problems)} are in the "
+                f"attached `{attachment.filename}`."
+            )
+        )
+    sections.append(Section(body=verdict))
+    return Message(
+        title=title, sections=tuple(sections), ephemeral=True, tone=tone, attachments=attachments
+    )
+
+
+def _full_list(checked: UploadCheck) -> Attachment:
+    lines = [str(p) for p in (*checked.errors, *checked.warnings)]
+    out: list[str] = []
+    used = 0
+    for index, line in enumerate(lines):
+        size = len(line.encode("utf-8")) + 1
+        if used + size > ATTACHED_MAX_BYTES:
+            out.append(f"… {len(lines) - index} more problems not listed (the list is too long).")
+            break
+        out.append(line)
+        used += size
+    stem = _UNSAFE_FILENAME.sub("_", PurePath(checked.name).stem) or "pack"
+    return Attachment(
+        f"{stem}-problems.txt",
+        ("\n".join(out) + "\n").encode("utf-8"),
+        f"every problem in {checked.name}",
+    )
