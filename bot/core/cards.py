@@ -303,14 +303,16 @@ HELP_COMMANDS = (
     ("pack list", "the question packs, and which are on in this channel"),
     ("pack upload FILE", "check a question pack file (.yaml) with the linter"),
     ("schedule list", "this channel's daily questions"),
+    ("schedule preview ID [N]", "when a schedule posts next"),
     ("help", "this list"),
 )
 ADMIN_COMMANDS = (
     (
-        "schedule add TIME [TZ] [DAYS] [--pack P] [--difficulty D] [--window 90m]",
-        "a daily question",
+        "schedule add TIME [TZ] [DAYS] [--pack P] [--tag T] [--difficulty D] [--window 90m]"
+        " [--mention ROLE]",
+        "a daily question (or `--cron \"M H DOM MON DOW\"` instead of TIME and DAYS)",
     ),
-    ("schedule pause|resume|skip|now|remove|preview ID", "manage a schedule"),
+    ("schedule pause|resume|skip|now|remove ID", "manage a schedule"),
     ("pack enable|disable NAME", "turn a pack on or off in this channel only"),
     ("pack upload FILE", "a valid pack file is installed: a new pack, or an update"),
 )

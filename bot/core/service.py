@@ -327,6 +327,10 @@ class StudyService:
     def has_pack(self, pack: str) -> bool:
         return pack in self._pack_titles
 
+    def pack_titles(self) -> dict[str, str]:
+        """Loaded pack names and titles, kept in memory since the last sync (autocomplete)."""
+        return dict(self._pack_titles)
+
     def closest_pack(self, pack: str) -> str | None:
         """The loaded pack name nearest to a mistyped one, for "did you mean"."""
         close = difflib.get_close_matches(pack, list(self._pack_titles), n=1)

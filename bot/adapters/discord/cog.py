@@ -164,13 +164,9 @@ class StudyCog(commands.Cog, name="studybot"):
         return await self.pack_choices(current)
 
     async def pack_choices(self, current: str) -> list[app_commands.Choice[str]]:
-        """Pack slugs (with titles) for autocomplete; an error means no suggestions, logged."""
-        try:
-            summaries = await self.service.packs.summaries()
-        except Exception:
-            log.exception("pack autocomplete failed")
-            return []
-        return suggest(((f"{s.slug} — {s.title}", s.slug) for s in summaries), current)
+        """Pack slugs (with titles) for autocomplete, from memory: no query per keystroke."""
+        titles = self.service.pack_titles()
+        return suggest(((f"{slug} — {title}", slug) for slug, title in titles.items()), current)
 
     def timezone_choices(self, current: str) -> list[app_commands.Choice[str]]:
         """IANA zones for autocomplete; the bot's default zone and UTC come first."""
