@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bot.core.models import ChatContext
+
+#: A one-question pack that no test pack has, for uploads and installs.
+FRESH = (Path(__file__).parent / "data" / "uploads" / "fresh.yaml").read_text()
 
 
 def member(

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import TEST_PACKS
+from tests.helpers import FRESH
 
 SCRIPT = """\
 # a comment, then a blank line
@@ -171,18 +172,6 @@ def test_run_in_the_console_one_line_and_fenced(tmp_path: Path) -> None:
     assert "✅ Ran in" in str(first["text"]) and "    42" in str(first["text"])
     assert "    12.0" in str(second["text"])  # d(x^3)/dx at 2, computed by real torch
     assert refused["kind"] == "error" and "fenced block" in str(refused["text"])
-
-
-FRESH = """\
-pack: fresh
-title: Fresh questions
-items:
-  - id: f-flash-1
-    kind: flashcard
-    difficulty: easy
-    prompt: Which attribute holds a leaf tensor's gradient after backward()?
-    answer: tensor.grad
-"""
 
 
 def test_pack_commands_and_uploads_in_the_console(tmp_path: Path) -> None:

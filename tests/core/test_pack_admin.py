@@ -23,7 +23,7 @@ from bot.core.service import StudyService
 from bot.questions.loader import load_packs
 from bot.storage.database import Database
 from tests.conftest import TEST_PACKS
-from tests.helpers import member
+from tests.helpers import FRESH, member
 
 ADMIN = member("root", admin=True)
 ANN = member("ann")
@@ -45,16 +45,6 @@ items:
     answer: Recording operations for autograd.
 """
 
-NEW_PACK = """\
-pack: fresh
-title: Fresh questions
-items:
-  - id: f-flash-1
-    kind: flashcard
-    difficulty: easy
-    prompt: Which attribute holds a leaf tensor's gradient after backward()?
-    answer: tensor.grad
-"""
 
 # Schema errors only: the linter stops at them, as for a file on disk.
 BROKEN = """\
@@ -327,11 +317,11 @@ async def test_a_long_report_is_cut_with_the_full_list_attached(
 async def test_an_admins_valid_upload_is_installed_under_its_slug_and_quizzable(
     service: StudyService, packs_dir: Path, db: Database, clock: SimulatedClock
 ) -> None:
-    reply = await service.check_pack_upload(ADMIN, "My Upload (1).yaml", NEW_PACK.encode())
+    reply = await service.check_pack_upload(ADMIN, "My Upload (1).yaml", FRESH.encode())
     text = reply.plain_text()
     assert reply.title == "✅ My Upload (1).yaml: pack fresh, 1 question, no problems"
     assert "Installed fresh — Fresh questions (1 question) as `fresh.yaml`" in text
-    assert (packs_dir / "fresh.yaml").read_bytes() == NEW_PACK.encode()
+    assert (packs_dir / "fresh.yaml").read_bytes() == FRESH.encode()
     assert _names(packs_dir) == ["extra.yaml", "fresh.yaml", "mini.yaml"]
     draft = await service.post_question(ANN, pack="fresh")
     assert draft.message.question_id == "f-flash-1"
@@ -376,7 +366,7 @@ async def test_warnings_do_not_stop_an_install(
 async def test_a_members_valid_upload_is_checked_but_not_installed(
     service: StudyService, packs_dir: Path
 ) -> None:
-    reply = await service.check_pack_upload(ANN, "fresh.yaml", NEW_PACK.encode())
+    reply = await service.check_pack_upload(ANN, "fresh.yaml", FRESH.encode())
     assert "This pack is valid. Ask an admin to upload it to install it." in reply.plain_text()
     assert not (packs_dir / "fresh.yaml").exists()
     with pytest.raises(NotFound):
@@ -400,7 +390,7 @@ async def test_path_like_names_are_refused_before_parsing(
     service: StudyService, packs_dir: Path, tmp_path: Path, name: str
 ) -> None:
     with pytest.raises(BadInput, match="is not a plain file name"):
-        await service.check_pack_upload(ADMIN, name, NEW_PACK.encode())
+        await service.check_pack_upload(ADMIN, name, FRESH.encode())
     assert _names(packs_dir) == ["extra.yaml", "mini.yaml"]
     assert not (tmp_path / "evil.yaml").exists()
 
@@ -408,7 +398,7 @@ async def test_path_like_names_are_refused_before_parsing(
 async def test_a_slug_never_escapes_the_packs_folder(
     service: StudyService, packs_dir: Path
 ) -> None:
-    sneaky = NEW_PACK.replace("pack: fresh", "pack: ../../escape")
+    sneaky = FRESH.replace("pack: fresh", "pack: ../../escape")
     reply = await service.check_pack_upload(ADMIN, "fresh.yaml", sneaky.encode())
     assert "Not installed" in reply.plain_text()
     assert "fresh.yaml:1: pack:" in _problem_lines(reply)[0]
@@ -420,14 +410,14 @@ async def test_files_that_are_not_yaml_are_refused(service: StudyService, name: 
     with pytest.raises(BadInput, match=r"is not a pack file: .*`\.yaml` or `\.yml`"):
         service.check_pack_file(name, 10)
     with pytest.raises(BadInput, match="is not a pack file"):
-        await service.check_pack_upload(ADMIN, name, NEW_PACK.encode())
+        await service.check_pack_upload(ADMIN, name, FRESH.encode())
 
 
 async def test_big_files_are_refused_by_size_before_reading(service: StudyService) -> None:
     with pytest.raises(BadInput, match=r"`big\.yml` is 3 MiB; .* at most 1 MiB"):
         service.check_pack_file("big.yml", 3 * 1024 * 1024)
     service.check_pack_file("ok.YML", MAX_UPLOAD_BYTES)
-    too_big = NEW_PACK.encode() + b"#" * MAX_UPLOAD_BYTES
+    too_big = FRESH.encode() + b"#" * MAX_UPLOAD_BYTES
     with pytest.raises(BadInput, match="at most 1 MiB"):
         await service.check_pack_upload(ADMIN, "fresh.yaml", too_big)
 
@@ -469,7 +459,7 @@ async def test_a_pack_living_in_another_file_is_not_installed_twice(
 async def test_an_upload_named_like_another_packs_file_is_not_installed_beside_it(
     service: StudyService, packs_dir: Path
 ) -> None:
-    reply = await service.check_pack_upload(ADMIN, "mini.yaml", NEW_PACK.encode())
+    reply = await service.check_pack_upload(ADMIN, "mini.yaml", FRESH.encode())
     assert (
         "Not installed: `mini.yaml` is the file of pack `mini`, but this file is pack `fresh`"
         in (reply.plain_text())
@@ -483,7 +473,7 @@ async def test_an_unwritable_packs_folder_is_reported_not_raised(
 ) -> None:
     service = StudyService(db, clock, packs_dir=tmp_path / "gone")
     await service.sync_packs(load_packs(packs_dir).packs)
-    reply = await service.check_pack_upload(ADMIN, "fresh.yaml", NEW_PACK.encode())
+    reply = await service.check_pack_upload(ADMIN, "fresh.yaml", FRESH.encode())
     assert "Not installed: the packs folder cannot be written on this host" in reply.plain_text()
     with pytest.raises(NotFound):
         await service.post_question(ANN, pack="fresh")
@@ -494,15 +484,15 @@ async def test_without_a_packs_folder_uploads_are_only_checked(
 ) -> None:
     service = StudyService(db, clock)
     await service.sync_packs(load_packs(TEST_PACKS).packs)
-    reply = await service.check_pack_upload(ADMIN, "fresh.yaml", NEW_PACK.encode())
+    reply = await service.check_pack_upload(ADMIN, "fresh.yaml", FRESH.encode())
     assert "installing packs from chat is off on this bot" in reply.plain_text()
 
 
 async def test_two_uploads_at_once_are_checked_against_each_other(
     service: StudyService, packs_dir: Path
 ) -> None:
-    first = NEW_PACK
-    second = NEW_PACK.replace("pack: fresh", "pack: other").replace(
+    first = FRESH
+    second = FRESH.replace("pack: fresh", "pack: other").replace(
         "prompt: Which attribute", "prompt: Quite different, which attribute"
     )
     replies = await asyncio.gather(

@@ -13,19 +13,9 @@ import pytest
 
 from tests.adapters.discord.conftest import Studybot, embed_text
 from tests.fakes.discord_api import FakeDiscord, FakeGuild, FakeMember
+from tests.helpers import FRESH
 
 pytestmark = pytest.mark.timeout(60)
-
-FRESH = """\
-pack: fresh
-title: Fresh questions
-items:
-  - id: f-flash-1
-    kind: flashcard
-    difficulty: easy
-    prompt: Which attribute holds a leaf tensor's gradient after backward()?
-    answer: tensor.grad
-"""
 
 
 async def _pack(

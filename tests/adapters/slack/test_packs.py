@@ -29,19 +29,9 @@ from tests.adapters.slack.test_flows import private_replies, quiz
 from tests.conftest import TEST_PACKS
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_fixtures import DELIVERY_MODES, DeliveryMode, bolt_delivery
+from tests.helpers import FRESH
 
 pytestmark = pytest.mark.timeout(30)
-
-FRESH = """\
-pack: fresh
-title: Fresh questions
-items:
-  - id: f-flash-1
-    kind: flashcard
-    difficulty: easy
-    prompt: Which attribute holds a leaf tensor's gradient after backward()?
-    answer: tensor.grad
-"""
 
 
 @pytest.fixture
