@@ -310,7 +310,7 @@ ADMIN_COMMANDS = (
     (
         "schedule add TIME [TZ] [DAYS] [--pack P] [--tag T] [--difficulty D] [--window 90m]"
         " [--mention ROLE]",
-        "a daily question (or `--cron \"M H DOM MON DOW\"` instead of TIME and DAYS)",
+        'a daily question (or `--cron "M H DOM MON DOW"` instead of TIME and DAYS)',
     ),
     ("schedule pause|resume|skip|now|remove ID", "manage a schedule"),
     ("pack enable|disable NAME", "turn a pack on or off in this channel only"),
