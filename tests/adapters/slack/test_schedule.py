@@ -103,10 +103,13 @@ async def test_schedule_mistakes_are_explained_privately(
     adapter: SlackAdapter, slack_fake: FakeSlack
 ) -> None:
     async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
+        # Each reply is sent after its ack, so two commands' replies may arrive in either
+        # order: wait for the first before sending the second.
         await deliver(slack_fake.slash_command(text="schedule add 25:00", user_id="U0ADMIN"))
+        [bad_time] = await private_replies(slack_fake, "U0ADMIN", 1)
         await deliver(slack_fake.slash_command(text="schedule paus 1", user_id="U0ADMIN"))
+        bad_verb = (await private_replies(slack_fake, "U0ADMIN", 2))[1]
         ack = await deliver(slack_fake.slash_command(text="schedule", user_id="U0ADMIN"))
-        bad_time, bad_verb = await private_replies(slack_fake, "U0ADMIN", 2)
     assert "example:" in (bad_time.text or "")
     assert "Did you mean `schedule pause`?" in (bad_verb.text or "")
     assert ack.payload is not None and "Say what to do" in ack.payload["text"]
