@@ -95,6 +95,7 @@ async def test_members_cannot_switch_packs_and_typos_get_a_suggestion(
 ) -> None:
     async with bolt_delivery("in_process", pack_adapter.app, slack_fake) as deliver:
         await deliver(slack_fake.slash_command(text="pack disable slack-mc"))
+        await private_replies(slack_fake, "U0ALICE", 1)  # replies may arrive out of order
         await deliver(slack_fake.slash_command(text="pack disable slack-mcc", user_id="U0ADMIN"))
         ack = await deliver(slack_fake.slash_command(text="pack disable"))
         assert ack.payload is not None and "/study pack disable NAME" in ack.payload["text"]
