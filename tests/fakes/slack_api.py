@@ -372,6 +372,8 @@ class FakeChannel:
     is_private: bool = False
     is_im: bool = False
     im_user: str | None = None
+    # chat:write.public lets a bot post where it is not a member, but not upload files there
+    bot_member: bool = True
 
     def to_api(self, creator: str) -> Json:
         base: Json = {
@@ -393,7 +395,7 @@ class FakeChannel:
             "is_mpim": False,
             "is_private": self.is_private,
             "is_general": self.name == "general",
-            "is_member": True,
+            "is_member": self.bot_member,
             "creator": creator,
             "topic": {"value": "", "creator": "", "last_set": 0},
             "purpose": {"value": "", "creator": "", "last_set": 0},
@@ -645,9 +647,19 @@ class FakeSlack(SlackRequestBuilder):
         return user
 
     def add_channel(
-        self, channel_id: str, name: str | None = None, *, private: bool = False
+        self,
+        channel_id: str,
+        name: str | None = None,
+        *,
+        private: bool = False,
+        bot_member: bool = True,
     ) -> FakeChannel:
-        channel = FakeChannel(id=channel_id, name=name or channel_id.lower(), is_private=private)
+        channel = FakeChannel(
+            id=channel_id,
+            name=name or channel_id.lower(),
+            is_private=private,
+            bot_member=bot_member,
+        )
         self.channels[channel_id] = channel
         return channel
 
@@ -1293,6 +1305,8 @@ class FakeSlack(SlackRequestBuilder):
             channel = self._resolve_channel(a["channel_id"])
             if channel is None:
                 return _error("channel_not_found")
+            if not self.channels[channel].bot_member:
+                return _error("not_in_channel")
         done: list[FakeFile] = []
         for entry in entries:
             file = self.files.get(str(entry.get("id")))

@@ -6,9 +6,10 @@ The three ways Slack reaches an app, behind one interface::
         ack = await deliver(fake.slash_command(text="quiz"))
         assert ack.status == 200 and ack.latency < 3
 
-* ``in_process``: sign the request and call ``app.async_dispatch(AsyncBoltRequest(...))``;
-* ``http``: serve ``app.web_app()`` on an ephemeral 127.0.0.1 port and POST the signed body to
-  ``/slack/events``;
+* ``in_process``: sign the request and call ``app.async_dispatch`` with it, built as the bot's
+  HTTP endpoint builds it (``bot.adapters.slack.http.bolt_request``);
+* ``http``: serve the bot's HTTP endpoint (``bot.adapters.slack.http.events_app``) on an
+  ephemeral 127.0.0.1 port and POST the signed body to ``/slack/events``;
 * ``socket``: connect ``AsyncSocketModeHandler`` to the fake (``apps.connections.open`` -> ws ->
   ``hello``) and send the payload as an envelope; the result is the client's ack.
 
@@ -34,10 +35,10 @@ import pytest_asyncio
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
-from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.slack.http import bolt_request, events_app
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_requests import SlackRequest
 
@@ -101,13 +102,13 @@ async def dispatch_signed(
 ) -> BoltResponse:
     """Sign ``request`` and run it through ``app.async_dispatch`` (HTTP mode, in process)."""
     headers, body = request.signed(signing_secret, valid=valid, timestamp=timestamp)
-    return await app.async_dispatch(AsyncBoltRequest(body=body, headers=dict(headers)))
+    return await app.async_dispatch(bolt_request(body, headers=dict(headers)))
 
 
 @asynccontextmanager
 async def serve_bolt_app(app: AsyncApp, path: str = "/slack/events") -> AsyncIterator[str]:
-    """Serve the app's own aiohttp web app on an ephemeral port; yields the events URL."""
-    runner = web.AppRunner(app.web_app(path=path), shutdown_timeout=1.0, access_log=None)
+    """Serve the bot's events endpoint for ``app`` on an ephemeral port; yields its URL."""
+    runner = web.AppRunner(events_app(app, path), shutdown_timeout=1.0, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()

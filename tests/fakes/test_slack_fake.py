@@ -445,7 +445,8 @@ async def test_the_word_payload_in_a_slash_command_breaks_bolt_http_parsing(
 
     ``slack_bolt.request.internals.parse_body`` looks for the substring ``payload`` and then for
     a ``payload=`` field; a slash command whose text mentions "payload" parses as ``{}``, is
-    unhandled and answers 404 in HTTP mode. Socket Mode (already-parsed dict) is unaffected.
+    unhandled and answers 404 in HTTP mode. Socket Mode (already-parsed dict) is unaffected,
+    and the bot's own HTTP endpoint (``bot.adapters.slack.http``) parses it as a form.
     """
     app = make_bolt_app(slack_fake)
     ran: list[str] = []
@@ -456,11 +457,16 @@ async def test_the_word_payload_in_a_slash_command_breaks_bolt_http_parsing(
         await ack()
 
     request = slack_fake.slash_command(text="run payload = 1")
-    assert (await dispatch_signed(app, request, slack_fake.signing_secret)).status == 404
+    headers, body = request.signed(slack_fake.signing_secret)
+    as_bolt_parses_it = AsyncBoltRequest(body=body, headers=dict(headers))
+    assert as_bolt_parses_it.body == {}
+    assert (await app.async_dispatch(as_bolt_parses_it)).status == 404
     assert ran == []
+    assert (await dispatch_signed(app, request, slack_fake.signing_secret)).status == 200
+    assert ran == ["run payload = 1"]
     async with bolt_delivery("socket", app, slack_fake) as deliver:
         assert (await deliver(slack_fake.slash_command(text="run payload = 1"))).status == 200
-    assert ran == ["run payload = 1"]
+    assert ran == ["run payload = 1"] * 2
 
 
 def test_request_builders_encode_like_slack(slack_fake: FakeSlack) -> None:

@@ -31,9 +31,9 @@ slack-bolt facts this relies on (each pinned by ``tests/fakes/test_slack_fake.py
   posted in the member's direct messages with the bot, and the private reply says so.
 * A slash command cannot carry a file, so pack uploads come through the *Check question pack*
   message shortcut on a message with the .yaml file attached (see :mod:`.files`).
-* HTTP mode only: bolt reads any form body containing the word ``payload`` as interactivity, so
-  ``/study run print(payload)`` gets a 404 over HTTP (Socket Mode is unaffected). Code typed
-  into the ``/study run`` modal is not affected.
+* HTTP mode: bolt reads any form body containing the word ``payload`` as interactivity (a 404
+  for ``/study run print(payload)``), so the events endpoint is :func:`.http.events_app`, which
+  parses such bodies as the forms they are.
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ from bot.adapters.slack.commands import (
     parse_study,
 )
 from bot.adapters.slack.files import attached_files, download, file_info
+from bot.adapters.slack.http import events_app
 from bot.adapters.slack.identity import DEFAULT_TTL, SlackDirectory
 from bot.adapters.slack.manifest import (
     PACK_SHORTCUT_CALLBACK,
@@ -391,7 +392,7 @@ class SlackAdapter:
 
     async def _listen_http(self) -> None:
         assert self.http_port is not None
-        runner = web.AppRunner(self.app.web_app(path=EVENTS_PATH), access_log=None)
+        runner = web.AppRunner(events_app(self.app, EVENTS_PATH), access_log=None)
         await runner.setup()
         try:
             site = web.TCPSite(runner, self.http_host, self.http_port)
@@ -477,11 +478,47 @@ class SlackAdapter:
         where = _where(body)
         if not message.ephemeral and where.channel:
             try:
-                await self.send_post(where.channel, message)
-                return
+                ts = await self.send_post(where.channel, replace(message, attachments=()))
             except Unavailable:
                 log.info("cannot post in %s; showing the snippet output privately", where.channel)
+            else:
+                await self._attach_output(where.channel, where.user, ts, message.attachments)
+                return
         await self._reply_private(body, respond, message)
+
+    async def _attach_output(
+        self, channel: str, member: str, thread_ts: str, attachments: tuple[Attachment, ...]
+    ) -> None:
+        """Upload the full output into the post's thread, or to the member's DM if refused.
+
+        ``chat:write.public`` lets the bot post in a public channel it has not joined, but
+        Slack refuses file uploads there (``not_in_channel``): the member who ran the snippet
+        still gets the whole output, in their direct messages with studybot.
+        """
+        for attachment in attachments:
+            try:
+                await self._upload(channel, attachment, thread_ts=thread_ts)
+            except SlackApiError as exc:
+                if _api_error(exc) not in _CANNOT_POST:
+                    raise
+                log.info(
+                    "cannot attach %s in %s (%s); sending it to the member's DM",
+                    attachment.filename,
+                    channel,
+                    _api_error(exc),
+                )
+                note = (
+                    "I can only attach files in channels I am a member of, so here it is. "
+                    "Invite me there with `/invite @studybot` to get files in the channel."
+                )
+                await self.send_post(
+                    member,
+                    Message(
+                        title=f"The full output of your snippet: `{attachment.filename}`",
+                        sections=(Section(body=note),),
+                        attachments=(attachment,),
+                    ),
+                )
 
     # --- identity ----------------------------------------------------------------------------
 

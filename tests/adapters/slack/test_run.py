@@ -139,6 +139,27 @@ async def test_long_output_is_uploaded_as_a_file(
     assert file.thread_ts == post.response["ts"]  # in the thread of the output message
 
 
+async def test_long_output_goes_to_the_members_dm_where_files_are_refused(
+    adapter: SlackAdapter, slack_fake: FakeSlack, sandbox: StubSandbox
+) -> None:
+    # A public channel the bot never joined: posting works (chat:write.public), uploads don't.
+    slack_fake.add_channel("C0STUDY", "study", bot_member=False)
+    sandbox.output = LONG
+    async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
+        await open_modal(deliver, slack_fake)
+        await deliver(slack_fake.view_submission(RUN_MODAL_CALLBACK, {"code": {"code": "spam()"}}))
+        refused = await slack_fake.wait_for_call("files.completeUploadExternal")
+        done = await slack_fake.wait_for_call("files.completeUploadExternal", count=2)
+    assert refused.response == {"ok": False, "error": "not_in_channel"}
+    assert done.ok, done.response
+    shown, dm = slack_fake.calls_to("chat.postMessage")
+    assert shown.args["channel"] == "C0STUDY" and "line 1" in shown.args["text"]
+    assert dm.args["channel"] == "U0ALICE" and "/invite @studybot" in dm.args["text"]
+    [file] = [f for f in slack_fake.files.values() if f.completed]
+    assert file.content == LONG.encode() and file.channel_ids == [dm.response["channel"]]
+    assert await adapter.idle()
+
+
 async def test_snippet_errors_are_private_even_without_a_response_url(
     adapter: SlackAdapter, slack_fake: FakeSlack, sandbox: StubSandbox
 ) -> None:
