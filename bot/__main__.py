@@ -12,7 +12,7 @@ import contextlib
 import signal
 import sqlite3
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -36,7 +36,7 @@ from bot.storage.migrations import MigrationError
 __all__ = ["StartupError", "Wiring", "main", "run_until_stopped"]
 
 log = get_logger("bot")
-ADAPTER_STOP_SECONDS = 4.0  # for the platform connection to close after a stop
+ADAPTER_STOP_SECONDS = 3.0  # for the platform connection to close after a stop
 DRAIN_SECONDS = 3.0  # for snippet runs in flight before the sandbox is closed
 
 
@@ -172,7 +172,8 @@ class Wiring:
 
                     assert isinstance(adapter, ConsoleAdapter)
                     adapter.scheduler = scheduler  # /clock moves it step by step
-                await run_until_stopped(adapter)
+                # The scheduler stops first: its sends in flight still need the adapter.
+                await run_until_stopped(adapter, before_stop=scheduler.stop)
                 await runtime.service.drain(DRAIN_SECONDS)
 
     @asynccontextmanager
@@ -234,9 +235,13 @@ class Wiring:
         raise StartupError(f"the {platform.value} adapter is not part of this build yet")
 
 
-async def run_until_stopped(adapter: PlatformAdapter) -> None:
+async def run_until_stopped(
+    adapter: PlatformAdapter, *, before_stop: Callable[[], Awaitable[None]] | None = None
+) -> None:
     """Run the adapter until it returns, or until SIGTERM/SIGINT, then stop it cleanly.
 
+    On a signal, ``before_stop`` runs first (the scheduler: it must stop starting posts and
+    finish the ones in flight while the adapter can still send them), then the adapter stops.
     An error that ended the adapter (a rejected token, say) propagates; a signal is a normal
     stop, so ``studybot run`` then exits 0.
     """
@@ -255,6 +260,8 @@ async def run_until_stopped(adapter: PlatformAdapter) -> None:
         await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
         if not running.done():
             log.info("stop requested: no new events; finishing work in flight")
+            if before_stop is not None:
+                await before_stop()
             await adapter.stop()
             try:
                 await asyncio.wait_for(asyncio.shield(running), ADAPTER_STOP_SECONDS)

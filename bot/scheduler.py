@@ -70,7 +70,7 @@ PREPARE_LEAD = timedelta(seconds=10)
 """How long before a large batch falls due the scheduler picks its questions."""
 PREPARE_MIN = 50
 """A batch this large is worth preparing (at 09:00, thousands of channels may be due)."""
-_STOP_TIMEOUT = 4.0  # seconds a stopping scheduler may spend finishing sends in flight
+_STOP_TIMEOUT = 3.0  # seconds a stopping scheduler may spend finishing sends in flight
 T = TypeVar("T")
 
 
