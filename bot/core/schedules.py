@@ -393,7 +393,10 @@ class ScheduleBook:
         for row in await self.store.in_channel(channel.id):
             schedule = self._readable(row)
             if schedule is None:
-                lines.append(f"**#{row.id}** — cannot be read any more; remove it and add it again")
+                lines.append(
+                    f"**#{row.id}** — cannot be read any more; remove it "
+                    f"(`schedule remove {row.id}`) and add it again"
+                )
                 continue
             lines.append(
                 f"**#{schedule.id}** {schedule.spec.describe()} — next: {_next_text(schedule, now)}"
@@ -413,7 +416,8 @@ class ScheduleBook:
         )
 
     async def _remove(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
-        schedule = await self._named(ctx, args, "remove")
+        # by row, not parsed: a schedule whose stored spec no longer reads can still go
+        schedule = await self._named_row(ctx, args, "remove")
         now = self._service.clock.now()
         if not await self.store.delete(schedule.id, now):
             raise _not_found(schedule.id)
@@ -526,6 +530,17 @@ class ScheduleBook:
 
     async def _named(self, ctx: ChatContext, args: list[str], verb: str) -> Schedule:
         """The schedule named by ``ID``, checked to belong to the caller's workspace."""
+        row = await self._named_row(ctx, args, verb)
+        schedule = self._readable(row)
+        if schedule is None:
+            raise BadInput(
+                f"Schedule #{row.id} cannot be read any more; remove it "
+                f"(`schedule remove {row.id}`) and add it again."
+            )
+        return schedule
+
+    async def _named_row(self, ctx: ChatContext, args: list[str], verb: str) -> ScheduleRow:
+        """The stored row named by ``ID`` in the caller's workspace, parsed or not."""
         if len(args) != 1:
             raise BadInput(f"usage: `schedule {verb} ID` (`schedule list` shows the ids)")
         text = args[0].lstrip("#")
@@ -536,12 +551,7 @@ class ScheduleBook:
         workspace, _ = await self._where(ctx)
         if row is None or row.workspace_id != workspace.id:
             raise _not_found(schedule_id)
-        schedule = self._readable(row)
-        if schedule is None:
-            raise BadInput(
-                f"Schedule #{schedule_id} cannot be read any more; remove it and add it again."
-            )
-        return schedule
+        return row
 
 
 def _not_found(schedule_id: int) -> NotFound:

@@ -261,6 +261,24 @@ async def test_remove_hides_the_schedule_and_later_commands_do_not_find_it(
     assert await db.fetchval("SELECT deleted_at IS NOT NULL FROM schedules WHERE id = 1") == 1
 
 
+async def test_a_schedule_that_no_longer_reads_can_still_be_removed(
+    service: StudyService, db: Database
+) -> None:
+    await add(service, "10:00", "Europe/Berlin")
+    spec = json.loads(await db.fetchval("SELECT spec FROM schedules WHERE id = 1"))
+    spec["timezone"] = "Mars/Olympus"  # e.g. a zone dropped from the timezone data
+    async with db.write() as conn:
+        await conn.execute("UPDATE schedules SET spec = ? WHERE id = 1", (json.dumps(spec),))
+    service.schedules.changed(1)
+    listed = text(await service.schedule_command(ANN, "list", []))
+    assert "#1 — cannot be read any more; remove it (`schedule remove 1`)" in listed
+    with pytest.raises(BadInput, match="cannot be read any more"):
+        await service.schedule_command(ADMIN, "pause", ["1"])
+    removed = text(await service.schedule_command(ADMIN, "remove", ["1"]))
+    assert removed == "🗑️ Schedule #1 removed; it will not post again."
+    assert "No schedules" in text(await service.schedule_command(ADMIN, "list", []))
+
+
 # --- now -----------------------------------------------------------------------------------
 
 
