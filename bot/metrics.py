@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
+from bot.core.models import Outcome
+from bot.storage.answers import AnswerStatus
+
 __all__ = ["Metrics"]
+
+POST_ORIGINS = ("asked", "scheduled")
 
 
 class Metrics:
@@ -44,6 +49,15 @@ class Metrics:
             buckets=(0.1, 0.5, 1.0, 5.0, 30.0, 60.0, 300.0, 3600.0),
             registry=self.registry,
         )
+
+        # Every known label value starts at 0, so a rate() or an alert on "no timeouts yet"
+        # sees the series from the first scrape instead of only after its first event.
+        for origin in POST_ORIGINS:
+            self.posts.labels(origin=origin)
+        for status in AnswerStatus:
+            self.answers.labels(status=status.value)
+        for outcome in Outcome:
+            self.runs.labels(outcome=outcome.value)
 
     def exposition(self) -> bytes:
         """The Prometheus text format of every series."""

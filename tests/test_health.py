@@ -73,3 +73,18 @@ async def test_metrics_are_in_prometheus_text_format() -> None:
     assert 'studybot_answers_total{status="recorded"} 3.0' in text
     assert 'studybot_snippet_runs_total{outcome="timeout"} 1.0' in text
     assert 'studybot_snippet_run_seconds_bucket{le="0.25"} 1.0' in text
+
+
+def test_every_series_is_there_from_the_first_scrape() -> None:
+    text = Metrics().exposition().decode()
+    for series in (
+        'studybot_posts_total{origin="asked"} 0.0',
+        'studybot_posts_total{origin="scheduled"} 0.0',
+        'studybot_answers_total{status="recorded"} 0.0',
+        'studybot_answers_total{status="duplicate"} 0.0',
+        'studybot_answers_total{status="closed"} 0.0',
+        'studybot_snippet_runs_total{outcome="ok"} 0.0',
+        'studybot_snippet_runs_total{outcome="memory_limit"} 0.0',
+        'studybot_snippet_runs_total{outcome="killed"} 0.0',
+    ):
+        assert series in text

@@ -7,6 +7,7 @@ from typing import Any
 
 import yaml
 
+from bot.adapters.slack.commands import parse_study
 from bot.adapters.slack.manifest import (
     BOT_EVENTS,
     BOT_SCOPES,
@@ -41,6 +42,10 @@ def test_slash_command_shortcut_events_and_modes() -> None:
     [command] = features["slash_commands"]
     assert command["command"] == SLASH_COMMAND
     assert command["should_escape"] is True  # mentions arrive as <@U…|name>, parsed to ids
+    # Slack shows the hint as members type: every subcommand parse_study knows is in it
+    for sub in ("quiz", "leaderboard", "stats", "run", "pack list", "schedule list", "help"):
+        assert sub.split()[0] in command["usage_hint"].split(" ")
+        assert parse_study(sub).name == sub.split()[0]
     run, check_pack = features["shortcuts"]
     assert run == run | {"type": "message", "callback_id": RUN_SHORTCUT_CALLBACK}
     assert check_pack == check_pack | {"type": "message", "callback_id": PACK_SHORTCUT_CALLBACK}
