@@ -24,7 +24,7 @@ from bot.core.gateway import ChatGateway
 from bot.core.service import StudyService
 from bot.core.snippets import RunLimits
 from bot.health import HealthServer
-from bot.log import configure_logging, get_logger
+from bot.log import configure_logging, get_logger, logs_as_json
 from bot.metrics import Metrics
 from bot.questions.loader import load_packs
 from bot.runtime import PlatformAdapter, Runtime, StartupError
@@ -294,7 +294,10 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=argv, obj=Wiring(), prog_name="studybot", standalone_mode=True)
     except StartupError as exc:
-        sys.stderr.write(f"studybot: {exc}\n")
+        if logs_as_json():  # a log collector reading JSON lines gets this one too
+            log.critical("studybot: %s", exc)
+        else:
+            sys.stderr.write(f"studybot: {exc}\n")
         raise SystemExit(2) from None
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import IO, Literal
 
-__all__ = ["configure_logging", "get_logger"]
+__all__ = ["configure_logging", "get_logger", "logs_as_json"]
 
 _STANDARD_ATTRS = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {
     "message",
@@ -32,6 +32,7 @@ class _Redacting(logging.Formatter):
     def __init__(self, inner: logging.Formatter, secrets: Iterable[str]) -> None:
         super().__init__()
         self._inner = inner
+        self.is_json = isinstance(inner, JsonFormatter)
         self._secrets = tuple(s for s in secrets if len(s) >= 6)
 
     def format(self, record: logging.LogRecord) -> str:
@@ -78,3 +79,11 @@ def configure_logging(
     # Chatty third-party loggers stay at WARNING unless we are debugging.
     for noisy in ("discord", "slack_bolt", "slack_sdk", "aiosqlite", "asyncio"):
         logging.getLogger(noisy).setLevel(level if level == "DEBUG" else "WARNING")
+
+
+def logs_as_json() -> bool:
+    """Whether :func:`configure_logging` chose JSON lines, so a fatal error can be one too."""
+    return any(
+        isinstance(handler.formatter, _Redacting) and handler.formatter.is_json
+        for handler in logging.getLogger().handlers
+    )

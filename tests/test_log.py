@@ -6,6 +6,7 @@ import io
 import json
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -59,3 +60,24 @@ def test_text_format_is_one_readable_line() -> None:
     lines = out.getvalue().splitlines()
     assert len(lines) == 1
     assert lines[0].endswith("WARNING bot.test: careful with **********")
+
+
+def test_a_fatal_start_up_error_is_a_json_line_too(tmp_path: Path) -> None:
+    from tests.test_cli import studybot
+
+    proc = studybot(
+        "run",
+        "--platform",
+        "discord",
+        env={
+            "LOG_FORMAT": "json",
+            "DISCORD_TOKEN": "MTA4.abcdef." + "x" * 38,
+            "DISCORD_API_BASE": "http://127.0.0.1:9/api/v10",  # nothing listens on port 9
+            "STUDYBOT_DB": str(tmp_path / "bot.sqlite3"),
+            "SANDBOX_ENABLED": "false",
+        },
+    )
+    assert proc.returncode == 2
+    lines = [json.loads(line) for line in proc.stderr.splitlines()]  # every line is JSON
+    assert lines[-1]["level"] == "critical"
+    assert lines[-1]["message"].startswith("studybot: cannot reach Discord at http://127.0.0.1:9")
