@@ -12,6 +12,7 @@ import asyncio
 import sqlite3
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -29,7 +30,7 @@ T = TypeVar("T")
 
 #: Items per ``IN (...)`` list or multi-row statement: well under SQLite's bound-parameter limit.
 CHUNK = 400
-BACKUP_PAGES = 1024  # pages per backup step (4 MiB): other connections read in between
+WRITABLE_TIMEOUT = 2.0  # seconds /healthz waits for the write lock before calling it stuck
 
 
 def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
@@ -134,13 +135,24 @@ class Database:
                 await self._writer.execute(f"PRAGMA wal_autocheckpoint = {_AUTOCHECKPOINT}")
                 await self._writer.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
-    async def writable(self) -> bool:
-        """Whether the file takes writes (for ``/healthz``). A write already in progress in
-        this process proves it; otherwise take the write lock for an empty transaction."""
-        if self._lock.locked():
-            return True
-        async with self.write():
-            return True
+    async def writable(self, timeout: float = WRITABLE_TIMEOUT) -> bool:  # noqa: ASYNC109
+        """Whether the file takes a write now (for ``/healthz``).
+
+        A real row is written and committed, so a full disk or a read-only file fails the
+        check (by raising), and a writer that holds the lock longer than ``timeout`` makes
+        it ``False`` instead of passing unnoticed.
+        """
+        try:
+            async with asyncio.timeout(timeout), self.write() as conn:
+                await conn.execute(
+                    "INSERT INTO health_probe (id, checked_at) VALUES (1, ?) "
+                    "ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at",
+                    (datetime.now(UTC).isoformat(timespec="seconds"),),
+                )
+        except TimeoutError:
+            log.warning("the database write lock was not free within %.1f s", timeout)
+            return False
+        return True
 
     # --- reads -------------------------------------------------------------------------------
 
@@ -166,8 +178,8 @@ class Database:
     async def backup(self, destination: Path) -> None:
         """An online, consistent copy (SQLite backup API) while the bot keeps running.
 
-        It reads through a connection of its own, a few pages at a time, so leaderboards and
-        the scheduler keep reading while a large database is copied.
+        It reads through a connection of its own, from one snapshot, so answers keep being
+        written and leaderboards read while the copy is made.
         """
         destination.parent.mkdir(parents=True, exist_ok=True)
         partial = destination.with_name(destination.name + ".partial")
@@ -176,7 +188,10 @@ class Database:
         try:
             target = await aiosqlite.connect(partial)
             try:
-                await source.backup(target, pages=BACKUP_PAGES, sleep=0.005)
+                # One step: SQLite restarts a stepwise backup whenever another connection
+                # writes, so a busy bot could keep it from ever finishing. In WAL mode the
+                # step's read snapshot blocks no writer, and it runs on its own thread.
+                await source.backup(target, pages=-1)
             finally:
                 await target.close()
         finally:
