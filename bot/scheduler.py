@@ -15,11 +15,14 @@ Durability comes from the database, not from this loop's memory:
 - After downtime only the latest missed occurrence is posted, and only within the grace window
   (:func:`bot.core.schedules.catch_up`); the others are skipped with a log line.
 - Crash mid-send: a post row without a platform message id means the send was never confirmed.
-  It is re-sent **once** if it is still the schedule's latest post, its answer window is open
-  and it is within the grace window; otherwise it is closed without a reveal. Members would
-  rather see the rare duplicate of the *same* post (its buttons carry the same post id, so every
-  answer still counts once) than lose a day and everyone's streak. A send that fails while the
-  bot runs is retried the same way a minute later.
+  First the platform is asked whether the channel shows it after all (Discord: the channel's
+  recent messages, matched by the post id in their buttons); if so, that message is adopted and
+  nothing is sent. Otherwise it is re-sent **once** if it is still the schedule's latest post,
+  its answer window is open and it is within the grace window; otherwise it is closed without a
+  reveal. Where the platform cannot tell (Slack, without reading channel history), members
+  would rather see the rare duplicate of the *same* post (its buttons carry the same post id,
+  so every answer still counts once) than lose a day and everyone's streak. A send that fails
+  while the bot runs is retried the same way a minute later.
 - Windows: ``closes_at = occurrence + window``, so a late post keeps the schedule's rhythm (and a
   late post whose window is already over is not posted at all). "Until the next question": the
   schedule's previous open post is revealed just before the next one is sent. Reveals that came
@@ -48,7 +51,7 @@ from functools import partial
 from typing import TypeVar
 
 from bot.core.clock import Clock, SimulatedClock
-from bot.core.gateway import ChatGateway
+from bot.core.gateway import ChatGateway, PostFinder
 from bot.core.models import Post
 from bot.core.schedule import next_occurrence, occurrence_key
 from bot.core.schedules import MIN_GRACE, Schedule, catch_up, local_text
@@ -701,6 +704,12 @@ class Scheduler:
         assert post.schedule_id is not None
         if not post.is_open:
             return
+        channel = await self.service.directory.channel_by_id(post.channel_id)
+        shown = await self._shown_already(channel.external_id, post.id)
+        if shown is not None:
+            log.info("post %d shows in its channel after all (message %s)", post.id, shown)
+            await self.service.attach_message(post.id, shown)
+            return
         occurrence = datetime.fromisoformat(item.occurrence.replace("Z", "+00:00"))
         schedule = await self.service.schedules.get(post.schedule_id)
         latest = await self.service.posts.latest_of_schedule(post.schedule_id)
@@ -728,7 +737,6 @@ class Scheduler:
             post.schedule_id,
             item.occurrence,
         )
-        channel = await self.service.directory.channel_by_id(post.channel_id)
         workspace = await self.service.directory.workspace_by_id(channel.workspace_id)
         draft = await self.service.draft(
             post,
@@ -744,6 +752,16 @@ class Scheduler:
             await self._close_quietly(post, "the re-send failed too")
             return
         await self.service.attach_message(post.id, message_id)
+
+    async def _shown_already(self, channel: str, post_id: int) -> str | None:
+        """The message of a post whose send was never confirmed, if the platform shows it."""
+        if not isinstance(self.gateway, PostFinder):
+            return None
+        try:
+            return await self.gateway.find_post(channel, post_id)
+        except Exception:
+            log.warning("cannot tell whether post %d shows already", post_id, exc_info=True)
+            return None
 
     async def _close_quietly(self, post: Post, reason: str) -> None:
         log.warning(

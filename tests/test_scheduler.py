@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import ClassVar
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -85,6 +86,29 @@ class SentThenCrashConsole(ConsoleAdapter):
 
     async def send_post(self, channel: str, message: Message) -> str:
         self.post(channel, message)
+        raise Crash
+
+
+class FindingConsole(ConsoleAdapter):
+    """A platform that can tell what a channel shows (as Discord can from its history)."""
+
+    shown: ClassVar[dict[tuple[str, int], str]] = {}  # the platform outlives the process
+
+    async def send_post(self, channel: str, message: Message) -> str:
+        message_id = await super().send_post(channel, message)
+        assert message.post_id is not None
+        FindingConsole.shown[(channel, message.post_id)] = message_id
+        return message_id
+
+    async def find_post(self, channel: str, post_id: int) -> str | None:
+        return FindingConsole.shown.get((channel, post_id))
+
+
+class ShownThenCrashConsole(FindingConsole):
+    """It shows the post, then the process dies before it learns the message id."""
+
+    async def send_post(self, channel: str, message: Message) -> str:
+        await super().send_post(channel, message)
         raise Crash
 
 
@@ -408,6 +432,25 @@ async def test_re_sent_at_most_once_even_if_the_platform_had_it(tmp_path: Path) 
     async with await Database.open(db) as database:
         closed = await database.fetchval("SELECT closed_at IS NOT NULL FROM posts WHERE id = 1")
     assert closed == 1  # given up on: closed quietly, so it is no channel's open question
+
+
+async def test_a_post_the_platform_shows_after_all_is_adopted_not_re_sent(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "bot.sqlite3"
+    FindingConsole.shown.clear()
+    await session(db, "2026-03-04T08:00:00Z", "/schedule add 09:00 --window 1h")
+    shown = await crashed_session(
+        db, "2026-03-04T08:59:00Z", "/clock advance 1m", ShownThenCrashConsole
+    )
+    assert shown.post_times() == ["2026-03-04T09:00Z"]
+    back = await session(db, "2026-03-04T09:01:00Z", "/clock advance 1h", console=FindingConsole)
+    assert back.posts == []  # nothing sent twice
+    [reveal] = back.edits  # and the adopted post is revealed in place at the window's end
+    assert reveal["post_id"] == shown.posts[0]["post_id"]
+    async with await Database.open(db) as database:
+        message = await database.fetchval("SELECT platform_message_id FROM posts WHERE id = 1")
+    assert message == FindingConsole.shown[(shown.posts[0]["channel"], 1)]
 
 
 async def test_an_unconfirmed_post_is_not_re_sent_after_the_grace_window(tmp_path: Path) -> None:

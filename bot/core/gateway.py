@@ -6,11 +6,11 @@ client, only these two calls.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from bot.core.messages import Message
 
-__all__ = ["ChatGateway"]
+__all__ = ["ChatGateway", "PostFinder"]
 
 
 class ChatGateway(Protocol):
@@ -20,4 +20,18 @@ class ChatGateway(Protocol):
 
     async def edit_post(self, channel: str, message_id: str, message: Message) -> None:
         """Replace a message sent earlier (a question at its reveal)."""
+        ...
+
+
+@runtime_checkable
+class PostFinder(Protocol):
+    """A gateway that can tell whether a post already shows in a channel.
+
+    After a crash between sending a scheduled question and recording its message id, the
+    scheduler asks before sending it again, so members do not see it twice. Platforms that
+    cannot tell (without permissions studybot does not ask for) simply do not implement it.
+    """
+
+    async def find_post(self, channel: str, post_id: int) -> str | None:
+        """The platform message id of ``post_id``'s question in ``channel``, or ``None``."""
         ...

@@ -1,10 +1,11 @@
 """``studybot run --platform discord``: the adapter the runtime runs, and the core's gateway.
 
 :class:`DiscordAdapter` is both a :class:`~bot.runtime.PlatformAdapter` (``run`` / ``stop``)
-and a :class:`~bot.core.gateway.ChatGateway` (``send_post`` / ``edit_post``), which the
-scheduler uses for scheduled questions and reveals. Start-up problems an operator must fix (no
-token, a rejected token, Discord unreachable, commands refused) become a :class:`StartupError`
-with one readable line; the token itself is never logged.
+and a :class:`~bot.core.gateway.ChatGateway` (``send_post`` / ``edit_post``, and ``find_post``
+after a crash mid-send), which the scheduler uses for scheduled questions and reveals.
+Start-up problems an operator must fix (no token, a rejected token, Discord unreachable,
+commands refused) become a :class:`StartupError` with one readable line; the token itself is
+never logged.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ import discord
 from discord import app_commands
 
 from bot.adapters.discord.client import StudyBot
+from bot.adapters.discord.components import CUSTOM_ID_PREFIX
 from bot.adapters.discord.endpoints import point_discord_py
 from bot.adapters.discord.render import mention_target, render
-from bot.core.messages import Message
+from bot.core.messages import Message, parse_action
 from bot.log import get_logger
 from bot.runtime import Runtime, StartupError
 
@@ -28,6 +30,19 @@ log = get_logger(__name__)
 
 PORTAL = "https://discord.com/developers/applications"
 LOGIN_WAIT_SECONDS = 120.0
+FIND_POST_LIMIT = 50  # recent messages searched for a question whose send was not confirmed
+
+
+def _post_ids(message: discord.Message) -> set[int]:
+    """The post ids in a message's studybot buttons (answer, show and hint all carry it)."""
+    found: set[int] = set()
+    for row in message.components:
+        for item in getattr(row, "children", ()):
+            custom_id = getattr(item, "custom_id", None) or ""
+            action = parse_action(custom_id.removeprefix(CUSTOM_ID_PREFIX))
+            if custom_id.startswith(CUSTOM_ID_PREFIX) and action is not None:
+                found.add(action[1])
+    return found
 
 
 class DiscordAdapter:
@@ -105,6 +120,21 @@ class DiscordAdapter:
                 message.post_id,
             )
             await self._send(channel, message)
+
+    async def find_post(self, channel: str, post_id: int) -> str | None:
+        """The message of ``post_id`` among the channel's latest messages from this bot.
+
+        The scheduler asks after a crash between sending a question and recording its id:
+        the post id is in every button's custom_id, so the question is recognised without
+        any state (needs Read Message History, which the invite asks for).
+        """
+        await self._wait_logged_in()
+        me = self.bot.user
+        target = self.bot.get_partial_messageable(int(channel))
+        async for sent in target.history(limit=FIND_POST_LIMIT):
+            if me is not None and sent.author.id == me.id and post_id in _post_ids(sent):
+                return str(sent.id)
+        return None
 
     async def _send(self, channel: str, message: Message) -> discord.Message:
         await self._wait_logged_in()

@@ -241,6 +241,26 @@ async def test_scheduled_post_goes_through_the_gateway_with_buttons(
     assert reply.ephemeral
 
 
+async def test_a_sent_but_unrecorded_question_is_found_in_the_channel(
+    fake: FakeDiscord, guild: FakeGuild, studybot: Studybot
+) -> None:
+    """After a crash between send and record, the scheduler asks before sending again."""
+    channel = guild.channel("general")
+    ctx = ChatContext("discord", str(guild.id), str(channel.id), "scheduler", "scheduler")
+    first = await studybot.service.post_question(ctx, difficulty="medium", requested=False)
+    second = await studybot.service.post_question(ctx, difficulty="easy", requested=False)
+    # Discord shows both; the process "died" before recording either message id
+    shown_first = await studybot.adapter.send_post(str(channel.id), first.message)
+    shown_second = await studybot.adapter.send_post(str(channel.id), second.message)
+    assert shown_first != shown_second
+
+    assert await studybot.adapter.find_post(str(channel.id), first.post.id) == shown_first
+    assert await studybot.adapter.find_post(str(channel.id), second.post.id) == shown_second
+    assert await studybot.adapter.find_post(str(channel.id), 999) is None
+    [lookup, *_] = fake.calls_to("GET", f"/channels/{channel.id}/messages")
+    assert lookup.query.get("limit") == "50"
+
+
 async def test_reveal_of_a_deleted_post_is_posted_anew(
     fake: FakeDiscord, studybot: Studybot, alice: FakeMember
 ) -> None:
