@@ -397,6 +397,38 @@ async def test_traceback_shows_snippet_lines_only(bare: Sandbox) -> None:
     assert "worker" not in r.stderr
 
 
+@pytest.mark.parametrize(
+    ("code", "stderr"),
+    [
+        (
+            "def f(:\n  pass\n",
+            '  File "<snippet>", line 1\n    def f(:\n          ^\nSyntaxError: invalid syntax\n',
+        ),
+        (
+            "if True:\nprint(1)\n",
+            '  File "<snippet>", line 2\n    print(1)\n    ^\n'
+            "IndentationError: expected an indented block after 'if' statement on line 1\n",
+        ),
+        (
+            "x = 1\ncompile('(', 'inner', 'exec')\n",
+            "Traceback (most recent call last):\n"
+            '  File "<snippet>", line 2, in <module>\n'
+            "    compile('(', 'inner', 'exec')\n"
+            '  File "inner", line 1\n    (\n    ^\n'
+            "SyntaxError: '(' was never closed\n",
+        ),
+    ],
+    ids=["syntax-error", "indentation-error", "syntax-error-raised-by-the-snippet"],
+)
+async def test_syntax_errors_read_as_plain_python_prints_them(
+    bare: Sandbox, code: str, stderr: str
+) -> None:
+    """Exactly what ``python snippet.py`` prints (with the snippet's name): nothing of ours."""
+    r = await run(bare, code)
+    assert (r.outcome, r.exit_code) == (Outcome.ERROR, 1)
+    assert r.stderr == stderr
+
+
 async def test_concurrent_runs_are_isolated(sandbox: Sandbox) -> None:
     code = """
         import os, socket, time, json
