@@ -101,7 +101,8 @@ def _run(code: bytes) -> tuple[int, bool]:
     module = types.ModuleType("__main__")
     module.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = module
-    text = code.decode("utf-8")
+    # "utf-8-sig": a leading byte order mark is dropped, as Python does when it reads a file.
+    text = code.decode("utf-8-sig")
     # Registered so that tracebacks show the member's source lines.
     linecache.cache["<snippet>"] = (len(text), None, text.splitlines(True), "<snippet>")
     try:

@@ -85,6 +85,17 @@ async def test_snippet_at_the_size_limit_runs(bare: Sandbox) -> None:
 
 @_session
 @pytest.mark.slow
+async def test_a_leading_byte_order_mark_is_accepted_like_plain_python(bare: Sandbox) -> None:
+    """Editors on Windows save one; ``python file.py`` ignores it (and only at the start)."""
+    r = await bare.run("\ufeffprint('bom')\n")
+    assert (r.outcome, r.stdout, r.stderr) == (Outcome.OK, "bom\n", "")
+    r = await bare.run("print(1)\n\ufeffprint(2)\n")
+    assert r.outcome is Outcome.ERROR
+    assert r.stderr.endswith("SyntaxError: invalid non-printable character U+FEFF\n")
+
+
+@_session
+@pytest.mark.slow
 async def test_manager_death_makes_runs_unavailable_not_hang() -> None:
     async with Sandbox(SandboxConfig(pool_size=0, preload=())) as sb:
         assert sb.available, sb.unavailable_reason
