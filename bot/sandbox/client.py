@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import logging
 import sys
 from pathlib import Path
 from types import TracebackType
@@ -41,11 +42,22 @@ class Sandbox:
     ``async with Sandbox(config) as sandbox: result = await sandbox.run(code)``. After
     ``start()``, ``available`` says whether snippets can run; if not, ``unavailable_reason`` is
     a one-line explanation for operators and members (e.g. ``bwrap not found at ...``).
+
+    The sandbox becoming unavailable is logged as a warning (or an error, if the manager dies)
+    unless ``log_unavailable`` is False: a caller that reports the reason itself (the CLI)
+    would otherwise show it twice. It is then logged at DEBUG.
     """
 
-    def __init__(self, config: SandboxConfig, *, hello_timeout: float = 120.0) -> None:
+    def __init__(
+        self,
+        config: SandboxConfig,
+        *,
+        hello_timeout: float = 120.0,
+        log_unavailable: bool = True,
+    ) -> None:
         self.config = config
         self._hello_timeout = hello_timeout
+        self._log_unavailable = log_unavailable
         self._proc: asyncio.subprocess.Process | None = None
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
@@ -117,7 +129,8 @@ class Sandbox:
             self._reader = asyncio.create_task(self._read_responses(self._proc.stdout))
             log.info("sandbox ready (pool of %d)", self.config.pool_size)
         else:
-            log.warning("sandbox unavailable: %s", self._reason)
+            level = logging.WARNING if self._log_unavailable else logging.DEBUG
+            log.log(level, "sandbox unavailable: %s", self._reason)
             await self._stop_manager()
 
     async def _forward_logs(self, stderr: asyncio.StreamReader) -> None:
@@ -139,7 +152,7 @@ class Sandbox:
             self._available = False
             if self._reason is None:
                 self._reason = "sandbox manager exited unexpectedly"
-                log.error("%s", self._reason)
+                log.log(logging.ERROR if self._log_unavailable else logging.DEBUG, self._reason)
             for fut in self._pending.values():
                 if not fut.done():
                     fut.set_exception(SandboxUnavailable(self._reason))
