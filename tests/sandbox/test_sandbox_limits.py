@@ -139,8 +139,27 @@ async def test_endless_output_times_out_with_capped_output(bare: Sandbox) -> Non
     )
     assert r.outcome is Outcome.TIMEOUT
     assert r.truncated is True
-    assert len(r.stdout) <= bare.config.output_bytes
-    assert len(r.stderr) <= bare.config.output_bytes
+    assert len(r.stdout) + len(r.stderr) == bare.config.output_bytes
+
+
+async def test_stdout_and_stderr_share_one_output_cap(bare: Sandbox) -> None:
+    """SANDBOX_OUTPUT_BYTES is what the member gets in all, not per stream."""
+    cap = bare.config.output_bytes
+    r = await run(
+        bare, f"import sys\nsys.stdout.write('o' * {cap})\nsys.stderr.write('e' * {cap})\n"
+    )
+    assert r.outcome is Outcome.OK
+    assert r.truncated is True
+    assert len(r.stdout) + len(r.stderr) == cap
+    assert set(r.stdout) <= {"o"} and set(r.stderr) <= {"e"}
+
+
+async def test_output_exactly_at_the_cap_is_not_truncated(bare: Sandbox) -> None:
+    half = bare.config.output_bytes // 2
+    r = await run(
+        bare, f"import sys\nsys.stdout.write('o' * {half})\nsys.stderr.write('e' * {half})\n"
+    )
+    assert (len(r.stdout), len(r.stderr), r.truncated) == (half, half, False)
 
 
 async def test_small_output_is_not_truncated(bare: Sandbox) -> None:
