@@ -6,7 +6,8 @@ so a token in the bot's environment cannot reach it or any jail it launches; it 
 
 ``run()`` returns a :class:`RunResult` for everything a snippet can do, including crashing,
 looping and exhausting memory. It raises only :class:`SnippetRejected` (refused input) and
-:class:`SandboxUnavailable` (no isolation on this host, sandbox off, or the manager died).
+:class:`SandboxUnavailable` (no isolation on this host, sandbox off, the manager died, or so
+busy that the run got no turn within its timeout; nothing ran in any of these cases).
 """
 
 from __future__ import annotations
@@ -172,9 +173,10 @@ class Sandbox:
             self._pending.pop(rid, None)
             raise SandboxUnavailable(f"sandbox manager is gone: {exc}") from exc
         try:
-            # A run answers within its wall clock plus, at worst, a cold jail start; a manager
-            # that says nothing for longer than that is treated as gone, not waited on forever.
-            limit = self.config.timeout + self.config.startup_timeout + _ANSWER_MARGIN
+            # A run answers within its wall clock in the queue for a turn, then a cold jail
+            # start at worst, then its wall clock; a manager that says nothing for longer than
+            # that is treated as gone, not waited on forever.
+            limit = 2 * self.config.timeout + self.config.startup_timeout + _ANSWER_MARGIN
             async with asyncio.timeout(limit):
                 response = await fut
         except TimeoutError:
@@ -203,7 +205,7 @@ class Sandbox:
         )
 
     async def status(self) -> dict[str, Any]:
-        """Pool counters: ``warm``, ``starting``, ``running``, ``runs``, ``cold_starts``, ..."""
+        """Pool counters: ``warm``, ``starting``, ``running``, ``queued``, ``runs``, ..."""
         return await self._request({"op": "status"})
 
     async def wait_warm(self, count: int | None = None, within: float = 300.0) -> None:

@@ -15,7 +15,7 @@ import bot
 from bot.core.models import Outcome
 from bot.sandbox import Sandbox
 from bot.sandbox.layout import jail_path
-from tests.sandbox.sandbox_helpers import run
+from tests.sandbox.sandbox_helpers import run, sandbox_config
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
@@ -429,7 +429,9 @@ async def test_syntax_errors_read_as_plain_python_prints_them(
     assert r.stderr == stderr
 
 
-async def test_concurrent_runs_are_isolated(sandbox: Sandbox) -> None:
+async def test_concurrent_runs_are_isolated() -> None:
+    """Eight runs at the same moment, torch preloaded as in production. SANDBOX_MAX_RUNNING
+    (4 by default) would queue half of them; here it is raised so all eight overlap."""
     code = """
         import os, socket, time, json
         me = os.urandom(8).hex()
@@ -440,7 +442,9 @@ async def test_concurrent_runs_are_isolated(sandbox: Sandbox) -> None:
         print(json.dumps({'me': me, 'read': open('/tmp/mine').read(), 'tmp': os.listdir('/tmp'),
                           'pids': sorted(int(p) for p in os.listdir('/proc') if p.isdigit())}))
     """
-    results = await asyncio.gather(*(run(sandbox, code, timeout=10) for _ in range(8)))
+    async with Sandbox(sandbox_config(pool_size=2, max_running=8)) as sandbox:
+        assert sandbox.available, sandbox.unavailable_reason
+        results = await asyncio.gather(*(run(sandbox, code, timeout=10) for _ in range(8)))
     reports = []
     for r in results:
         assert r.outcome is Outcome.OK, r
