@@ -90,6 +90,8 @@ class Settings(BaseSettings):
     sandbox_output_bytes: int = Field(65536, ge=1024, validation_alias="SANDBOX_OUTPUT_BYTES")
     sandbox_tmp_mb: int = Field(64, ge=1, validation_alias="SANDBOX_TMP_MB")
     sandbox_pool_size: int = Field(2, ge=0, le=32, validation_alias="SANDBOX_POOL_SIZE")
+    # Jails running at once, for all members together; further runs wait (at most their timeout).
+    sandbox_max_running: int = Field(4, ge=1, le=64, validation_alias="SANDBOX_MAX_RUNNING")
     # A delegated cgroup directory for the jails (systemd Delegate=yes, a container's own
     # cgroup); empty = the manager's own cgroup.
     sandbox_cgroup_parent: str = Field("", validation_alias="SANDBOX_CGROUP_PARENT")

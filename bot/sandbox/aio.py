@@ -12,6 +12,7 @@ import contextlib
 import os
 
 __all__ = [
+    "ByteBudget",
     "CappedBuffer",
     "close_fd",
     "drain_capped",
@@ -87,19 +88,30 @@ async def read_line(fd: int, pending: bytearray, limit: int = 4096) -> bytes | N
     return line
 
 
-class CappedBuffer:
-    """Keeps the first ``cap`` bytes written to it; remembers whether more came."""
+class ByteBudget:
+    """Bytes that may still be kept, shared by the buffers drawing on it (a run's two streams)."""
 
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
+    def __init__(self, total: int) -> None:
+        self.left = max(0, total)
+
+
+class CappedBuffer:
+    """Keeps what it is fed while its budget lasts; remembers whether more came.
+
+    ``CappedBuffer(cap)`` has a budget of its own; buffers given the same ``budget=`` keep at
+    most its total between them, first come first kept.
+    """
+
+    def __init__(self, cap: int = 0, *, budget: ByteBudget | None = None) -> None:
+        self.budget = budget if budget is not None else ByteBudget(cap)
         self.data = bytearray()
         self.truncated = False
 
     def feed(self, chunk: bytes) -> None:
-        room = self.cap - len(self.data)
-        if room > 0:
-            self.data += chunk[:room]
-        if len(chunk) > room:
+        kept = chunk[: self.budget.left]
+        self.data += kept
+        self.budget.left -= len(kept)
+        if len(kept) < len(chunk):
             self.truncated = True
 
 

@@ -62,7 +62,8 @@ def _print_text(result: RunResult) -> None:
 
 
 async def _run(config: SandboxConfig, code: str, wall: float | None) -> RunResult:
-    async with Sandbox(config) as sandbox:
+    # The command prints the reason itself (one line, exit 3); the client must not log it too.
+    async with Sandbox(config, log_unavailable=False) as sandbox:
         if not sandbox.available:
             raise SandboxUnavailable(sandbox.unavailable_reason or "sandbox unavailable")
         return await sandbox.run(code, timeout=wall)

@@ -6,7 +6,8 @@ so a token in the bot's environment cannot reach it or any jail it launches; it 
 
 ``run()`` returns a :class:`RunResult` for everything a snippet can do, including crashing,
 looping and exhausting memory. It raises only :class:`SnippetRejected` (refused input) and
-:class:`SandboxUnavailable` (no isolation on this host, sandbox off, or the manager died).
+:class:`SandboxUnavailable` (no isolation on this host, sandbox off, the manager died, or so
+busy that the run got no turn within its timeout; nothing ran in any of these cases).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import logging
 import sys
 from pathlib import Path
 from types import TracebackType
@@ -41,11 +43,22 @@ class Sandbox:
     ``async with Sandbox(config) as sandbox: result = await sandbox.run(code)``. After
     ``start()``, ``available`` says whether snippets can run; if not, ``unavailable_reason`` is
     a one-line explanation for operators and members (e.g. ``bwrap not found at ...``).
+
+    The sandbox becoming unavailable is logged as a warning (or an error, if the manager dies)
+    unless ``log_unavailable`` is False: a caller that reports the reason itself (the CLI)
+    would otherwise show it twice. It is then logged at DEBUG.
     """
 
-    def __init__(self, config: SandboxConfig, *, hello_timeout: float = 120.0) -> None:
+    def __init__(
+        self,
+        config: SandboxConfig,
+        *,
+        hello_timeout: float = 120.0,
+        log_unavailable: bool = True,
+    ) -> None:
         self.config = config
         self._hello_timeout = hello_timeout
+        self._log_unavailable = log_unavailable
         self._proc: asyncio.subprocess.Process | None = None
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
@@ -117,7 +130,8 @@ class Sandbox:
             self._reader = asyncio.create_task(self._read_responses(self._proc.stdout))
             log.info("sandbox ready (pool of %d)", self.config.pool_size)
         else:
-            log.warning("sandbox unavailable: %s", self._reason)
+            level = logging.WARNING if self._log_unavailable else logging.DEBUG
+            log.log(level, "sandbox unavailable: %s", self._reason)
             await self._stop_manager()
 
     async def _forward_logs(self, stderr: asyncio.StreamReader) -> None:
@@ -139,7 +153,7 @@ class Sandbox:
             self._available = False
             if self._reason is None:
                 self._reason = "sandbox manager exited unexpectedly"
-                log.error("%s", self._reason)
+                log.log(logging.ERROR if self._log_unavailable else logging.DEBUG, self._reason)
             for fut in self._pending.values():
                 if not fut.done():
                     fut.set_exception(SandboxUnavailable(self._reason))
@@ -159,9 +173,10 @@ class Sandbox:
             self._pending.pop(rid, None)
             raise SandboxUnavailable(f"sandbox manager is gone: {exc}") from exc
         try:
-            # A run answers within its wall clock plus, at worst, a cold jail start; a manager
-            # that says nothing for longer than that is treated as gone, not waited on forever.
-            limit = self.config.timeout + self.config.startup_timeout + _ANSWER_MARGIN
+            # A run answers within its wall clock in the queue for a turn, then a cold jail
+            # start at worst, then its wall clock; a manager that says nothing for longer than
+            # that is treated as gone, not waited on forever.
+            limit = 2 * self.config.timeout + self.config.startup_timeout + _ANSWER_MARGIN
             async with asyncio.timeout(limit):
                 response = await fut
         except TimeoutError:
@@ -190,7 +205,7 @@ class Sandbox:
         )
 
     async def status(self) -> dict[str, Any]:
-        """Pool counters: ``warm``, ``starting``, ``running``, ``runs``, ``cold_starts``, ..."""
+        """Pool counters: ``warm``, ``starting``, ``running``, ``queued``, ``runs``, ..."""
         return await self._request({"op": "status"})
 
     async def wait_warm(self, count: int | None = None, within: float = 300.0) -> None:

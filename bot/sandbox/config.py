@@ -23,9 +23,11 @@ class SandboxConfig:
 
     ``timeout`` is the wall-clock maximum a caller may ask for; ``startup_timeout`` bounds a cold
     start (bwrap + ``import torch``), which is not charged to the snippet. ``cpu_quota`` is in
-    cores. ``jail_uid``/``jail_gid`` are used when the manager is root (it always drops to them
-    before bwrap); otherwise the manager's own uid is used. ``preload`` are the modules a warm
-    worker imports before it waits for code.
+    cores. ``max_running`` is how many runs may hold a jail at once, for all callers together
+    (the rest wait, at most their own timeout); ``max_starting`` how many jails may be starting.
+    ``jail_uid``/``jail_gid`` are used when the manager is root (it always drops to them before
+    bwrap); otherwise the manager's own uid is used. ``preload`` are the modules a warm worker
+    imports before it waits for code.
     """
 
     enabled: bool = True
@@ -46,6 +48,7 @@ class SandboxConfig:
     import_cpu_seconds: int = 120
     startup_timeout: float = 120.0
     max_starting: int = 4
+    max_running: int = 4
     cgroup_parent: str = ""
     preload: tuple[str, ...] = ("numpy", "torch")
 
@@ -60,6 +63,7 @@ class SandboxConfig:
             output_bytes=settings.sandbox_output_bytes,
             tmp_mb=settings.sandbox_tmp_mb,
             pool_size=settings.sandbox_pool_size,
+            max_running=settings.sandbox_max_running,
             max_bytes=settings.run_max_bytes,
             cgroup_parent=settings.sandbox_cgroup_parent,
         )

@@ -17,7 +17,7 @@ class SnippetRejected(ValueError):
 
 
 class SandboxUnavailable(RuntimeError):
-    """The host cannot isolate snippets (or the sandbox is off); nothing was run."""
+    """The host cannot isolate snippets, the sandbox is off, or it is too busy; nothing was run."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)

@@ -24,6 +24,7 @@ from bot.core.models import RunResult
 from bot.log import get_logger
 from bot.sandbox import seccomp
 from bot.sandbox.aio import (
+    ByteBudget,
     CappedBuffer,
     close_fd,
     drain_capped,
@@ -308,8 +309,9 @@ class Jail:
         """Send the snippet, enforce the wall clock, collect output, classify the ending."""
         assert self.proc is not None
         assert self.cgroup is not None
-        cap = self.env.config.output_bytes
-        out, err = CappedBuffer(cap), CappedBuffer(cap)
+        # One budget for both streams: SANDBOX_OUTPUT_BYTES is the most a run can send back.
+        budget = ByteBudget(self.env.config.output_bytes)
+        out, err = CappedBuffer(budget=budget), CappedBuffer(budget=budget)
         if self.cgroup is not None:
             self.cgroup.set_cpu_weight(running=True)
         body = code.encode("utf-8")

@@ -31,7 +31,7 @@ from bot.sandbox.config import SandboxConfig
 from bot.sandbox.jail import Jail, JailEnv, JailError, worker_source
 from bot.sandbox.layout import Layout, compute_layout
 from bot.sandbox.mountns import Staging, StagingError, stage_unreachable
-from bot.sandbox.pool import Pool
+from bot.sandbox.pool import Pool, PoolBusy
 from bot.sandbox.probe import probe_host
 
 __all__ = ["main", "prepare"]
@@ -146,6 +146,9 @@ class Manager:
                 await self.send({"id": rid, "result": result.as_dict()})
             else:
                 await self.send({"id": rid, "error": f"unknown op {op!r}"})
+        except PoolBusy as exc:
+            log.warning("run refused: %s", exc)
+            await self.send({"id": rid, "error": str(exc)})
         except JailError as exc:
             log.warning("run failed: %s", exc)
             await self.send({"id": rid, "error": f"sandbox failure: {exc}"})

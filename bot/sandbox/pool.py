@@ -3,6 +3,10 @@
 Refilled in the background whenever one is taken; when it is empty a run cold-starts its own
 jail. Warming jails run with a low CPU weight so they do not slow the snippets that are running.
 A failing refill backs off instead of spinning, and remembers its error for ``status``.
+
+At most ``max_running`` runs hold a jail at once, whoever asked (the chat limits each member to
+one at a time, not the host); the others queue, each for at most its own wall clock, and are
+then refused with :class:`PoolBusy` without having run.
 """
 
 from __future__ import annotations
@@ -18,9 +22,13 @@ from bot.core.models import RunResult
 from bot.log import get_logger
 from bot.sandbox.jail import Jail, JailEnv, JailError
 
-__all__ = ["Pool"]
+__all__ = ["Pool", "PoolBusy"]
 
 log = get_logger(__name__)
+
+
+class PoolBusy(RuntimeError):
+    """A run waited its whole wall clock for a turn and did not get one; nothing ran."""
 
 
 class Pool:
@@ -30,7 +38,10 @@ class Pool:
         self._warm: collections.deque[Jail] = collections.deque()
         self._starting = 0
         self._running = 0
+        self._queued = 0
         self._slots = asyncio.Semaphore(max(1, env.config.max_starting))
+        self.max_running = max(1, env.config.max_running)
+        self._turns = asyncio.Semaphore(self.max_running)
         self._tasks: set[asyncio.Task[None]] = set()
         self._cleanups: set[asyncio.Task[None]] = set()  # never cancelled
         self._backoff = 0.0
@@ -44,6 +55,8 @@ class Pool:
             "warm": len(self._warm),
             "starting": self._starting,
             "running": self._running,
+            "queued": self._queued,
+            "max_running": self.max_running,
             "size": self.size,
             "runs": self.runs,
             "cold_starts": self.cold_starts,
@@ -93,7 +106,28 @@ class Pool:
         return await self._launch()
 
     async def run(self, code: str, wall: float) -> RunResult:
-        """Run one snippet in a warm (or, failing that, a fresh) jail, then throw it away."""
+        """Run one snippet in a warm (or, failing that, a fresh) jail, then throw it away.
+
+        Waits for a turn first (at most ``wall`` seconds, else :class:`PoolBusy`).
+        """
+        self._queued += 1
+        try:
+            async with asyncio.timeout(wall):
+                await self._turns.acquire()
+        except TimeoutError:
+            n = self.max_running
+            raise PoolBusy(
+                f"the sandbox is busy ({n} snippet{'s' if n != 1 else ''} at a time) and no turn"
+                f" came within {wall:g} s; try again in a moment"
+            ) from None
+        finally:
+            self._queued -= 1
+        try:
+            return await self._run_in_jail(code, wall)
+        finally:
+            self._turns.release()
+
+    async def _run_in_jail(self, code: str, wall: float) -> RunResult:
         self._running += 1
         started = time.monotonic()
         jail: Jail | None = None

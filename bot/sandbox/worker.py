@@ -72,11 +72,21 @@ def _exit_code(exc: SystemExit) -> int:
 
 
 def _print_exception(exc: BaseException) -> None:
-    """The traceback as Python would print it, minus this file's frame."""
+    """The traceback as ``python snippet.py`` would print it: nothing of this file shows.
+
+    An exception that never reached a ``<snippet>`` frame was raised while compiling (a
+    SyntaxError, an IndentationError, a too deeply nested expression): Python prints only the
+    exception for those, with the ``File "<snippet>", line N`` / source / caret lines. The
+    interpreter's own printer does that; the snippet has not run yet, so it is still pristine.
+    """
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename != "<snippet>":
         tb = tb.tb_next
-    traceback.print_exception(type(exc), exc, tb if tb is not None else exc.__traceback__)
+    if tb is None:
+        # The C printer takes the traceback from the exception itself, not from its argument.
+        sys.__excepthook__(type(exc), exc.with_traceback(None), None)
+    else:
+        traceback.print_exception(type(exc), exc, tb)
 
 
 def _is_memory_failure(exc: BaseException) -> bool:
@@ -91,7 +101,8 @@ def _run(code: bytes) -> tuple[int, bool]:
     module = types.ModuleType("__main__")
     module.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = module
-    text = code.decode("utf-8")
+    # "utf-8-sig": a leading byte order mark is dropped, as Python does when it reads a file.
+    text = code.decode("utf-8-sig")
     # Registered so that tracebacks show the member's source lines.
     linecache.cache["<snippet>"] = (len(text), None, text.splitlines(True), "<snippet>")
     try:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import os
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -11,6 +15,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+import bot
 from bot.core.models import Outcome
 from bot.sandbox import Sandbox, SandboxConfig, SandboxUnavailable, SnippetRejected
 from bot.sandbox.cli import run_command, snippet_app
@@ -24,12 +29,18 @@ def _proc_files(pid: int) -> tuple[bytes, bytes]:
 
 
 @_session
-async def test_missing_bwrap_reports_unavailable_and_runs_nothing(tmp_path: Path) -> None:
+async def test_missing_bwrap_reports_unavailable_and_runs_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     marker = tmp_path / f"ran-{uuid.uuid4().hex}"
     async with Sandbox(SandboxConfig(bwrap="/nonexistent/bwrap")) as sb:
         assert sb.available is False
         assert sb.unavailable_reason is not None
         assert sb.unavailable_reason.startswith("bwrap not found at /nonexistent/bwrap")
+        # The bot's operators read it in the log.
+        assert [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [
+            f"sandbox unavailable: {sb.unavailable_reason}"
+        ]
         with pytest.raises(SandboxUnavailable) as info:
             await sb.run(f"open({str(marker)!r}, 'w').write('unisolated!')")
         assert info.value.reason == sb.unavailable_reason
@@ -85,6 +96,17 @@ async def test_snippet_at_the_size_limit_runs(bare: Sandbox) -> None:
 
 @_session
 @pytest.mark.slow
+async def test_a_leading_byte_order_mark_is_accepted_like_plain_python(bare: Sandbox) -> None:
+    """Editors on Windows save one; ``python file.py`` ignores it (and only at the start)."""
+    r = await bare.run("\ufeffprint('bom')\n")
+    assert (r.outcome, r.stdout, r.stderr) == (Outcome.OK, "bom\n", "")
+    r = await bare.run("print(1)\n\ufeffprint(2)\n")
+    assert r.outcome is Outcome.ERROR
+    assert r.stderr.endswith("SyntaxError: invalid non-printable character U+FEFF\n")
+
+
+@_session
+@pytest.mark.slow
 async def test_manager_death_makes_runs_unavailable_not_hang() -> None:
     async with Sandbox(SandboxConfig(pool_size=0, preload=())) as sb:
         assert sb.available, sb.unavailable_reason
@@ -136,6 +158,29 @@ def test_cli_unavailable_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert out == ""
     assert err.startswith("sandbox unavailable: bwrap not found at /nonexistent/bwrap")
     assert err.count("\n") == 1
+
+
+def test_cli_unavailable_says_why_in_one_line(tmp_path: Path) -> None:
+    """The real command as a shell user runs it, logging and all: the reason appears once."""
+    missing = tmp_path / "no-such-cgroup"
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PYTHONPATH": str(Path(bot.__file__).resolve().parent.parent),
+        "SANDBOX_CGROUP_PARENT": str(missing),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot", "snippet", "run", "-"],
+        input=b"print(1)\n",
+        capture_output=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert (proc.returncode, proc.stdout) == (3, b"")
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == 1, proc.stderr.decode()
+    assert lines[0].startswith(f"sandbox unavailable: cgroup not writable: {missing}")
 
 
 class _Wiring:

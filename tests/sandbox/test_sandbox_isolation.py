@@ -15,7 +15,7 @@ import bot
 from bot.core.models import Outcome
 from bot.sandbox import Sandbox
 from bot.sandbox.layout import jail_path
-from tests.sandbox.sandbox_helpers import run
+from tests.sandbox.sandbox_helpers import run, sandbox_config
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
@@ -397,7 +397,41 @@ async def test_traceback_shows_snippet_lines_only(bare: Sandbox) -> None:
     assert "worker" not in r.stderr
 
 
-async def test_concurrent_runs_are_isolated(sandbox: Sandbox) -> None:
+@pytest.mark.parametrize(
+    ("code", "stderr"),
+    [
+        (
+            "def f(:\n  pass\n",
+            '  File "<snippet>", line 1\n    def f(:\n          ^\nSyntaxError: invalid syntax\n',
+        ),
+        (
+            "if True:\nprint(1)\n",
+            '  File "<snippet>", line 2\n    print(1)\n    ^\n'
+            "IndentationError: expected an indented block after 'if' statement on line 1\n",
+        ),
+        (
+            "x = 1\ncompile('(', 'inner', 'exec')\n",
+            "Traceback (most recent call last):\n"
+            '  File "<snippet>", line 2, in <module>\n'
+            "    compile('(', 'inner', 'exec')\n"
+            '  File "inner", line 1\n    (\n    ^\n'
+            "SyntaxError: '(' was never closed\n",
+        ),
+    ],
+    ids=["syntax-error", "indentation-error", "syntax-error-raised-by-the-snippet"],
+)
+async def test_syntax_errors_read_as_plain_python_prints_them(
+    bare: Sandbox, code: str, stderr: str
+) -> None:
+    """Exactly what ``python snippet.py`` prints (with the snippet's name): nothing of ours."""
+    r = await run(bare, code)
+    assert (r.outcome, r.exit_code) == (Outcome.ERROR, 1)
+    assert r.stderr == stderr
+
+
+async def test_concurrent_runs_are_isolated() -> None:
+    """Eight runs at the same moment, torch preloaded as in production. SANDBOX_MAX_RUNNING
+    (4 by default) would queue half of them; here it is raised so all eight overlap."""
     code = """
         import os, socket, time, json
         me = os.urandom(8).hex()
@@ -408,7 +442,9 @@ async def test_concurrent_runs_are_isolated(sandbox: Sandbox) -> None:
         print(json.dumps({'me': me, 'read': open('/tmp/mine').read(), 'tmp': os.listdir('/tmp'),
                           'pids': sorted(int(p) for p in os.listdir('/proc') if p.isdigit())}))
     """
-    results = await asyncio.gather(*(run(sandbox, code, timeout=10) for _ in range(8)))
+    async with Sandbox(sandbox_config(pool_size=2, max_running=8)) as sandbox:
+        assert sandbox.available, sandbox.unavailable_reason
+        results = await asyncio.gather(*(run(sandbox, code, timeout=10) for _ in range(8)))
     reports = []
     for r in results:
         assert r.outcome is Outcome.OK, r

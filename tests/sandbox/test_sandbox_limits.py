@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from bot.core.models import Outcome
-from bot.sandbox import Sandbox
-from tests.sandbox.sandbox_helpers import run
+from bot.sandbox import Sandbox, SandboxUnavailable
+from tests.sandbox.sandbox_helpers import run, sandbox_config
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
 
@@ -139,8 +141,27 @@ async def test_endless_output_times_out_with_capped_output(bare: Sandbox) -> Non
     )
     assert r.outcome is Outcome.TIMEOUT
     assert r.truncated is True
-    assert len(r.stdout) <= bare.config.output_bytes
-    assert len(r.stderr) <= bare.config.output_bytes
+    assert len(r.stdout) + len(r.stderr) == bare.config.output_bytes
+
+
+async def test_stdout_and_stderr_share_one_output_cap(bare: Sandbox) -> None:
+    """SANDBOX_OUTPUT_BYTES is what the member gets in all, not per stream."""
+    cap = bare.config.output_bytes
+    r = await run(
+        bare, f"import sys\nsys.stdout.write('o' * {cap})\nsys.stderr.write('e' * {cap})\n"
+    )
+    assert r.outcome is Outcome.OK
+    assert r.truncated is True
+    assert len(r.stdout) + len(r.stderr) == cap
+    assert set(r.stdout) <= {"o"} and set(r.stderr) <= {"e"}
+
+
+async def test_output_exactly_at_the_cap_is_not_truncated(bare: Sandbox) -> None:
+    half = bare.config.output_bytes // 2
+    r = await run(
+        bare, f"import sys\nsys.stdout.write('o' * {half})\nsys.stderr.write('e' * {half})\n"
+    )
+    assert (len(r.stdout), len(r.stderr), r.truncated) == (half, half, False)
 
 
 async def test_small_output_is_not_truncated(bare: Sandbox) -> None:
@@ -239,3 +260,38 @@ async def test_cpu_rlimit_applies_after_import(sandbox: Sandbox) -> None:
     assert int(hard) == int(soft) + 1
     assert "(0, 0)" in r.stdout
     assert "(256, 256)" in r.stdout
+
+
+async def test_runs_beyond_the_global_limit_wait_their_turn() -> None:
+    """SANDBOX_MAX_RUNNING jails at once, whoever asks: the others queue instead of starting."""
+    code = "import time\nstart = time.time()\ntime.sleep(1.5)\nprint(start, time.time())\n"
+    async with Sandbox(sandbox_config(pool_size=2, preload=(), max_running=2)) as sb:
+        assert sb.available, sb.unavailable_reason
+        results = await asyncio.gather(*(sb.run(code, timeout=10) for _ in range(5)))
+    assert [r.outcome for r in results] == [Outcome.OK] * 5, results
+    spans = [tuple(float(t) for t in r.stdout.split()) for r in results]
+    # The jails share the host's clock: count the snippets running when each one started.
+    at_once = [sum(1 for s, e in spans if s <= start < e) for start, _ in spans]
+    assert max(at_once) == 2, spans
+
+
+async def test_a_run_that_gets_no_turn_within_its_timeout_is_refused() -> None:
+    async with Sandbox(sandbox_config(pool_size=1, preload=(), max_running=1)) as sb:
+        assert sb.available, sb.unavailable_reason
+        first = asyncio.create_task(sb.run("import time\ntime.sleep(3)\nprint('first')\n"))
+        for _ in range(500):  # until the first run holds the one turn
+            if (await sb.status())["running"] == 1:
+                break
+            await asyncio.sleep(0.02)
+        else:
+            pytest.fail("the first run never started")
+        with pytest.raises(SandboxUnavailable) as info:
+            await sb.run("print('second')\n", timeout=1)
+        assert info.value.reason == (
+            "the sandbox is busy (1 snippet at a time) and no turn came within 1 s; "
+            "try again in a moment"
+        )
+        assert (await first).stdout == "first\n"
+        # Refusing a run does not make the sandbox unavailable.
+        assert sb.available
+        assert (await sb.run("print('third')\n")).stdout == "third\n"

@@ -63,12 +63,14 @@ def test_config_from_settings_reads_every_sandbox_field() -> None:
         SANDBOX_OUTPUT_BYTES=2048,
         SANDBOX_TMP_MB=8,
         SANDBOX_POOL_SIZE=4,
+        SANDBOX_MAX_RUNNING=3,
         RUN_MAX_BYTES=1000,
         DISCORD_TOKEN="secret-value-xyz",
     )
     cfg = SandboxConfig.from_settings(settings)
     assert (cfg.enabled, cfg.timeout, cfg.memory_mb, cfg.pids) == (False, 3.5, 256, 32)
     assert (cfg.output_bytes, cfg.tmp_mb, cfg.pool_size, cfg.max_bytes) == (2048, 8, 4, 1000)
+    assert cfg.max_running == 3
     assert "secret-value-xyz" not in repr(cfg.to_json())
     assert SandboxConfig.from_json(cfg.to_json()) == cfg
 
@@ -76,6 +78,7 @@ def test_config_from_settings_reads_every_sandbox_field() -> None:
 def test_defaults_match_the_issue() -> None:
     cfg = SandboxConfig.from_settings(Settings(_env_file=None))  # type: ignore[call-arg]
     assert (cfg.timeout, cfg.memory_mb, cfg.pids, cfg.output_bytes) == (10.0, 512, 64, 65536)
+    assert cfg.max_running == 4
 
 
 @pytest.mark.parametrize(("asked", "got"), [(None, 10.0), (3.0, 3.0), (99.0, 10.0), (0.0, 0.05)])
