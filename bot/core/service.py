@@ -47,7 +47,7 @@ from bot.log import get_logger
 from bot.metrics import Metrics
 from bot.questions.loader import LoadedPack
 from bot.questions.schema import OpenPrompt
-from bot.sandbox.errors import SandboxUnavailable, SnippetRejected
+from bot.sandbox.errors import SandboxBusy, SandboxUnavailable, SnippetRejected
 from bot.sandbox.validate import validate_snippet
 from bot.storage.answers import AnswerRequest, AnswerStatus, AnswerWriter
 from bot.storage.database import Database
@@ -575,6 +575,11 @@ class StudyService:
             began = time.perf_counter()
             try:
                 result = await runner.run(text)
+            except SandboxBusy as exc:
+                log.info("snippet by %s not run: %s", ctx.member, exc.reason)
+                raise Unavailable(
+                    "The sandbox is busy with other snippets right now; try again in a moment."
+                ) from None
             except SandboxUnavailable as exc:
                 log.error("sandbox failed during a run: %s", exc.reason)
                 raise Unavailable(f"The sandbox is not available: {exc.reason}.") from None

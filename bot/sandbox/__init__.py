@@ -2,7 +2,8 @@
 
 Public API: :class:`Sandbox` (async context manager; ``run()`` -> :class:`RunResult`),
 :class:`SandboxConfig` (``from_settings``), :func:`validate_snippet`, and the two exceptions
-:class:`SnippetRejected` and :class:`SandboxUnavailable`. See ``docs/SANDBOX.md`` for the threat
+:class:`SnippetRejected` and :class:`SandboxUnavailable` (with :class:`SandboxBusy`, when every
+jail stayed busy for the run's timeout). See ``docs/SANDBOX.md`` for the threat
 model. Nothing here imports torch; the bot process never does.
 """
 
@@ -11,13 +12,14 @@ from __future__ import annotations
 from bot.core.models import Outcome, RunResult
 from bot.sandbox.client import Sandbox
 from bot.sandbox.config import SandboxConfig
-from bot.sandbox.errors import SandboxUnavailable, SnippetRejected
+from bot.sandbox.errors import SandboxBusy, SandboxUnavailable, SnippetRejected
 from bot.sandbox.validate import validate_snippet
 
 __all__ = [
     "Outcome",
     "RunResult",
     "Sandbox",
+    "SandboxBusy",
     "SandboxConfig",
     "SandboxUnavailable",
     "SnippetRejected",

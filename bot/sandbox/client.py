@@ -25,7 +25,7 @@ from typing import Any
 from bot.core.models import Outcome, RunResult
 from bot.log import get_logger
 from bot.sandbox.config import SandboxConfig
-from bot.sandbox.errors import SandboxUnavailable
+from bot.sandbox.errors import SandboxBusy, SandboxUnavailable
 from bot.sandbox.validate import validate_snippet
 
 __all__ = ["Sandbox"]
@@ -184,6 +184,8 @@ class Sandbox:
         finally:
             self._pending.pop(rid, None)
         if "error" in response:
+            if response.get("busy"):
+                raise SandboxBusy(str(response["error"]))
             raise SandboxUnavailable(str(response["error"]))
         result = response.get("result")
         return result if isinstance(result, dict) else {}

@@ -5,7 +5,7 @@ Both carry a one-line ``reason`` written for the member (or the operator) to rea
 
 from __future__ import annotations
 
-__all__ = ["SandboxUnavailable", "SnippetRejected"]
+__all__ = ["SandboxBusy", "SandboxUnavailable", "SnippetRejected"]
 
 
 class SnippetRejected(ValueError):
@@ -22,3 +22,11 @@ class SandboxUnavailable(RuntimeError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class SandboxBusy(SandboxUnavailable):
+    """Every jail stayed busy for the run's whole timeout; nothing ran, the sandbox is fine.
+
+    Separate from the other refusals because it is the caller's load, not the host: the member
+    is asked to try again, and nobody needs to be paged.
+    """

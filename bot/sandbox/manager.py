@@ -147,8 +147,8 @@ class Manager:
             else:
                 await self.send({"id": rid, "error": f"unknown op {op!r}"})
         except PoolBusy as exc:
-            log.warning("run refused: %s", exc)
-            await self.send({"id": rid, "error": str(exc)})
+            log.info("run refused: %s", exc)
+            await self.send({"id": rid, "error": str(exc), "busy": True})
         except JailError as exc:
             log.warning("run failed: %s", exc)
             await self.send({"id": rid, "error": f"sandbox failure: {exc}"})

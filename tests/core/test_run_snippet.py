@@ -12,9 +12,10 @@ import pytest
 
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput, RateLimited, Unavailable
+from bot.core.models import RunResult
 from bot.core.service import StudyService
 from bot.core.snippets import RunLimits
-from bot.sandbox import Sandbox
+from bot.sandbox import Sandbox, SandboxBusy
 from bot.storage.database import Database
 from tests.helpers import member
 from tests.sandbox.sandbox_helpers import sandbox_config
@@ -139,3 +140,26 @@ async def test_without_isolation_nothing_runs(
     async with Sandbox(missing) as broken:
         with pytest.raises(Unavailable, match=r"unavailable on this host: .*bwrap"):
             await _service(db, clock, broken).run_snippet(ANN, "print(1)")
+
+
+class BusySandbox:
+    """A sandbox every jail of which stays busy (the real refusal is in test_sandbox_limits)."""
+
+    available = True
+    unavailable_reason = None
+
+    async def run(self, code: str, *, timeout: float | None = None) -> RunResult:  # noqa: ASYNC109
+        raise SandboxBusy("the sandbox is busy (4 snippets at a time) and no turn came in 10 s")
+
+
+async def test_a_busy_sandbox_asks_the_member_to_try_again(
+    db: Database, clock: SimulatedClock
+) -> None:
+    service = _service(db, clock, BusySandbox())  # type: ignore[arg-type]
+    with pytest.raises(Unavailable) as refused:
+        await service.run_snippet(ANN, "print(1)")
+    assert str(refused.value) == (
+        "The sandbox is busy with other snippets right now; try again in a moment."
+    )
+    with pytest.raises(Unavailable):  # and it stays a retry, not a rate-limit strike
+        await service.run_snippet(ANN, "print(2)")

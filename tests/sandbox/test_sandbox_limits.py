@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from bot.core.models import Outcome
-from bot.sandbox import Sandbox, SandboxUnavailable
+from bot.sandbox import Sandbox, SandboxBusy
 from tests.sandbox.sandbox_helpers import run, sandbox_config
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]
@@ -285,7 +285,7 @@ async def test_a_run_that_gets_no_turn_within_its_timeout_is_refused() -> None:
             await asyncio.sleep(0.02)
         else:
             pytest.fail("the first run never started")
-        with pytest.raises(SandboxUnavailable) as info:
+        with pytest.raises(SandboxBusy) as info:
             await sb.run("print('second')\n", timeout=1)
         assert info.value.reason == (
             "the sandbox is busy (1 snippet at a time) and no turn came within 1 s; "
