@@ -83,9 +83,13 @@ async def main(args: argparse.Namespace) -> int:
     print(f"machine: {machine()}")
     print(f"command: {' '.join([Path(sys.executable).name, *sys.argv])}")
 
-    config = SandboxConfig.from_settings(Settings())
+    # The concurrent batch is meant to run all at once: SANDBOX_MAX_RUNNING is raised to its size.
+    config = SandboxConfig.from_settings(
+        Settings(), max_running=max(args.concurrent, Settings().sandbox_max_running)
+    )
     print(f"config:  pool={config.pool_size} memory={config.memory_mb}MiB pids={config.pids} "
-          f"timeout={config.timeout}s cpu_quota={config.cpu_quota}")  # fmt: skip
+          f"timeout={config.timeout}s cpu_quota={config.cpu_quota} "
+          f"max_running={config.max_running}")  # fmt: skip
 
     print(f"\ncold baseline: {args.cold} x python -c '{COLD}'")
     cold = [cold_once() for _ in range(args.cold)]
