@@ -155,6 +155,8 @@ def load_pack_text(raw: bytes, name: str) -> tuple[LoadedPack | None, list[Probl
         seen: dict[str, int] = {}
         for index, item_raw in enumerate(items_raw):
             item_path: Path_ = ("items", index)
+            line = lines.get(item_path, 1)
+            item: Item | None = None
             try:
                 item = _ITEM_ADAPTER.validate_python(item_raw)
             except ValidationError as exc:
@@ -163,21 +165,24 @@ def load_pack_text(raw: bytes, name: str) -> tuple[LoadedPack | None, list[Probl
                     _problem(name, lines, item_path, label, err, item_raw) for err in exc.errors()
                 )
                 problems.extend(_item_rule_problems(name, lines, item_path, label, item_raw, exc))
-                continue
-            line = lines.get(item_path, 1)
-            if item.id in seen:
-                problems.append(
-                    Problem(
-                        name,
-                        lines.get((*item_path, "id"), line),
-                        f"{item.id}.id",
-                        f"id {item.id!r} is already used at line {seen[item.id]}",
+            # An invalid item's id still counts: a later copy of it is reported now, not
+            # after the first copy is fixed.
+            item_id = item.id if item is not None else _readable_id(item_raw)
+            if item_id is not None:
+                if item_id in seen:
+                    problems.append(
+                        Problem(
+                            name,
+                            lines.get((*item_path, "id"), line),
+                            f"{item_id}.id",
+                            f"id {item_id!r} is already used at line {seen[item_id]}",
+                        )
                     )
-                )
-                continue
-            seen[item.id] = line
-            item_lines[item.id] = line
-            good_items.append(item)
+                    continue
+                seen[item_id] = line
+            if item is not None:
+                item_lines[item.id] = line
+                good_items.append(item)
 
     header = {k: v for k, v in data.items() if k != "items"}
     try:
@@ -294,6 +299,13 @@ def _build(
 
 
 # --- errors written for pack authors ----------------------------------------------------------
+
+
+def _readable_id(item_raw: Any) -> str | None:
+    """An invalid item's id as the schema would read it, when it is there as text."""
+    if isinstance(item_raw, dict) and isinstance(item_raw.get("id"), str):
+        return item_raw["id"].strip() or None
+    return None
 
 
 def _item_label(item_raw: Any, index: int) -> str:

@@ -132,3 +132,17 @@ def test_an_empty_or_missing_folder_is_reported(tmp_path: Path) -> None:
     assert [str(p) for p in load_packs(missing).problems] == [
         f"{missing}:0: no such file or directory"
     ]
+
+
+def test_an_id_reused_after_an_invalid_item_is_still_reported(tmp_path: Path) -> None:
+    text = (
+        "pack: twice\ntitle: Twice\nitems:\n"
+        "  - id: a1\n    kind: flashcard\n    difficulty: easy\n    prompt: First?\n"
+        "  - id: a1\n    kind: flashcard\n    difficulty: easy\n    prompt: Second?\n"
+        "    answer: Yes.\n"
+    )
+    path = tmp_path / "broken.yaml"
+    assert _problems(tmp_path, text) == [
+        f"{path}:4: a1.answer: required field is missing",
+        f"{path}:8: a1.id: id 'a1' is already used at line 4",
+    ]
