@@ -185,12 +185,17 @@ def load_pack_text(raw: bytes, name: str) -> tuple[LoadedPack | None, list[Probl
                 good_items.append(item)
 
     header = {k: v for k, v in data.items() if k != "items"}
+    if "items" in data:
+        header["items"] = good_items or items_raw
+    # Items that are there but invalid were reported above, item by item; only a missing,
+    # empty or non-list `items` is the header's problem.
+    items_reported = isinstance(items_raw, list) and bool(items_raw)
     try:
-        pack = Pack.model_validate({**header, "items": good_items or items_raw})
+        pack = Pack.model_validate(header)
     except ValidationError as exc:
         for err in exc.errors():
-            if err["loc"] and err["loc"][0] == "items" and len(err["loc"]) > 1:
-                continue  # item errors were reported above, item by item
+            if err["loc"] and err["loc"][0] == "items" and (len(err["loc"]) > 1 or items_reported):
+                continue
             problems.append(_problem(name, lines, (), "", err, data))
         return None, problems
     if problems:

@@ -146,3 +146,27 @@ def test_an_id_reused_after_an_invalid_item_is_still_reported(tmp_path: Path) ->
         f"{path}:4: a1.answer: required field is missing",
         f"{path}:8: a1.id: id 'a1' is already used at line 4",
     ]
+
+
+def test_a_pack_whose_items_are_all_invalid_is_not_called_empty(tmp_path: Path) -> None:
+    text = (
+        "pack: all-bad\ntitle: All bad\nitems:\n"
+        "  - id: b1\n    kind: flashcard\n    difficulty: easy\n    prompt: First?\n"
+        "  - id: b2\n    kind: flashcard\n    difficulty: extreme\n    prompt: Second?\n"
+        "    answer: Yes.\n"
+    )
+    path = tmp_path / "broken.yaml"
+    assert _problems(tmp_path, text) == [
+        f"{path}:4: b1.answer: required field is missing",
+        f"{path}:10: b2.difficulty: expected one of 'easy', 'medium' or 'hard'",
+    ]
+
+
+def test_a_pack_without_items_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "broken.yaml"
+    assert _problems(tmp_path, "pack: empty\ntitle: Empty\nitems: []\n") == [
+        f"{path}:3: items: needs at least 1 entry, found 0"
+    ]
+    assert _problems(tmp_path, "pack: empty\ntitle: Empty\n") == [
+        f"{path}:1: items: required field is missing"
+    ]
