@@ -403,6 +403,10 @@ def _message(err: ErrorDetails, raw: Any, loc: Path_) -> str:
         return "must not be empty"
     if kind == "string_too_long":
         return f"is too long (at most {err.get('ctx', {}).get('max_length')} characters)"
+    if kind in {"tuple_type", "list_type"}:
+        value = err["input"]
+        got = "nothing" if value is None else f"{_yaml_type(value)} {value!r}"
+        return f"expected a list, got {got}; write one `- entry` per line, or [a, b]"
     if kind == "string_type":
         return (
             f"expected text, got {type(err['input']).__name__} {err['input']!r}; "
@@ -410,6 +414,11 @@ def _message(err: ErrorDetails, raw: Any, loc: Path_) -> str:
         )
     msg = err["msg"]
     return msg.removeprefix("Value error, ")
+
+
+def _yaml_type(value: object) -> str:
+    names = {dict: "mapping", str: "text", bool: "boolean", int: "number", float: "number"}
+    return names.get(type(value), type(value).__name__)
 
 
 def _entries(count: object) -> str:

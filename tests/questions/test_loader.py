@@ -170,3 +170,11 @@ def test_a_pack_without_items_says_so(tmp_path: Path) -> None:
     assert _problems(tmp_path, "pack: empty\ntitle: Empty\n") == [
         f"{path}:1: items: required field is missing"
     ]
+
+
+def test_a_list_written_as_one_value_is_explained(tmp_path: Path) -> None:
+    text = (TEST_PACKS / "mini.yaml").read_text().replace("tags: [autograd]", "tags: autograd", 1)
+    assert _problems(tmp_path, text) == [
+        f"{tmp_path / 'broken.yaml'}:7: d-flash-1.tags: expected a list, got text 'autograd'; "
+        "write one `- entry` per line, or [a, b]"
+    ]
