@@ -33,12 +33,14 @@ from bot.questions.schema import (
 __all__ = [
     "LoadResult",
     "LoadedPack",
+    "PackContents",
     "Problem",
     "item_hash",
     "load_pack_file",
     "load_pack_text",
     "load_packs",
     "pack_files",
+    "read_pack_text",
 ]
 
 Path_ = tuple[str | int, ...]
@@ -79,10 +81,37 @@ class LoadedPack:
     item_lines: dict[str, int] = field(hash=False, compare=False)
 
 
+@dataclass(frozen=True, slots=True)
+class PackContents:
+    """What one pack file declares, whether or not it loads, for the checks across files.
+
+    ``ids`` holds every readable id with the line of its item (invalid items included, first
+    copy only); ``items`` the items that validate, with their lines. A file with errors is
+    still compared with the others, so one lint run reports everything at once.
+    """
+
+    path: str
+    pack_name: str | None
+    ids: dict[str, int] = field(hash=False, compare=False)
+    items: tuple[tuple[Item, int], ...] = field(hash=False, compare=False)
+
+    @classmethod
+    def of(cls, loaded: LoadedPack) -> PackContents:
+        lines = loaded.item_lines
+        return cls(
+            loaded.path,
+            loaded.pack.pack,
+            {item.id: lines.get(item.id, 1) for item in loaded.pack.items},
+            tuple((item, lines.get(item.id, 1)) for item in loaded.pack.items),
+        )
+
+
 @dataclass(slots=True)
 class LoadResult:
     packs: list[LoadedPack] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    # Every file that parsed, loaded or not, in file order (the packs are the ones that loaded).
+    contents: list[PackContents] = field(default_factory=list)
 
     @property
     def errors(self) -> list[Problem]:
@@ -112,11 +141,18 @@ def load_packs(root: Path) -> LoadResult:
     if not files:
         result.problems.append(Problem(str(root), 0, "", "no *.yaml pack files here"))
     for path in files:
-        loaded, problems = load_pack_file(path)
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            result.problems.append(Problem(str(path), 0, "", f"cannot read: {exc.strerror}"))
+            continue
+        loaded, problems, contents = read_pack_text(raw, str(path))
         result.problems.extend(problems)
         if loaded is not None:
             result.packs.append(loaded)
-    result.problems.extend(_cross_pack_problems(result.packs))
+        if contents is not None:
+            result.contents.append(contents)
+    result.problems.extend(_cross_pack_problems(result.contents))
     return result
 
 
@@ -130,60 +166,42 @@ def load_pack_file(path: Path) -> tuple[LoadedPack | None, list[Problem]]:
 
 def load_pack_text(raw: bytes, name: str) -> tuple[LoadedPack | None, list[Problem]]:
     """Parse and validate one pack given as bytes (a file, or an upload from chat)."""
+    loaded, problems, _ = read_pack_text(raw, name)
+    return loaded, problems
+
+
+def read_pack_text(
+    raw: bytes, name: str
+) -> tuple[LoadedPack | None, list[Problem], PackContents | None]:
+    """:func:`load_pack_text`, plus what the file declares even when it does not load.
+
+    The contents are ``None`` only when the file is not a YAML mapping at all.
+    """
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return None, [Problem(name, 1, "", f"not UTF-8 text (byte {exc.start})")]
+        return None, [Problem(name, 1, "", f"not UTF-8 text (byte {exc.start})")], None
     try:
         data, lines, dup_problems = _compose(text, name)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1
-        return None, [Problem(name, line, "", f"YAML syntax: {exc.problem or exc}")]
+        return None, [Problem(name, line, "", f"YAML syntax: {exc.problem or exc}")], None
     except yaml.YAMLError as exc:
-        return None, [Problem(name, 1, "", f"YAML syntax: {exc}")]
+        return None, [Problem(name, 1, "", f"YAML syntax: {exc}")], None
     problems = list(dup_problems)
     if not isinstance(data, dict):
-        return None, [Problem(name, 1, "", "a pack is a mapping with `pack`, `title`, `items`")]
+        shape = "a pack is a mapping with `pack`, `title`, `items`"
+        return None, [Problem(name, 1, "", shape)], None
 
-    # Validate items one by one so that a bad item is reported without hiding the pack's
-    # other problems, and the error locations are relative to a known item.
     items_raw = data.get("items")
-    good_items: list[Item] = []
-    item_lines: dict[str, int] = {}
-    if isinstance(items_raw, list):
-        seen: dict[str, int] = {}
-        for index, item_raw in enumerate(items_raw):
-            item_path: Path_ = ("items", index)
-            line = lines.get(item_path, 1)
-            item: Item | None = None
-            try:
-                item = _ITEM_ADAPTER.validate_python(item_raw)
-            except ValidationError as exc:
-                label = _item_label(item_raw, index)
-                problems.extend(
-                    _problem(name, lines, item_path, label, err, item_raw) for err in exc.errors()
-                )
-                problems.extend(_item_rule_problems(name, lines, item_path, label, item_raw, exc))
-            # An invalid item's id still counts: a later copy of it is reported now, not
-            # after the first copy is fixed.
-            item_id = item.id if item is not None else _readable_id(item_raw)
-            if item_id is not None:
-                if item_id in seen:
-                    problems.append(
-                        Problem(
-                            name,
-                            lines.get((*item_path, "id"), line),
-                            f"{item_id}.id",
-                            f"id {item_id!r} is already used at line {seen[item_id]}",
-                        )
-                    )
-                    continue
-                seen[item_id] = line
-            if item is not None:
-                item_lines[item.id] = line
-                good_items.append(item)
-
+    valid, ids = _check_items(name, lines, items_raw, problems)
+    good_items = [item for item, _ in valid]
+    item_lines = {item.id: line for item, line in valid}
+    pack_name = data.get("pack")
+    contents = PackContents(
+        name, pack_name.strip() if isinstance(pack_name, str) else None, ids, tuple(valid)
+    )
     header = {k: v for k, v in data.items() if k != "items"}
     if "items" in data:
         header["items"] = good_items or items_raw
@@ -197,11 +215,54 @@ def load_pack_text(raw: bytes, name: str) -> tuple[LoadedPack | None, list[Probl
             if err["loc"] and err["loc"][0] == "items" and (len(err["loc"]) > 1 or items_reported):
                 continue
             problems.append(_problem(name, lines, (), "", err, data))
-        return None, problems
+        return None, problems, contents
     if problems:
-        return None, problems
+        return None, problems, contents
     digest = hashlib.sha256(raw).hexdigest()
-    return LoadedPack(name, pack, digest, item_lines), problems
+    return LoadedPack(name, pack, digest, item_lines), problems, contents
+
+
+def _check_items(
+    name: str, lines: dict[Path_, int], items_raw: Any, problems: list[Problem]
+) -> tuple[list[tuple[Item, int]], dict[str, int]]:
+    """The valid items with their lines, and every readable id with its line (first copy).
+
+    Items are validated one by one so that a bad item is reported without hiding the pack's
+    other problems, and the error locations are relative to a known item. An invalid item's
+    id still counts: a later copy of it is reported now, not after the first copy is fixed.
+    """
+    valid: list[tuple[Item, int]] = []
+    seen: dict[str, int] = {}
+    if not isinstance(items_raw, list):
+        return valid, seen
+    for index, item_raw in enumerate(items_raw):
+        item_path: Path_ = ("items", index)
+        line = lines.get(item_path, 1)
+        item: Item | None = None
+        try:
+            item = _ITEM_ADAPTER.validate_python(item_raw)
+        except ValidationError as exc:
+            label = _item_label(item_raw, index)
+            problems.extend(
+                _problem(name, lines, item_path, label, err, item_raw) for err in exc.errors()
+            )
+            problems.extend(_item_rule_problems(name, lines, item_path, label, item_raw, exc))
+        item_id = item.id if item is not None else _readable_id(item_raw)
+        if item_id is not None:
+            if item_id in seen:
+                problems.append(
+                    Problem(
+                        name,
+                        lines.get((*item_path, "id"), line),
+                        f"{item_id}.id",
+                        f"id {item_id!r} is already used at line {seen[item_id]}",
+                    )
+                )
+                continue
+            seen[item_id] = line
+        if item is not None:
+            valid.append((item, line))
+    return valid, seen
 
 
 def _item_rule_problems(
@@ -229,29 +290,31 @@ def _item_rule_problems(
         yield Problem(name, line, label, found)
 
 
-def _cross_pack_problems(packs: Sequence[LoadedPack]) -> Iterable[Problem]:
+def _cross_pack_problems(files: Sequence[PackContents]) -> Iterable[Problem]:
+    """Pack names and ids used by more than one file (files with errors count too)."""
     names: dict[str, str] = {}
     ids: dict[str, tuple[str, int]] = {}
-    for loaded in packs:
-        if loaded.pack.pack in names:
-            yield Problem(
-                loaded.path,
-                1,
-                "pack",
-                f"pack name {loaded.pack.pack!r} is already used by {names[loaded.pack.pack]}",
-            )
-        names.setdefault(loaded.pack.pack, loaded.path)
-        for item in loaded.pack.items:
-            line = loaded.item_lines.get(item.id, 1)
-            if item.id in ids:
-                other_path, other_line = ids[item.id]
+    for contents in files:
+        name = contents.pack_name
+        if name is not None:
+            if name in names:
                 yield Problem(
-                    loaded.path,
-                    line,
-                    f"{item.id}.id",
-                    f"id {item.id!r} is already used at {other_path}:{other_line}",
+                    contents.path,
+                    1,
+                    "pack",
+                    f"pack name {name!r} is already used by {names[name]}",
                 )
-            ids.setdefault(item.id, (loaded.path, line))
+            names.setdefault(name, contents.path)
+        for item_id, line in contents.ids.items():
+            if item_id in ids:
+                other_path, other_line = ids[item_id]
+                yield Problem(
+                    contents.path,
+                    line,
+                    f"{item_id}.id",
+                    f"id {item_id!r} is already used at {other_path}:{other_line}",
+                )
+            ids.setdefault(item_id, (contents.path, line))
 
 
 # --- YAML with line numbers -------------------------------------------------------------------

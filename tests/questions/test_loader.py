@@ -97,6 +97,19 @@ def test_ids_and_names_reused_across_files_are_reported(tmp_path: Path) -> None:
     )
 
 
+def test_ids_reused_across_files_are_reported_when_a_file_has_errors(tmp_path: Path) -> None:
+    text = (TEST_PACKS / "mini.yaml").read_text()
+    (tmp_path / "one.yaml").write_text(text.replace("difficulty: easy", "difficulty: hmm", 1))
+    (tmp_path / "two.yaml").write_text(text.replace("pack: mini", "pack: other"))
+    problems = [str(p) for p in load_packs(tmp_path).problems]
+    assert problems[0].startswith(f"{tmp_path / 'one.yaml'}:6: d-flash-1.difficulty: ")
+    assert (
+        f"{tmp_path / 'two.yaml'}:4: d-flash-1.id: id 'd-flash-1' is already used at "
+        + (f"{tmp_path / 'one.yaml'}:4")
+        in problems
+    )
+
+
 def test_yaml_syntax_errors_have_a_line(tmp_path: Path) -> None:
     problems = _problems(tmp_path, "pack: x\ntitle: y\nitems:\n  - id: [unclosed\n")
     assert len(problems) == 1 and ":5: YAML syntax:" in problems[0]
