@@ -41,6 +41,7 @@ __all__ = [
     "load_packs",
     "pack_files",
     "read_pack_text",
+    "yaml_syntax_problem",
 ]
 
 Path_ = tuple[str | int, ...]
@@ -183,12 +184,9 @@ def read_pack_text(
         return None, [Problem(name, 1, "", f"not UTF-8 text (byte {exc.start})")], None
     try:
         data, lines, dup_problems = _compose(text, name)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else 1
-        return None, [Problem(name, line, "", f"YAML syntax: {exc.problem or exc}")], None
     except yaml.YAMLError as exc:
-        return None, [Problem(name, 1, "", f"YAML syntax: {exc}")], None
+        line, message = yaml_syntax_problem(exc, text)
+        return None, [Problem(name, line, "", message)], None
     problems = list(dup_problems)
     if not isinstance(data, dict):
         shape = "a pack is a mapping with `pack`, `title`, `items`"
@@ -220,6 +218,25 @@ def read_pack_text(
         return None, problems, contents
     digest = hashlib.sha256(raw).hexdigest()
     return LoadedPack(name, pack, digest, item_lines), problems, contents
+
+
+def _runaway_quote(text: str, at: yaml.Mark) -> tuple[int, int, int] | None:
+    """The quoted value spanning lines just before an error: (start line, column, end line)."""
+    before: yaml.Token | None = None
+    try:
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if token.start_mark.index >= at.index:
+                break
+            before = token
+    except yaml.YAMLError:
+        pass
+    if (
+        isinstance(before, yaml.ScalarToken)
+        and before.style in {'"', "'"}
+        and before.end_mark.line > before.start_mark.line
+    ):
+        return before.start_mark.line + 1, before.start_mark.column + 1, before.end_mark.line + 1
+    return None
 
 
 def _check_items(
@@ -367,6 +384,67 @@ def _build(
 
 
 # --- errors written for pack authors ----------------------------------------------------------
+
+# Syntax errors in something that has a start (a quote, a [ or { collection, a key) are
+# reported where it starts: the end of the file, where PyYAML notices, is rarely the place.
+_STARTS = {
+    "while scanning a quoted scalar": "the quoted text",
+    "while parsing a flow sequence": "the [ list",
+    "while parsing a flow mapping": "the { mapping",
+    "while scanning a simple key": "the key",
+}
+# A block list or mapping that "ends" badly: the problem is at the line PyYAML stopped at,
+# usually a wrong indentation; the collection's start is only context.
+_INSIDE = {
+    "while parsing a block collection": "list",
+    "while parsing a block mapping": "mapping",
+    "while parsing a block node": "value",
+}
+
+
+def yaml_syntax_problem(exc: yaml.YAMLError, text: str | None = None) -> tuple[int, str]:
+    """The line to report a YAML syntax error at, and the message (with the other line).
+
+    With the ``text`` that failed, a quote that is closed only lines later by another value's
+    quote (so the error comes far below) is reported where it opens.
+    """
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return 1, f"YAML syntax: {exc}"
+    problem = exc.problem or str(exc)
+    start, at = exc.context_mark, exc.problem_mark or exc.context_mark
+    if at is None:
+        return 1, f"YAML syntax: {problem}"
+    line = at.line + 1
+    runaway = _runaway_quote(text, at) if text is not None else None
+    if runaway is not None:
+        opened, column, closed = runaway
+        return opened, (
+            f"YAML syntax: the quoted text that starts here (column {column}) runs on to line "
+            f"{closed}, where YAML then fails ({problem} at line {line}); is its closing quote "
+            "missing?"
+        )
+    if start is None or exc.context is None or (start.line, start.column) == (at.line, at.column):
+        return line, f"YAML syntax: {problem}"
+    start_line, column = start.line + 1, start.column + 1
+    ends = "end of stream" in problem or "<stream end>" in problem
+    if exc.context in _STARTS:
+        what = f"{_STARTS[exc.context]} that starts here (column {column})"
+        if ends:
+            message = f"{what} is never closed (found the end of the file at line {line})"
+        elif exc.context == "while scanning a simple key":
+            message = (
+                f"{what} has no ':' after it (a key and its ':' must be on the same line; "
+                f"noticed at line {line})"
+            )
+        else:
+            message = f"{what}: {problem} at line {line}, column {at.column + 1}"
+        return start_line, f"YAML syntax: {message}"
+    if start_line == line:
+        return line, f"YAML syntax: {problem}"
+    if exc.context in _INSIDE:
+        inside = f"in the {_INSIDE[exc.context]} that starts at line {start_line}"
+        return line, f"YAML syntax: {problem} ({inside}; check the indentation)"
+    return line, f"YAML syntax: {problem} ({exc.context} that starts at line {start_line})"
 
 
 def _readable_id(item_raw: Any) -> str | None:

@@ -439,3 +439,14 @@ def test_schema_limits_are_reported_at_the_source_row() -> None:
         "long.csv:1: warning: difficulty: 1 item(s) have no difficulty column; imported as medium",
     ]
     assert [item.id for item in result.items] == ["long-mc-01"]
+
+
+def test_opentdb_yaml_syntax_error_is_reported_where_the_quote_opens() -> None:
+    text = (DATA / "opentdb-computers.yaml").read_text()
+    text = text.replace('correct_answer: "~"', 'correct_answer: "~', 1)
+    result = import_bytes(text.encode(), "trivia.yaml")
+    assert [str(p) for p in result.problems] == [
+        "trivia.yaml:7: YAML syntax: the quoted text that starts here (column 21) runs on to "
+        "line 8, where YAML then fails (expected <block end>, but found '<scalar>' at line 8); "
+        "is its closing quote missing?"
+    ]

@@ -112,7 +112,37 @@ def test_ids_reused_across_files_are_reported_when_a_file_has_errors(tmp_path: P
 
 def test_yaml_syntax_errors_have_a_line(tmp_path: Path) -> None:
     problems = _problems(tmp_path, "pack: x\ntitle: y\nitems:\n  - id: [unclosed\n")
-    assert len(problems) == 1 and ":5: YAML syntax:" in problems[0]
+    assert problems == [
+        f"{tmp_path / 'broken.yaml'}:4: YAML syntax: the [ list that starts here (column 9) is "
+        "never closed (found the end of the file at line 5)"
+    ]
+
+
+def test_an_unclosed_quote_is_reported_where_it_starts(tmp_path: Path) -> None:
+    text = (TEST_PACKS / "mini.yaml").read_text()
+    text = text.replace("prompt: What does requires_grad=True do?", 'prompt: "What does', 1)
+    assert text.count("\n") > 40  # the file goes on long after the quote
+    assert _problems(tmp_path, text) == [
+        f"{tmp_path / 'broken.yaml'}:8: YAML syntax: the quoted text that starts here (column 13) "
+        "runs on to line 32, where YAML then fails (expected <block end>, but found '<scalar>' "
+        "at line 32); is its closing quote missing?"
+    ]
+    # With no other quote to close it, it runs to the end of the file.
+    text = text.replace('"3.0"', "3.0").replace('"1.0"', "1.0")
+    assert '"' not in text.split('"What does', 1)[1]
+    assert _problems(tmp_path, text) == [
+        f"{tmp_path / 'broken.yaml'}:8: YAML syntax: the quoted text that starts here (column 13) "
+        f"is never closed (found the end of the file at line {text.count(chr(10)) + 1})"
+    ]
+
+
+def test_a_bad_indentation_is_reported_where_it_is(tmp_path: Path) -> None:
+    text = (TEST_PACKS / "mini.yaml").read_text()
+    text = text.replace("    answer: It makes", "   answer: It makes", 1)
+    assert _problems(tmp_path, text) == [
+        f"{tmp_path / 'broken.yaml'}:9: YAML syntax: expected <block end>, but found "
+        "'<block mapping start>' (in the list that starts at line 4; check the indentation)"
+    ]
 
 
 def test_duplicate_keys_are_an_error_not_a_silent_overwrite(tmp_path: Path) -> None:
