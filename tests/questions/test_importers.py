@@ -342,6 +342,82 @@ def test_forced_tsv_on_a_txt_export() -> None:
     assert result.counts() == Counter({"flashcard": 2})
 
 
+RAGGED = (
+    "autograd,records operations\n"
+    "no delimiter on this line\n"
+    "leaf,a tensor you created\n"
+    "just words here too\n"
+    "Which dtype can require grad?,int64,float32,B\n"
+    "and one more stray line\n"
+)
+
+
+def test_csv_with_many_bad_rows_reports_each_and_keeps_the_good_ones() -> None:
+    result = import_bytes(RAGGED.encode(), "ragged.csv")
+    assert result.counts() == Counter({"flashcard": 2, "multiple_choice": 1})
+    assert _correct(_items(result)["ragged-mc-01"]) == "float32"
+    expected = "a row with 1 filled cell(s): expected 2 (term, definition) or at least 4"
+    assert [(p.line, p.message[: len(expected)]) for p in result.errors] == [
+        (2, expected),
+        (4, expected),
+        (6, expected),
+    ]
+    assert _messages(result, "warning")[0] == (
+        "ragged.csv:1: warning: the delimiter is unclear: comma splits 3 of the first 6 rows "
+        "into cells, more than any other, so the file was read as comma-separated; each row "
+        "that does not fit is reported"
+    )
+
+
+def test_an_unsure_csv_prefers_the_comma() -> None:
+    text = "term,a definition\nother;thing\nlonely\n"
+    result = import_bytes(text.encode(), "tie.csv")
+    assert [item.data["prompt"] for item in result.items] == ["term"]
+    assert [p.line for p in result.errors] == [2, 3]
+
+
+def test_a_csv_file_prefers_the_comma_when_semicolons_split_as_well() -> None:
+    text = "leaf,made by you; not computed\ngrad_fn,the node; it made the tensor\n"
+    assert _items(import_bytes(text.encode(), "notes.csv"))["notes-flash-01"] == {
+        "id": "notes-flash-01",
+        "kind": "flashcard",
+        "difficulty": "medium",
+        "prompt": "leaf",
+        "answer": "made by you; not computed",
+    }
+
+
+def test_forced_csv_means_comma_separated() -> None:
+    text = "leaf,made by you; not computed\ngrad_fn,the node; it made the tensor\n"
+    assert detect_format(text, "export.txt") == (Format.CSV, "every row has ';'-separated cells")
+    result = import_bytes(text.encode(), "export.txt", format=Format.CSV)
+    assert [item.data["prompt"] for item in result.items] == ["leaf", "grad_fn"]
+    assert not result.errors
+
+
+def test_a_header_row_table_says_what_each_bad_row_lacks() -> None:
+    text = (
+        "term,definition,choice1,choice2,correct\n"
+        ",no term here,,,\n"
+        "a lone cell\n"
+        "autograd,records operations,,,\n"
+        "Which is a float?,,float32,int64,A\n"
+        "Pick one,,only,,A\n"
+    )
+    result = import_bytes(text.encode(), "header.csv")
+    assert result.counts() == Counter({"flashcard": 1, "multiple_choice": 1})
+    assert [(p.line, p.field, p.message) for p in result.errors] == [
+        (2, "header-flash-01.prompt", "the term cell is empty; this row was not imported"),
+        (3, "definition", "this row has neither a definition nor choices; it was not imported"),
+        (
+            6,
+            "choices",
+            "1 choice cell(s) filled in; a multiple-choice row needs at least 2 and a correct "
+            "answer; this row was not imported",
+        ),
+    ]
+
+
 # --- OpenTDB ------------------------------------------------------------------------------------
 
 

@@ -147,8 +147,11 @@ def import_bytes(
     result = ImportResult(filename, found, why, slug, title or title_from_name(filename))
     if found is Format.CHEATSHEET:
         import_cheatsheet(text, result, title_given=title is not None)
-    elif found in {Format.CSV, Format.TSV}:
-        import_tabular(text, result, delimiter="\t" if found is Format.TSV else None)
+    elif found is Format.TSV:
+        import_tabular(text, result, delimiter="\t")
+    elif found is Format.CSV:
+        # `--format csv` means comma-separated; a file detected as CSV may use ; or | too.
+        import_tabular(text, result, delimiter="," if format is Format.CSV else None, prefer=",")
     else:
         is_json = PurePath(filename).suffix.lower() == ".json" or text.lstrip().startswith(
             ("{", "[")
