@@ -418,6 +418,49 @@ def test_a_header_row_table_says_what_each_bad_row_lacks() -> None:
     ]
 
 
+def test_an_unclosed_quote_is_reported_and_the_lines_after_it_still_imported() -> None:
+    rows = "".join(f"term{n},definition {n}\n" for n in range(1, 5))
+    text = rows + '"unterminated,quote here\nafter1,def after1\nafter2,def after2\n'
+    result = import_bytes(text.encode(), "quote.csv")
+    assert _messages(result) == [
+        "quote.csv:5: an opening quote is never closed, so lines 5-7 would be one cell; this "
+        "row was not imported, the lines after it were read as rows (close the quote, or write "
+        'a quote inside a quoted cell as "")'
+    ]
+    assert [item.data["prompt"] for item in result.items][-2:] == ["after1", "after2"]
+    assert [item.line for item in result.items][-2:] == [6, 7]
+
+
+def test_a_quote_closed_lines_later_by_another_cell_is_reported() -> None:
+    text = '"opened here,def\nt2,d2\nt3,"d3"\nt4,d4\n'
+    result = import_bytes(text.encode(), "late.csv")
+    assert _messages(result) == [
+        "late.csv:1: a quote opened on this line is only closed on line 3, and then ',' "
+        "expected after '\"', so lines 1-3 would be one cell; this row was not imported, the "
+        "lines after it were read as rows (close the quote, or write a quote inside a quoted "
+        'cell as "")'
+    ]
+    assert [(item.line, item.data["prompt"]) for item in result.items] == [
+        (2, "t2"),
+        (3, "t3"),
+        (4, "t4"),
+    ]
+
+
+def test_quoted_cells_that_are_fine_or_nearly_fine_are_imported() -> None:
+    text = '"multi\nline term",its definition\nleaf,"made" by you\n'
+    result = import_bytes(text.encode(), "quotes.csv")
+    assert [(item.line, item.data["prompt"], item.data["answer"]) for item in result.items] == [
+        (1, "multi\nline term", "its definition"),
+        (3, "leaf", "made by you"),
+    ]
+    assert not result.errors
+    assert _messages(result, "warning")[0] == (
+        "quotes.csv:3: warning: a quoted cell has text after its closing quote (',' expected "
+        "after '\"'); read the row as 2 cell(s), check it"
+    )
+
+
 # --- OpenTDB ------------------------------------------------------------------------------------
 
 

@@ -11,7 +11,8 @@ no delimiter splits (nearly) every row, the one that splits the most rows is use
 row it does not split is reported. A header row is optional; it is recognised by its column
 names (``term``/``question``/``front``, ``definition``/``answer``/``back``,
 ``choice1``/``option_a``/..., ``correct``) and may add ``difficulty``, ``tags`` and
-``explanation`` columns. Rows that fit neither shape are reported with their line number.
+``explanation`` columns. Rows that fit neither shape are reported with their line number,
+and so is a quote that is never closed (it would swallow the lines after it into one cell).
 """
 
 from __future__ import annotations
@@ -161,23 +162,54 @@ def import_tabular(
 
 
 def _rows(builder: PackBuilder, text: str, delimiter: str) -> Iterator[tuple[int, list[str]]]:
-    """Each row with the line it starts on, its cells cleaned."""
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    line = 1
-    while True:
+    """Each row with the line it starts on, its cells cleaned.
+
+    Quotes are read strictly, so that a quote that is never closed (or is closed lines later
+    and followed by more text) does not silently swallow the lines after it into one cell:
+    that row is reported, and reading goes on from the next line.
+    """
+    lines = text.splitlines(keepends=True)
+    start = 0  # index of the first line the current reader was given
+    while start < len(lines):
+        reader = csv.reader(lines[start:], delimiter=delimiter, strict=True)
+        row_start = start  # index of the current row's first line
         try:
-            row = next(reader)
-        except StopIteration:
+            for row in reader:
+                yield row_start + 1, [clean_text(cell) for cell in row]
+                row_start = start + reader.line_num
             return
         except csv.Error as exc:
-            builder.problem(reader.line_num, "", f"not valid {_name(delimiter)}: {exc}")
-            return
-        row_line, line = line, reader.line_num + 1
-        yield row_line, [clean_text(cell) for cell in row]
+            end = start + reader.line_num
+            if end == row_start + 1:
+                # A quote problem within one line: read that line leniently, with a warning.
+                (row,) = list(csv.reader([lines[row_start]], delimiter=delimiter)) or [[]]
+                builder.warn(
+                    row_start + 1,
+                    "",
+                    f"a quoted cell has text after its closing quote ({exc}); read the row as "
+                    f"{len(row)} cell(s), check it",
+                )
+                yield row_start + 1, [clean_text(cell) for cell in row]
+            else:
+                builder.problem(row_start + 1, "", _quote_problem(str(exc), row_start + 1, end))
+            start = row_start + 1
 
 
-def _name(delimiter: str) -> str:
-    return "TSV" if delimiter == "\t" else "CSV"
+def _quote_problem(error: str, line: int, end: int) -> str:
+    if "end of data" in error:
+        what = (
+            f"an opening quote is never closed, so lines {line}-{end} would be one cell; "
+            "this row was not imported"
+        )
+    else:
+        what = (
+            f"a quote opened on this line is only closed on line {end}, and then {error}, so "
+            f"lines {line}-{end} would be one cell; this row was not imported"
+        )
+    return (
+        f"{what}, the lines after it were read as rows (close the quote, or write a quote "
+        'inside a quoted cell as "")'
+    )
 
 
 def _describe(delimiter: str) -> str:
