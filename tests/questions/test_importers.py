@@ -284,6 +284,71 @@ def test_cheatsheet_answer_text_disagreeing_with_its_letter_is_reported() -> Non
     assert _correct(result.items[0].data) == "float32 tensors"
 
 
+def test_cheatsheet_card_with_an_unknown_level_is_still_a_card() -> None:
+    text = (
+        "Strides - Cheat Sheet & Quick Revision\n\nRecall & Review\n\n"
+        "beginner\n\nWhat is a tensor?\n\nAn n-dimensional array.\n\n"
+        "expert\n\nWhat is a stride?\n\nThe step in memory per dimension.\n\n"
+        "How would you explain views to a teammate?\n\nStart from storage.\n"
+    )
+    result = import_bytes(text.encode(), "strides.txt")
+    items = _items(result)
+    assert items["strides-flash-02"] == {
+        "id": "strides-flash-02",
+        "kind": "flashcard",
+        "difficulty": "medium",
+        "prompt": "What is a stride?",
+        "answer": "The step in memory per dimension.",
+    }
+    assert [item["prompt"] for item in items.values() if item["kind"] == "open"] == [
+        "How would you explain views to a teammate?"
+    ]
+    assert _messages(result, "warning")[0] == (
+        "strides.txt:11: warning: strides-flash-02.difficulty: 'expert' is not a level the "
+        "importer knows (beginner, basic, easy, intermediate, medium, advanced, hard); the card "
+        "under it was imported as a flashcard with difficulty medium"
+    )
+    assert not result.errors
+
+
+def test_cheatsheet_practice_with_an_unknown_level_keeps_it_out_of_the_snippet() -> None:
+    text = (
+        "Topic - Cheat Sheet & Quick Revision\n\nPractice\n\n1. What does this print?\n\n"
+        "import torch\nprint(torch.tensor([1, 2]).dtype)\n\nexpert\n\n"
+        "Solution\n\n1. Step 1: Infer\n\n   Ints become int64.\n\n"
+        "2. Final Answer:\n\n   torch.int64\n"
+    )
+    result = import_bytes(text.encode(), "t.txt")
+    (item,) = result.items
+    assert item.data["code"] == "import torch\nprint(torch.tensor([1, 2]).dtype)\n"
+    assert item.data["difficulty"] == "medium"
+    assert _messages(result, "warning") == [
+        "t.txt:10: warning: t-prac-01.difficulty: 'expert' is not a level the importer knows "
+        "(beginner, basic, easy, intermediate, medium, advanced, hard); set to medium"
+    ]
+
+
+def test_cheatsheet_final_answer_naming_a_missing_option_is_reported() -> None:
+    problem = (
+        "Topic - Cheat Sheet & Quick Revision\n\nPractice\n\n1. What is six times seven?\n\n"
+        "easy\n\n{options}Solution\n\n1. Step 1: Multiply\n\n   6 * 7.\n\n"
+        "2. Final Answer:\n\n   42 -> Option Z\n"
+    )
+    without = import_bytes(problem.format(options="").encode(), "t.txt")
+    (item,) = without.items
+    assert item.data["answer"] == item.data["final_answer"] == "42"
+    assert _messages(without, "warning") == [
+        "t.txt:15: warning: t-prac-01.final_answer: the final answer points at option Z, but "
+        "this problem has no options; kept '42' as its answer, check it"
+    ]
+    with_options = import_bytes(problem.format(options="A. 42\n\nB. 24\n\n").encode(), "t.txt")
+    assert not with_options.items
+    assert _messages(with_options) == [
+        "t.txt:19: t-prac-01.final_answer: the final answer points at option Z, but the options "
+        "are A, B; this item was not imported"
+    ]
+
+
 # --- CSV / TSV ----------------------------------------------------------------------------------
 
 
