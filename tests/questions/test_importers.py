@@ -77,6 +77,7 @@ def test_every_fixture_is_detected(name: str, expected: Format) -> None:
         ("quizlet-terms.tsv", "export.txt", Format.TSV, "tab-separated"),
         ("mixed-noheader.csv", "export.txt", Format.CSV, "';'-separated"),
         ("opentdb-computers.json", "api-response", Format.OPENTDB, "JSON"),
+        ("opentdb-computers.yaml", "trivia.txt", Format.OPENTDB, "OpenTDB YAML (a `results:`"),
     ],
 )
 def test_content_decides_when_the_name_does_not(
@@ -85,6 +86,27 @@ def test_content_decides_when_the_name_does_not(
     found, reason = detect_format((DATA / name).read_text(encoding="utf-8"), renamed)
     assert found is expected
     assert why in reason
+
+
+def test_opentdb_yaml_without_its_extension_imports_as_with_it() -> None:
+    text = (DATA / "opentdb-computers.yaml").read_text(encoding="utf-8")
+    renamed = import_bytes(text.encode(), "trivia.txt", pack="opentdb-computers")
+    assert renamed.format is Format.OPENTDB
+    assert _items(renamed) == _items(_import("opentdb-computers.yaml"))
+    bare = text.split("results:\n", 1)[1]  # the list alone, as some tools save it
+    found, why = detect_format(bare, "trivia")
+    assert (found, why) == (
+        Format.OPENTDB,
+        "the content is OpenTDB YAML (a list of question/correct_answer entries)",
+    )
+    broken = text.replace('correct_answer: "~"', 'correct_answer: "~', 1)
+    assert detect_format(broken, "trivia")[0] is Format.OPENTDB
+    assert import_bytes(broken.encode(), "trivia").errors[0].message.startswith("YAML syntax")
+
+
+def test_yaml_that_is_not_opentdb_is_not_taken_for_it() -> None:
+    with pytest.raises(FormatUnknown):
+        detect_format("notes:\n  - question: what?\n    answer: that\n", "notes.txt")
 
 
 def test_unknown_format_says_what_to_pass() -> None:
