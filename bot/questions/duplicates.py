@@ -36,7 +36,7 @@ import numpy as np
 from rapidfuzz import fuzz, process, utils
 
 from bot.questions.expectations import normalize_output
-from bot.questions.loader import LoadedPack, Problem
+from bot.questions.loader import LoadedPack, PackContents, Problem
 from bot.questions.schema import Item
 
 __all__ = [
@@ -77,13 +77,16 @@ class NearDuplicate:
     similarity: int
 
 
-def located_items(packs: Iterable[LoadedPack]) -> list[Located]:
-    """Every item of the packs with its file and line, in pack order."""
-    return [
-        Located(item, loaded.path, loaded.item_lines.get(item.id, 1))
-        for loaded in packs
-        for item in loaded.pack.items
-    ]
+def located_items(packs: Iterable[LoadedPack | PackContents]) -> list[Located]:
+    """Every item of the packs with its file and line, in pack order.
+
+    For :class:`PackContents` (a file that may have errors) these are the items that validate.
+    """
+    out: list[Located] = []
+    for pack in packs:
+        contents = pack if isinstance(pack, PackContents) else PackContents.of(pack)
+        out.extend(Located(item, contents.path, line) for item, line in contents.items)
+    return out
 
 
 def _prompt_text(item: Item) -> str:

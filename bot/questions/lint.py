@@ -14,19 +14,24 @@ from bot.questions.duplicates import DEFAULT_THRESHOLD, duplicate_problems, loca
 from bot.questions.loader import (
     LoadedPack,
     LoadResult,
+    PackContents,
     Problem,
     _cross_pack_problems,
-    load_pack_text,
     load_packs,
+    read_pack_text,
 )
 
 __all__ = ["lint_packs", "validate_upload"]
 
 
 def lint_packs(root: Path, *, threshold: int = DEFAULT_THRESHOLD) -> LoadResult:
-    """:func:`load_packs` plus near-duplicate warnings between all the items that loaded."""
+    """:func:`load_packs` plus near-duplicate warnings between all the valid items.
+
+    The valid items of a pack that has errors are compared too, so a near-duplicate is not
+    found only after the pack's errors are fixed.
+    """
     result = load_packs(root)
-    result.problems.extend(duplicate_problems(located_items(result.packs), threshold=threshold))
+    result.problems.extend(duplicate_problems(located_items(result.contents), threshold=threshold))
     return result
 
 
@@ -47,16 +52,17 @@ def validate_upload(
     """
     name = PurePath(filename).name
     others = [loaded for loaded in existing if PurePath(loaded.path).name != name]
-    loaded, problems = load_pack_text(raw, filename)
-    if loaded is None:
+    loaded, problems, contents = read_pack_text(raw, filename)
+    if contents is None:
         return None, problems
     problems = list(problems)
-    problems.extend(p for p in _cross_pack_problems([*others, loaded]) if p.path == loaded.path)
+    compared = [*(PackContents.of(other) for other in others), contents]
+    problems.extend(p for p in _cross_pack_problems(compared) if p.path == contents.path)
     problems.extend(
         duplicate_problems(
-            located_items([loaded]), against=located_items(others), threshold=threshold
+            located_items([contents]), against=located_items(others), threshold=threshold
         )
     )
-    if any(problem.severity == "error" for problem in problems):
+    if loaded is None or any(problem.severity == "error" for problem in problems):
         return None, problems
     return loaded, problems

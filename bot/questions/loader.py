@@ -33,12 +33,15 @@ from bot.questions.schema import (
 __all__ = [
     "LoadResult",
     "LoadedPack",
+    "PackContents",
     "Problem",
     "item_hash",
     "load_pack_file",
     "load_pack_text",
     "load_packs",
     "pack_files",
+    "read_pack_text",
+    "yaml_syntax_problem",
 ]
 
 Path_ = tuple[str | int, ...]
@@ -79,10 +82,37 @@ class LoadedPack:
     item_lines: dict[str, int] = field(hash=False, compare=False)
 
 
+@dataclass(frozen=True, slots=True)
+class PackContents:
+    """What one pack file declares, whether or not it loads, for the checks across files.
+
+    ``ids`` holds every readable id with the line of its item (invalid items included, first
+    copy only); ``items`` the items that validate, with their lines. A file with errors is
+    still compared with the others, so one lint run reports everything at once.
+    """
+
+    path: str
+    pack_name: str | None
+    ids: dict[str, int] = field(hash=False, compare=False)
+    items: tuple[tuple[Item, int], ...] = field(hash=False, compare=False)
+
+    @classmethod
+    def of(cls, loaded: LoadedPack) -> PackContents:
+        lines = loaded.item_lines
+        return cls(
+            loaded.path,
+            loaded.pack.pack,
+            {item.id: lines.get(item.id, 1) for item in loaded.pack.items},
+            tuple((item, lines.get(item.id, 1)) for item in loaded.pack.items),
+        )
+
+
 @dataclass(slots=True)
 class LoadResult:
     packs: list[LoadedPack] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    # Every file that parsed, loaded or not, in file order (the packs are the ones that loaded).
+    contents: list[PackContents] = field(default_factory=list)
 
     @property
     def errors(self) -> list[Problem]:
@@ -112,11 +142,18 @@ def load_packs(root: Path) -> LoadResult:
     if not files:
         result.problems.append(Problem(str(root), 0, "", "no *.yaml pack files here"))
     for path in files:
-        loaded, problems = load_pack_file(path)
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            result.problems.append(Problem(str(path), 0, "", f"cannot read: {exc.strerror}"))
+            continue
+        loaded, problems, contents = read_pack_text(raw, str(path))
         result.problems.extend(problems)
         if loaded is not None:
             result.packs.append(loaded)
-    result.problems.extend(_cross_pack_problems(result.packs))
+        if contents is not None:
+            result.contents.append(contents)
+    result.problems.extend(_cross_pack_problems(result.contents))
     return result
 
 
@@ -130,68 +167,119 @@ def load_pack_file(path: Path) -> tuple[LoadedPack | None, list[Problem]]:
 
 def load_pack_text(raw: bytes, name: str) -> tuple[LoadedPack | None, list[Problem]]:
     """Parse and validate one pack given as bytes (a file, or an upload from chat)."""
+    loaded, problems, _ = read_pack_text(raw, name)
+    return loaded, problems
+
+
+def read_pack_text(
+    raw: bytes, name: str
+) -> tuple[LoadedPack | None, list[Problem], PackContents | None]:
+    """:func:`load_pack_text`, plus what the file declares even when it does not load.
+
+    The contents are ``None`` only when the file is not a YAML mapping at all.
+    """
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return None, [Problem(name, 1, "", f"not UTF-8 text (byte {exc.start})")]
+        return None, [Problem(name, 1, "", f"not UTF-8 text (byte {exc.start})")], None
     try:
         data, lines, dup_problems = _compose(text, name)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else 1
-        return None, [Problem(name, line, "", f"YAML syntax: {exc.problem or exc}")]
     except yaml.YAMLError as exc:
-        return None, [Problem(name, 1, "", f"YAML syntax: {exc}")]
+        line, message = yaml_syntax_problem(exc, text)
+        return None, [Problem(name, line, "", message)], None
     problems = list(dup_problems)
     if not isinstance(data, dict):
-        return None, [Problem(name, 1, "", "a pack is a mapping with `pack`, `title`, `items`")]
+        shape = "a pack is a mapping with `pack`, `title`, `items`"
+        return None, [Problem(name, 1, "", shape)], None
 
-    # Validate items one by one so that a bad item is reported without hiding the pack's
-    # other problems, and the error locations are relative to a known item.
     items_raw = data.get("items")
-    good_items: list[Item] = []
-    item_lines: dict[str, int] = {}
-    if isinstance(items_raw, list):
-        seen: dict[str, int] = {}
-        for index, item_raw in enumerate(items_raw):
-            item_path: Path_ = ("items", index)
-            try:
-                item = _ITEM_ADAPTER.validate_python(item_raw)
-            except ValidationError as exc:
-                label = _item_label(item_raw, index)
-                problems.extend(
-                    _problem(name, lines, item_path, label, err, item_raw) for err in exc.errors()
-                )
-                problems.extend(_item_rule_problems(name, lines, item_path, label, item_raw, exc))
+    valid, ids = _check_items(name, lines, items_raw, problems)
+    good_items = [item for item, _ in valid]
+    item_lines = {item.id: line for item, line in valid}
+    pack_name = data.get("pack")
+    contents = PackContents(
+        name, pack_name.strip() if isinstance(pack_name, str) else None, ids, tuple(valid)
+    )
+    header = {k: v for k, v in data.items() if k != "items"}
+    if "items" in data:
+        header["items"] = good_items or items_raw
+    # Items that are there but invalid were reported above, item by item; only a missing,
+    # empty or non-list `items` is the header's problem.
+    items_reported = isinstance(items_raw, list) and bool(items_raw)
+    try:
+        pack = Pack.model_validate(header)
+    except ValidationError as exc:
+        for err in exc.errors():
+            if err["loc"] and err["loc"][0] == "items" and (len(err["loc"]) > 1 or items_reported):
                 continue
-            line = lines.get(item_path, 1)
-            if item.id in seen:
+            problems.append(_problem(name, lines, (), "", err, data))
+        return None, problems, contents
+    if problems:
+        return None, problems, contents
+    digest = hashlib.sha256(raw).hexdigest()
+    return LoadedPack(name, pack, digest, item_lines), problems, contents
+
+
+def _runaway_quote(text: str, at: yaml.Mark) -> tuple[int, int, int] | None:
+    """The quoted value spanning lines just before an error: (start line, column, end line)."""
+    before: yaml.Token | None = None
+    try:
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if token.start_mark.index >= at.index:
+                break
+            before = token
+    except yaml.YAMLError:
+        pass
+    if (
+        isinstance(before, yaml.ScalarToken)
+        and before.style in {'"', "'"}
+        and before.end_mark.line > before.start_mark.line
+    ):
+        return before.start_mark.line + 1, before.start_mark.column + 1, before.end_mark.line + 1
+    return None
+
+
+def _check_items(
+    name: str, lines: dict[Path_, int], items_raw: Any, problems: list[Problem]
+) -> tuple[list[tuple[Item, int]], dict[str, int]]:
+    """The valid items with their lines, and every readable id with its line (first copy).
+
+    Items are validated one by one so that a bad item is reported without hiding the pack's
+    other problems, and the error locations are relative to a known item. An invalid item's
+    id still counts: a later copy of it is reported now, not after the first copy is fixed.
+    """
+    valid: list[tuple[Item, int]] = []
+    seen: dict[str, int] = {}
+    if not isinstance(items_raw, list):
+        return valid, seen
+    for index, item_raw in enumerate(items_raw):
+        item_path: Path_ = ("items", index)
+        line = lines.get(item_path, 1)
+        item: Item | None = None
+        try:
+            item = _ITEM_ADAPTER.validate_python(item_raw)
+        except ValidationError as exc:
+            label = _item_label(item_raw, index)
+            problems.extend(
+                _problem(name, lines, item_path, label, err, item_raw) for err in exc.errors()
+            )
+            problems.extend(_item_rule_problems(name, lines, item_path, label, item_raw, exc))
+        item_id = item.id if item is not None else _readable_id(item_raw)
+        if item_id is not None:
+            if item_id in seen:
                 problems.append(
                     Problem(
                         name,
                         lines.get((*item_path, "id"), line),
-                        f"{item.id}.id",
-                        f"id {item.id!r} is already used at line {seen[item.id]}",
+                        f"{item_id}.id",
+                        f"id {item_id!r} is already used at line {seen[item_id]}",
                     )
                 )
                 continue
-            seen[item.id] = line
-            item_lines[item.id] = line
-            good_items.append(item)
-
-    header = {k: v for k, v in data.items() if k != "items"}
-    try:
-        pack = Pack.model_validate({**header, "items": good_items or items_raw})
-    except ValidationError as exc:
-        for err in exc.errors():
-            if err["loc"] and err["loc"][0] == "items" and len(err["loc"]) > 1:
-                continue  # item errors were reported above, item by item
-            problems.append(_problem(name, lines, (), "", err, data))
-        return None, problems
-    if problems:
-        return None, problems
-    digest = hashlib.sha256(raw).hexdigest()
-    return LoadedPack(name, pack, digest, item_lines), problems
+            seen[item_id] = line
+        if item is not None:
+            valid.append((item, line))
+    return valid, seen
 
 
 def _item_rule_problems(
@@ -219,29 +307,31 @@ def _item_rule_problems(
         yield Problem(name, line, label, found)
 
 
-def _cross_pack_problems(packs: Sequence[LoadedPack]) -> Iterable[Problem]:
+def _cross_pack_problems(files: Sequence[PackContents]) -> Iterable[Problem]:
+    """Pack names and ids used by more than one file (files with errors count too)."""
     names: dict[str, str] = {}
     ids: dict[str, tuple[str, int]] = {}
-    for loaded in packs:
-        if loaded.pack.pack in names:
-            yield Problem(
-                loaded.path,
-                1,
-                "pack",
-                f"pack name {loaded.pack.pack!r} is already used by {names[loaded.pack.pack]}",
-            )
-        names.setdefault(loaded.pack.pack, loaded.path)
-        for item in loaded.pack.items:
-            line = loaded.item_lines.get(item.id, 1)
-            if item.id in ids:
-                other_path, other_line = ids[item.id]
+    for contents in files:
+        name = contents.pack_name
+        if name is not None:
+            if name in names:
                 yield Problem(
-                    loaded.path,
-                    line,
-                    f"{item.id}.id",
-                    f"id {item.id!r} is already used at {other_path}:{other_line}",
+                    contents.path,
+                    1,
+                    "pack",
+                    f"pack name {name!r} is already used by {names[name]}",
                 )
-            ids.setdefault(item.id, (loaded.path, line))
+            names.setdefault(name, contents.path)
+        for item_id, line in contents.ids.items():
+            if item_id in ids:
+                other_path, other_line = ids[item_id]
+                yield Problem(
+                    contents.path,
+                    line,
+                    f"{item_id}.id",
+                    f"id {item_id!r} is already used at {other_path}:{other_line}",
+                )
+            ids.setdefault(item_id, (contents.path, line))
 
 
 # --- YAML with line numbers -------------------------------------------------------------------
@@ -294,6 +384,74 @@ def _build(
 
 
 # --- errors written for pack authors ----------------------------------------------------------
+
+# Syntax errors in something that has a start (a quote, a [ or { collection, a key) are
+# reported where it starts: the end of the file, where PyYAML notices, is rarely the place.
+_STARTS = {
+    "while scanning a quoted scalar": "the quoted text",
+    "while parsing a flow sequence": "the [ list",
+    "while parsing a flow mapping": "the { mapping",
+    "while scanning a simple key": "the key",
+}
+# A block list or mapping that "ends" badly: the problem is at the line PyYAML stopped at,
+# usually a wrong indentation; the collection's start is only context.
+_INSIDE = {
+    "while parsing a block collection": "list",
+    "while parsing a block mapping": "mapping",
+    "while parsing a block node": "value",
+}
+
+
+def yaml_syntax_problem(exc: yaml.YAMLError, text: str | None = None) -> tuple[int, str]:
+    """The line to report a YAML syntax error at, and the message (with the other line).
+
+    With the ``text`` that failed, a quote that is closed only lines later by another value's
+    quote (so the error comes far below) is reported where it opens.
+    """
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return 1, f"YAML syntax: {exc}"
+    problem = exc.problem or str(exc)
+    start, at = exc.context_mark, exc.problem_mark or exc.context_mark
+    if at is None:
+        return 1, f"YAML syntax: {problem}"
+    line = at.line + 1
+    runaway = _runaway_quote(text, at) if text is not None else None
+    if runaway is not None:
+        opened, column, closed = runaway
+        return opened, (
+            f"YAML syntax: the quoted text that starts here (column {column}) runs on to line "
+            f"{closed}, where YAML then fails ({problem} at line {line}); is its closing quote "
+            "missing?"
+        )
+    if start is None or exc.context is None or (start.line, start.column) == (at.line, at.column):
+        return line, f"YAML syntax: {problem}"
+    start_line, column = start.line + 1, start.column + 1
+    ends = "end of stream" in problem or "<stream end>" in problem
+    if exc.context in _STARTS:
+        what = f"{_STARTS[exc.context]} that starts here (column {column})"
+        if ends:
+            message = f"{what} is never closed (found the end of the file at line {line})"
+        elif exc.context == "while scanning a simple key":
+            message = (
+                f"{what} has no ':' after it (a key and its ':' must be on the same line; "
+                f"noticed at line {line})"
+            )
+        else:
+            message = f"{what}: {problem} at line {line}, column {at.column + 1}"
+        return start_line, f"YAML syntax: {message}"
+    if start_line == line:
+        return line, f"YAML syntax: {problem}"
+    if exc.context in _INSIDE:
+        inside = f"in the {_INSIDE[exc.context]} that starts at line {start_line}"
+        return line, f"YAML syntax: {problem} ({inside}; check the indentation)"
+    return line, f"YAML syntax: {problem} ({exc.context} that starts at line {start_line})"
+
+
+def _readable_id(item_raw: Any) -> str | None:
+    """An invalid item's id as the schema would read it, when it is there as text."""
+    if isinstance(item_raw, dict) and isinstance(item_raw.get("id"), str):
+        return item_raw["id"].strip() or None
+    return None
 
 
 def _item_label(item_raw: Any, index: int) -> str:
@@ -386,6 +544,10 @@ def _message(err: ErrorDetails, raw: Any, loc: Path_) -> str:
         return "must not be empty"
     if kind == "string_too_long":
         return f"is too long (at most {err.get('ctx', {}).get('max_length')} characters)"
+    if kind in {"tuple_type", "list_type"}:
+        value = err["input"]
+        got = "nothing" if value is None else f"{_yaml_type(value)} {value!r}"
+        return f"expected a list, got {got}; write one `- entry` per line, or [a, b]"
     if kind == "string_type":
         return (
             f"expected text, got {type(err['input']).__name__} {err['input']!r}; "
@@ -393,6 +555,11 @@ def _message(err: ErrorDetails, raw: Any, loc: Path_) -> str:
         )
     msg = err["msg"]
     return msg.removeprefix("Value error, ")
+
+
+def _yaml_type(value: object) -> str:
+    names = {dict: "mapping", str: "text", bool: "boolean", int: "number", float: "number"}
+    return names.get(type(value), type(value).__name__)
 
 
 def _entries(count: object) -> str:

@@ -242,6 +242,49 @@ def test_validate_upload_says_exactly_what_lint_says(tmp_path: Path) -> None:
     assert "id 'ex-flash-1' is already used at" in problems[0].message
 
 
+BROKEN_ITEM = """\
+  - id: up-bad-1
+    kind: flashcard
+    difficulty: extreme
+    prompt: Which tensors keep .grad after backward()?
+    answer: Leaves.
+"""
+
+
+def test_lint_compares_the_valid_items_of_a_pack_with_errors(tmp_path: Path) -> None:
+    folder = tmp_path / "packs"
+    folder.mkdir()
+    _loaded(folder, "a.yaml", EXISTING)
+    _loaded(folder, "b.yaml", UPLOAD.replace("ex-flash-1", "up-flash-9") + BROKEN_ITEM)
+    result = lint_packs(folder)
+    assert [p.pack.pack for p in result.packs] == ["existing"]  # b.yaml does not load...
+    assert [(p.line, p.field, p.severity) for p in result.problems] == [
+        (44, "up-bad-1.difficulty", "error"),
+        (4, "up-flash-1", "warning"),  # ...but its near-duplicates are reported all the same
+        (9, "up-prac-1", "warning"),
+    ]
+
+
+def test_validate_upload_with_errors_says_exactly_what_lint_says(tmp_path: Path) -> None:
+    folder = tmp_path / "packs"
+    folder.mkdir()
+    _loaded(folder, "existing.yaml", EXISTING)
+    existing = load_packs(folder).packs
+    text = UPLOAD + BROKEN_ITEM
+    upload_path = folder / "upload.yaml"
+    pack, problems = validate_upload(text.encode(), str(upload_path), existing=existing)
+    upload_path.write_text(text)
+    linted = [p for p in lint_packs(folder).problems if p.path == str(upload_path)]
+    assert problems == linted
+    assert pack is None
+    assert [(p.field, p.severity) for p in problems] == [
+        ("up-bad-1.difficulty", "error"),
+        ("ex-flash-1.id", "error"),
+        ("up-flash-1", "warning"),
+        ("up-prac-1", "warning"),
+    ]
+
+
 def test_validate_upload_accepts_a_pack_with_only_warnings() -> None:
     existing = load_packs(TEST_PACKS).packs
     raw = UPLOAD.replace("ex-flash-1", "up-flash-9").encode()

@@ -77,6 +77,7 @@ def test_every_fixture_is_detected(name: str, expected: Format) -> None:
         ("quizlet-terms.tsv", "export.txt", Format.TSV, "tab-separated"),
         ("mixed-noheader.csv", "export.txt", Format.CSV, "';'-separated"),
         ("opentdb-computers.json", "api-response", Format.OPENTDB, "JSON"),
+        ("opentdb-computers.yaml", "trivia.txt", Format.OPENTDB, "OpenTDB YAML (a `results:`"),
     ],
 )
 def test_content_decides_when_the_name_does_not(
@@ -85,6 +86,27 @@ def test_content_decides_when_the_name_does_not(
     found, reason = detect_format((DATA / name).read_text(encoding="utf-8"), renamed)
     assert found is expected
     assert why in reason
+
+
+def test_opentdb_yaml_without_its_extension_imports_as_with_it() -> None:
+    text = (DATA / "opentdb-computers.yaml").read_text(encoding="utf-8")
+    renamed = import_bytes(text.encode(), "trivia.txt", pack="opentdb-computers")
+    assert renamed.format is Format.OPENTDB
+    assert _items(renamed) == _items(_import("opentdb-computers.yaml"))
+    bare = text.split("results:\n", 1)[1]  # the list alone, as some tools save it
+    found, why = detect_format(bare, "trivia")
+    assert (found, why) == (
+        Format.OPENTDB,
+        "the content is OpenTDB YAML (a list of question/correct_answer entries)",
+    )
+    broken = text.replace('correct_answer: "~"', 'correct_answer: "~', 1)
+    assert detect_format(broken, "trivia")[0] is Format.OPENTDB
+    assert import_bytes(broken.encode(), "trivia").errors[0].message.startswith("YAML syntax")
+
+
+def test_yaml_that_is_not_opentdb_is_not_taken_for_it() -> None:
+    with pytest.raises(FormatUnknown):
+        detect_format("notes:\n  - question: what?\n    answer: that\n", "notes.txt")
 
 
 def test_unknown_format_says_what_to_pass() -> None:
@@ -284,6 +306,71 @@ def test_cheatsheet_answer_text_disagreeing_with_its_letter_is_reported() -> Non
     assert _correct(result.items[0].data) == "float32 tensors"
 
 
+def test_cheatsheet_card_with_an_unknown_level_is_still_a_card() -> None:
+    text = (
+        "Strides - Cheat Sheet & Quick Revision\n\nRecall & Review\n\n"
+        "beginner\n\nWhat is a tensor?\n\nAn n-dimensional array.\n\n"
+        "expert\n\nWhat is a stride?\n\nThe step in memory per dimension.\n\n"
+        "How would you explain views to a teammate?\n\nStart from storage.\n"
+    )
+    result = import_bytes(text.encode(), "strides.txt")
+    items = _items(result)
+    assert items["strides-flash-02"] == {
+        "id": "strides-flash-02",
+        "kind": "flashcard",
+        "difficulty": "medium",
+        "prompt": "What is a stride?",
+        "answer": "The step in memory per dimension.",
+    }
+    assert [item["prompt"] for item in items.values() if item["kind"] == "open"] == [
+        "How would you explain views to a teammate?"
+    ]
+    assert _messages(result, "warning")[0] == (
+        "strides.txt:11: warning: strides-flash-02.difficulty: 'expert' is not a level the "
+        "importer knows (beginner, basic, easy, intermediate, medium, advanced, hard); the card "
+        "under it was imported as a flashcard with difficulty medium"
+    )
+    assert not result.errors
+
+
+def test_cheatsheet_practice_with_an_unknown_level_keeps_it_out_of_the_snippet() -> None:
+    text = (
+        "Topic - Cheat Sheet & Quick Revision\n\nPractice\n\n1. What does this print?\n\n"
+        "import torch\nprint(torch.tensor([1, 2]).dtype)\n\nexpert\n\n"
+        "Solution\n\n1. Step 1: Infer\n\n   Ints become int64.\n\n"
+        "2. Final Answer:\n\n   torch.int64\n"
+    )
+    result = import_bytes(text.encode(), "t.txt")
+    (item,) = result.items
+    assert item.data["code"] == "import torch\nprint(torch.tensor([1, 2]).dtype)\n"
+    assert item.data["difficulty"] == "medium"
+    assert _messages(result, "warning") == [
+        "t.txt:10: warning: t-prac-01.difficulty: 'expert' is not a level the importer knows "
+        "(beginner, basic, easy, intermediate, medium, advanced, hard); set to medium"
+    ]
+
+
+def test_cheatsheet_final_answer_naming_a_missing_option_is_reported() -> None:
+    problem = (
+        "Topic - Cheat Sheet & Quick Revision\n\nPractice\n\n1. What is six times seven?\n\n"
+        "easy\n\n{options}Solution\n\n1. Step 1: Multiply\n\n   6 * 7.\n\n"
+        "2. Final Answer:\n\n   42 -> Option Z\n"
+    )
+    without = import_bytes(problem.format(options="").encode(), "t.txt")
+    (item,) = without.items
+    assert item.data["answer"] == item.data["final_answer"] == "42"
+    assert _messages(without, "warning") == [
+        "t.txt:15: warning: t-prac-01.final_answer: the final answer points at option Z, but "
+        "this problem has no options; kept '42' as its answer, check it"
+    ]
+    with_options = import_bytes(problem.format(options="A. 42\n\nB. 24\n\n").encode(), "t.txt")
+    assert not with_options.items
+    assert _messages(with_options) == [
+        "t.txt:19: t-prac-01.final_answer: the final answer points at option Z, but the options "
+        "are A, B; this item was not imported"
+    ]
+
+
 # --- CSV / TSV ----------------------------------------------------------------------------------
 
 
@@ -340,6 +427,125 @@ def test_forced_tsv_on_a_txt_export() -> None:
     text = "autograd\tRecords operations.\nleaf\tA tensor you made.\n"
     result = import_bytes(text.encode(), "export.txt", format=Format.TSV)
     assert result.counts() == Counter({"flashcard": 2})
+
+
+RAGGED = (
+    "autograd,records operations\n"
+    "no delimiter on this line\n"
+    "leaf,a tensor you created\n"
+    "just words here too\n"
+    "Which dtype can require grad?,int64,float32,B\n"
+    "and one more stray line\n"
+)
+
+
+def test_csv_with_many_bad_rows_reports_each_and_keeps_the_good_ones() -> None:
+    result = import_bytes(RAGGED.encode(), "ragged.csv")
+    assert result.counts() == Counter({"flashcard": 2, "multiple_choice": 1})
+    assert _correct(_items(result)["ragged-mc-01"]) == "float32"
+    expected = "a row with 1 filled cell(s): expected 2 (term, definition) or at least 4"
+    assert [(p.line, p.message[: len(expected)]) for p in result.errors] == [
+        (2, expected),
+        (4, expected),
+        (6, expected),
+    ]
+    assert _messages(result, "warning")[0] == (
+        "ragged.csv:1: warning: the delimiter is unclear: comma splits 3 of the first 6 rows "
+        "into cells, more than any other, so the file was read as comma-separated; each row "
+        "that does not fit is reported"
+    )
+
+
+def test_an_unsure_csv_prefers_the_comma() -> None:
+    text = "term,a definition\nother;thing\nlonely\n"
+    result = import_bytes(text.encode(), "tie.csv")
+    assert [item.data["prompt"] for item in result.items] == ["term"]
+    assert [p.line for p in result.errors] == [2, 3]
+
+
+def test_a_csv_file_prefers_the_comma_when_semicolons_split_as_well() -> None:
+    text = "leaf,made by you; not computed\ngrad_fn,the node; it made the tensor\n"
+    assert _items(import_bytes(text.encode(), "notes.csv"))["notes-flash-01"] == {
+        "id": "notes-flash-01",
+        "kind": "flashcard",
+        "difficulty": "medium",
+        "prompt": "leaf",
+        "answer": "made by you; not computed",
+    }
+
+
+def test_forced_csv_means_comma_separated() -> None:
+    text = "leaf,made by you; not computed\ngrad_fn,the node; it made the tensor\n"
+    assert detect_format(text, "export.txt") == (Format.CSV, "every row has ';'-separated cells")
+    result = import_bytes(text.encode(), "export.txt", format=Format.CSV)
+    assert [item.data["prompt"] for item in result.items] == ["leaf", "grad_fn"]
+    assert not result.errors
+
+
+def test_a_header_row_table_says_what_each_bad_row_lacks() -> None:
+    text = (
+        "term,definition,choice1,choice2,correct\n"
+        ",no term here,,,\n"
+        "a lone cell\n"
+        "autograd,records operations,,,\n"
+        "Which is a float?,,float32,int64,A\n"
+        "Pick one,,only,,A\n"
+    )
+    result = import_bytes(text.encode(), "header.csv")
+    assert result.counts() == Counter({"flashcard": 1, "multiple_choice": 1})
+    assert [(p.line, p.field, p.message) for p in result.errors] == [
+        (2, "header-flash-01.prompt", "the term cell is empty; this row was not imported"),
+        (3, "definition", "this row has neither a definition nor choices; it was not imported"),
+        (
+            6,
+            "choices",
+            "1 choice cell(s) filled in; a multiple-choice row needs at least 2 and a correct "
+            "answer; this row was not imported",
+        ),
+    ]
+
+
+def test_an_unclosed_quote_is_reported_and_the_lines_after_it_still_imported() -> None:
+    rows = "".join(f"term{n},definition {n}\n" for n in range(1, 5))
+    text = rows + '"unterminated,quote here\nafter1,def after1\nafter2,def after2\n'
+    result = import_bytes(text.encode(), "quote.csv")
+    assert _messages(result) == [
+        "quote.csv:5: an opening quote is never closed, so lines 5-7 would be one cell; this "
+        "row was not imported, the lines after it were read as rows (close the quote, or write "
+        'a quote inside a quoted cell as "")'
+    ]
+    assert [item.data["prompt"] for item in result.items][-2:] == ["after1", "after2"]
+    assert [item.line for item in result.items][-2:] == [6, 7]
+
+
+def test_a_quote_closed_lines_later_by_another_cell_is_reported() -> None:
+    text = '"opened here,def\nt2,d2\nt3,"d3"\nt4,d4\n'
+    result = import_bytes(text.encode(), "late.csv")
+    assert _messages(result) == [
+        "late.csv:1: a quote opened on this line is only closed on line 3, and then ',' "
+        "expected after '\"', so lines 1-3 would be one cell; this row was not imported, the "
+        "lines after it were read as rows (close the quote, or write a quote inside a quoted "
+        'cell as "")'
+    ]
+    assert [(item.line, item.data["prompt"]) for item in result.items] == [
+        (2, "t2"),
+        (3, "t3"),
+        (4, "t4"),
+    ]
+
+
+def test_quoted_cells_that_are_fine_or_nearly_fine_are_imported() -> None:
+    text = '"multi\nline term",its definition\nleaf,"made" by you\n'
+    result = import_bytes(text.encode(), "quotes.csv")
+    assert [(item.line, item.data["prompt"], item.data["answer"]) for item in result.items] == [
+        (1, "multi\nline term", "its definition"),
+        (3, "leaf", "made by you"),
+    ]
+    assert not result.errors
+    assert _messages(result, "warning")[0] == (
+        "quotes.csv:3: warning: a quoted cell has text after its closing quote (',' expected "
+        "after '\"'); read the row as 2 cell(s), check it"
+    )
 
 
 # --- OpenTDB ------------------------------------------------------------------------------------
@@ -439,3 +645,14 @@ def test_schema_limits_are_reported_at_the_source_row() -> None:
         "long.csv:1: warning: difficulty: 1 item(s) have no difficulty column; imported as medium",
     ]
     assert [item.id for item in result.items] == ["long-mc-01"]
+
+
+def test_opentdb_yaml_syntax_error_is_reported_where_the_quote_opens() -> None:
+    text = (DATA / "opentdb-computers.yaml").read_text()
+    text = text.replace('correct_answer: "~"', 'correct_answer: "~', 1)
+    result = import_bytes(text.encode(), "trivia.yaml")
+    assert [str(p) for p in result.problems] == [
+        "trivia.yaml:7: YAML syntax: the quoted text that starts here (column 21) runs on to "
+        "line 8, where YAML then fails (expected <block end>, but found '<scalar>' at line 8); "
+        "is its closing quote missing?"
+    ]

@@ -97,9 +97,52 @@ def test_ids_and_names_reused_across_files_are_reported(tmp_path: Path) -> None:
     )
 
 
+def test_ids_reused_across_files_are_reported_when_a_file_has_errors(tmp_path: Path) -> None:
+    text = (TEST_PACKS / "mini.yaml").read_text()
+    (tmp_path / "one.yaml").write_text(text.replace("difficulty: easy", "difficulty: hmm", 1))
+    (tmp_path / "two.yaml").write_text(text.replace("pack: mini", "pack: other"))
+    problems = [str(p) for p in load_packs(tmp_path).problems]
+    assert problems[0].startswith(f"{tmp_path / 'one.yaml'}:6: d-flash-1.difficulty: ")
+    assert (
+        f"{tmp_path / 'two.yaml'}:4: d-flash-1.id: id 'd-flash-1' is already used at "
+        + (f"{tmp_path / 'one.yaml'}:4")
+        in problems
+    )
+
+
 def test_yaml_syntax_errors_have_a_line(tmp_path: Path) -> None:
     problems = _problems(tmp_path, "pack: x\ntitle: y\nitems:\n  - id: [unclosed\n")
-    assert len(problems) == 1 and ":5: YAML syntax:" in problems[0]
+    assert problems == [
+        f"{tmp_path / 'broken.yaml'}:4: YAML syntax: the [ list that starts here (column 9) is "
+        "never closed (found the end of the file at line 5)"
+    ]
+
+
+def test_an_unclosed_quote_is_reported_where_it_starts(tmp_path: Path) -> None:
+    text = (TEST_PACKS / "mini.yaml").read_text()
+    text = text.replace("prompt: What does requires_grad=True do?", 'prompt: "What does', 1)
+    assert text.count("\n") > 40  # the file goes on long after the quote
+    assert _problems(tmp_path, text) == [
+        f"{tmp_path / 'broken.yaml'}:8: YAML syntax: the quoted text that starts here (column 13) "
+        "runs on to line 32, where YAML then fails (expected <block end>, but found '<scalar>' "
+        "at line 32); is its closing quote missing?"
+    ]
+    # With no other quote to close it, it runs to the end of the file.
+    text = text.replace('"3.0"', "3.0").replace('"1.0"', "1.0")
+    assert '"' not in text.split('"What does', 1)[1]
+    assert _problems(tmp_path, text) == [
+        f"{tmp_path / 'broken.yaml'}:8: YAML syntax: the quoted text that starts here (column 13) "
+        f"is never closed (found the end of the file at line {text.count(chr(10)) + 1})"
+    ]
+
+
+def test_a_bad_indentation_is_reported_where_it_is(tmp_path: Path) -> None:
+    text = (TEST_PACKS / "mini.yaml").read_text()
+    text = text.replace("    answer: It makes", "   answer: It makes", 1)
+    assert _problems(tmp_path, text) == [
+        f"{tmp_path / 'broken.yaml'}:9: YAML syntax: expected <block end>, but found "
+        "'<block mapping start>' (in the list that starts at line 4; check the indentation)"
+    ]
 
 
 def test_duplicate_keys_are_an_error_not_a_silent_overwrite(tmp_path: Path) -> None:
@@ -131,4 +174,50 @@ def test_an_empty_or_missing_folder_is_reported(tmp_path: Path) -> None:
     missing = tmp_path / "nope"
     assert [str(p) for p in load_packs(missing).problems] == [
         f"{missing}:0: no such file or directory"
+    ]
+
+
+def test_an_id_reused_after_an_invalid_item_is_still_reported(tmp_path: Path) -> None:
+    text = (
+        "pack: twice\ntitle: Twice\nitems:\n"
+        "  - id: a1\n    kind: flashcard\n    difficulty: easy\n    prompt: First?\n"
+        "  - id: a1\n    kind: flashcard\n    difficulty: easy\n    prompt: Second?\n"
+        "    answer: Yes.\n"
+    )
+    path = tmp_path / "broken.yaml"
+    assert _problems(tmp_path, text) == [
+        f"{path}:4: a1.answer: required field is missing",
+        f"{path}:8: a1.id: id 'a1' is already used at line 4",
+    ]
+
+
+def test_a_pack_whose_items_are_all_invalid_is_not_called_empty(tmp_path: Path) -> None:
+    text = (
+        "pack: all-bad\ntitle: All bad\nitems:\n"
+        "  - id: b1\n    kind: flashcard\n    difficulty: easy\n    prompt: First?\n"
+        "  - id: b2\n    kind: flashcard\n    difficulty: extreme\n    prompt: Second?\n"
+        "    answer: Yes.\n"
+    )
+    path = tmp_path / "broken.yaml"
+    assert _problems(tmp_path, text) == [
+        f"{path}:4: b1.answer: required field is missing",
+        f"{path}:10: b2.difficulty: expected one of 'easy', 'medium' or 'hard'",
+    ]
+
+
+def test_a_pack_without_items_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "broken.yaml"
+    assert _problems(tmp_path, "pack: empty\ntitle: Empty\nitems: []\n") == [
+        f"{path}:3: items: needs at least 1 entry, found 0"
+    ]
+    assert _problems(tmp_path, "pack: empty\ntitle: Empty\n") == [
+        f"{path}:1: items: required field is missing"
+    ]
+
+
+def test_a_list_written_as_one_value_is_explained(tmp_path: Path) -> None:
+    text = (TEST_PACKS / "mini.yaml").read_text().replace("tags: [autograd]", "tags: autograd", 1)
+    assert _problems(tmp_path, text) == [
+        f"{tmp_path / 'broken.yaml'}:7: d-flash-1.tags: expected a list, got text 'autograd'; "
+        "write one `- entry` per line, or [a, b]"
     ]

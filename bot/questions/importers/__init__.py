@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from pathlib import PurePath
 
 import yaml
@@ -73,8 +74,9 @@ def detect_format(text: str, filename: str) -> tuple[Format, str]:
 
     Rules, first match wins: the extension ``.json`` (OpenTDB), ``.yaml``/``.yml`` (OpenTDB,
     after checking it is not already a pack), ``.tsv``, ``.csv``; then the content: JSON
-    (starts with ``{`` or ``[``), a cheat sheet (its title or section headers), a table
-    (a delimiter that splits every row into at least two cells).
+    (starts with ``{`` or ``[``), OpenTDB-shaped YAML (a ``results:`` list of questions, or a
+    bare list of them), a cheat sheet (its title or section headers), a table (a delimiter
+    that splits every row into at least two cells).
     """
     suffix = PurePath(filename).suffix.lower()
     stripped = text.lstrip()
@@ -94,6 +96,10 @@ def detect_format(text: str, filename: str) -> tuple[Format, str]:
             pass
         else:
             return Format.OPENTDB, "the content is JSON"
+    why = _opentdb_yaml(text)
+    if why:
+        _refuse_pack(text, filename)
+        return Format.OPENTDB, why
     why = looks_like_cheatsheet(text.splitlines())
     if why:
         return Format.CHEATSHEET, f"cheat-sheet layout ({why})"
@@ -107,6 +113,39 @@ def detect_format(text: str, filename: str) -> tuple[Format, str]:
         "'Recall & Review'/'Practice' sections, no delimiter that splits every row); "
         "pass --format cheatsheet, csv, tsv or opentdb"
     )
+
+
+_YAML_RESULTS = re.compile(r"^results\s*:\s*(?:#.*)?$", re.MULTILINE)
+_YAML_QUESTION = re.compile(r"^\s*-?\s*(?:question|correct_answer)\s*:", re.MULTILINE)
+
+
+def _opentdb_yaml(text: str) -> str | None:
+    """Why ``text`` is OpenTDB data written as YAML, or ``None``.
+
+    A top-level ``results:`` list whose entries have ``question`` and ``correct_answer`` (or a
+    bare list of such entries). A file with a top-level ``results:`` line that is not valid
+    YAML counts too, so that the importer reports the syntax error at its line.
+    """
+    if not _YAML_QUESTION.search(text):
+        return None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        if _YAML_RESULTS.search(text):
+            return "a top-level `results:` key, as in OpenTDB data (not valid YAML, see below)"
+        return None
+    entries = data.get("results") if isinstance(data, dict) else data
+    if (
+        isinstance(entries, list)
+        and entries
+        and any(
+            isinstance(entry, dict) and "question" in entry and "correct_answer" in entry
+            for entry in entries
+        )
+    ):
+        where = "`results:` list" if isinstance(data, dict) else "list"
+        return f"the content is OpenTDB YAML (a {where} of question/correct_answer entries)"
+    return None
 
 
 def _refuse_pack(text: str, filename: str) -> None:
@@ -147,14 +186,33 @@ def import_bytes(
     result = ImportResult(filename, found, why, slug, title or title_from_name(filename))
     if found is Format.CHEATSHEET:
         import_cheatsheet(text, result, title_given=title is not None)
-    elif found in {Format.CSV, Format.TSV}:
-        import_tabular(text, result, delimiter="\t" if found is Format.TSV else None)
+    elif found is Format.TSV:
+        import_tabular(text, result, delimiter="\t")
+    elif found is Format.CSV:
+        # `--format csv` means comma-separated; a file detected as CSV may use ; or | too.
+        import_tabular(text, result, delimiter="," if format is Format.CSV else None, prefer=",")
     else:
-        is_json = PurePath(filename).suffix.lower() == ".json" or text.lstrip().startswith(
-            ("{", "[")
-        )
+        suffix = PurePath(filename).suffix.lower()
+        is_json = suffix == ".json" or (suffix not in {".yaml", ".yml"} and _is_json(text))
         import_opentdb(text, result, is_json=is_json)
     return result
+
+
+def _is_json(text: str) -> bool:
+    """Whether ``text`` is meant as JSON: it starts like JSON and is not YAML that isn't."""
+    stripped = text.lstrip()
+    if not stripped.startswith(("{", "[")):
+        return False
+    try:
+        json.loads(stripped)
+    except json.JSONDecodeError:
+        # Broken JSON is reported as JSON, unless it is valid YAML (flow style: [{a: 1}]).
+        try:
+            yaml.safe_load(stripped)
+        except yaml.YAMLError:
+            return True
+        return False
+    return True
 
 
 def to_yaml(result: ImportResult) -> str:

@@ -51,6 +51,9 @@ _TITLE = re.compile(r"^(?P<topic>.+?)\s*[-\u2013\u2014:|]\s*cheat\s*sheet\b.*$",
 _RECALL = re.compile(r"^recall\s*(?:&|and)\s*review\s*:?$", re.IGNORECASE)
 _PRACTICE = re.compile(r"^practice(?:\s+problems?)?\s*:?$", re.IGNORECASE)
 _LEVEL = re.compile(r"^(?P<level>" + "|".join(DIFFICULTY_WORDS) + r")\s*:?$", re.IGNORECASE)
+# One word on its own where a level goes ("expert"): a level the importer does not know.
+_LEVELISH = re.compile(r"^[A-Za-z][A-Za-z-]{1,19}\s*:?$")
+_KNOWN_LEVELS = ", ".join(DIFFICULTY_WORDS)
 _RECALL_OPTION = re.compile(r"^(?P<letter>[A-E])(?:[.):]\s*|\s+)(?P<text>\S.*)$")
 _NUMBERED = re.compile(r"^(?P<number>\d+)[.)]\s+(?P<text>\S.*)$")
 _OPTION = re.compile(r"^(?P<letter>[A-E])[.):]\s+(?P<text>\S.*)$")
@@ -65,7 +68,8 @@ _HINT = re.compile(r"^hints?\s*:\s*(?P<text>.*)$", re.IGNORECASE)
 _MISTAKES = re.compile(r"^common\s+mistakes?\s*:?\s*(?P<text>.*)$", re.IGNORECASE)
 _BULLET = re.compile(r"^\s*(?:[\u2022\u00b7\u25aa\u25e6\u2023*\-])\s*(?P<text>\S.*)$")
 _ANSWER_OPTION = re.compile(
-    r"\s*(?:->|\u2192|=>|\u27f6)\s*\(?option\s*(?P<letter>[A-E])\)?\s*\.?\s*$", re.IGNORECASE
+    r"\s*(?:->|\u2192|=>|\u27f6)\s*\(?option\s*(?P<letter>[A-Za-z0-9]{1,3})\)?\s*\.?\s*$",
+    re.IGNORECASE,
 )
 _CODE_START = re.compile(
     r"^(?:import\s+\w|from\s+\w+\s+import|print\(|def\s|class\s|for\s|while\s|if\s|with\s|@|#"
@@ -189,7 +193,7 @@ class _RecallParser:
         index = 0
         while index < len(paragraphs):
             paragraph = paragraphs[index]
-            if _LEVEL.match(paragraph.text):
+            if _LEVEL.match(paragraph.text) or self._unknown_level(index):
                 index = self._flashcard(index)
             elif self._option_run(index + 1) >= 2:
                 index = self._multiple_choice(index)
@@ -208,6 +212,22 @@ class _RecallParser:
     def _is_level(self, index: int) -> bool:
         return index < len(self.paragraphs) and bool(_LEVEL.match(self.paragraphs[index].text))
 
+    def _unknown_level(self, index: int) -> bool:
+        """A lone word shaped like a level ("expert") heading a question and its answer."""
+        if index + 2 >= len(self.paragraphs):
+            return False
+        word, question = self.paragraphs[index], self.paragraphs[index + 1]
+        return (
+            len(word.lines) == 1
+            and bool(_LEVELISH.match(word.text))
+            and not _LEVEL.match(word.text)
+            and question.text.endswith("?")
+            and not self._is_level(index + 1)
+            and self._option_run(index + 2) < 2
+            and not self._is_level(index + 2)
+            and self._option_run(index + 3) < 2
+        )
+
     def _option_run(self, index: int) -> int:
         """How many paragraphs from ``index`` are options A, B, C, ... in order."""
         count = 0
@@ -220,7 +240,9 @@ class _RecallParser:
 
     def _starts_block(self, index: int) -> bool:
         """Whether the paragraph at ``index`` begins a card or a multiple-choice block."""
-        return self._is_level(index) or self._option_run(index + 1) >= 2
+        return (
+            self._is_level(index) or self._option_run(index + 1) >= 2 or self._unknown_level(index)
+        )
 
     def _flashcard(self, index: int) -> int:
         level = self.paragraphs[index]
@@ -241,7 +263,15 @@ class _RecallParser:
             return index + 1
         question, answer = self.paragraphs[index + 1], self.paragraphs[index + 2]
         draft = self.builder.draft("flashcard", question.line)
-        difficulty = DIFFICULTY_WORDS[level.text.rstrip(":").strip().lower()]
+        difficulty = DIFFICULTY_WORDS.get(level.text.rstrip(":").strip().lower())
+        if difficulty is None:
+            difficulty = DEFAULT_DIFFICULTY
+            draft.warn(
+                "difficulty",
+                f"{level.text!r} is not a level the importer knows ({_KNOWN_LEVELS}); the card "
+                f"under it was imported as a flashcard with difficulty {difficulty.value}",
+                line=level.line,
+            )
         draft.commit(
             {"difficulty": difficulty.value, "prompt": question.text, "answer": answer.text}
         )
@@ -499,15 +529,49 @@ def _split_body(problem: _Problem) -> tuple[list[str], str | None, int | None]:
     return prose, code, body[code_from][0]
 
 
+def _unknown_practice_level(problem: _Problem) -> tuple[int, str] | None:
+    """A lone word, after a blank line, where the level goes ("expert"): taken off the body.
+
+    Without this it would end the question's text or, worse, its snippet.
+    """
+    body = list(problem.body)
+    while body and not body[-1][1].strip():
+        body.pop()
+    if (
+        problem.level is None
+        and len(body) >= 2  # the word and the blank line above it
+        and not body[-2][1].strip()
+        and _LEVELISH.match(body[-1][1].strip())
+    ):
+        problem.body = body[:-1]
+        return body[-1][0], body[-1][1].strip()
+    return None
+
+
+def _practice_difficulty(
+    draft: Draft, problem: _Problem, unknown_level: tuple[int, str] | None
+) -> Difficulty:
+    if problem.level is not None:
+        return DIFFICULTY_WORDS[problem.level[1]]
+    if unknown_level is None:
+        draft.warn("difficulty", f"no difficulty line; set to {DEFAULT_DIFFICULTY.value}")
+    else:
+        line, word = unknown_level
+        draft.warn(
+            "difficulty",
+            f"{word!r} is not a level the importer knows ({_KNOWN_LEVELS}); set to "
+            f"{DEFAULT_DIFFICULTY.value}",
+            line=line,
+        )
+    return DEFAULT_DIFFICULTY
+
+
 def _build_practice(builder: PackBuilder, problem: _Problem) -> None:  # noqa: PLR0915
+    unknown_level = _unknown_practice_level(problem)
     prose, code, code_line = _split_body(problem)
     prompt = clean_text(" ".join([*problem.prompt, *prose]))
     draft = builder.draft("practice", problem.line)
-    if problem.level is None:
-        draft.warn("difficulty", f"no difficulty line; set to {DEFAULT_DIFFICULTY.value}")
-        difficulty = DEFAULT_DIFFICULTY
-    else:
-        difficulty = DIFFICULTY_WORDS[problem.level[1]]
+    difficulty = _practice_difficulty(draft, problem, unknown_level)
     letters = [letter for _, letter, _ in problem.options]
     expected_letters = list(CHOICE_LETTERS[: len(letters)])
     if letters != expected_letters:
@@ -536,6 +600,13 @@ def _build_practice(builder: PackBuilder, problem: _Problem) -> None:  # noqa: P
     claimed = _ANSWER_OPTION.search(final_text)
     final_text = _ANSWER_OPTION.sub("", final_text).strip()
     correct: int | None = None
+    if claimed and not options:
+        draft.warn(
+            "final_answer",
+            f"the final answer points at option {claimed.group('letter').upper()}, but this "
+            f"problem has no options; kept {final_text!r} as its answer, check it",
+            line=final.line,
+        )
     if options:
         if claimed:
             letter = claimed.group("letter").upper()

@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 from bot.questions.importers.base import DIFFICULTY_WORDS, ImportResult, PackBuilder, tag_slug
+from bot.questions.loader import yaml_syntax_problem
 from bot.questions.schema import MAX_CHOICES
 
 __all__ = ["import_opentdb", "json_element_lines"]
@@ -85,12 +86,9 @@ def _load_yaml(builder: PackBuilder, text: str) -> tuple[Any, list[int]] | None:
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        builder.problem(mark.line + 1 if mark else 1, "", f"YAML syntax: {exc.problem or exc}")
-        return None
     except yaml.YAMLError as exc:
-        builder.problem(1, "", f"YAML syntax: {exc}")
+        line, message = yaml_syntax_problem(exc, text)
+        builder.problem(line, "", message)
         return None
     sequence: yaml.Node | None = node
     if isinstance(node, yaml.MappingNode):

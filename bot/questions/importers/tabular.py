@@ -6,10 +6,13 @@ Two row shapes, told apart per row by how many cells are filled in:
 * ``question, choice1, ..., choiceN, correct`` -> a multiple-choice item, where ``correct``
   is a letter (``B``), a 1-based index (``2``) or the text of one of the choices.
 
-The delimiter is sniffed (tab, comma, semicolon or pipe). A header row is optional; it is
-recognised by its column names (``term``/``question``/``front``, ``definition``/``answer``/
-``back``, ``choice1``/``option_a``/..., ``correct``) and may add ``difficulty``, ``tags`` and
-``explanation`` columns. Rows that fit neither shape are reported with their line number.
+The delimiter is sniffed (tab, comma, semicolon or pipe) unless the format forces one. When
+no delimiter splits (nearly) every row, the one that splits the most rows is used, and every
+row it does not split is reported. A header row is optional; it is recognised by its column
+names (``term``/``question``/``front``, ``definition``/``answer``/``back``,
+``choice1``/``option_a``/..., ``correct``) and may add ``difficulty``, ``tags`` and
+``explanation`` columns. Rows that fit neither shape are reported with their line number,
+and so is a quote that is never closed (it would swallow the lines after it into one cell).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from bot.questions.importers.base import (
@@ -42,16 +45,17 @@ _CHOICE_NAME = re.compile(r"^(?:choice|option|answer|alternative)[\s_]*(?:[1-5]|
 _EXTRA_NAMES = {"difficulty", "level", "tags", "tag", "explanation", "why", "category"}
 
 
-def sniff_delimiter(text: str) -> str | None:
+def sniff_delimiter(text: str, prefer: str | None = None) -> str | None:
     """The delimiter of a table, or ``None`` when the text does not look like one.
 
     A delimiter qualifies when it splits at least 4 in 5 of the first rows into two or more
     filled cells (exports have the odd bad row, and those are reported, not a reason to give
     up); among those, the one that splits the most rows wins, then the most regular one,
-    then tab, semicolon, comma, pipe in that order (a TSV's definitions often hold commas).
+    then ``prefer`` (a comma for a .csv file), then tab, semicolon, comma, pipe in that order
+    (a TSV's definitions often hold commas).
     """
     sample = "\n".join(text.splitlines()[:50])
-    best: tuple[float, float, int] | None = None
+    best: tuple[float, float, bool, int] | None = None
     chosen: str | None = None
     for priority, delimiter in enumerate(reversed(_DELIMITERS)):
         rows = [
@@ -65,10 +69,32 @@ def sniff_delimiter(text: str) -> str | None:
         if split < _MIN_SPLIT:
             continue
         regular = max(rows.count(count) for count in set(rows)) / len(rows)
-        score = (split, regular, priority)
+        score = (split, regular, delimiter == prefer, priority)
         if best is None or score > best:
             best, chosen = score, delimiter
     return chosen
+
+
+def _likeliest_delimiter(text: str, prefer: str | None) -> tuple[str, int, int] | None:
+    """When no delimiter qualifies: the one splitting the most rows into two or more cells.
+
+    Ties go to ``prefer`` (comma for a .csv), then to the usual order. Returns the delimiter,
+    how many rows it splits and how many rows there are; ``None`` when none splits any row.
+    """
+    sample = "\n".join(text.splitlines()[:500])
+    best: tuple[int, bool, int] | None = None
+    found: tuple[str, int, int] | None = None
+    for priority, delimiter in enumerate(reversed(_DELIMITERS)):
+        rows = [
+            len([cell for cell in row if cell.strip()])
+            for row in csv.reader(io.StringIO(sample), delimiter=delimiter)
+            if any(cell.strip() for cell in row)
+        ]
+        split = sum(1 for count in rows if count >= 2)
+        score = (split, delimiter == prefer, priority)
+        if split and (best is None or score > best):
+            best, found = score, (delimiter, split, len(rows))
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,33 +110,39 @@ class _Columns:
     explanation: int | None
 
 
-def import_tabular(text: str, result: ImportResult, *, delimiter: str | None = None) -> None:
-    """Parse a CSV/TSV table into ``result``; ``delimiter`` forces one (``--format tsv``)."""
+def import_tabular(
+    text: str, result: ImportResult, *, delimiter: str | None = None, prefer: str | None = None
+) -> None:
+    """Parse a CSV/TSV table into ``result``.
+
+    ``delimiter`` forces one (``--format csv`` or ``tsv``); otherwise it is sniffed, and when
+    that is unsure the likeliest one is used, ``prefer`` winning a tie.
+    """
     builder = PackBuilder(result)
-    found = delimiter or sniff_delimiter(text)
+    found = delimiter or sniff_delimiter(text, prefer)
     if found is None:
-        builder.problem(
+        likeliest = _likeliest_delimiter(text, prefer)
+        if likeliest is None:
+            builder.problem(
+                1,
+                "",
+                "cannot find a delimiter: no row has two cells separated by a comma, tab, "
+                "semicolon or pipe; expected rows of 'term<TAB>definition' or "
+                "'question,choice1,...,correct'",
+            )
+            return
+        found, split, rows = likeliest
+        builder.warn(
             1,
             "",
-            "cannot find a delimiter: expected rows of 'term<TAB>definition' or "
-            "'question,choice1,...,correct' (comma, tab, semicolon or pipe separated)",
+            f"the delimiter is unclear: {_describe(found)} splits {split} of the first {rows} "
+            "rows into cells, more than any other, so the file was read as "
+            f"{_describe(found)}-separated; each row that does not fit is reported",
         )
-        return
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=found)
     columns: _Columns | None = None
-    line = 1
     first = True
     defaulted = 0
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            builder.problem(reader.line_num, "", f"not valid {_name(found)}: {exc}")
-            break
-        row_line, line = line, reader.line_num + 1
-        cells = [clean_text(cell) for cell in row]
+    for row_line, cells in _rows(builder, text, found):
         if not any(cells):
             continue
         if first:
@@ -129,8 +161,59 @@ def import_tabular(text: str, result: ImportResult, *, delimiter: str | None = N
         )
 
 
-def _name(delimiter: str) -> str:
-    return "TSV" if delimiter == "\t" else "CSV"
+def _rows(builder: PackBuilder, text: str, delimiter: str) -> Iterator[tuple[int, list[str]]]:
+    """Each row with the line it starts on, its cells cleaned.
+
+    Quotes are read strictly, so that a quote that is never closed (or is closed lines later
+    and followed by more text) does not silently swallow the lines after it into one cell:
+    that row is reported, and reading goes on from the next line.
+    """
+    lines = text.splitlines(keepends=True)
+    start = 0  # index of the first line the current reader was given
+    while start < len(lines):
+        reader = csv.reader(lines[start:], delimiter=delimiter, strict=True)
+        row_start = start  # index of the current row's first line
+        try:
+            for row in reader:
+                yield row_start + 1, [clean_text(cell) for cell in row]
+                row_start = start + reader.line_num
+            return
+        except csv.Error as exc:
+            end = start + reader.line_num
+            if end == row_start + 1:
+                # A quote problem within one line: read that line leniently, with a warning.
+                (row,) = list(csv.reader([lines[row_start]], delimiter=delimiter)) or [[]]
+                builder.warn(
+                    row_start + 1,
+                    "",
+                    f"a quoted cell has text after its closing quote ({exc}); read the row as "
+                    f"{len(row)} cell(s), check it",
+                )
+                yield row_start + 1, [clean_text(cell) for cell in row]
+            else:
+                builder.problem(row_start + 1, "", _quote_problem(str(exc), row_start + 1, end))
+            start = row_start + 1
+
+
+def _quote_problem(error: str, line: int, end: int) -> str:
+    if "end of data" in error:
+        what = (
+            f"an opening quote is never closed, so lines {line}-{end} would be one cell; "
+            "this row was not imported"
+        )
+    else:
+        what = (
+            f"a quote opened on this line is only closed on line {end}, and then {error}, so "
+            f"lines {line}-{end} would be one cell; this row was not imported"
+        )
+    return (
+        f"{what}, the lines after it were read as rows (close the quote, or write a quote "
+        'inside a quoted cell as "")'
+    )
+
+
+def _describe(delimiter: str) -> str:
+    return {"\t": "tab", ",": "comma", ";": "semicolon", "|": "pipe"}[delimiter]
 
 
 def _header(cells: Sequence[str]) -> _Columns | None:
@@ -148,7 +231,9 @@ def _header(cells: Sequence[str]) -> _Columns | None:
         return next((i for i, name in enumerate(names) if name in options), None)
 
     choices = tuple(i for i, name in enumerate(names) if _CHOICE_NAME.match(name))
-    answer = None if choices else find(_ANSWER_NAMES)
+    # With choice columns, an "answer" column names the correct choice; "definition" (or
+    # "back") still makes a row without choices a flashcard.
+    answer = find(_ANSWER_NAMES - {"answer"}) if choices else find(_ANSWER_NAMES)
     return _Columns(
         prompt=0,
         answer=answer,
@@ -186,18 +271,37 @@ def _row(builder: PackBuilder, line: int, cells: list[str], columns: _Columns | 
         return cells[index] or None
 
     difficulty, tags = cell(columns.difficulty), cell(columns.tags)
-    if columns.choices:
-        choices = [c for c in (cell(i) for i in columns.choices) if c]
+    choices = [c for c in (cell(i) for i in columns.choices) if c]
+    answer = cell(columns.answer)
+    if choices or (columns.choices and columns.answer is None):
         correct = cell(columns.correct)
+        if not cells[0]:
+            builder.problem(line, "question", "the question cell is empty; row not imported")
+            return False
+        if len(choices) < 2:
+            builder.problem(
+                line,
+                "choices",
+                f"{len(choices)} choice cell(s) filled in; a multiple-choice row needs at least "
+                "2 and a correct answer; this row was not imported",
+            )
+            return False
+        if answer is not None:
+            builder.warn(
+                line,
+                "definition",
+                f"this row has choices and a definition; read as multiple choice, so the "
+                f"definition {answer!r} is not used",
+            )
         if correct is None:
             builder.problem(line, "correct", "this row has choices but no correct answer")
             return False
         return _multiple_choice(
             builder, line, cells[0], choices, correct, difficulty, tags, cell(columns.explanation)
         )
-    answer = cell(columns.answer)
     if answer is None:
-        builder.problem(line, "definition", "this row has no definition/answer")
+        neither = "neither a definition nor choices" if columns.choices else "no definition/answer"
+        builder.problem(line, "definition", f"this row has {neither}; it was not imported")
         return False
     return _flashcard(builder, line, cells[0], answer, difficulty, tags)
 
