@@ -241,12 +241,14 @@ def sandbox_config_for_check(config: SandboxConfig, *, timeout: float, jobs: int
     ``import_cpu_seconds``, and can only be lowered afterwards; a run's CPU budget (the import
     plus the timeout) above it makes the jail fail before the snippet starts (exit 1, nothing
     on stderr, with torch 2.13 and a 120 s budget from about ``--timeout 120`` on). So the
-    import budget grows with the timeout. Memory, pids and output stay as configured.
+    import budget grows with the timeout, and ``jobs`` jails may run at once. Memory, pids and
+    output stay as configured.
     """
     return dataclasses.replace(
         config,
         timeout=max(config.timeout, timeout),
         pool_size=max(config.pool_size, jobs),
+        max_running=max(config.max_running, jobs),  # ``jobs`` at once, none refused as busy
         import_cpu_seconds=max(config.import_cpu_seconds, math.ceil(timeout) + 120),
     )
 

@@ -284,8 +284,9 @@ def test_check_config_raises_the_timeout_and_the_cpu_budget_with_it() -> None:
     from bot.sandbox import SandboxConfig
 
     base = SandboxConfig(timeout=10.0, pool_size=2, import_cpu_seconds=120, memory_mb=512)
-    config = sandbox_config_for_check(base, timeout=150, jobs=4)
-    assert (config.timeout, config.pool_size, config.import_cpu_seconds) == (150, 4, 270)
+    config = sandbox_config_for_check(base, timeout=150, jobs=6)
+    assert (config.timeout, config.pool_size, config.import_cpu_seconds) == (150, 6, 270)
+    assert config.max_running == 6  # every job runs at once: none is refused as busy
     assert config.memory_mb == 512
     same = sandbox_config_for_check(base, timeout=5, jobs=1)
     assert (same.timeout, same.pool_size, same.import_cpu_seconds) == (10.0, 2, 125)
