@@ -91,6 +91,21 @@ def test_db_check_fails_on_a_broken_file(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
+def test_a_database_path_that_cannot_be_opened_is_one_line(tmp_path: Path) -> None:
+    directory = tmp_path / "dirdb"
+    directory.mkdir()
+    for args in (
+        ("console", "--db", str(directory)),
+        ("db", "check", "--db", str(directory)),
+        ("db", "backup", str(tmp_path / "copy.sqlite3"), "--db", str(directory)),
+    ):
+        proc = studybot(*args, stdin="/help\n")
+        assert proc.returncode == 2, args
+        assert proc.stderr.splitlines() == [
+            f"studybot: cannot open database {directory}: unable to open database file"
+        ], args
+
+
 def test_invalid_settings_are_one_readable_line(tmp_path: Path) -> None:
     proc = studybot(
         "console", "--db", str(tmp_path / "x.sqlite3"), env={"STUDYBOT_TIMEZONE": "Mars/Olympus"}
