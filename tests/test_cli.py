@@ -117,6 +117,22 @@ def test_invalid_settings_are_one_readable_line(tmp_path: Path) -> None:
     )
 
 
+def test_times_and_durations_out_of_range_are_one_line(tmp_path: Path) -> None:
+    db = str(tmp_path / "x.sqlite3")
+    clock = studybot("console", "--db", db, "--clock", "9999-12-31T23:00:00Z")
+    assert clock.returncode == 2
+    assert clock.stderr.splitlines() == [
+        "--clock: 9999-12-31T23:00:00+00:00 is outside the years 2000 to 2999, "
+        "which a simulated clock can show"
+    ]
+    window = studybot("console", "--db", db, env={"QUIZ_WINDOW": "99999999999d"})
+    assert window.returncode == 2
+    assert window.stderr.splitlines() == [
+        "studybot: invalid settings: QUIZ_WINDOW: '99999999999d' is longer than the maximum, "
+        "3650d (about ten years)"
+    ]
+
+
 def test_run_without_tokens_is_the_console(tmp_path: Path) -> None:
     proc = studybot(
         "run",

@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from bot.core.clock import Clock, SimulatedClock
+from bot.core.clock import Clock, SimulatedClock, check_simulated
 from bot.core.durations import parse_duration
 from bot.core.errors import APOLOGY, StudyError
 from bot.core.messages import Message
@@ -429,12 +429,12 @@ class ConsoleAdapter:
         verb, rest = args[0], args[1:]
         if verb == "advance" and len(rest) == 1:
             try:
-                target = self.clock.now() + parse_duration(rest[0])
+                target = check_simulated(self.clock.now() + parse_duration(rest[0]))
             except ValueError as exc:
                 raise UsageError(f"/clock advance DURATION: {exc}") from None
         elif verb == "set" and len(rest) == 1:
             try:
-                target = _parse_instant(rest[0])
+                target = check_simulated(_parse_instant(rest[0]))
             except ValueError as exc:
                 raise UsageError(f"/clock set ISO8601: {exc}") from None
         else:

@@ -218,3 +218,33 @@ def test_pack_commands_and_uploads_in_the_console(tmp_path: Path) -> None:
     assert out[13]["kind"] == "error" and texts[13].startswith("usage: /pack list | enable NAME")
     assert "/pack list | enable NAME | disable NAME | upload PATH" in texts[14]
     assert sorted(p.name for p in packs.iterdir()) == ["fresh.yaml", "mini.yaml"]
+
+
+def test_times_out_of_range_are_usage_errors(tmp_path: Path) -> None:
+    script = """\
+/clock advance 99999999999d
+/clock set 9999-12-31T23:59:59Z
+/clock set 1999-12-31T23:59:59Z
+/quiz mini
+/clock set 2999-12-31T23:00:00Z
+/quiz mini
+/clock advance 1d
+/leaderboard month
+"""
+    out = _run_console(tmp_path / "clock.sqlite3", script)
+    kinds = [line["kind"] for line in out]
+    # (the edit: the first question closes on the way to 2999)
+    assert kinds == ["error", "error", "error", "post", "edit", "reply", "post", "error", "reply"]
+    assert out[0]["text"] == (
+        "usage: /clock advance DURATION: '99999999999d' is longer than the maximum, 3650d "
+        "(about ten years)"
+    )
+    assert out[1]["text"] == (
+        "usage: /clock set ISO8601: 9999-12-31T23:59:59+00:00 is outside the years 2000 to "
+        "2999, which a simulated clock can show"
+    )
+    assert "1999-12-31T23:59:59+00:00 is outside the years 2000 to 2999" in str(out[2]["text"])
+    assert out[3]["at"] == "2026-03-04T09:00:00+00:00"  # refused times leave the clock alone
+    assert out[6]["at"] == "2999-12-31T23:00:00+00:00"
+    assert "3000-01-01T23:00:00+00:00 is outside the years" in str(out[7]["text"])
+    assert "this month" in str(out[8]["text"])
