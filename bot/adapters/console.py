@@ -317,14 +317,14 @@ class ConsoleAdapter:
         names = [a for a in args if a != "--admin"]
         if len(names) != 1:
             raise UsageError
-        self.member, self.admin = names[0].lstrip("@"), admin
+        self.member, self.admin = _name(names[0], "@", "/as NAME [--admin]"), admin
         role = " (admin)" if admin else ""
         self.note(f"you are now {self.member}{role}")
 
     async def _channel(self, args: list[str]) -> None:
         if len(args) != 1:
             raise UsageError
-        self.channel = args[0].lstrip("#")
+        self.channel = _name(args[0], "#", "/channel NAME")
         self.note(f"now in #{self.channel}")
 
     async def _quiz(self, args: list[str]) -> None:
@@ -467,6 +467,14 @@ class ConsoleAdapter:
             "studybot console: you are 'me' (admin) in #general. Try /quiz, then /answer B.\n"
             "Type /help for all commands, /quit to leave.\n"
         )
+
+
+def _name(typed: str, mark: str, usage: str) -> str:
+    """A member or channel name as typed, without its ``@``/``#``; blank is a usage error."""
+    name = typed.strip().removeprefix(mark).strip()
+    if not name:
+        raise UsageError(f"{usage}: the name can't be blank")
+    return name
 
 
 def _local_file(typed: str) -> tuple[Path, int]:

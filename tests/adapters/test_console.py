@@ -248,3 +248,18 @@ def test_times_out_of_range_are_usage_errors(tmp_path: Path) -> None:
     assert out[6]["at"] == "2999-12-31T23:00:00+00:00"
     assert "3000-01-01T23:00:00+00:00 is outside the years" in str(out[7]["text"])
     assert "this month" in str(out[8]["text"])
+
+
+def test_blank_names_are_refused(tmp_path: Path) -> None:
+    script = '/as ""\n/as "   " --admin\n/as @\n/channel ""\n/channel " # "\n/quiz mini\n'
+    out = _run_console(tmp_path / "names.sqlite3", script)
+    assert [line["text"] for line in out[:5]] == [
+        "usage: /as NAME [--admin]: the name can't be blank",
+        "usage: /as NAME [--admin]: the name can't be blank",
+        "usage: /as NAME [--admin]: the name can't be blank",
+        "usage: /channel NAME: the name can't be blank",
+        "usage: /channel NAME: the name can't be blank",
+    ]
+    assert all(line["kind"] == "error" for line in out[:5])
+    post = out[5]  # nothing changed: still me, in #general
+    assert post["kind"] == "post" and post["channel"] == "general"
