@@ -25,6 +25,7 @@ from bot.core.durations import parse_duration
 from bot.core.errors import APOLOGY, StudyError
 from bot.core.messages import Message
 from bot.core.models import ChatContext
+from bot.core.schedule import ScheduleError, parse_filters
 from bot.core.service import StudyService
 from bot.log import get_logger
 
@@ -36,6 +37,10 @@ __all__ = ["ConsoleAdapter", "UsageError"]
 log = get_logger(__name__)
 PLATFORM = "console"
 WORKSPACE = "console"
+_QUIZ_OPTION_USAGE = {  # by the field a quiz filter error names
+    "difficulty": "/quiz --difficulty easy|medium|hard",
+    "tags": "/quiz --tag TAG",
+}
 
 
 class UsageError(Exception):
@@ -332,11 +337,14 @@ class ConsoleAdapter:
         if len(rest) > 1:
             raise UsageError
         difficulty = options.get("--difficulty", [None])[-1]
+        tags = options.get("--tag", [])
+        try:
+            parse_filters(difficulty, tags)  # the service checks them too, without a usage
+        except ScheduleError as exc:
+            usage = _QUIZ_OPTION_USAGE.get(exc.field, "/quiz")
+            raise UsageError(f"{usage}: {exc.reason}") from None
         draft = await self.service.post_question(
-            self.context(),
-            pack=rest[0] if rest else None,
-            difficulty=difficulty,
-            tags=options.get("--tag", []),
+            self.context(), pack=rest[0] if rest else None, difficulty=difficulty, tags=tags
         )
         await self.service.publish(draft, self)
 

@@ -204,8 +204,8 @@ class StudyService:
         """
         try:
             difficulty, tags = parse_filters(difficulty, tags)
-        except ScheduleError as exc:
-            raise BadInput(str(exc)) from None
+        except ScheduleError as exc:  # its example is a schedule's: not for a quiz
+            raise BadInput(f"{exc.field}: {exc.reason}.") from None
         workspace, channel = await self._channel(ctx)
         requester = None
         if requested:

@@ -263,3 +263,17 @@ def test_blank_names_are_refused(tmp_path: Path) -> None:
     assert all(line["kind"] == "error" for line in out[:5])
     post = out[5]  # nothing changed: still me, in #general
     assert post["kind"] == "post" and post["channel"] == "general"
+
+
+def test_bad_quiz_filters_are_usage_errors(tmp_path: Path) -> None:
+    script = "/quiz --difficulty impossible\n/quiz mini --tag %\n/quiz mini --difficulty HARD\n"
+    out = _run_console(tmp_path / "filters.sqlite3", script)
+    assert [(line["kind"], line["text"]) for line in out[:2]] == [
+        (
+            "error",
+            "usage: /quiz --difficulty easy|medium|hard: 'impossible' is not one of easy, "
+            "medium, hard",
+        ),
+        ("error", "usage: /quiz --tag TAG: '%' is not a tag (lower-case letters, digits, -_)"),
+    ]
+    assert out[2]["kind"] == "post"

@@ -297,5 +297,8 @@ async def test_quiz_filters_are_validated_in_the_core(service: StudyService) -> 
         await service.post_question(ANN, difficulty="extreme")
     with pytest.raises(BadInput, match="tags: '%' is not a tag"):
         await service.post_question(ANN, tags=("%",))
+    with pytest.raises(BadInput) as refused:
+        await service.post_question(ANN, difficulty="impossible")
+    assert str(refused.value) == "difficulty: 'impossible' is not one of easy, medium, hard."
     draft = await service.post_question(ANN, difficulty="HARD", tags=("Retain-Graph",))
     assert draft.message.question_id == "d-mc-3"
