@@ -22,10 +22,11 @@ from typing import IO, TYPE_CHECKING
 
 from bot.core.clock import Clock, SimulatedClock, check_simulated
 from bot.core.durations import parse_duration
-from bot.core.errors import APOLOGY, StudyError
+from bot.core.errors import APOLOGY, BadInput, StudyError
 from bot.core.messages import Message
-from bot.core.models import ChatContext
+from bot.core.models import ChatContext, Window
 from bot.core.schedule import ScheduleError, parse_filters
+from bot.core.schedules import VERBS
 from bot.core.service import StudyService
 from bot.log import get_logger
 
@@ -37,6 +38,12 @@ __all__ = ["ConsoleAdapter", "UsageError"]
 log = get_logger(__name__)
 PLATFORM = "console"
 WORKSPACE = "console"
+_SCHEDULE_USAGE = {  # by verb, for the usage line of a schedule command that does not parse
+    "add": "/schedule add TIME [TZ] [DAYS] [options]",
+    "list": "/schedule list",
+    "preview": "/schedule preview ID [N]",
+    **{verb: f"/schedule {verb} ID" for verb in ("remove", "pause", "resume", "skip", "now")},
+}
 _QUIZ_OPTION_USAGE = {  # by the field a quiz filter error names
     "difficulty": "/quiz --difficulty easy|medium|hard",
     "tags": "/quiz --tag TAG",
@@ -44,7 +51,12 @@ _QUIZ_OPTION_USAGE = {  # by the field a quiz filter error names
 
 
 class UsageError(Exception):
-    """A command that does not parse; the message is the one-line usage to print."""
+    """A command that does not parse. The message, if given, is the usage line to print;
+    otherwise the command's own usage is printed, then ``reason`` (what was wrong) if given."""
+
+    def __init__(self, message: str = "", *, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +153,7 @@ class ConsoleAdapter:
             is_admin=self.admin,
             channel_name=self.channel,
             workspace_name="console",
+            command_prefix="/",
         )
 
     # --- the loop ----------------------------------------------------------------------------
@@ -233,7 +246,13 @@ class ConsoleAdapter:
             if self.scheduler is not None:
                 await self.scheduler.settle()
         except UsageError as exc:
-            self.error(f"usage: {str(exc) or usage}")
+            line = str(exc) or usage
+            self.error(f"usage: {line}: {exc.reason}" if exc.reason else f"usage: {line}")
+        except BadInput as exc:
+            if str(exc).startswith("usage:"):  # the core's own usage line: still a usage error
+                self.error(str(exc))
+            else:
+                self.note(str(exc))
         except StudyError as exc:
             self.note(str(exc))
         except Exception:
@@ -373,12 +392,16 @@ class ConsoleAdapter:
     async def _leaderboard(self, args: list[str]) -> None:
         if len(args) > 1:
             raise UsageError
-        self.reply(await self.service.leaderboard(self.context(), args[0] if args else "week"))
+        window = args[0].lower() if args else "week"
+        if window not in {w.value for w in Window}:
+            raise UsageError(reason=f"`{args[0]}` is not a window")
+        self.reply(await self.service.leaderboard(self.context(), window))
 
     async def _stats(self, args: list[str]) -> None:
         if len(args) > 1:
             raise UsageError
-        self.reply(await self.service.stats(self.context(), args[0] if args else None))
+        who = _name(args[0], "@", "/stats [NAME]") if args else None
+        self.reply(await self.service.stats(self.context(), who))
 
     async def _pack(self, args: list[str]) -> None:
         verb = args[0].lower() if args else ""
@@ -433,7 +456,9 @@ class ConsoleAdapter:
             self.reply(Message(), text=f"the time is {self.clock.now().isoformat()}")
             return
         if not isinstance(self.clock, SimulatedClock):
-            raise UsageError("the clock only moves in a console started with --clock ISO8601")
+            raise UsageError(
+                reason="the clock only moves in a console started with --clock ISO8601"
+            )
         verb, rest = args[0], args[1:]
         if verb == "advance" and len(rest) == 1:
             try:
@@ -457,12 +482,21 @@ class ConsoleAdapter:
     async def _schedule(self, args: list[str]) -> None:
         if not args:
             raise UsageError
-        reply = await self.service.schedule_command(self.context(), args[0], args[1:])
+        verb = args[0].lower()
+        try:
+            reply = await self.service.schedule_command(self.context(), verb, args[1:])
+        except BadInput as exc:  # the core's "args that do not parse" (its docstring)
+            if str(exc).startswith("usage:"):
+                raise
+            usage = _SCHEDULE_USAGE.get(verb, f"/schedule {'|'.join(VERBS)} ...")
+            raise UsageError(usage, reason=str(exc)) from None
         self.reply(reply.message)
         if reply.draft is not None:
             await self.service.publish(reply.draft, self)
 
     async def _help(self, args: list[str]) -> None:
+        if args:
+            raise UsageError
         width = max(len(c.usage) for c in self._commands.values())
         lines = [f"{c.usage:<{width}}  {c.help}" for c in self._commands.values()]
         self.reply(Message(), text="Commands:\n" + "\n".join(lines))
@@ -520,10 +554,10 @@ def _options(args: list[str], names: set[str]) -> tuple[dict[str, list[str]], li
     for word in words:
         if word.startswith("--"):
             if word not in names:
-                raise UsageError(f"unknown option {word}")
+                raise UsageError(reason=f"unknown option {word}")
             value = next(words, None)
             if value is None:
-                raise UsageError(f"{word} needs a value")
+                raise UsageError(reason=f"{word} needs a value")
             options.setdefault(word, []).append(value)
         else:
             rest.append(word)

@@ -178,7 +178,8 @@ class StudyService:
         _, channel = await self._channel(ctx)
         post = await self.posts.latest_open(channel.id)
         if post is None:
-            raise NotFound("There is no open question in this channel. Ask for one with quiz.")
+            ask = ctx.command("quiz")
+            raise NotFound(f"There is no open question in this channel. Ask for one with {ask}.")
         return post
 
     def _title(self, pack: str) -> str:

@@ -116,6 +116,7 @@ def test_scripted_session_json_lines(tmp_path: Path) -> None:
         "unknown command /frobnicate; try /help",
         "usage: /answer CHOICE",
         "commands start with /; try /help",
+        "usage: /leaderboard [week|month|all]: `forever` is not a window",
     ]
     assert "no pack called `nosuchpack`" in str(out[-2]["text"])
     assert "`forever` is not a window" in str(out[-1]["text"])
@@ -277,3 +278,39 @@ def test_bad_quiz_filters_are_usage_errors(tmp_path: Path) -> None:
         ("error", "usage: /quiz --tag TAG: '%' is not a tag (lower-case letters, digits, -_)"),
     ]
     assert out[2]["kind"] == "post"
+
+
+def test_bad_arguments_are_usage_errors(tmp_path: Path) -> None:
+    script = """\
+/leaderboard decade
+/leaderboard week month
+/quiz mini --frobnicate x
+/stats "@"
+/schedule remove x
+/schedule add 25:99
+/pack enable ""
+/help me
+/answer A
+/leaderboard MONTH
+"""
+    out = _run_console(tmp_path / "usage.sqlite3", script)
+    errors, (no_question, board) = out[:-2], out[-2:]
+    assert [e["text"] for e in errors] == [
+        "usage: /leaderboard [week|month|all]: `decade` is not a window",
+        "usage: /leaderboard [week|month|all]",
+        "usage: /quiz [PACK] [--difficulty easy|medium|hard] [--tag TAG]: unknown option "
+        "--frobnicate",
+        "usage: /stats [NAME]: the name can't be blank",
+        "usage: /schedule remove ID: `x` is not a schedule id; `schedule list` shows the ids.",
+        "usage: /schedule add TIME [TZ] [DAYS] [options]: time: hour 25 in '25:99' is out of "
+        "range 0-23 (example: /schedule add 09:00 Europe/Berlin weekdays)",
+        "usage: `pack enable NAME` (`pack list` shows the names)",
+        "usage: /help",
+    ]
+    assert all(e["kind"] == "error" for e in errors)
+    # Not bad arguments: nothing to answer yet, named the way the console types commands.
+    assert no_question["kind"] == "reply"
+    assert no_question["text"] == (
+        "There is no open question in this channel. Ask for one with `/quiz`."
+    )
+    assert board["kind"] == "reply" and "this month" in str(board["text"])

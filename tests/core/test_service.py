@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -302,3 +303,16 @@ async def test_quiz_filters_are_validated_in_the_core(service: StudyService) -> 
     assert str(refused.value) == "difficulty: 'impossible' is not one of easy, medium, hard."
     draft = await service.post_question(ANN, difficulty="HARD", tags=("Retain-Graph",))
     assert draft.message.question_id == "d-mc-3"
+
+
+async def test_no_open_question_names_quiz_as_members_type_it(service: StudyService) -> None:
+    with pytest.raises(
+        NotFound, match=r"no open question in this channel\. Ask for one with `quiz`\.$"
+    ):
+        await service.answer_latest(ANN, "A")
+    console = replace(ANN, command_prefix="/")
+    with pytest.raises(NotFound, match=r"Ask for one with `/quiz`\.$"):
+        await service.hint(console, None)
+    slack = replace(ANN, command_prefix="/study ")
+    with pytest.raises(NotFound, match=r"Ask for one with `/study quiz`\.$"):
+        await service.reveal(slack)
