@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import itertools
 import json
 import logging
 import random
@@ -654,6 +655,21 @@ async def test_a_channel_due_twice_at_once_gets_two_different_questions(
     assert len(gateway.posts) == 20
     for i in range(10):
         assert sorted(q for c, q in gateway.posts if c == f"c{i}") == ["d-mc-3", "d-prac-1"]
+
+
+async def test_a_daily_schedule_never_posts_the_same_question_twice_in_a_row(
+    service: StudyService, clock: SimulatedClock
+) -> None:
+    gateway = Recorder()
+    async with Scheduler(service, gateway, clock, GRACE).running() as sched:
+        await service.schedule_command(
+            member("root", admin=True), "add", ["10:00", "--difficulty", "hard"]
+        )
+        first = await service.post_question(member("root"), difficulty="hard")  # asked at 09:00
+        await sched.advance(clock, utc("2026-03-24T10:00:00Z"))
+    asked = [first.message.question_id, *(q for _, q in gateway.posts)]
+    assert len(asked) == 22 and sorted(set(asked)) == ["d-mc-3", "d-prac-1"]
+    assert all(a != b for a, b in itertools.pairwise(asked)), asked
 
 
 async def test_a_prepared_batch_rechecks_channels_that_posted_since(

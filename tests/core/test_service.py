@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from dataclasses import replace
 from datetime import timedelta
 
@@ -34,6 +35,17 @@ async def test_no_question_repeats_in_a_channel_until_the_pool_is_exhausted(
     # Another channel has its own history.
     other = await service.post_question(member("ann", channel="random"))
     assert other.message.question_id in first_round
+
+
+async def test_a_new_round_never_starts_with_the_question_just_posted(
+    service: StudyService,
+) -> None:
+    # Two hard questions: every second post starts a new round.
+    asked = [
+        (await service.post_question(ANN, difficulty="hard")).message.question_id for _ in range(30)
+    ]
+    assert sorted(set(asked)) == ["d-mc-3", "d-prac-1"]
+    assert all(a != b for a, b in itertools.pairwise(asked)), asked
 
 
 async def test_question_post_has_buttons_that_carry_post_and_choice(service: StudyService) -> None:
