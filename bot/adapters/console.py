@@ -13,6 +13,7 @@ import contextlib
 import json
 import shlex
 import sys
+import textwrap
 import threading
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -38,6 +39,8 @@ __all__ = ["ConsoleAdapter", "UsageError"]
 log = get_logger(__name__)
 PLATFORM = "console"
 WORKSPACE = "console"
+HELP_WIDTH = 80  # /help fits a standard terminal
+_HELP_COLUMN = 20  # where each command's description starts
 _SCHEDULE_USAGE = {  # by verb, for the usage line of a schedule command that does not parse
     "add": "/schedule add TIME [TZ] [DAYS] [options]",
     "list": "/schedule list",
@@ -497,8 +500,7 @@ class ConsoleAdapter:
     async def _help(self, args: list[str]) -> None:
         if args:
             raise UsageError
-        width = max(len(c.usage) for c in self._commands.values())
-        lines = [f"{c.usage:<{width}}  {c.help}" for c in self._commands.values()]
+        lines = [line for c in self._commands.values() for line in _help_entry(c)]
         self.reply(Message(), text="Commands:\n" + "\n".join(lines))
 
     async def _quit(self, args: list[str]) -> None:
@@ -509,6 +511,28 @@ class ConsoleAdapter:
             "studybot console: you are 'me' (admin) in #general. Try /quiz, then /answer B.\n"
             "Type /help for all commands, /quit to leave.\n"
         )
+
+
+def _help_entry(command: _Command) -> list[str]:
+    """One command for /help, within :data:`HELP_WIDTH` columns: the usage, then what it
+    does from column :data:`_HELP_COLUMN` (on the next line when the usage is too long).
+    A long usage breaks between its ``|`` alternatives."""
+    usage: list[str] = []
+    for part in command.usage.split(" | "):
+        joined = f"{usage[-1]} | {part}" if usage else part
+        if usage and len(joined) <= HELP_WIDTH:
+            usage[-1] = joined
+        elif usage:
+            usage.append(f"  | {part}")
+        else:
+            usage.append(part)
+    text = textwrap.wrap(command.help, HELP_WIDTH - _HELP_COLUMN, break_long_words=False)
+    indent = " " * _HELP_COLUMN
+    if len(usage) == 1 and len(usage[0]) < _HELP_COLUMN - 1:
+        first = [f"{usage[0]:<{_HELP_COLUMN}}{text[0]}"]
+    else:
+        first = [*usage, indent + text[0]]
+    return first + [indent + line for line in text[1:]]
 
 
 def _name(typed: str, mark: str, usage: str) -> str:

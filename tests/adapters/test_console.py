@@ -314,3 +314,19 @@ def test_bad_arguments_are_usage_errors(tmp_path: Path) -> None:
         "There is no open question in this channel. Ask for one with `/quiz`."
     )
     assert board["kind"] == "reply" and "this month" in str(board["text"])
+
+
+def test_help_fits_an_80_column_terminal(tmp_path: Path) -> None:
+    (help_reply,) = _run_console(tmp_path / "help.sqlite3", "/help\n")
+    lines = str(help_reply["text"]).splitlines()
+    assert max(len(line) for line in lines) <= 80, lines
+    assert "/as NAME [--admin]  act as another member" in lines
+    assert "/stats [NAME]       points, accuracy and streak" in lines
+    # The long /schedule usage breaks between its alternatives; what it does comes after.
+    at = lines.index(
+        "/schedule add TIME [TZ] [DAYS] [--pack P] [--difficulty D] [--window DURATION]"
+    )
+    assert lines[at + 1].strip() == (
+        "| list | remove ID | pause ID | resume ID | skip ID | now ID | preview ID [N]"
+    )
+    assert lines[at + 2].strip() == "daily questions (admins change them)"
