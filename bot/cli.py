@@ -114,7 +114,11 @@ def console(
                 err=True,
             )
             raise typer.Exit(2)
-        sim = SimulatedClock(start)
+        try:
+            sim = SimulatedClock(start)
+        except ValueError as exc:
+            typer.echo(f"--clock: {exc}", err=True)
+            raise typer.Exit(2) from None
     settings = settings.model_copy(update={"platform": Platform.CONSOLE})
     asyncio.run(wiring.serve(settings, clock=sim or SystemClock(), json_lines=json_lines))
 

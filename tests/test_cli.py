@@ -91,6 +91,21 @@ def test_db_check_fails_on_a_broken_file(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
+def test_a_database_path_that_cannot_be_opened_is_one_line(tmp_path: Path) -> None:
+    directory = tmp_path / "dirdb"
+    directory.mkdir()
+    for args in (
+        ("console", "--db", str(directory)),
+        ("db", "check", "--db", str(directory)),
+        ("db", "backup", str(tmp_path / "copy.sqlite3"), "--db", str(directory)),
+    ):
+        proc = studybot(*args, stdin="/help\n")
+        assert proc.returncode == 2, args
+        assert proc.stderr.splitlines() == [
+            f"studybot: cannot open database {directory}: unable to open database file"
+        ], args
+
+
 def test_invalid_settings_are_one_readable_line(tmp_path: Path) -> None:
     proc = studybot(
         "console", "--db", str(tmp_path / "x.sqlite3"), env={"STUDYBOT_TIMEZONE": "Mars/Olympus"}
@@ -100,6 +115,22 @@ def test_invalid_settings_are_one_readable_line(tmp_path: Path) -> None:
         "studybot: invalid settings: STUDYBOT_TIMEZONE: unknown IANA timezone 'Mars/Olympus' "
         "(e.g. Europe/Berlin)"
     )
+
+
+def test_times_and_durations_out_of_range_are_one_line(tmp_path: Path) -> None:
+    db = str(tmp_path / "x.sqlite3")
+    clock = studybot("console", "--db", db, "--clock", "9999-12-31T23:00:00Z")
+    assert clock.returncode == 2
+    assert clock.stderr.splitlines() == [
+        "--clock: 9999-12-31T23:00:00+00:00 is outside the years 2000 to 2999, "
+        "which a simulated clock can show"
+    ]
+    window = studybot("console", "--db", db, env={"QUIZ_WINDOW": "99999999999d"})
+    assert window.returncode == 2
+    assert window.stderr.splitlines() == [
+        "studybot: invalid settings: QUIZ_WINDOW: '99999999999d' is longer than the maximum, "
+        "3650d (about ten years)"
+    ]
 
 
 def test_run_without_tokens_is_the_console(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import itertools
 import json
 import logging
 import random
@@ -585,14 +586,19 @@ async def test_a_bad_spec_is_answered_with_field_reason_and_example(tmp_path: Pa
         "2026-03-04T08:00:00Z",
         "/schedule add 25:00\n/schedule add 09:00 Europe/Berln\n/schedule frob",
     )
-    assert run.replies() == [
+    # In the console a spec that does not parse is a usage error (kind "error").
+    assert [str(line["text"]) for line in run.of("error")] == [
+        "usage: /schedule add TIME [TZ] [DAYS] [options]: "
         "time: hour 25 in '25:00' is out of range 0-23 (example: /schedule add 09:00 "
         "Europe/Berlin weekdays)",
+        "usage: /schedule add TIME [TZ] [DAYS] [options]: "
         "timezone: unknown timezone 'Europe/Berln' — did you mean Europe/Berlin? (example: "
         "/schedule add 09:00 Europe/Berlin weekdays)",
+        "usage: /schedule add|list|remove|pause|resume|skip|now|preview ...: "
         "`frob` is not a schedule command; use add, list, remove, pause, resume, skip, now or "
         "preview.",
     ]
+    assert run.replies() == []
 
 
 async def test_concurrent_edits_leave_the_scheduler_and_the_database_agreeing(
@@ -692,6 +698,21 @@ async def test_a_channel_due_twice_at_once_gets_two_different_questions(
     assert len(gateway.posts) == 20
     for i in range(10):
         assert sorted(q for c, q in gateway.posts if c == f"c{i}") == ["d-mc-3", "d-prac-1"]
+
+
+async def test_a_daily_schedule_never_posts_the_same_question_twice_in_a_row(
+    service: StudyService, clock: SimulatedClock
+) -> None:
+    gateway = Recorder()
+    async with Scheduler(service, gateway, clock, GRACE).running() as sched:
+        await service.schedule_command(
+            member("root", admin=True), "add", ["10:00", "--difficulty", "hard"]
+        )
+        first = await service.post_question(member("root"), difficulty="hard")  # asked at 09:00
+        await sched.advance(clock, utc("2026-03-24T10:00:00Z"))
+    asked = [first.message.question_id, *(q for _, q in gateway.posts)]
+    assert len(asked) == 22 and sorted(set(asked)) == ["d-mc-3", "d-prac-1"]
+    assert all(a != b for a, b in itertools.pairwise(asked)), asked
 
 
 async def test_a_prepared_batch_rechecks_channels_that_posted_since(

@@ -13,6 +13,7 @@ import contextlib
 import json
 import shlex
 import sys
+import textwrap
 import threading
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -20,11 +21,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from bot.core.clock import Clock, SimulatedClock
+from bot.core.clock import Clock, SimulatedClock, check_simulated
 from bot.core.durations import parse_duration
-from bot.core.errors import APOLOGY, StudyError
+from bot.core.errors import APOLOGY, BadInput, StudyError
 from bot.core.messages import Message
-from bot.core.models import ChatContext
+from bot.core.models import ChatContext, Window
+from bot.core.schedule import ScheduleError, parse_filters
+from bot.core.schedules import VERBS
 from bot.core.service import StudyService
 from bot.log import get_logger
 
@@ -36,10 +39,27 @@ __all__ = ["ConsoleAdapter", "UsageError"]
 log = get_logger(__name__)
 PLATFORM = "console"
 WORKSPACE = "console"
+HELP_WIDTH = 80  # /help fits a standard terminal
+_HELP_COLUMN = 20  # where each command's description starts
+_SCHEDULE_USAGE = {  # by verb, for the usage line of a schedule command that does not parse
+    "add": "/schedule add TIME [TZ] [DAYS] [options]",
+    "list": "/schedule list",
+    "preview": "/schedule preview ID [N]",
+    **{verb: f"/schedule {verb} ID" for verb in ("remove", "pause", "resume", "skip", "now")},
+}
+_QUIZ_OPTION_USAGE = {  # by the field a quiz filter error names
+    "difficulty": "/quiz --difficulty easy|medium|hard",
+    "tags": "/quiz --tag TAG",
+}
 
 
 class UsageError(Exception):
-    """A command that does not parse; the message is the one-line usage to print."""
+    """A command that does not parse. The message, if given, is the usage line to print;
+    otherwise the command's own usage is printed, then ``reason`` (what was wrong) if given."""
+
+    def __init__(self, message: str = "", *, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +156,7 @@ class ConsoleAdapter:
             is_admin=self.admin,
             channel_name=self.channel,
             workspace_name="console",
+            command_prefix="/",
         )
 
     # --- the loop ----------------------------------------------------------------------------
@@ -228,7 +249,13 @@ class ConsoleAdapter:
             if self.scheduler is not None:
                 await self.scheduler.settle()
         except UsageError as exc:
-            self.error(f"usage: {str(exc) or usage}")
+            line = str(exc) or usage
+            self.error(f"usage: {line}: {exc.reason}" if exc.reason else f"usage: {line}")
+        except BadInput as exc:
+            if str(exc).startswith("usage:"):  # the core's own usage line: still a usage error
+                self.error(str(exc))
+            else:
+                self.note(str(exc))
         except StudyError as exc:
             self.note(str(exc))
         except Exception:
@@ -317,14 +344,14 @@ class ConsoleAdapter:
         names = [a for a in args if a != "--admin"]
         if len(names) != 1:
             raise UsageError
-        self.member, self.admin = names[0].lstrip("@"), admin
+        self.member, self.admin = _name(names[0], "@", "/as NAME [--admin]"), admin
         role = " (admin)" if admin else ""
         self.note(f"you are now {self.member}{role}")
 
     async def _channel(self, args: list[str]) -> None:
         if len(args) != 1:
             raise UsageError
-        self.channel = args[0].lstrip("#")
+        self.channel = _name(args[0], "#", "/channel NAME")
         self.note(f"now in #{self.channel}")
 
     async def _quiz(self, args: list[str]) -> None:
@@ -332,11 +359,14 @@ class ConsoleAdapter:
         if len(rest) > 1:
             raise UsageError
         difficulty = options.get("--difficulty", [None])[-1]
+        tags = options.get("--tag", [])
+        try:
+            parse_filters(difficulty, tags)  # the service checks them too, without a usage
+        except ScheduleError as exc:
+            usage = _QUIZ_OPTION_USAGE.get(exc.field, "/quiz")
+            raise UsageError(f"{usage}: {exc.reason}") from None
         draft = await self.service.post_question(
-            self.context(),
-            pack=rest[0] if rest else None,
-            difficulty=difficulty,
-            tags=options.get("--tag", []),
+            self.context(), pack=rest[0] if rest else None, difficulty=difficulty, tags=tags
         )
         await self.service.publish(draft, self)
 
@@ -365,12 +395,16 @@ class ConsoleAdapter:
     async def _leaderboard(self, args: list[str]) -> None:
         if len(args) > 1:
             raise UsageError
-        self.reply(await self.service.leaderboard(self.context(), args[0] if args else "week"))
+        window = args[0].lower() if args else "week"
+        if window not in {w.value for w in Window}:
+            raise UsageError(reason=f"`{args[0]}` is not a window")
+        self.reply(await self.service.leaderboard(self.context(), window))
 
     async def _stats(self, args: list[str]) -> None:
         if len(args) > 1:
             raise UsageError
-        self.reply(await self.service.stats(self.context(), args[0] if args else None))
+        who = _name(args[0], "@", "/stats [NAME]") if args else None
+        self.reply(await self.service.stats(self.context(), who))
 
     async def _pack(self, args: list[str]) -> None:
         verb = args[0].lower() if args else ""
@@ -425,16 +459,18 @@ class ConsoleAdapter:
             self.reply(Message(), text=f"the time is {self.clock.now().isoformat()}")
             return
         if not isinstance(self.clock, SimulatedClock):
-            raise UsageError("the clock only moves in a console started with --clock ISO8601")
+            raise UsageError(
+                reason="the clock only moves in a console started with --clock ISO8601"
+            )
         verb, rest = args[0], args[1:]
         if verb == "advance" and len(rest) == 1:
             try:
-                target = self.clock.now() + parse_duration(rest[0])
+                target = check_simulated(self.clock.now() + parse_duration(rest[0]))
             except ValueError as exc:
                 raise UsageError(f"/clock advance DURATION: {exc}") from None
         elif verb == "set" and len(rest) == 1:
             try:
-                target = _parse_instant(rest[0])
+                target = check_simulated(_parse_instant(rest[0]))
             except ValueError as exc:
                 raise UsageError(f"/clock set ISO8601: {exc}") from None
         else:
@@ -449,14 +485,22 @@ class ConsoleAdapter:
     async def _schedule(self, args: list[str]) -> None:
         if not args:
             raise UsageError
-        reply = await self.service.schedule_command(self.context(), args[0], args[1:])
+        verb = args[0].lower()
+        try:
+            reply = await self.service.schedule_command(self.context(), verb, args[1:])
+        except BadInput as exc:  # the core's "args that do not parse" (its docstring)
+            if str(exc).startswith("usage:"):
+                raise
+            usage = _SCHEDULE_USAGE.get(verb, f"/schedule {'|'.join(VERBS)} ...")
+            raise UsageError(usage, reason=str(exc)) from None
         self.reply(reply.message)
         if reply.draft is not None:
             await self.service.publish(reply.draft, self)
 
     async def _help(self, args: list[str]) -> None:
-        width = max(len(c.usage) for c in self._commands.values())
-        lines = [f"{c.usage:<{width}}  {c.help}" for c in self._commands.values()]
+        if args:
+            raise UsageError
+        lines = [line for c in self._commands.values() for line in _help_entry(c)]
         self.reply(Message(), text="Commands:\n" + "\n".join(lines))
 
     async def _quit(self, args: list[str]) -> None:
@@ -467,6 +511,36 @@ class ConsoleAdapter:
             "studybot console: you are 'me' (admin) in #general. Try /quiz, then /answer B.\n"
             "Type /help for all commands, /quit to leave.\n"
         )
+
+
+def _help_entry(command: _Command) -> list[str]:
+    """One command for /help, within :data:`HELP_WIDTH` columns: the usage, then what it
+    does from column :data:`_HELP_COLUMN` (on the next line when the usage is too long).
+    A long usage breaks between its ``|`` alternatives."""
+    usage: list[str] = []
+    for part in command.usage.split(" | "):
+        joined = f"{usage[-1]} | {part}" if usage else part
+        if usage and len(joined) <= HELP_WIDTH:
+            usage[-1] = joined
+        elif usage:
+            usage.append(f"  | {part}")
+        else:
+            usage.append(part)
+    text = textwrap.wrap(command.help, HELP_WIDTH - _HELP_COLUMN, break_long_words=False)
+    indent = " " * _HELP_COLUMN
+    if len(usage) == 1 and len(usage[0]) < _HELP_COLUMN - 1:
+        first = [f"{usage[0]:<{_HELP_COLUMN}}{text[0]}"]
+    else:
+        first = [*usage, indent + text[0]]
+    return first + [indent + line for line in text[1:]]
+
+
+def _name(typed: str, mark: str, usage: str) -> str:
+    """A member or channel name as typed, without its ``@``/``#``; blank is a usage error."""
+    name = typed.strip().removeprefix(mark).strip()
+    if not name:
+        raise UsageError(f"{usage}: the name can't be blank")
+    return name
 
 
 def _local_file(typed: str) -> tuple[Path, int]:
@@ -504,10 +578,10 @@ def _options(args: list[str], names: set[str]) -> tuple[dict[str, list[str]], li
     for word in words:
         if word.startswith("--"):
             if word not in names:
-                raise UsageError(f"unknown option {word}")
+                raise UsageError(reason=f"unknown option {word}")
             value = next(words, None)
             if value is None:
-                raise UsageError(f"{word} needs a value")
+                raise UsageError(reason=f"{word} needs a value")
             options.setdefault(word, []).append(value)
         else:
             rest.append(word)

@@ -11,7 +11,25 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-__all__ = ["Clock", "SimulatedClock", "SystemClock"]
+__all__ = ["EARLIEST", "LATEST", "Clock", "SimulatedClock", "SystemClock", "check_simulated"]
+
+EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+LATEST = datetime(2999, 12, 31, 23, 59, 59, tzinfo=UTC)
+"""The times a simulated clock may show. Everything the bot computes from "now" (answer
+windows, schedules a year ahead, leaderboard months, local days in any timezone) then stays
+far inside ``datetime``'s years 1 to 9999, where it would overflow."""
+
+
+def check_simulated(moment: datetime) -> datetime:
+    """``moment`` if a simulated clock may show it; otherwise ``ValueError`` saying the range."""
+    if moment.tzinfo is None:
+        raise ValueError("give the time with a UTC offset, e.g. 2026-03-29T09:00:00+02:00")
+    if not EARLIEST <= moment <= LATEST:
+        raise ValueError(
+            f"{moment.isoformat()} is outside the years {EARLIEST.year} to {LATEST.year}, "
+            "which a simulated clock can show"
+        )
+    return moment
 
 
 class Clock(Protocol):
@@ -40,16 +58,15 @@ class SimulatedClock:
     def __init__(self, start: datetime) -> None:
         if start.tzinfo is None:
             raise ValueError("the simulated clock needs a timezone-aware start time")
-        self._now = start.astimezone(UTC)
+        self._now = check_simulated(start).astimezone(UTC)
         self._changed = asyncio.Event()
 
     def now(self) -> datetime:
         return self._now
 
     def set(self, moment: datetime) -> None:
-        if moment.tzinfo is None:
-            raise ValueError("give the time with a UTC offset, e.g. 2026-03-29T09:00:00+02:00")
-        self._now = moment.astimezone(UTC)
+        """Show ``moment`` from now on; ``ValueError`` outside :data:`EARLIEST`..:data:`LATEST`."""
+        self._now = check_simulated(moment).astimezone(UTC)
         self._changed.set()
         self._changed = asyncio.Event()
 

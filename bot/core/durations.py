@@ -9,17 +9,22 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-__all__ = ["format_duration", "parse_duration"]
+__all__ = ["MAX_DURATION", "format_duration", "parse_duration"]
 
 _UNITS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
 _PART = re.compile(r"(\d+(?:\.\d+)?)([wdhms])")
 _WHOLE = re.compile(r"(?:\d+(?:\.\d+)?[wdhms])+")
 
+MAX_DURATION = timedelta(days=3650)
+"""The longest duration accepted anywhere (about ten years): far beyond any sensible window or
+clock step, and far enough inside ``datetime``'s range that adding it never overflows."""
+
 
 def parse_duration(text: str) -> timedelta:
     """Parse ``1d``, ``90m``, ``2h30m``, ``1.5h`` or a bare number of seconds.
 
-    Raises ``ValueError`` with a message that shows the accepted forms.
+    Raises ``ValueError`` with a message that shows the accepted forms, or the maximum
+    (:data:`MAX_DURATION`) for a longer one.
     """
     raw = text.strip().lower().replace(" ", "")
     if not raw:
@@ -32,6 +37,11 @@ def parse_duration(text: str) -> timedelta:
         raise ValueError(f"{text!r} is not a duration; expected something like 90m, 2h30m or 1d")
     if seconds <= 0:
         raise ValueError(f"{text!r} is not a positive duration")
+    if seconds > MAX_DURATION.total_seconds():
+        raise ValueError(
+            f"{text!r} is longer than the maximum, {format_duration(MAX_DURATION)} "
+            "(about ten years)"
+        )
     return timedelta(seconds=seconds)
 
 

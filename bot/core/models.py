@@ -71,6 +71,8 @@ class ChatContext:
     ``workspace`` is a Discord guild id or a Slack team id, ``channel`` and ``member`` are the
     platform's own ids. ``is_admin`` is the adapter's reading of platform permissions
     (Manage Server, Slack admin/owner, a configured admin role); the core decides what it allows.
+    ``command_prefix`` is how members type a command here (``/`` in the console, as for
+    :meth:`StudyService.help`); empty, messages name commands bare (``quiz``).
     """
 
     platform: str
@@ -81,6 +83,11 @@ class ChatContext:
     is_admin: bool = False
     channel_name: str | None = None
     workspace_name: str | None = None
+    command_prefix: str = ""
+
+    def command(self, text: str) -> str:
+        """A command (``quiz``, ``pack list``) as a member types it here, in backticks."""
+        return f"`{self.command_prefix}{text}`"
 
 
 class Window(enum.StrEnum):

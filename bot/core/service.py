@@ -52,7 +52,14 @@ from bot.sandbox.validate import validate_snippet
 from bot.storage.answers import AnswerRequest, AnswerStatus, AnswerWriter
 from bot.storage.database import Database
 from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
-from bot.storage.packs import Candidate, PackStore, PackSummary, StoredQuestion, SyncReport
+from bot.storage.packs import (
+    Candidate,
+    PackStore,
+    PackSummary,
+    StoredQuestion,
+    SyncReport,
+    eligible,
+)
 from bot.storage.posts import PostStore
 from bot.storage.scores import ScoreStore
 
@@ -178,7 +185,8 @@ class StudyService:
         _, channel = await self._channel(ctx)
         post = await self.posts.latest_open(channel.id)
         if post is None:
-            raise NotFound("There is no open question in this channel. Ask for one with quiz.")
+            ask = ctx.command("quiz")
+            raise NotFound(f"There is no open question in this channel. Ask for one with {ask}.")
         return post
 
     def _title(self, pack: str) -> str:
@@ -199,13 +207,14 @@ class StudyService:
         """Pick a question for the channel and create its post row (not yet sent).
 
         No question repeats in a channel until every question matching the filters has been
-        posted there; then the least-posted come round again. A question a member asks for
-        closes after ``quiz_window`` unless ``closes_at`` says otherwise.
+        posted there; then the least-posted come round again, but never the one posted last
+        while there is another. A question a member asks for closes after ``quiz_window``
+        unless ``closes_at`` says otherwise.
         """
         try:
             difficulty, tags = parse_filters(difficulty, tags)
-        except ScheduleError as exc:
-            raise BadInput(str(exc)) from None
+        except ScheduleError as exc:  # its example is a schedule's: not for a quiz
+            raise BadInput(f"{exc.field}: {exc.reason}.") from None
         workspace, channel = await self._channel(ctx)
         requester = None
         if requested:
@@ -284,9 +293,9 @@ class StudyService:
         )
 
     def pick(self, candidates: Sequence[Candidate]) -> Candidate:
-        """The no-repeat rule: one of the questions this channel has seen least often."""
-        fewest = min(c.times_posted for c in candidates)
-        return self._rng.choice([c for c in candidates if c.times_posted == fewest])
+        """The no-repeat rule: one of the questions this channel has seen least often, and
+        never the question it saw last while there is another (see :func:`eligible`)."""
+        return self._rng.choice(eligible(candidates))
 
     async def draft(
         self,

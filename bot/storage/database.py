@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -41,10 +42,21 @@ def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
 
 Params = Iterable[Any] | dict[str, Any]
 _AUTOCHECKPOINT = 1000  # pages: SQLite's default
+_WORKER_STOP_TIMEOUT = 5.0  # seconds; the stop is one queued call, done in microseconds
+
+
+async def _open(path: Path, **options: Any) -> aiosqlite.Connection:
+    """``aiosqlite.connect``, but a file that cannot be opened leaves no thread behind."""
+    connecting = aiosqlite.connect(path, **options)
+    try:
+        return await connecting
+    except BaseException:
+        await _worker_stopped(connecting)
+        raise
 
 
 async def _connect(path: Path) -> aiosqlite.Connection:
-    conn = await aiosqlite.connect(path, isolation_level=None)
+    conn = await _open(path, isolation_level=None)
     try:
         conn.row_factory = sqlite3.Row
         await conn.execute("PRAGMA foreign_keys = ON")
@@ -56,6 +68,20 @@ async def _connect(path: Path) -> aiosqlite.Connection:
         await conn.close()  # or its worker thread keeps the process alive
         raise
     return conn
+
+
+async def _worker_stopped(conn: aiosqlite.Connection) -> None:
+    """Wait for the worker thread of a connection that failed to open (a directory, no
+    permission) to finish.
+
+    aiosqlite queues the thread's stop but does not wait for it; the thread then reports back
+    to this event loop, and if ``asyncio.run`` has closed the loop by then, it dies with a
+    "RuntimeError: Event loop is closed" traceback printed after our one-line error.
+    """
+    thread = getattr(conn, "_thread", None)  # aiosqlite keeps no public handle on it
+    if isinstance(thread, threading.Thread) and thread.is_alive():
+        await asyncio.to_thread(thread.join, _WORKER_STOP_TIMEOUT)
+    await asyncio.sleep(0)  # run the thread's last callback (its stop result) on this loop
 
 
 class Database:
@@ -184,9 +210,9 @@ class Database:
         destination.parent.mkdir(parents=True, exist_ok=True)
         partial = destination.with_name(destination.name + ".partial")
         partial.unlink(missing_ok=True)
-        source = await aiosqlite.connect(self.path)
+        source = await _open(self.path)
         try:
-            target = await aiosqlite.connect(partial)
+            target = await _open(partial)
             try:
                 # One step: SQLite restarts a stepwise backup whenever another connection
                 # writes, so a busy bot could keep it from ever finishing. In WAL mode the

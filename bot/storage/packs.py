@@ -19,7 +19,7 @@ from bot.questions.schema import Item
 from bot.storage.database import Database
 from bot.storage.timefmt import to_db
 
-__all__ = ["Candidate", "PackStore", "PackSummary", "StoredQuestion", "SyncReport"]
+__all__ = ["Candidate", "PackStore", "PackSummary", "StoredQuestion", "SyncReport", "eligible"]
 
 _ITEM: TypeAdapter[Item] = TypeAdapter(Item)
 
@@ -45,6 +45,18 @@ class StoredQuestion:
 class Candidate:
     version_id: int
     times_posted: int
+    latest: bool = False  # the question of the channel's most recent post
+
+
+def eligible(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """The candidates the no-repeat rule picks from: the least-posted ones, leaving out the
+    channel's most recent question while there is any other (so a new round never starts
+    with the question that ended the last one)."""
+    pool = [c for c in candidates if not c.latest] or list(candidates)
+    if not pool:
+        return []
+    fewest = min(c.times_posted for c in pool)
+    return [c for c in pool if c.times_posted == fewest]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +68,11 @@ class PackSummary:
 
 
 _CHANNEL_CHUNK = 500  # channels per candidates_many query
+# The channel's most recent post (by the posts_channel index on channel_id, posted_at).
+_LATEST_POST = (
+    "SELECT p.question_version_id FROM posts p WHERE p.channel_id = :channel "
+    "ORDER BY p.posted_at DESC, p.id DESC LIMIT 1"
+)
 
 
 def _filters(
@@ -178,15 +195,17 @@ class PackStore:
         difficulty: str | None = None,
         tags: Sequence[str] = (),
     ) -> list[Candidate]:
-        """Every live question that fits the filters, with how often this channel has seen it."""
+        """Every live question that fits the filters, with how often this channel has seen it
+        and whether it is the channel's most recent question."""
         where, params = _filters(pack, difficulty, tags)
         params["channel"] = channel_id
         # The channel's history is read once and grouped (not once per question, as a
         # correlated subquery would): this runs for every post, and a busy channel has
         # thousands of posts.
         sql = (
-            "SELECT q.current_version_id, coalesce(t.times, 0) "
-            "FROM questions q JOIN packs k ON k.id = q.pack_id LEFT JOIN ("
+            "SELECT q.current_version_id, coalesce(t.times, 0), q.id = ("
+            f"SELECT v.question_id FROM question_versions v WHERE v.id = ({_LATEST_POST})"
+            ") FROM questions q JOIN packs k ON k.id = q.pack_id LEFT JOIN ("
             "SELECT v.question_id AS question_id, count(*) AS times FROM posts p "
             "JOIN question_versions v ON v.id = p.question_version_id "
             "WHERE p.channel_id = :channel GROUP BY v.question_id"
@@ -195,7 +214,7 @@ class PackStore:
             f"AND cp.pack_id = k.id AND cp.enabled = 0) AND {' AND '.join(where)} ORDER BY q.id"
         )
         rows = await self._db.fetchall(sql, params)
-        return [Candidate(int(r[0]), int(r[1])) for r in rows]
+        return [Candidate(int(r[0]), int(r[1]), bool(r[2])) for r in rows]
 
     async def candidates_many(
         self,
@@ -209,8 +228,8 @@ class PackStore:
         """:meth:`candidates` for many channels with the same filters (the scheduler posts to
         thousands of channels at 09:00). Channels with no candidate are absent.
 
-        ``fewest_only`` keeps just each channel's least-posted candidates: all that picking a
-        question by the no-repeat rule looks at. Three small queries per 500 channels; the
+        ``fewest_only`` keeps just each channel's :func:`eligible` candidates: all that picking
+        a question by the no-repeat rule looks at. Four small queries per 500 channels; the
         history is counted straight from the ``(channel_id, question_version_id)`` index and
         joined to the questions here, which is several times faster than one SQL join.
         """
@@ -245,6 +264,16 @@ class PackStore:
                     (chunk,),
                 )
             }
+            latest = {
+                int(channel): question_of.get(int(version))
+                for channel, version in await self._db.fetchall(
+                    "SELECT c.value, (SELECT p.question_version_id FROM posts p "
+                    "WHERE p.channel_id = c.value ORDER BY p.posted_at DESC, p.id DESC LIMIT 1) "
+                    "FROM json_each(?) c",
+                    (chunk,),
+                )
+                if version is not None
+            }
             seen: dict[int, dict[int, int]] = {}
             for channel, version, times in await self._db.fetchall(
                 "SELECT channel_id, question_version_id, count(*) FROM posts "
@@ -258,16 +287,16 @@ class PackStore:
                     counts[question] = counts.get(question, 0) + int(times)
             for channel in unique[start : start + _CHANNEL_CHUNK]:
                 counts = seen.get(channel, {})
+                last = latest.get(channel)
                 listed = [
-                    (version, counts.get(question, 0))
+                    Candidate(version, counts.get(question, 0), question == last)
                     for question, version, pack_id in questions
                     if (channel, pack_id) not in disabled
                 ]
-                if fewest_only and listed:
-                    fewest = min(times for _, times in listed)
-                    listed = [item for item in listed if item[1] == fewest]
+                if fewest_only:
+                    listed = eligible(listed)
                 if listed:
-                    found[channel] = [Candidate(version, times) for version, times in listed]
+                    found[channel] = listed
         return found
 
     async def question(self, version_id: int) -> StoredQuestion:

@@ -116,6 +116,7 @@ def test_scripted_session_json_lines(tmp_path: Path) -> None:
         "unknown command /frobnicate; try /help",
         "usage: /answer CHOICE",
         "commands start with /; try /help",
+        "usage: /leaderboard [week|month|all]: `forever` is not a window",
     ]
     assert "no pack called `nosuchpack`" in str(out[-2]["text"])
     assert "`forever` is not a window" in str(out[-1]["text"])
@@ -218,3 +219,114 @@ def test_pack_commands_and_uploads_in_the_console(tmp_path: Path) -> None:
     assert out[13]["kind"] == "error" and texts[13].startswith("usage: /pack list | enable NAME")
     assert "/pack list | enable NAME | disable NAME | upload PATH" in texts[14]
     assert sorted(p.name for p in packs.iterdir()) == ["fresh.yaml", "mini.yaml"]
+
+
+def test_times_out_of_range_are_usage_errors(tmp_path: Path) -> None:
+    script = """\
+/clock advance 99999999999d
+/clock set 9999-12-31T23:59:59Z
+/clock set 1999-12-31T23:59:59Z
+/quiz mini
+/clock set 2999-12-31T23:00:00Z
+/quiz mini
+/clock advance 1d
+/leaderboard month
+"""
+    out = _run_console(tmp_path / "clock.sqlite3", script)
+    kinds = [line["kind"] for line in out]
+    # (the edit: the first question closes on the way to 2999)
+    assert kinds == ["error", "error", "error", "post", "edit", "reply", "post", "error", "reply"]
+    assert out[0]["text"] == (
+        "usage: /clock advance DURATION: '99999999999d' is longer than the maximum, 3650d "
+        "(about ten years)"
+    )
+    assert out[1]["text"] == (
+        "usage: /clock set ISO8601: 9999-12-31T23:59:59+00:00 is outside the years 2000 to "
+        "2999, which a simulated clock can show"
+    )
+    assert "1999-12-31T23:59:59+00:00 is outside the years 2000 to 2999" in str(out[2]["text"])
+    assert out[3]["at"] == "2026-03-04T09:00:00+00:00"  # refused times leave the clock alone
+    assert out[6]["at"] == "2999-12-31T23:00:00+00:00"
+    assert "3000-01-01T23:00:00+00:00 is outside the years" in str(out[7]["text"])
+    assert "this month" in str(out[8]["text"])
+
+
+def test_blank_names_are_refused(tmp_path: Path) -> None:
+    script = '/as ""\n/as "   " --admin\n/as @\n/channel ""\n/channel " # "\n/quiz mini\n'
+    out = _run_console(tmp_path / "names.sqlite3", script)
+    assert [line["text"] for line in out[:5]] == [
+        "usage: /as NAME [--admin]: the name can't be blank",
+        "usage: /as NAME [--admin]: the name can't be blank",
+        "usage: /as NAME [--admin]: the name can't be blank",
+        "usage: /channel NAME: the name can't be blank",
+        "usage: /channel NAME: the name can't be blank",
+    ]
+    assert all(line["kind"] == "error" for line in out[:5])
+    post = out[5]  # nothing changed: still me, in #general
+    assert post["kind"] == "post" and post["channel"] == "general"
+
+
+def test_bad_quiz_filters_are_usage_errors(tmp_path: Path) -> None:
+    script = "/quiz --difficulty impossible\n/quiz mini --tag %\n/quiz mini --difficulty HARD\n"
+    out = _run_console(tmp_path / "filters.sqlite3", script)
+    assert [(line["kind"], line["text"]) for line in out[:2]] == [
+        (
+            "error",
+            "usage: /quiz --difficulty easy|medium|hard: 'impossible' is not one of easy, "
+            "medium, hard",
+        ),
+        ("error", "usage: /quiz --tag TAG: '%' is not a tag (lower-case letters, digits, -_)"),
+    ]
+    assert out[2]["kind"] == "post"
+
+
+def test_bad_arguments_are_usage_errors(tmp_path: Path) -> None:
+    script = """\
+/leaderboard decade
+/leaderboard week month
+/quiz mini --frobnicate x
+/stats "@"
+/schedule remove x
+/schedule add 25:99
+/pack enable ""
+/help me
+/answer A
+/leaderboard MONTH
+"""
+    out = _run_console(tmp_path / "usage.sqlite3", script)
+    errors, (no_question, board) = out[:-2], out[-2:]
+    assert [e["text"] for e in errors] == [
+        "usage: /leaderboard [week|month|all]: `decade` is not a window",
+        "usage: /leaderboard [week|month|all]",
+        "usage: /quiz [PACK] [--difficulty easy|medium|hard] [--tag TAG]: unknown option "
+        "--frobnicate",
+        "usage: /stats [NAME]: the name can't be blank",
+        "usage: /schedule remove ID: `x` is not a schedule id; `schedule list` shows the ids.",
+        "usage: /schedule add TIME [TZ] [DAYS] [options]: time: hour 25 in '25:99' is out of "
+        "range 0-23 (example: /schedule add 09:00 Europe/Berlin weekdays)",
+        "usage: `pack enable NAME` (`pack list` shows the names)",
+        "usage: /help",
+    ]
+    assert all(e["kind"] == "error" for e in errors)
+    # Not bad arguments: nothing to answer yet, named the way the console types commands.
+    assert no_question["kind"] == "reply"
+    assert no_question["text"] == (
+        "There is no open question in this channel. Ask for one with `/quiz`."
+    )
+    assert board["kind"] == "reply" and "this month" in str(board["text"])
+
+
+def test_help_fits_an_80_column_terminal(tmp_path: Path) -> None:
+    (help_reply,) = _run_console(tmp_path / "help.sqlite3", "/help\n")
+    lines = str(help_reply["text"]).splitlines()
+    assert max(len(line) for line in lines) <= 80, lines
+    assert "/as NAME [--admin]  act as another member" in lines
+    assert "/stats [NAME]       points, accuracy and streak" in lines
+    # The long /schedule usage breaks between its alternatives; what it does comes after.
+    at = lines.index(
+        "/schedule add TIME [TZ] [DAYS] [--pack P] [--difficulty D] [--window DURATION]"
+    )
+    assert lines[at + 1].strip() == (
+        "| list | remove ID | pause ID | resume ID | skip ID | now ID | preview ID [N]"
+    )
+    assert lines[at + 2].strip() == "daily questions (admins change them)"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -33,6 +35,17 @@ async def test_no_question_repeats_in_a_channel_until_the_pool_is_exhausted(
     # Another channel has its own history.
     other = await service.post_question(member("ann", channel="random"))
     assert other.message.question_id in first_round
+
+
+async def test_a_new_round_never_starts_with_the_question_just_posted(
+    service: StudyService,
+) -> None:
+    # Two hard questions: every second post starts a new round.
+    asked = [
+        (await service.post_question(ANN, difficulty="hard")).message.question_id for _ in range(30)
+    ]
+    assert sorted(set(asked)) == ["d-mc-3", "d-prac-1"]
+    assert all(a != b for a, b in itertools.pairwise(asked)), asked
 
 
 async def test_question_post_has_buttons_that_carry_post_and_choice(service: StudyService) -> None:
@@ -297,5 +310,21 @@ async def test_quiz_filters_are_validated_in_the_core(service: StudyService) -> 
         await service.post_question(ANN, difficulty="extreme")
     with pytest.raises(BadInput, match="tags: '%' is not a tag"):
         await service.post_question(ANN, tags=("%",))
+    with pytest.raises(BadInput) as refused:
+        await service.post_question(ANN, difficulty="impossible")
+    assert str(refused.value) == "difficulty: 'impossible' is not one of easy, medium, hard."
     draft = await service.post_question(ANN, difficulty="HARD", tags=("Retain-Graph",))
     assert draft.message.question_id == "d-mc-3"
+
+
+async def test_no_open_question_names_quiz_as_members_type_it(service: StudyService) -> None:
+    with pytest.raises(
+        NotFound, match=r"no open question in this channel\. Ask for one with `quiz`\.$"
+    ):
+        await service.answer_latest(ANN, "A")
+    console = replace(ANN, command_prefix="/")
+    with pytest.raises(NotFound, match=r"Ask for one with `/quiz`\.$"):
+        await service.hint(console, None)
+    slack = replace(ANN, command_prefix="/study ")
+    with pytest.raises(NotFound, match=r"Ask for one with `/study quiz`\.$"):
+        await service.reveal(slack)

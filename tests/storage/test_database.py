@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,16 @@ async def test_a_database_from_a_newer_studybot_is_refused(tmp_path: Path) -> No
         conn.execute("PRAGMA user_version = 999")
     with pytest.raises(MigrationError, match="newer than this studybot"):
         await Database.open(path)
+
+
+async def test_a_path_that_cannot_be_opened_leaves_no_thread_behind(tmp_path: Path) -> None:
+    """A directory given as the database: the error is raised and nothing keeps running, so
+    no "Event loop is closed" traceback follows the one-line error once the loop is gone."""
+    before = set(threading.enumerate())
+    with pytest.raises(sqlite3.OperationalError, match="unable to open database file"):
+        await Database.open(tmp_path)
+    started = [t.name for t in threading.enumerate() if t not in before]
+    assert [name for name in started if not name.startswith("asyncio_")] == []  # the executor
 
 
 async def test_foreign_keys_are_enforced(db: Database) -> None:
