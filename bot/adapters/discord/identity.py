@@ -36,6 +36,7 @@ def chat_context(interaction: discord.Interaction[Any], admin_role: str | None) 
         is_admin=is_admin(interaction, admin_role),
         channel_name=getattr(channel, "name", None) or None,
         workspace_name=getattr(guild, "name", None) or None,
+        command_prefix="/",
     )
 
 

@@ -533,6 +533,7 @@ class SlackAdapter:
             is_admin=member.is_admin,
             channel_name=where.channel_name,
             workspace_name=self.team_name or where.team_domain,
+            command_prefix=HELP_PREFIX,
         )
 
     # --- listeners ---------------------------------------------------------------------------
