@@ -134,16 +134,26 @@ class Database:
     @asynccontextmanager
     async def write(self) -> AsyncIterator[aiosqlite.Connection]:
         """One write transaction; commits on success, rolls back on any exception."""
-        async with self._lock:
-            conn = self._writer
+        async with self._lock, self._transaction() as conn:
+            yield conn
+
+    @asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        """``BEGIN IMMEDIATE`` .. commit on the writer; the caller holds the write lock.
+
+        ``BEGIN`` is inside the ``try``: a task cancelled while it is in flight (a timeout, a
+        shutdown) still has it run on the connection's thread, and the rollback queued after
+        it undoes it, so the connection is never left in a transaction nobody owns.
+        """
+        conn = self._writer
+        try:
             await conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                await conn.rollback()
-                raise
-            else:
-                await conn.commit()
+            yield conn
+        except BaseException:
+            await conn.rollback()
+            raise
+        else:
+            await conn.commit()
 
     @asynccontextmanager
     async def checkpoints_held(self) -> AsyncIterator[None]:
@@ -169,15 +179,20 @@ class Database:
         it ``False`` instead of passing unnoticed.
         """
         try:
-            async with asyncio.timeout(timeout), self.write() as conn:
+            async with asyncio.timeout(timeout):  # only the wait: never cut a write short
+                await self._lock.acquire()
+        except TimeoutError:
+            log.warning("the database write lock was not free within %.1f s", timeout)
+            return False
+        try:
+            async with self._transaction() as conn:
                 await conn.execute(
                     "INSERT INTO health_probe (id, checked_at) VALUES (1, ?) "
                     "ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at",
                     (datetime.now(UTC).isoformat(timespec="seconds"),),
                 )
-        except TimeoutError:
-            log.warning("the database write lock was not free within %.1f s", timeout)
-            return False
+        finally:
+            self._lock.release()
         return True
 
     # --- reads -------------------------------------------------------------------------------

@@ -68,3 +68,33 @@ async def test_a_stuck_writer_fails_the_health_probe(db: Database) -> None:
         release.set()
         await task
     assert await db.writable()
+
+
+async def test_a_probe_at_its_deadline_leaves_writes_working(db: Database) -> None:
+    """However the probe's timeout falls, no transaction is left open behind later writes."""
+    for timeout in (0.0, 0.000_01, 0.001):
+        await db.writable(timeout=timeout)
+        async with db.write() as conn:
+            await conn.execute(
+                "INSERT INTO workspaces (platform, external_id, created_at) VALUES ('t', ?, 'x')",
+                (f"after-{timeout}",),
+            )
+    assert await db.fetchval("SELECT count(*) FROM workspaces WHERE platform = 't'") == 3
+
+
+async def test_a_write_cancelled_in_flight_is_rolled_back(db: Database) -> None:
+    async def insert() -> None:
+        async with db.write() as conn:
+            await conn.execute(
+                "INSERT INTO workspaces (platform, external_id, created_at) VALUES ('t', 'x', 'x')"
+            )
+            await asyncio.sleep(10)
+
+    task = asyncio.create_task(insert())
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    async with db.write() as conn:  # the writer is free and not inside a transaction
+        await conn.execute("SELECT 1")
+    assert await db.fetchval("SELECT count(*) FROM workspaces") == 0
