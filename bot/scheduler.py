@@ -589,6 +589,7 @@ class Scheduler:
         multi = {channel for channel, count in per_channel.items() if count > 1}
         found.update(await self._candidates(rest, multi))
         taken: dict[int, Counter[int]] = {}
+        last_pick: dict[int, int] = {}
         rows: list[NewScheduledPost] = []
         picked: list[_Due] = []
         for plan in plans:
@@ -603,13 +604,19 @@ class Scheduler:
                 )
                 continue
             local = taken.setdefault(schedule.channel_id, Counter())
-            if local:  # count this batch's own picks in the same channel
+            if local:  # count this batch's own picks in the same channel; the last is latest
+                previous = last_pick[schedule.channel_id]
                 candidates = [
-                    Candidate(c.version_id, c.times_posted + local[c.version_id])
+                    Candidate(
+                        c.version_id,
+                        c.times_posted + local[c.version_id],
+                        latest=c.version_id == previous,
+                    )
                     for c in candidates
                 ]
             version = self.service.pick(candidates).version_id
             local[version] += 1
+            last_pick[schedule.channel_id] = version
             rows.append(
                 NewScheduledPost(
                     channel_id=schedule.channel_id,

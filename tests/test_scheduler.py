@@ -700,6 +700,22 @@ async def test_a_channel_due_twice_at_once_gets_two_different_questions(
         assert sorted(q for c, q in gateway.posts if c == f"c{i}") == ["d-mc-3", "d-prac-1"]
 
 
+async def test_two_due_at_once_in_a_channel_do_not_repeat_each_other(
+    service: StudyService, clock: SimulatedClock
+) -> None:
+    """The batch's own first pick counts as the channel's latest for its second pick."""
+    root = member("root", admin=True)
+    for _ in range(3):  # d-mc-3 (hard, retain-graph) asked three times; d-prac-1 never
+        draft = await service.post_question(root, tags=["retain-graph"])
+        assert draft.message.question_id == "d-mc-3"
+    gateway = Recorder()
+    async with Scheduler(service, gateway, clock, GRACE).running() as sched:
+        for _ in range(2):
+            await service.schedule_command(root, "add", ["10:00", "--difficulty", "hard"])
+        await sched.advance(clock, utc("2026-03-04T10:00:00Z"))
+    assert sorted(q for _, q in gateway.posts) == ["d-mc-3", "d-prac-1"]
+
+
 async def test_a_daily_schedule_never_posts_the_same_question_twice_in_a_row(
     service: StudyService, clock: SimulatedClock
 ) -> None:
