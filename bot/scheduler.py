@@ -688,12 +688,16 @@ class Scheduler:
 
     async def _resend_unconfirmed(self, now: datetime) -> None:
         """At start-up: posts the previous process inserted but never confirmed as sent."""
-        unconfirmed = await self.service.posts.unsent_scheduled()
-        for item in unconfirmed:
-            try:
-                await self._resend(item, now)
-            except Exception:
-                log.exception("re-sending post %d failed", item.post.id)
+        # A crash in the 09:00 burst can leave hundreds, in as many channels: served like a
+        # burst, several channels at once, each channel's posts in order.
+        by_channel: dict[int, list[ScheduledPost]] = {}
+        for item in await self.service.posts.unsent_scheduled():
+            by_channel.setdefault(item.post.channel_id, []).append(item)
+
+        async def resend(item: ScheduledPost) -> None:
+            await self._resend(item, now)
+
+        await self._per_channel(list(by_channel.values()), resend)
 
     async def _retry_due(self, now: datetime) -> None:
         for post_id, (at, schedule_id, occurrence) in list(self._retries.items()):
@@ -710,12 +714,6 @@ class Scheduler:
         post = item.post
         assert post.schedule_id is not None
         if not post.is_open:
-            return
-        channel = await self.service.directory.channel_by_id(post.channel_id)
-        shown = await self._shown_already(channel.external_id, post.id)
-        if shown is not None:
-            log.info("post %d shows in its channel after all (message %s)", post.id, shown)
-            await self.service.attach_message(post.id, shown)
             return
         occurrence = datetime.fromisoformat(item.occurrence.replace("Z", "+00:00"))
         schedule = await self.service.schedules.get(post.schedule_id)
@@ -735,6 +733,14 @@ class Scheduler:
             await self._close_quietly(post, reason)
             return
         assert schedule is not None
+        # Only now ask the platform (a network call): a post that would not be re-sent anyway
+        # is settled by the database alone.
+        channel = await self.service.directory.channel_by_id(post.channel_id)
+        shown = await self._shown_already(channel.external_id, post.id)
+        if shown is not None:
+            log.info("post %d shows in its channel after all (message %s)", post.id, shown)
+            await self.service.attach_message(post.id, shown)
+            return
         if not await self.service.posts.claim_resend(post.id):
             return
         log.warning(
