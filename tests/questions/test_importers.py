@@ -474,6 +474,17 @@ def test_a_csv_file_prefers_the_comma_when_semicolons_split_as_well() -> None:
     }
 
 
+def test_a_spreadsheet_line_break_inside_a_cell_stays_in_the_cell() -> None:
+    # Spreadsheets write a line break typed inside a cell as \x0b; it is not a new row.
+    text = "leaf,made by you\x0bnot computed\ngrad_fn,the node that made it\nbad row\n"
+    result = import_bytes(text.encode(), "sheet.csv")
+    items = _items(result)
+    assert [item["prompt"] for item in items.values()] == ["leaf", "grad_fn"]
+    assert str(items["sheet-flash-01"]["answer"]).startswith("made by you")
+    assert str(items["sheet-flash-01"]["answer"]).endswith("not computed")
+    assert [p.line for p in result.errors] == [3]  # the line an editor shows
+
+
 def test_forced_csv_means_comma_separated() -> None:
     text = "leaf,made by you; not computed\ngrad_fn,the node; it made the tensor\n"
     assert detect_format(text, "export.txt") == (Format.CSV, "every row has ';'-separated cells")

@@ -168,7 +168,9 @@ def _rows(builder: PackBuilder, text: str, delimiter: str) -> Iterator[tuple[int
     and followed by more text) does not silently swallow the lines after it into one cell:
     that row is reported, and reading goes on from the next line.
     """
-    lines = text.splitlines(keepends=True)
+    # Physical lines as an editor counts them (\n, \r\n, \r): str.splitlines would also cut
+    # at \x0b, \x0c and U+2028, which spreadsheets use for line breaks inside a cell.
+    lines = io.StringIO(text, newline="").readlines()
     start = 0  # index of the first line the current reader was given
     while start < len(lines):
         reader = csv.reader(lines[start:], delimiter=delimiter, strict=True)
