@@ -511,14 +511,20 @@ class SlackAdapter:
                     "I can only attach files in channels I am a member of, so here it is. "
                     "Invite me there with `/invite @studybot` to get files in the channel."
                 )
-                await self.send_post(
-                    member,
-                    Message(
-                        title=f"The full output of your snippet: `{attachment.filename}`",
-                        sections=(Section(body=note),),
-                        attachments=(attachment,),
-                    ),
-                )
+                try:
+                    await self.send_post(
+                        member,
+                        Message(
+                            title=f"The full output of your snippet: `{attachment.filename}`",
+                            sections=(Section(body=note),),
+                            attachments=(attachment,),
+                        ),
+                    )
+                except (SlackApiError, StudyError) as dm_exc:
+                    # the cut output is already in the channel: that is the answer, not an error
+                    log.warning(
+                        "cannot send %s to %s either: %s", attachment.filename, member, dm_exc
+                    )
 
     # --- identity ----------------------------------------------------------------------------
 

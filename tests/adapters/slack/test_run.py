@@ -160,6 +160,30 @@ async def test_long_output_goes_to_the_members_dm_where_files_are_refused(
     assert await adapter.idle()
 
 
+async def test_a_refused_dm_still_leaves_the_cut_output_as_the_answer(
+    adapter: SlackAdapter, slack_fake: FakeSlack, sandbox: StubSandbox
+) -> None:
+    slack_fake.add_channel("C0STUDY", "study", bot_member=False)
+    slack_fake.override(  # the member's DMs with the bot are closed too
+        "chat.postMessage",
+        lambda call: (
+            {"ok": False, "error": "cannot_dm_bot"}
+            if str(call.args.get("channel", "")).startswith("U")
+            else None
+        ),
+    )
+    sandbox.output = LONG
+    async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
+        await open_modal(deliver, slack_fake)
+        await deliver(slack_fake.view_submission(RUN_MODAL_CALLBACK, {"code": {"code": "spam()"}}))
+        await slack_fake.wait_for_call("chat.postMessage", count=2)
+        assert await adapter.idle()
+    shown, dm = slack_fake.calls_to("chat.postMessage")
+    assert shown.ok and "line 1" in shown.args["text"]
+    assert not dm.ok
+    assert slack_fake.ephemerals_for("U0ALICE") == []  # no apology: the output was shown
+
+
 async def test_snippet_errors_are_private_even_without_a_response_url(
     adapter: SlackAdapter, slack_fake: FakeSlack, sandbox: StubSandbox
 ) -> None:
