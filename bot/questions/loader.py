@@ -36,7 +36,6 @@ __all__ = [
     "PackContents",
     "Problem",
     "item_hash",
-    "load_pack_file",
     "load_pack_text",
     "load_packs",
     "pack_files",
@@ -155,14 +154,6 @@ def load_packs(root: Path) -> LoadResult:
             result.contents.append(contents)
     result.problems.extend(_cross_pack_problems(result.contents))
     return result
-
-
-def load_pack_file(path: Path) -> tuple[LoadedPack | None, list[Problem]]:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        return None, [Problem(str(path), 0, "", f"cannot read: {exc.strerror}")]
-    return load_pack_text(raw, str(path))
 
 
 def load_pack_text(raw: bytes, name: str) -> tuple[LoadedPack | None, list[Problem]]:
