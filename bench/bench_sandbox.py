@@ -33,8 +33,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.core.models import Outcome
 from bot.sandbox import Sandbox, SandboxConfig
+from bot.sandbox.result import Outcome
 from bot.settings import Settings
 
 SNIPPET = "import torch\nx = torch.arange(12.0).reshape(3, 4)\nprint((x @ x.T).trace().item())\n"

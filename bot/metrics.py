@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
-from bot.core.models import Outcome
+from bot.sandbox.result import Outcome
 from bot.storage.answers import AnswerStatus
 
 __all__ = ["Metrics"]

@@ -21,7 +21,7 @@ from typing import Protocol
 from bot.core.clock import Clock
 from bot.core.errors import RateLimited
 from bot.core.messages import Attachment, Message, Section, Tone, escape_markup, neutralise
-from bot.core.models import Outcome, RunResult
+from bot.sandbox.result import Outcome, RunResult
 
 __all__ = [
     "PYTHON_TAGS",

@@ -21,11 +21,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from bot.core.models import Outcome, RunResult
 from bot.questions.expectations import compare, exception_name, normalize_output
 from bot.questions.loader import LoadedPack
 from bot.questions.schema import Item
 from bot.sandbox import Sandbox, SandboxConfig, SandboxUnavailable, SnippetRejected
+from bot.sandbox.result import Outcome, RunResult
 
 __all__ = [
     "CheckRow",

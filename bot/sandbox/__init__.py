@@ -9,10 +9,10 @@ model. Nothing here imports torch; the bot process never does.
 
 from __future__ import annotations
 
-from bot.core.models import Outcome, RunResult
 from bot.sandbox.client import Sandbox
 from bot.sandbox.config import SandboxConfig
 from bot.sandbox.errors import SandboxBusy, SandboxUnavailable, SnippetRejected
+from bot.sandbox.result import Outcome, RunResult
 from bot.sandbox.validate import validate_snippet
 
 __all__ = [

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from bot.core.models import RunResult
 from bot.sandbox.client import Sandbox
 from bot.sandbox.config import SandboxConfig
 from bot.sandbox.errors import SandboxUnavailable, SnippetRejected
+from bot.sandbox.result import RunResult
 from bot.sandbox.validate import validate_snippet
 
 if TYPE_CHECKING:

@@ -22,10 +22,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from bot.core.models import Outcome, RunResult
 from bot.log import get_logger
 from bot.sandbox.config import SandboxConfig
 from bot.sandbox.errors import SandboxBusy, SandboxUnavailable
+from bot.sandbox.result import Outcome, RunResult
 from bot.sandbox.validate import validate_snippet
 
 __all__ = ["Sandbox"]

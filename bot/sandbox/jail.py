@@ -20,7 +20,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.core.models import RunResult
 from bot.log import get_logger
 from bot.sandbox import seccomp
 from bot.sandbox.aio import (
@@ -37,6 +36,7 @@ from bot.sandbox.cgroups import Cgroup, CgroupRoot
 from bot.sandbox.config import SandboxConfig
 from bot.sandbox.layout import Layout
 from bot.sandbox.outcome import classify
+from bot.sandbox.result import RunResult
 
 __all__ = ["Jail", "JailEnv", "JailError", "bwrap_argv", "worker_source"]
 

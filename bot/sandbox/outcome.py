@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import signal as _signal
 
-from bot.core.models import Outcome, RunResult
+from bot.sandbox.result import Outcome, RunResult
 
 __all__ = ["classify", "signal_name"]
 

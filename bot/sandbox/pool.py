@@ -18,9 +18,9 @@ import time
 from collections.abc import Coroutine
 from typing import Any
 
-from bot.core.models import RunResult
 from bot.log import get_logger
 from bot.sandbox.jail import Jail, JailEnv, JailError
+from bot.sandbox.result import RunResult
 
 __all__ = ["Pool", "PoolBusy"]
 

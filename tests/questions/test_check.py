@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.models import Outcome, RunResult
 from bot.questions.check import (
     CheckRow,
     CheckTarget,
@@ -25,6 +24,7 @@ from bot.questions.check import (
 from bot.questions.importers import import_bytes, to_yaml
 from bot.questions.loader import load_pack_text
 from bot.sandbox import SnippetRejected
+from bot.sandbox.result import Outcome, RunResult
 from tests.questions.snippets import run_snippet
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "import"

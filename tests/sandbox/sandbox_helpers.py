@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from bot.core.models import RunResult
 from bot.sandbox import Sandbox, SandboxConfig
+from bot.sandbox.result import RunResult
 from bot.settings import Settings
 
 

@@ -16,9 +16,9 @@ import typer
 from typer.testing import CliRunner
 
 import bot
-from bot.core.models import Outcome
 from bot.sandbox import Sandbox, SandboxConfig, SandboxUnavailable, SnippetRejected
 from bot.sandbox.cli import run_command, snippet_app
+from bot.sandbox.result import Outcome
 from bot.settings import Settings
 
 _session = pytest.mark.asyncio(loop_scope="session")

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 import bot
-from bot.core.models import Outcome
 from bot.sandbox import Sandbox
 from bot.sandbox.layout import jail_path
+from bot.sandbox.result import Outcome
 from tests.sandbox.sandbox_helpers import run, sandbox_config
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]

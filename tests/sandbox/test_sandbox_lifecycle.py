@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from bot.core.models import Outcome
 from bot.sandbox import Sandbox
+from bot.sandbox.result import Outcome
 from tests.sandbox.sandbox_helpers import sandbox_config
 
 pytestmark = pytest.mark.slow

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from bot.core.models import Outcome
 from bot.sandbox import Sandbox, SandboxBusy
+from bot.sandbox.result import Outcome
 from tests.sandbox.sandbox_helpers import run, sandbox_config
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slow]

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.core.models import Outcome
 from bot.sandbox import SandboxConfig, SnippetRejected, validate_snippet
 from bot.sandbox.cgroups import Cgroup, Limits, detect
 from bot.sandbox.layout import compute_layout, elf_info, jail_path
 from bot.sandbox.outcome import classify
 from bot.sandbox.probe import probe_host
+from bot.sandbox.result import Outcome
 from bot.settings import Settings
 
 
