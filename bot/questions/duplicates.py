@@ -24,6 +24,12 @@ How two items are compared
 A fast first pass compares every prompt's sorted words with ``rapidfuzz.process.cdist``
 (C++, all cores, blocks of rows so memory stays bounded) and keeps pairs within 20 points of
 the threshold; only those few are scored exactly, so thousands of items take a second or two.
+
+The pass is bounded whatever the input: the fast pass reads at most the first
+:data:`KEY_CHARS` characters of each prompt's words, and at most :data:`MAX_CANDIDATES` pairs
+are scored exactly (a file of near-identical items would otherwise make every pair one), and
+at most :data:`MAX_COMPARED` items take part.
+When the budget runs out, the report says so in a warning instead of going quiet.
 """
 
 from __future__ import annotations
@@ -41,14 +47,24 @@ from bot.questions.schema import Item
 
 __all__ = [
     "DEFAULT_THRESHOLD",
+    "KEY_CHARS",
+    "MAX_CANDIDATES",
+    "MAX_COMPARED",
     "Located",
     "NearDuplicate",
     "duplicate_problems",
     "find_near_duplicates",
     "located_items",
+    "scan_near_duplicates",
 ]
 
 DEFAULT_THRESHOLD = 90
+KEY_CHARS = 400
+"""Characters of each prompt's sorted words that the fast pass compares."""
+MAX_CANDIDATES = 200_000
+MAX_COMPARED = 10_000
+"""Items the fast pass compares at most (all pairs of 10,000 short keys: a few seconds)."""
+"""Pairs scored exactly at most (about two seconds); a normal pack has a handful."""
 _SET_LENGTH_RATIO = 0.75
 _PREFILTER_SLACK = 20  # the fast pass keeps pairs this far below the threshold
 _BLOCK = 2048  # rows per cdist call: bounds memory at _BLOCK * n bytes
@@ -94,7 +110,7 @@ def _prompt_text(item: Item) -> str:
 
 
 def _sorted_words(text: str) -> str:
-    return " ".join(sorted(set(text.split())))
+    return " ".join(sorted(set(text.split())))[:KEY_CHARS]
 
 
 def _code_key(item: Item) -> tuple[str, tuple[str, str]] | None:
@@ -122,20 +138,34 @@ def find_near_duplicates(
     against: Sequence[Located] = (),
     threshold: int = DEFAULT_THRESHOLD,
 ) -> list[NearDuplicate]:
-    """Pairs within ``items``, and between ``items`` and ``against`` (existing items).
+    """Pairs within ``items``, and between ``items`` and ``against`` (existing items)."""
+    return scan_near_duplicates(items, against=against, threshold=threshold)[0]
+
+
+def scan_near_duplicates(
+    items: Sequence[Located],
+    *,
+    against: Sequence[Located] = (),
+    threshold: int = DEFAULT_THRESHOLD,
+    max_candidates: int = MAX_CANDIDATES,
+) -> tuple[list[NearDuplicate], bool]:
+    """The pairs, and whether the candidate budget cut the scan short.
 
     Pairs inside ``against`` are not reported: those are another file's business. A fast
     pass (``ratio`` on each prompt's sorted words, in C++ over blocks of rows) keeps the
-    candidates; each candidate is then scored as the module docstring says.
+    candidates; each candidate is then scored as the module docstring says, up to
+    ``max_candidates`` of them.
     """
-    pool = [*against, *items]
-    if len(pool) < 2 or not items:
-        return []
+    pool = [*against, *items][:MAX_COMPARED]
+    cut = len(against) + len(items) > len(pool)
+    if len(pool) <= len(against) or len(pool) < 2:
+        return [], cut
     texts = [_prompt_text(entry.item) for entry in pool]
     keys = [_sorted_words(text) for text in texts]
     codes = [_code_key(entry.item) for entry in pool]
     cutoff = max(0, threshold - _PREFILTER_SLACK)
     found: list[NearDuplicate] = []
+    budget = max_candidates
     for start in range(len(against), len(pool), _BLOCK):
         stop = min(start + _BLOCK, len(pool))
         # Each new item is compared with the items before it, so every pair is seen once.
@@ -152,11 +182,19 @@ def find_near_duplicates(
             row = start + offset
             if column >= row:
                 continue
+            if budget == 0:
+                found.sort(key=_order)
+                return found, True
+            budget -= 1
             pair = _judge(pool[column], pool[row], texts, codes, column, row, threshold)
             if pair is not None:
                 found.append(pair)
-    found.sort(key=lambda pair: (pair.second.path, pair.second.line, pair.first.line))
-    return found
+    found.sort(key=_order)
+    return found, cut
+
+
+def _order(pair: NearDuplicate) -> tuple[str, int, int]:
+    return pair.second.path, pair.second.line, pair.first.line
 
 
 def _judge(
@@ -191,14 +229,36 @@ def duplicate_problems(
 ) -> list[Problem]:
     """Near-duplicates as warnings at the later item, naming both ids and both places."""
     problems = []
-    for pair in find_near_duplicates(items, against=against, threshold=threshold):
+    pairs, cut = scan_near_duplicates(items, against=against, threshold=threshold)
+    if cut:
+        problems.append(
+            Problem(
+                items[0].path,
+                1,
+                "",
+                f"the near-duplicate check was cut short (it compares at most "
+                f"{MAX_COMPARED:,} items and scores at most {MAX_CANDIDATES:,} similar pairs); "
+                "the near-duplicates below are only the first ones found",
+                "warning",
+            )
+        )
+    # One warning per later item, against its closest earlier twin: a file of near-identical
+    # items would otherwise print one line per pair.
+    by_item: dict[tuple[str, int, str], list[NearDuplicate]] = {}
+    for pair in pairs:
+        by_item.setdefault((pair.second.path, pair.second.line, pair.second.item.id), []).append(
+            pair
+        )
+    for group in by_item.values():
+        pair = max(group, key=lambda p: (p.similarity, -p.first.line))
         first, second = pair.first, pair.second
+        more = f" (and {len(group) - 1:,} more)" if len(group) > 1 else ""
         problems.append(
             Problem(
                 second.path,
                 second.line,
                 second.item.id,
-                f"near-duplicate of {first.item.id} ({first.where}), similarity "
+                f"near-duplicate of {first.item.id} ({first.where}){more}, similarity "
                 f"{pair.similarity}: {_short(second.item.prompt)} ~ {_short(first.item.prompt)}",
                 "warning",
             )

@@ -23,6 +23,7 @@ from bot.questions.importers import (
 )
 from bot.questions.loader import LoadedPack, Problem, load_pack_text, load_packs, pack_files
 from bot.questions.schema import Slug
+from bot.questions.untrusted import MAX_ITEMS, InputRefused, check_size
 
 __all__ = ["ImportRefused", "ImportReport", "run_import"]
 
@@ -80,9 +81,12 @@ def run_import(
     if pack is not None:
         _check_slug(pack)
     try:
+        check_size(file.stat().st_size, str(file))
         raw = file.read_bytes()
     except OSError as exc:
         raise ImportRefused(f"cannot read {file}: {exc.strerror}") from None
+    except InputRefused as exc:
+        raise ImportRefused(exc.message) from None
     try:
         result = import_bytes(raw, str(file), format=format_, pack=pack, title=title)
     except FormatUnknown as exc:
@@ -90,6 +94,11 @@ def run_import(
     ordered = sorted(
         result.problems, key=lambda problem: problem.line
     )  # stable: same line keeps order
+    if len(result.items) > MAX_ITEMS:
+        raise ImportRefused(
+            f"{file}: {len(result.items):,} questions is over the limit of {MAX_ITEMS:,} in one "
+            "pack; split the file"
+        )
     report = ImportReport(result, None, out, ordered)
     if not result.items:
         return report

@@ -29,6 +29,7 @@ from bot.questions.schema import (
     expectation_problem,
     practice_problem,
 )
+from bot.questions.untrusted import MAX_ITEMS, InputRefused, bounded_loader, check_size
 
 __all__ = [
     "LoadResult",
@@ -142,9 +143,13 @@ def load_packs(root: Path) -> LoadResult:
         result.problems.append(Problem(str(root), 0, "", "no *.yaml pack files here"))
     for path in files:
         try:
+            check_size(path.stat().st_size, path.name)
             raw = path.read_bytes()
         except OSError as exc:
             result.problems.append(Problem(str(path), 0, "", f"cannot read: {exc.strerror}"))
+            continue
+        except InputRefused as exc:
+            result.problems.append(Problem(str(path), exc.line, "", exc.message))
             continue
         loaded, problems, contents = read_pack_text(raw, str(path))
         result.problems.extend(problems)
@@ -163,11 +168,12 @@ def load_pack_text(raw: bytes, name: str) -> tuple[LoadedPack | None, list[Probl
 
 
 def read_pack_text(
-    raw: bytes, name: str
+    raw: bytes, name: str, *, max_items: int = MAX_ITEMS
 ) -> tuple[LoadedPack | None, list[Problem], PackContents | None]:
     """:func:`load_pack_text`, plus what the file declares even when it does not load.
 
-    The contents are ``None`` only when the file is not a YAML mapping at all.
+    The contents are ``None`` only when the file is not a YAML mapping at all, or is over a
+    budget of :mod:`bot.questions.untrusted` (anchors, nesting, size, item count).
     """
     try:
         text = raw.decode("utf-8")
@@ -178,12 +184,17 @@ def read_pack_text(
     except yaml.YAMLError as exc:
         line, message = yaml_syntax_problem(exc, text)
         return None, [Problem(name, line, "", message)], None
+    except InputRefused as exc:
+        return None, [Problem(name, exc.line, "", exc.message)], None
     problems = list(dup_problems)
     if not isinstance(data, dict):
         shape = "a pack is a mapping with `pack`, `title`, `items`"
         return None, [Problem(name, 1, "", shape)], None
 
     items_raw = data.get("items")
+    if isinstance(items_raw, list) and len(items_raw) > max_items:
+        count = f"{len(items_raw):,} items is over the limit of {max_items:,} in one pack file"
+        return None, [Problem(name, lines.get(("items",), 1), "items", f"{count}; split it")], None
     valid, ids = _check_items(name, lines, items_raw, problems)
     good_items = [item for item, _ in valid]
     item_lines = {item.id: line for item, line in valid}
@@ -329,7 +340,7 @@ def _cross_pack_problems(files: Sequence[PackContents]) -> Iterable[Problem]:
 
 
 def _compose(text: str, name: str) -> tuple[Any, dict[Path_, int], list[Problem]]:
-    loader = yaml.SafeLoader(text)
+    loader = bounded_loader(text)
     try:
         node = loader.get_single_node()
         if node is None:

@@ -34,6 +34,7 @@ from bot.questions.importers.opentdb import import_opentdb
 from bot.questions.importers.tabular import import_tabular, sniff_delimiter
 from bot.questions.importers.writer import dump_pack
 from bot.questions.loader import Problem
+from bot.questions.untrusted import InputRefused, json_loads, yaml_load
 
 __all__ = [
     "MODEL_ANSWER_PLACEHOLDER",
@@ -91,7 +92,9 @@ def detect_format(text: str, filename: str) -> tuple[Format, str]:
         return Format.CSV, "the file name ends in .csv"
     if stripped.startswith(("{", "[")):
         try:
-            json.loads(stripped)
+            json_loads(stripped)
+        except InputRefused:
+            return Format.OPENTDB, "the content starts like JSON"
         except json.JSONDecodeError:
             pass
         else:
@@ -129,8 +132,8 @@ def _opentdb_yaml(text: str) -> str | None:
     if not _YAML_QUESTION.search(text):
         return None
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
+        data = yaml_load(text)
+    except (yaml.YAMLError, InputRefused):
         if _YAML_RESULTS.search(text):
             return "a top-level `results:` key, as in OpenTDB data (not valid YAML, see below)"
         return None
@@ -150,9 +153,9 @@ def _opentdb_yaml(text: str) -> str | None:
 
 def _refuse_pack(text: str, filename: str) -> None:
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return  # the importer reports the syntax error with its line
+        data = yaml_load(text)
+    except (yaml.YAMLError, InputRefused):
+        return  # the importer reports the problem with its line
     if isinstance(data, dict) and "items" in data and "pack" in data:
         raise FormatUnknown(
             f"{filename}: this is already a studybot pack; check it with `studybot questions lint`"
@@ -204,12 +207,14 @@ def _is_json(text: str) -> bool:
     if not stripped.startswith(("{", "[")):
         return False
     try:
-        json.loads(stripped)
+        json_loads(stripped)
+    except InputRefused:
+        return True  # reported by the JSON importer, at its line
     except json.JSONDecodeError:
         # Broken JSON is reported as JSON, unless it is valid YAML (flow style: [{a: 1}]).
         try:
-            yaml.safe_load(stripped)
-        except yaml.YAMLError:
+            yaml_load(stripped)
+        except (yaml.YAMLError, InputRefused):
             return True
         return False
     return True

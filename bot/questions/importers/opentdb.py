@@ -31,6 +31,7 @@ import yaml
 from bot.questions.importers.base import DIFFICULTY_WORDS, ImportResult, PackBuilder, tag_slug
 from bot.questions.loader import yaml_syntax_problem
 from bot.questions.schema import MAX_CHOICES
+from bot.questions.untrusted import InputRefused, bounded_loader, json_loads
 
 __all__ = ["import_opentdb", "json_element_lines"]
 
@@ -75,21 +76,30 @@ def import_opentdb(text: str, result: ImportResult, *, is_json: bool) -> None:
 
 def _load_json(builder: PackBuilder, text: str) -> tuple[Any, list[int]] | None:
     try:
-        data = json.loads(text)
+        data = json_loads(text)
     except json.JSONDecodeError as exc:
         builder.problem(exc.lineno, "", f"not valid JSON: {exc.msg} (column {exc.colno})")
+        return None
+    except InputRefused as exc:
+        builder.problem(exc.line, "", exc.message)
         return None
     return data, json_element_lines(text)
 
 
 def _load_yaml(builder: PackBuilder, text: str) -> tuple[Any, list[int]] | None:
+    loader = bounded_loader(text)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         line, message = yaml_syntax_problem(exc, text)
         builder.problem(line, "", message)
         return None
+    except InputRefused as exc:
+        builder.problem(exc.line, "", exc.message)
+        return None
+    finally:
+        loader.dispose()
     sequence: yaml.Node | None = node
     if isinstance(node, yaml.MappingNode):
         sequence = next(
@@ -177,6 +187,10 @@ def _b64(text: str) -> str:
         return text
 
 
+def _is_text(value: object) -> bool:
+    return isinstance(value, str | int | float)
+
+
 def _entry(builder: PackBuilder, line: int, index: int, entry: object) -> None:
     where = f"results[{index}]"
     if not isinstance(entry, dict):
@@ -191,6 +205,11 @@ def _entry(builder: PackBuilder, line: int, index: int, entry: object) -> None:
     ]
     if missing:
         builder.problem(line, where, f"missing field(s): {', '.join(missing)}")
+        return
+    scalars = ("type", "difficulty", "category")
+    odd = [name for name in scalars if entry.get(name) is not None and not _is_text(entry[name])]
+    if odd:
+        builder.problem(line, where, f"{', '.join(odd)} must be text, not a list or mapping")
         return
     decode = _decoder(entry.get("type"))
     if decode is None:
