@@ -24,7 +24,7 @@ from typing import IO, TYPE_CHECKING
 from bot.core.clock import Clock, SimulatedClock, check_simulated
 from bot.core.durations import parse_duration
 from bot.core.errors import APOLOGY, BadInput, StudyError
-from bot.core.messages import Message
+from bot.core.messages import Message, terminal_safe
 from bot.core.models import ChatContext, Window
 from bot.core.schedule import ScheduleError, parse_filters
 from bot.core.schedules import VERBS
@@ -271,7 +271,7 @@ class ConsoleAdapter:
         if self.json_mode:
             self.out.write(json.dumps(payload, ensure_ascii=False) + "\n")
         else:
-            self.out.write(human + "\n")
+            self.out.write(terminal_safe(human) + "\n")
         self.out.flush()
 
     def post(self, channel: str, message: Message, *, kind: str = "post") -> None:

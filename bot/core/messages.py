@@ -25,6 +25,7 @@ __all__ = [
     "escape_markup",
     "neutralise",
     "parse_action",
+    "terminal_safe",
     "unescape_markup",
 ]
 
@@ -165,7 +166,9 @@ def _indent(code: str) -> str:
     return "\n".join(f"    {line}" if line else "" for line in code.rstrip("\n").split("\n"))
 
 
-_MENTION = re.compile(r"@(everyone|here|channel)\b|<(@[!&]?|#|!)([^>]*)>", re.IGNORECASE)
+# No word boundary after the name: Discord reads `@everyone_3` and `@here3` as mentions too.
+_MENTION = re.compile(r"@(everyone|here|channel)|<(@[!&]?|#|!)([^>]*)>", re.IGNORECASE)
+_BACKTICK_RUN = re.compile(r"``+")
 ZERO_WIDTH_SPACE = "\u200b"
 
 
@@ -187,5 +190,28 @@ def neutralise(text: str) -> str:
 
 
 def defuse_fences(text: str) -> str:
-    """Text that cannot close (or open) a ``` code fence: the backticks get zero-width spaces."""
-    return text.replace("```", "`" + ZERO_WIDTH_SPACE + "`" + ZERO_WIDTH_SPACE + "`")
+    """Text that cannot close (or open) a ``` code fence: no two backticks stay adjacent.
+
+    Every run of two or more gets a zero-width space between each pair, so no run of any
+    length (5, 8, 11...) leaves three behind, and none can join a fence the renderer adds.
+    """
+    return _BACKTICK_RUN.sub(lambda run: ZERO_WIDTH_SPACE.join(run[0]), text)
+
+
+# C0 controls but tab and newline, DEL and C1 (ESC, CSI, OSC start sequences), and the bidi
+# overrides that make a terminal show text in another order than it is.
+_TERMINAL_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    """Text to print on an operator's terminal: control characters shown escaped (``\\x1b``).
+
+    Members' text (snippet output, names, packs) reaches the console and CLI, and an ESC or
+    OSC sequence there could retitle, recolour or rewrite the operator's terminal.
+    """
+    return _TERMINAL_UNSAFE.sub(_escaped_char, text)
+
+
+def _escaped_char(match: re.Match[str]) -> str:
+    code = ord(match[0])
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"

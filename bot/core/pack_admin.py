@@ -15,9 +15,11 @@ Why the rules look the way they do:
   switched-off packs out (:meth:`bot.storage.packs.PackStore.candidates`), for ``quiz`` and
   for schedules alike.
 * An upload is untrusted input from any member: its name and size are checked before it is
-  read or parsed, parsing runs in a worker thread (a 1 MiB YAML file takes seconds of pure
-  Python), one check at a time, and packs with more than :data:`MAX_UPLOAD_ITEMS` items are
-  refused because near-duplicate detection is quadratic in the number of items.
+  read or parsed; the check runs in a child process with a memory cap and a deadline
+  (:mod:`bot.questions.isolated_check`), outside any lock, so a hostile file can neither take
+  the bot down nor keep other admins waiting; and packs with more than
+  :data:`MAX_UPLOAD_ITEMS` items are refused. Only the install itself is serialised, and a
+  check made against packs that changed meanwhile is made again.
 * The installed file's name comes from the validated ``pack:`` slug, never from the upload's
   name, so no upload can write outside the packs folder or over another pack's file.
 """
@@ -39,7 +41,7 @@ from bot.core.messages import Attachment, Message, Section, Tone, escape_markup,
 from bot.core.models import ChatContext
 from bot.core.schedules import decode_spec
 from bot.log import get_logger
-from bot.questions.lint import validate_upload
+from bot.questions.isolated_check import CheckFailed, check_isolated
 from bot.questions.loader import LoadedPack, Problem, load_pack_text
 
 if TYPE_CHECKING:
@@ -54,7 +56,6 @@ __all__ = [
     "SHOWN_PROBLEMS",
     "PackAdmin",
     "UploadCheck",
-    "check_upload_bytes",
 ]
 
 log = get_logger(__name__)
@@ -62,7 +63,9 @@ log = get_logger(__name__)
 MAX_UPLOAD_BYTES = 1024 * 1024
 """The largest pack file accepted from chat (the shipped 42-item pack is about 50 KiB)."""
 MAX_UPLOAD_ITEMS = 500
-"""Near-duplicate checks compare every pair of items: 500 items is a few seconds at worst."""
+"""Items in one pack uploaded in chat; a bigger pack belongs in the packs folder."""
+CHECK_ATTEMPTS = 3
+"""Checks of one upload at most, when other uploads keep changing the packs meanwhile."""
 PACK_SUFFIXES = (".yaml", ".yml")
 MAX_NAME_CHARS = 120
 SHOWN_PROBLEMS = 15
@@ -152,29 +155,6 @@ class UploadCheck:
         return [p for p in self.problems if p.severity != "error"]
 
 
-def check_upload_bytes(
-    raw: bytes, name: str, existing: Sequence[LoadedPack], *, max_items: int = MAX_UPLOAD_ITEMS
-) -> UploadCheck:
-    """Lint an upload as the file it would be installed as (blocking: run it in a thread).
-
-    The upload replaces the pack in ``<slug>.yaml``, so that pack is left out of the
-    comparison (as :func:`validate_upload` leaves out a file of the same name); every other
-    loaded pack is compared against, for reused ids and pack names and near-duplicates.
-    Problems are reported under the upload's own ``name``.
-    """
-    peek, _ = load_pack_text(raw, name)  # schema only: learns the slug and the item count
-    if peek is not None and len(peek.pack.items) > max_items:
-        raise BadInput(
-            f"`{_shown_name(name)}` has {len(peek.pack.items)} questions; a pack uploaded in "
-            f"chat can have at most {max_items}. Split it into smaller packs, or ask an "
-            "operator to add it to the packs folder."
-        )
-    replaced = f"{peek.pack.pack}.yaml" if peek is not None else None
-    others = [p for p in existing if PurePath(p.path).name != replaced]
-    loaded, problems = validate_upload(raw, name, existing=others)
-    return UploadCheck(name, loaded, tuple(problems))
-
-
 def _write_atomically(target: Path, raw: bytes) -> None:
     """Write ``raw`` to ``target`` via a temporary file in the same folder and a rename.
 
@@ -225,9 +205,8 @@ class PackAdmin:
         self.max_bytes = max_bytes
         self.max_items = max_items
         self._loaded: list[LoadedPack] = []
-        # One upload at a time, check and install together: parsing is CPU work, and a pack
-        # must be checked against the packs as they are when it is installed, not as they were
-        # before another upload landed.
+        # Installs one at a time. Checks run outside it, and a check is only used when the
+        # packs it compared against are still the ones the install would join.
         self._lock = asyncio.Lock()
 
     def remember(self, loaded: Sequence[LoadedPack]) -> None:
@@ -363,15 +342,39 @@ class PackAdmin:
         attached as a text file), and says what happened to the file.
         """
         name = self.check_file(filename, len(raw))
-        async with self._lock:
-            return await self._check_and_install(ctx, name, raw)
+        for _ in range(CHECK_ATTEMPTS):
+            snapshot = self._loaded
+            checked = await self._check(name, raw, snapshot)
+            async with self._lock:
+                if self._loaded is snapshot:
+                    return await self._answer(ctx, name, raw, checked)
+        async with self._lock:  # still changing: check once more, holding the lock this time
+            checked = await self._check(name, raw, self._loaded)
+            return await self._answer(ctx, name, raw, checked)
 
-    async def _check_and_install(self, ctx: ChatContext, name: str, raw: bytes) -> Message:
-        """Under the lock: the packs compared against are the ones an install would join."""
-        existing = [replace(p, path=PurePath(p.path).name) for p in self._loaded]
-        checked = await asyncio.to_thread(
-            check_upload_bytes, raw, name, existing, max_items=self.max_items
-        )
+    async def _check(self, name: str, raw: bytes, packs: Sequence[LoadedPack]) -> UploadCheck:
+        """The linter's verdict on the upload against ``packs``, from a capped child process."""
+        existing = [replace(p, path=PurePath(p.path).name) for p in packs]
+        try:
+            verdict = await check_isolated(raw, name, existing, max_items=self.max_items)
+        except CheckFailed as exc:
+            log.warning("pack upload %r: check failed: %s %s", name, exc, exc.args[1:])
+            raise BadInput(f"{exc.args[0]}.") from None
+        if verdict.too_many is not None:
+            raise BadInput(
+                f"`{_shown_name(name)}` has {verdict.too_many} questions; a pack uploaded in "
+                f"chat can have at most {self.max_items}. Split it into smaller packs, or ask "
+                "an operator to add it to the packs folder."
+            )
+        pack = None
+        if verdict.valid:
+            pack, _ = await asyncio.to_thread(load_pack_text, raw, name)
+        return UploadCheck(name, pack, verdict.problems)
+
+    async def _answer(
+        self, ctx: ChatContext, name: str, raw: bytes, checked: UploadCheck
+    ) -> Message:
+        """Under the lock: report the check, and install a valid pack an admin uploaded."""
         log.info(
             "pack upload %r by %s in %s/%s: %d error(s), %d warning(s)",
             name,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -47,11 +48,24 @@ def read_snippet(file: str, max_bytes: int) -> str:
     return validate_snippet(raw, max_bytes)
 
 
+# What a terminal would act on rather than show: C0 controls but tab and newline, DEL, C1,
+# and bidi overrides. A snippet's output must not retitle or rewrite the operator's terminal.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _shown(text: str) -> str:
+    """``text`` with every control character escaped (``\\x1b``), ending in a newline."""
+    safe = _UNSAFE.sub(
+        lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) <= 0xFF else f"\\u{ord(m[0]):04x}", text
+    )
+    return safe if safe.endswith("\n") else safe + "\n"
+
+
 def _print_text(result: RunResult) -> None:
     if result.stdout:
-        sys.stdout.write(result.stdout if result.stdout.endswith("\n") else result.stdout + "\n")
+        sys.stdout.write(_shown(result.stdout))
     if result.stderr:
-        sys.stderr.write(result.stderr if result.stderr.endswith("\n") else result.stderr + "\n")
+        sys.stderr.write(_shown(result.stderr))
     parts = [f"[{result.outcome.value}]", f"exit_code={result.exit_code}"]
     if result.signal:
         parts.append(f"signal={result.signal}")
