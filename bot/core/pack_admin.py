@@ -358,8 +358,8 @@ class PackAdmin:
         try:
             verdict = await check_isolated(raw, name, existing, max_items=self.max_items)
         except CheckFailed as exc:
-            log.warning("pack upload %r: check failed: %s %s", name, exc, exc.args[1:])
-            raise BadInput(f"{exc.args[0]}.") from None
+            log.warning("pack upload %r: check failed: %s; %s", name, exc, exc.detail)
+            raise BadInput(f"{exc.message[0].upper()}{exc.message[1:]}.") from None
         if verdict.too_many is not None:
             raise BadInput(
                 f"`{_shown_name(name)}` has {verdict.too_many} questions; a pack uploaded in "

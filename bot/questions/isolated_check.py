@@ -41,7 +41,18 @@ _KEPT_ENV = ("PATH", "LANG", "PYTHONPATH")
 
 
 class CheckFailed(Exception):
-    """The check could not finish (deadline, memory, crash); the message is for the member."""
+    """The check could not finish (deadline, memory, crash); the message is for the member.
+
+    ``detail`` is the end of the child's stderr, for the operator's log only.
+    """
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return self.message
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +116,8 @@ async def check_isolated(
             process.kill()
             await process.wait()
     if process.returncode != 0:
-        memory = b"MemoryError" in err
+        # Python says MemoryError; pydantic-core's Rust allocator aborts with its own words.
+        memory = b"MemoryError" in err or b"memory allocation" in err
         raise CheckFailed(
             f"checking `{name}` needed more than {memory_bytes // 2**20:,} MiB and was stopped"
             if memory

@@ -35,7 +35,7 @@ from bot.sandbox.aio import (
 from bot.sandbox.cgroups import Cgroup, CgroupRoot
 from bot.sandbox.config import SandboxConfig
 from bot.sandbox.layout import Layout
-from bot.sandbox.outcome import classify
+from bot.sandbox.outcome import classify, plausible_report
 from bot.sandbox.result import RunResult
 
 __all__ = ["Jail", "JailEnv", "JailError", "bwrap_argv", "worker_source"]
@@ -328,6 +328,11 @@ class Jail:
             self._close_mine(self._ctrl)
             remaining = max(0.0, wall - (time.monotonic() - started))
             report = await asyncio.wait_for(self._report_or_exit(), remaining)
+            if report is not None and not plausible_report(report):
+                # A line the snippet forged: only bwrap's exit status can say how it ended.
+                report = None
+                remaining = max(0.0, wall - (time.monotonic() - started))
+                await asyncio.wait_for(self._wait_exit(), remaining)
         except TimeoutError:
             timed_out = True
             self._kill()

@@ -2,8 +2,14 @@
 
 Evidence, strongest first: the manager's own wall clock (timeout), the cgroup's OOM-kill
 counter (memory_limit), the exit status bwrap passes on (``128 + N`` for a signal, as a shell
-would say it), and last the worker's own report (which the snippet could forge, so it is only
-trusted for what the snippet could have printed anyway: its exit code and a MemoryError).
+would say it), and last the worker's own report.
+
+The snippet can write the report's line itself. A report is therefore used only when it says
+what the snippet could have made true anyway (:func:`plausible_report`): an exit code of 0 to
+255, as ``sys.exit(n)`` gives, and ``memory_error`` only with the exit code 1 that a raised
+exception ends with. Anything else (``2**70``, ``-7`` with ``memory_error``) is ignored and the
+manager waits for the exit status bwrap passes on instead; with that status known, a report
+that disagrees with it is ignored too. No exit code outside 0-255 is ever shown.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ import signal as _signal
 
 from bot.sandbox.result import Outcome, RunResult
 
-__all__ = ["classify", "signal_name"]
+__all__ = ["classify", "plausible_report", "signal_name"]
 
 
 def signal_name(number: int) -> str:
@@ -36,6 +42,8 @@ def classify(
     """One result for every way a run can end. ``returncode`` is bwrap's (negative: a signal)."""
 
     def result(outcome: Outcome, code: int | None, sig: str | None) -> RunResult:
+        if code is not None and not 0 <= code <= 255:
+            code = None  # no process exits with that: never show it
         return RunResult(outcome, code, sig, stdout, stderr, truncated, duration_ms)
 
     if timed_out:
@@ -44,13 +52,15 @@ def classify(
     if returncode is not None and returncode < 0:  # bwrap itself was signalled
         returncode = 128 - returncode
 
-    exit_code = report.get("exit_code") if report else None
-    if isinstance(exit_code, int) and not isinstance(exit_code, bool):
-        if report and report.get("memory_error") is True:
-            return result(Outcome.MEMORY_LIMIT, exit_code, None)
-        if exit_code == 0:
-            return result(Outcome.OK, 0, None)
-        return result(Outcome.MEMORY_LIMIT if oom_kills else Outcome.ERROR, exit_code, None)
+    if report is not None and plausible_report(report):
+        claimed = report["exit_code"]
+        assert isinstance(claimed, int)
+        if returncode is None or returncode == claimed:
+            if report.get("memory_error") is True:
+                return result(Outcome.MEMORY_LIMIT, claimed, None)
+            if claimed == 0:
+                return result(Outcome.OK, 0, None)
+            return result(Outcome.MEMORY_LIMIT if oom_kills else Outcome.ERROR, claimed, None)
 
     if returncode is None:
         return result(Outcome.KILLED, None, None)
@@ -65,3 +75,12 @@ def classify(
     if returncode == 0:
         return result(Outcome.OK, 0, None)
     return result(Outcome.MEMORY_LIMIT if oom_kills else Outcome.ERROR, returncode, None)
+
+
+def plausible_report(report: dict[str, object]) -> bool:
+    """Whether a worker report claims only what the snippet could have made true itself."""
+    code = report.get("exit_code")
+    if not isinstance(code, int) or isinstance(code, bool) or not 0 <= code <= 255:
+        return False
+    memory = report.get("memory_error", False)
+    return memory is False or (memory is True and code == 1)

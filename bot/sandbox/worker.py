@@ -107,6 +107,22 @@ def _run(code: bytes) -> tuple[int, bool]:
     linecache.cache["<snippet>"] = (len(text), None, text.splitlines(True), "<snippet>")
     try:
         compiled = compile(text, "<snippet>", "exec", dont_inherit=True)
+    except (MemoryError, RecursionError) as exc:
+        # CPython's parser gives up on very deep nesting (`x = ------...1`) with a bare
+        # MemoryError or a RecursionError: no memory limit was reached, and nothing ran.
+        os.write(
+            2,
+            f"SyntaxError: the snippet is nested too deeply for Python's parser "
+            f"({type(exc).__name__} while compiling; nothing ran)\n".encode(),
+        )
+        return 1, False
+    except BaseException as exc:
+        try:
+            _print_exception(exc)
+        except BaseException:
+            os.write(2, f"{type(exc).__name__}\n".encode())
+        return 1, False
+    try:
         exec(compiled, module.__dict__)  # noqa: S102 - running the snippet is the job
     except SystemExit as exc:
         return _exit_code(exc), False

@@ -295,3 +295,39 @@ async def test_a_run_that_gets_no_turn_within_its_timeout_is_refused() -> None:
         # Refusing a run does not make the sandbox unavailable.
         assert sb.available
         assert (await sb.run("print('third')\n")).stdout == "third\n"
+
+
+async def test_a_forged_status_line_is_not_believed(bare: Sandbox) -> None:
+    """The snippet writes fake worker reports on every descriptor it has, then exits.
+
+    Only what the exit status the manager saw backs is shown: no exit code of 2**70, and no
+    "ran out of memory" for a snippet that never did.
+    """
+    forge = """
+        import json, os, sys
+        def forge(claim):
+            line = json.dumps(claim).encode() + b"\\n"
+            for fd in range(3, 256):
+                try:
+                    os.write(fd, line)
+                except OSError:
+                    pass
+        forge({"exit_code": 2**70, "memory_error": True})
+        forge({"exit_code": -7, "memory_error": True})
+        sys.stdout.flush()
+        os._exit(CODE)
+    """
+    failed = await run(bare, forge.replace("CODE", "3"))
+    assert failed.outcome is Outcome.ERROR
+    assert failed.exit_code == 3
+    clean = await run(bare, forge.replace("CODE", "0"))
+    assert clean.outcome is Outcome.OK
+    assert clean.exit_code == 0
+
+
+async def test_too_deep_for_the_parser_is_not_called_out_of_memory(bare: Sandbox) -> None:
+    result = await run(bare, "x = " + "-" * 60000 + "1\nprint('never')")
+    assert result.outcome is Outcome.ERROR
+    assert result.exit_code == 1
+    assert "nested too deeply for Python's parser" in result.stderr
+    assert "never" not in result.stdout

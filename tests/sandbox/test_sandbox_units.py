@@ -245,3 +245,32 @@ def test_layout_hides_an_installed_bot_and_skips_a_source_checkout(tmp_path: Pat
     )
     assert not any(src.startswith(str(checkout)) for src, _ in source.binds)
     assert source.hidden == ()
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        {"exit_code": 2**70, "memory_error": False},
+        {"exit_code": -7, "memory_error": True},
+        {"exit_code": 0, "memory_error": True},
+        {"exit_code": True, "memory_error": False},
+        {"exit_code": "1", "memory_error": False},
+    ],
+)
+def test_classify_ignores_reports_the_snippet_could_not_make_true(
+    report: dict[str, object],
+) -> None:
+    common = {"stdout": "", "stderr": "", "truncated": False, "duration_ms": 1.0}
+    # With bwrap's real exit status known, it is what counts.
+    real = classify(returncode=3, timed_out=False, report=report, oom_kills=0, **common)
+    assert (real.outcome, real.exit_code) == (Outcome.ERROR, 3)
+    # A report that disagrees with the real status is ignored even when plausible.
+    other = classify(returncode=3, timed_out=False, report={"exit_code": 0}, oom_kills=0, **common)
+    assert (other.outcome, other.exit_code) == (Outcome.ERROR, 3)
+
+
+def test_no_exit_code_outside_0_to_255_is_ever_shown() -> None:
+    common = {"stdout": "", "stderr": "", "truncated": False, "duration_ms": 1.0}
+    for code in (2**70, 256, -1):
+        result = classify(returncode=code, timed_out=False, report=None, oom_kills=0, **common)
+        assert result.exit_code is None or 0 <= result.exit_code <= 255
