@@ -12,18 +12,15 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from bot.sandbox.client import Sandbox
-from bot.sandbox.config import SandboxConfig
+from bot.sandbox.config import SandboxConfig, SandboxSettings
 from bot.sandbox.errors import SandboxUnavailable, SnippetRejected
 from bot.sandbox.result import RunResult
 from bot.sandbox.validate import validate_snippet
-
-if TYPE_CHECKING:
-    from bot.settings import Settings
 
 __all__ = ["EXIT_REFUSED", "EXIT_UNAVAILABLE", "read_snippet", "run_command", "snippet_app"]
 
@@ -84,7 +81,7 @@ async def _run(config: SandboxConfig, code: str, wall: float | None) -> RunResul
 
 
 def run_command(
-    settings: Settings,
+    settings: SandboxSettings,
     file: str,
     as_json: bool,
     timeout: float | None,

@@ -1,7 +1,9 @@
 """The sandbox's settings: a frozen value with no secrets, safe to hand to the manager process.
 
-Built from :class:`bot.settings.Settings` by :meth:`SandboxConfig.from_settings` (never at import
-time) and sent to the manager as JSON over its stdin; the manager never sees ``Settings``.
+Built from the bot's settings by :meth:`SandboxConfig.from_settings` (never at import time) and
+sent to the manager as JSON over its stdin; the manager never sees the settings. The settings
+are described by a protocol (:class:`SandboxSettings`), not imported, so that the sandbox
+depends on nothing of the bot and can run as a service of its own.
 """
 
 from __future__ import annotations
@@ -9,12 +11,34 @@ from __future__ import annotations
 import dataclasses
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from bot.settings import Settings
+__all__ = ["SandboxConfig", "SandboxSettings"]
 
-__all__ = ["SandboxConfig"]
+
+class SandboxSettings(Protocol):
+    """The fields of the bot's settings that the sandbox reads (``bot.settings.Settings``)."""
+
+    @property
+    def sandbox_enabled(self) -> bool: ...
+    @property
+    def sandbox_timeout(self) -> float: ...
+    @property
+    def sandbox_memory_mb(self) -> int: ...
+    @property
+    def sandbox_pids(self) -> int: ...
+    @property
+    def sandbox_output_bytes(self) -> int: ...
+    @property
+    def sandbox_tmp_mb(self) -> int: ...
+    @property
+    def sandbox_pool_size(self) -> int: ...
+    @property
+    def sandbox_max_running(self) -> int: ...
+    @property
+    def run_max_bytes(self) -> int: ...
+    @property
+    def sandbox_cgroup_parent(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +77,7 @@ class SandboxConfig:
     preload: tuple[str, ...] = ("numpy", "torch")
 
     @classmethod
-    def from_settings(cls, settings: Settings, **overrides: Any) -> SandboxConfig:
+    def from_settings(cls, settings: SandboxSettings, **overrides: Any) -> SandboxConfig:
         """The sandbox_* fields of the bot's settings (plus explicit overrides, for tests)."""
         base = cls(
             enabled=settings.sandbox_enabled,

@@ -495,16 +495,24 @@ async def test_two_uploads_at_once_are_checked_against_each_other(
     second = FRESH.replace("pack: fresh", "pack: other").replace(
         "prompt: Which attribute", "prompt: Quite different, which attribute"
     )
+    # The checks run side by side, outside the install lock; whichever finishes first is
+    # installed, and the other is checked again against it, so exactly one gets in.
     replies = await asyncio.gather(
         service.check_pack_upload(ADMIN, "fresh.yaml", first.encode()),
         service.check_pack_upload(ADMIN, "other.yaml", second.encode()),
     )
-    installed, refused = replies
-    assert "Installed fresh" in installed.plain_text()
-    assert "other.yaml:4: f-flash-1.id: id 'f-flash-1' is already used at fresh.yaml:4" in (
-        _problem_lines(refused)
+    names = {"fresh": "fresh.yaml", "other": "other.yaml"}
+    winners = [slug for slug, reply in zip(names, replies, strict=True)
+               if f"Installed {slug}" in reply.plain_text()]  # fmt: skip
+    assert len(winners) == 1
+    winner = winners[0]
+    loser = next(slug for slug in names if slug != winner)
+    refused = replies[list(names).index(loser)]
+    assert (
+        f"{names[loser]}:4: f-flash-1.id: id 'f-flash-1' is already used at {names[winner]}:4"
+        in _problem_lines(refused)
     )
-    assert _names(packs_dir) == ["extra.yaml", "fresh.yaml", "mini.yaml"]
+    assert _names(packs_dir) == sorted(["extra.yaml", names[winner], "mini.yaml"])
 
 
 async def test_a_channel_name_with_markdown_cannot_become_a_link(service: StudyService) -> None:
