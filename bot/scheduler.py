@@ -3,7 +3,7 @@
 It sleeps until the soonest thing due -- an occurrence of some schedule, the end of an answer
 window, a re-send -- raced against an :class:`asyncio.Event` that schedule commands set (through
 ``service.schedules``), then handles everything due and goes back to sleep. Nothing polls, so an
-idle scheduler costs no CPU. Started once at start-up by :mod:`bot.__main__` (never from a
+idle scheduler costs no CPU. Started once at start-up by :mod:`bot.app` (never from a
 platform's "ready" event, which fires again on every reconnect).
 
 Durability comes from the database, not from this loop's memory:
