@@ -20,7 +20,6 @@ from pydantic import ValidationError
 from bot.backups import BackupJob
 from bot.core.clock import Clock, SystemClock
 from bot.core.gateway import ChatGateway
-from bot.core.service import StudyService
 from bot.core.snippets import RunLimits
 from bot.health import HealthServer
 from bot.log import configure_logging, get_logger
@@ -28,6 +27,7 @@ from bot.metrics import Metrics
 from bot.questions.loader import load_packs
 from bot.runtime import PlatformAdapter, Runtime, StartupError
 from bot.scheduler import Scheduler
+from bot.services.study import StudyService
 from bot.settings import Platform, Settings
 from bot.storage.database import Database
 from bot.storage.migrations import MigrationError

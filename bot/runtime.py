@@ -10,9 +10,9 @@ from typing import Protocol
 
 from bot.core.clock import Clock
 from bot.core.gateway import ChatGateway
-from bot.core.service import StudyService
 from bot.metrics import Metrics
 from bot.questions.loader import LoadResult
+from bot.services.study import StudyService
 from bot.settings import Settings
 from bot.storage.database import Database
 

@@ -13,7 +13,7 @@ Durability comes from the database, not from this loop's memory:
   the same occurrence twice.
 - ``schedules.handled_until`` records how far each schedule got, so a restart resumes there.
 - After downtime only the latest missed occurrence is posted, and only within the grace window
-  (:func:`bot.core.schedules.catch_up`); the others are skipped with a log line.
+  (:func:`bot.services.schedules.catch_up`); the others are skipped with a log line.
 - Crash mid-send: a post row without a platform message id means the send was never confirmed.
   First the platform is asked whether the channel shows it after all (Discord: the channel's
   recent messages, matched by the post id in their buttons); if so, that message is adopted and
@@ -54,9 +54,9 @@ from bot.core.clock import Clock, SimulatedClock
 from bot.core.gateway import ChatGateway, PostFinder
 from bot.core.models import Post
 from bot.core.schedule import next_occurrence, occurrence_key
-from bot.core.schedules import MIN_GRACE, Schedule, catch_up, local_text
-from bot.core.service import PostDraft, PostEdit, StudyService
 from bot.log import get_logger
+from bot.services.schedules import MIN_GRACE, Schedule, catch_up, local_text
+from bot.services.study import PostDraft, PostEdit, StudyService
 from bot.storage.directory import ChannelRow, WorkspaceRow
 from bot.storage.packs import Candidate
 from bot.storage.posts import NewScheduledPost, ScheduledPost

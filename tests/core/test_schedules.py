@@ -23,7 +23,7 @@ from bot.core.schedule import (
     occurrences,
     parse_schedule_args,
 )
-from bot.core.schedules import (
+from bot.services.schedules import (
     MAX_SCHEDULES_PER_CHANNEL,
     CatchUp,
     ScheduleReply,
@@ -31,7 +31,7 @@ from bot.core.schedules import (
     decode_spec,
     encode_spec,
 )
-from bot.core.service import StudyService
+from bot.services.study import StudyService
 from bot.storage.database import Database
 from tests.helpers import member
 

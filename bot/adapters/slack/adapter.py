@@ -83,10 +83,10 @@ from bot.core.messages import (
     parse_action,
 )
 from bot.core.models import ChatContext
-from bot.core.pack_admin import PACK_SUFFIXES
-from bot.core.service import StudyService
 from bot.log import get_logger
 from bot.runtime import StartupError
+from bot.services.packs import PACK_SUFFIXES
+from bot.services.study import StudyService
 from bot.settings import Settings
 
 __all__ = ["ACTION_PATTERN", "EVENTS_PATH", "SlackAdapter", "SlackMode"]

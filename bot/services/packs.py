@@ -37,13 +37,14 @@ from typing import TYPE_CHECKING
 from bot.core.errors import BadInput, Forbidden, NotFound
 from bot.core.messages import Attachment, Message, Section, Tone, escape_markup, neutralise
 from bot.core.models import ChatContext
-from bot.core.schedules import decode_spec
 from bot.log import get_logger
 from bot.questions.lint import validate_upload
 from bot.questions.loader import LoadedPack, Problem, load_pack_text
+from bot.services.schedules import decode_spec
 
 if TYPE_CHECKING:
-    from bot.core.service import StudyService
+    from bot.services.places import Places
+    from bot.services.study import StudyService
     from bot.storage.directory import ChannelRow
     from bot.storage.packs import PackSummary, SyncReport
 
@@ -219,8 +220,10 @@ class PackAdmin:
         *,
         max_bytes: int = MAX_UPLOAD_BYTES,
         max_items: int = MAX_UPLOAD_ITEMS,
+        places: Places,
     ) -> None:
         self._service = service
+        self._places = places
         self.packs_dir = packs_dir
         self.max_bytes = max_bytes
         self.max_items = max_items
@@ -239,9 +242,7 @@ class PackAdmin:
         return tuple(self._loaded)
 
     async def _channel(self, ctx: ChatContext) -> ChannelRow:
-        directory, now = self._service.directory, self._service.clock.now()
-        workspace = await directory.workspace(ctx.platform, ctx.workspace, ctx.workspace_name, now)
-        return await directory.channel(workspace, ctx.channel, ctx.channel_name, now)
+        return (await self._places.channel(ctx))[1]
 
     # --- list --------------------------------------------------------------------------------
 

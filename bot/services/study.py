@@ -30,9 +30,7 @@ from bot.core.errors import (
 from bot.core.gateway import ChatGateway
 from bot.core.messages import Message, Section, Tone
 from bot.core.models import ChatContext, Leaderboard, MemberStats, Post, Window
-from bot.core.pack_admin import PackAdmin
 from bot.core.schedule import ScheduleError, parse_filters
-from bot.core.schedules import ScheduleBook, ScheduleReply
 from bot.core.scoring import (
     ScoreDecision,
     StreakState,
@@ -49,6 +47,9 @@ from bot.questions.loader import LoadedPack
 from bot.questions.schema import OpenPrompt
 from bot.sandbox.errors import SandboxBusy, SandboxUnavailable, SnippetRejected
 from bot.sandbox.validate import validate_snippet
+from bot.services.packs import PackAdmin
+from bot.services.places import Places
+from bot.services.schedules import ScheduleBook, ScheduleReply
 from bot.storage.answers import AnswerRequest, AnswerStatus, AnswerWriter
 from bot.storage.database import Database
 from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
@@ -122,19 +123,20 @@ class StudyService:
         self._rng = rng or random.Random()
         self.quiz_window = quiz_window
         self.directory = Directory(db, default_timezone)
+        self.places = Places(self.directory, clock)
         self.packs = PackStore(db)
         self.posts = PostStore(db)
         self.scores = ScoreStore(db)
         self._answers = AnswerWriter(db, self.directory, _score_rules)
         self._pack_titles: dict[str, str] = {}
-        self.schedules = ScheduleBook(self)
+        self.schedules = ScheduleBook(self, self.places)
         self.metrics = metrics
         self.run_limits = run_limits or RunLimits()
         self._runner = runner
         self._runner_starting = runner_starting
         self._run_gate = RunGate(clock, self.run_limits.per_minute)
         # Packs uploaded in chat are installed here (None: checked only, never installed).
-        self.pack_admin = PackAdmin(self, packs_dir)
+        self.pack_admin = PackAdmin(self, packs_dir, places=self.places)
 
     # --- set-up ------------------------------------------------------------------------------
 
@@ -155,16 +157,10 @@ class StudyService:
     # --- where and who -----------------------------------------------------------------------
 
     async def _workspace(self, ctx: ChatContext) -> WorkspaceRow:
-        return await self.directory.workspace(
-            ctx.platform, ctx.workspace, ctx.workspace_name, self.clock.now()
-        )
+        return await self.places.workspace(ctx)
 
     async def _channel(self, ctx: ChatContext) -> tuple[WorkspaceRow, ChannelRow]:
-        workspace = await self._workspace(ctx)
-        channel = await self.directory.channel(
-            workspace, ctx.channel, ctx.channel_name, self.clock.now()
-        )
-        return workspace, channel
+        return await self.places.channel(ctx)
 
     async def _post_in(self, ctx: ChatContext, post_id: int) -> tuple[WorkspaceRow, Post]:
         """A post, checked to belong to the caller's workspace (ids are global)."""
@@ -357,7 +353,7 @@ class StudyService:
     async def schedule_command(
         self, ctx: ChatContext, verb: str, args: Sequence[str]
     ) -> ScheduleReply:
-        """``schedule add|list|remove|pause|resume|skip|now|preview`` (see bot.core.schedules)."""
+        """``schedule add|list|remove|pause|resume|skip|now|preview`` (bot.services.schedules)."""
         return await self.schedules.command(ctx, verb, args)
 
     # --- answering ---------------------------------------------------------------------------
@@ -610,7 +606,7 @@ class StudyService:
         """The command list in the platform's syntax (``/`` on Discord, ``/study `` on Slack)."""
         return cards.help_message(prefix, admin=ctx.is_admin)
 
-    # --- packs (see bot.core.pack_admin) ------------------------------------------------------
+    # --- packs (see bot.services.packs) ------------------------------------------------------
 
     async def pack_list(self, ctx: ChatContext | None = None) -> Message:
         """The packs and their question counts; with ``ctx``, whether each is on in its channel."""

@@ -38,7 +38,8 @@ from bot.log import get_logger
 from bot.storage.schedules import ScheduleRow, ScheduleStore
 
 if TYPE_CHECKING:
-    from bot.core.service import PostDraft, StudyService
+    from bot.services.places import Places
+    from bot.services.study import PostDraft, StudyService
     from bot.storage.directory import ChannelRow, WorkspaceRow
 
 __all__ = [
@@ -245,8 +246,9 @@ class ScheduleBook:
     registers a listener here so that every change wakes it at once.
     """
 
-    def __init__(self, service: StudyService) -> None:
+    def __init__(self, service: StudyService, places: Places) -> None:
         self._service = service
+        self._places = places
         self.store = ScheduleStore(service.db)
         self._listeners: list[ScheduleListener] = []
         self._verbs: dict[str, Callable[[ChatContext, list[str]], Awaitable[ScheduleReply]]] = {
@@ -523,10 +525,7 @@ class ScheduleBook:
     # --- helpers -----------------------------------------------------------------------------
 
     async def _where(self, ctx: ChatContext) -> tuple[WorkspaceRow, ChannelRow]:
-        directory, now = self._service.directory, self._service.clock.now()
-        workspace = await directory.workspace(ctx.platform, ctx.workspace, ctx.workspace_name, now)
-        channel = await directory.channel(workspace, ctx.channel, ctx.channel_name, now)
-        return workspace, channel
+        return await self._places.channel(ctx)
 
     async def _named(self, ctx: ChatContext, args: list[str], verb: str) -> Schedule:
         """The schedule named by ``ID``, checked to belong to the caller's workspace."""
