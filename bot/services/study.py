@@ -624,6 +624,11 @@ class StudyService:
         """Turn a pack off in the caller's channel only: quiz and schedules there skip it."""
         return await self.pack_admin.set_enabled(ctx, name, False)
 
+    @property
+    def pack_upload_limit(self) -> int:
+        """The largest pack upload, in bytes: what an adapter may download before checking it."""
+        return self.pack_admin.max_bytes
+
     def check_pack_file(self, filename: str, size: int | None) -> str:
         """Raise :class:`BadInput` for an upload that must not even be downloaded (name, size)."""
         return self.pack_admin.check_file(filename, size)

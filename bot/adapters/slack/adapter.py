@@ -732,7 +732,7 @@ class SlackAdapter:
                 info,
                 token=str(self.client.token),
                 api_url=self.api_url,
-                limit=self.service.pack_admin.max_bytes,
+                limit=self.service.pack_upload_limit,
             )
             report = await self.service.check_pack_upload(ctx, info.name, raw)
             await self._reply_pack_report(body, respond, report)
