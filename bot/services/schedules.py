@@ -15,11 +15,9 @@ nobody was looking (:func:`catch_up`). The loop that posts is :mod:`bot.schedule
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import lru_cache
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
@@ -29,7 +27,8 @@ from bot.core.models import ChatContext
 from bot.core.schedule import (
     ScheduleError,
     ScheduleSpec,
-    build_spec,
+    decode_spec,
+    encode_spec,
     next_occurrence,
     parse_schedule_args,
     preview,
@@ -55,8 +54,6 @@ __all__ = [
     "ScheduleListener",
     "ScheduleReply",
     "catch_up",
-    "decode_spec",
-    "encode_spec",
     "local_text",
 ]
 
@@ -116,50 +113,6 @@ class Schedule:
     def next_after(self, moment: datetime) -> datetime:
         """The next occurrence that may still post, as seen at ``moment``."""
         return next_occurrence(self.spec, max(self.after, moment))
-
-
-# --- the stored form of a spec ---------------------------------------------------------------
-
-
-def encode_spec(spec: ScheduleSpec) -> str:
-    """The JSON kept in ``schedules.spec``: the fields an admin gave, readable in sqlite3."""
-    cron = spec.days.cron
-    return json.dumps(
-        {
-            "time": None if spec.time is None else f"{spec.time:%H:%M}",
-            "timezone": spec.timezone,
-            "days": None if cron is not None else spec.days.text,
-            "cron": None if cron is None else cron.text,
-            "pack": spec.pack,
-            "tags": list(spec.tags),
-            "difficulty": spec.difficulty,
-            "window": None if spec.window is None else int(spec.window.total_seconds()),
-            "mention": spec.mention,
-        },
-        ensure_ascii=False,
-    )
-
-
-@lru_cache(maxsize=4096)
-def decode_spec(text: str) -> ScheduleSpec:
-    """Parse the stored JSON back, through the same validation an admin's input gets.
-
-    Raises :class:`ScheduleError` (or ``ValueError`` for broken JSON) if the stored spec is no
-    longer valid, e.g. a timezone that a tzdata update removed.
-    """
-    data = json.loads(text)
-    window = data.get("window")
-    return build_spec(
-        time=data.get("time"),
-        timezone=data["timezone"],
-        days=data.get("days"),
-        cron=data.get("cron"),
-        pack=data.get("pack"),
-        tags=data.get("tags") or (),
-        difficulty=data.get("difficulty"),
-        window=None if window is None else timedelta(seconds=int(window)),
-        mention=data.get("mention"),
-    )
 
 
 def _schedule(row: ScheduleRow) -> Schedule:
@@ -246,10 +199,10 @@ class ScheduleBook:
     registers a listener here so that every change wakes it at once.
     """
 
-    def __init__(self, service: StudyService, places: Places) -> None:
+    def __init__(self, service: StudyService, places: Places, store: ScheduleStore) -> None:
         self._service = service
         self._places = places
-        self.store = ScheduleStore(service.db)
+        self.store = store
         self._listeners: list[ScheduleListener] = []
         self._verbs: dict[str, Callable[[ChatContext, list[str]], Awaitable[ScheduleReply]]] = {
             "add": self._add,

@@ -7,7 +7,6 @@ messages; it raises :class:`StudyError` for anything a member should be told, in
 from __future__ import annotations
 
 import asyncio
-import difflib
 import random
 import time
 from collections.abc import Mapping, Sequence
@@ -47,6 +46,7 @@ from bot.questions.loader import LoadedPack
 from bot.questions.schema import OpenPrompt
 from bot.sandbox.errors import SandboxBusy, SandboxUnavailable, SnippetRejected
 from bot.sandbox.validate import validate_snippet
+from bot.services.catalogue import Catalogue
 from bot.services.packs import PackAdmin
 from bot.services.places import Places
 from bot.services.schedules import ScheduleBook, ScheduleReply
@@ -62,6 +62,7 @@ from bot.storage.packs import (
     eligible,
 )
 from bot.storage.posts import PostStore
+from bot.storage.schedules import ScheduleStore
 from bot.storage.scores import ScoreStore
 
 __all__ = ["PostDraft", "PostEdit", "StudyService"]
@@ -125,33 +126,26 @@ class StudyService:
         self.directory = Directory(db, default_timezone)
         self.places = Places(self.directory, clock)
         self.packs = PackStore(db)
+        self.catalogue = Catalogue(self.packs, clock)
         self.posts = PostStore(db)
         self.scores = ScoreStore(db)
         self._answers = AnswerWriter(db, self.directory, _score_rules)
-        self._pack_titles: dict[str, str] = {}
-        self.schedules = ScheduleBook(self, self.places)
+        self.schedules = ScheduleBook(self, self.places, ScheduleStore(db))
         self.metrics = metrics
         self.run_limits = run_limits or RunLimits()
         self._runner = runner
         self._runner_starting = runner_starting
         self._run_gate = RunGate(clock, self.run_limits.per_minute)
         # Packs uploaded in chat are installed here (None: checked only, never installed).
-        self.pack_admin = PackAdmin(self, packs_dir, places=self.places)
+        self.pack_admin = PackAdmin(
+            self.catalogue, packs_dir, places=self.places, schedules=self.schedules.store
+        )
 
     # --- set-up ------------------------------------------------------------------------------
 
     async def sync_packs(self, loaded: Sequence[LoadedPack]) -> SyncReport:
-        report = await self.packs.sync(loaded, self.clock.now())
-        self._pack_titles = {s.slug: s.title for s in await self.packs.summaries()}
+        report = await self.catalogue.sync(loaded)
         self.pack_admin.remember(loaded)  # what uploads are checked against and installed beside
-        log.info(
-            "packs synced: %d packs, %d new, %d updated, %d retired, %d unchanged",
-            report.packs,
-            report.added,
-            report.updated,
-            report.retired,
-            report.unchanged,
-        )
         return report
 
     # --- where and who -----------------------------------------------------------------------
@@ -186,7 +180,7 @@ class StudyService:
         return post
 
     def _title(self, pack: str) -> str:
-        return self._pack_titles.get(pack, pack)
+        return self.catalogue.title(pack)
 
     # --- posting -----------------------------------------------------------------------------
 
@@ -330,16 +324,15 @@ class StudyService:
             await gateway.edit_post(edit.channel, edit.message_id, edit.message)
 
     def has_pack(self, pack: str) -> bool:
-        return pack in self._pack_titles
+        return self.catalogue.has(pack)
 
     def pack_titles(self) -> dict[str, str]:
         """Loaded pack names and titles, kept in memory since the last sync (autocomplete)."""
-        return dict(self._pack_titles)
+        return self.catalogue.titles()
 
     def closest_pack(self, pack: str) -> str | None:
         """The loaded pack name nearest to a mistyped one, for "did you mean"."""
-        close = difflib.get_close_matches(pack, list(self._pack_titles), n=1)
-        return close[0] if close else None
+        return self.catalogue.closest(pack)
 
     async def _check_pack(self, pack: str) -> None:
         if self.has_pack(pack):

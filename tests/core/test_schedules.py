@@ -19,6 +19,8 @@ from bot.core.errors import BadInput, Forbidden, NotFound
 from bot.core.schedule import (
     ScheduleSpec,
     build_spec,
+    decode_spec,
+    encode_spec,
     next_occurrence,
     occurrences,
     parse_schedule_args,
@@ -28,8 +30,6 @@ from bot.services.schedules import (
     CatchUp,
     ScheduleReply,
     catch_up,
-    decode_spec,
-    encode_spec,
 )
 from bot.services.study import StudyService
 from bot.storage.database import Database

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from bot.core.clock import SimulatedClock
-from bot.core.schedule import build_spec
+from bot.core.schedule import build_spec, encode_spec
 from bot.questions.loader import load_packs
-from bot.services.schedules import encode_spec
 from bot.services.study import StudyService
 from bot.storage.database import Database
 from bot.storage.posts import NewScheduledPost
