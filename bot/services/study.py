@@ -10,11 +10,9 @@ import asyncio
 import random
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import cache
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 from bot.core import cards
 from bot.core.clock import Clock
@@ -49,7 +47,9 @@ from bot.sandbox.validate import validate_snippet
 from bot.services.catalogue import Catalogue
 from bot.services.packs import PackAdmin
 from bot.services.places import Places
+from bot.services.posting import PostDraft, Posting, zone
 from bot.services.schedules import ScheduleBook, ScheduleReply
+from bot.services.wakeup import Wakeup
 from bot.storage.answers import AnswerRequest, AnswerStatus, AnswerWriter
 from bot.storage.database import Database
 from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
@@ -59,24 +59,14 @@ from bot.storage.packs import (
     PackSummary,
     StoredQuestion,
     SyncReport,
-    eligible,
 )
 from bot.storage.posts import PostStore
 from bot.storage.schedules import ScheduleStore
 from bot.storage.scores import ScoreStore
 
-__all__ = ["PostDraft", "PostEdit", "StudyService"]
+__all__ = ["PostEdit", "StudyService"]
 
 log = get_logger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class PostDraft:
-    """A question ready to send: the adapter sends it, then calls :meth:`attach_message`."""
-
-    post: Post
-    channel: str  # the platform's channel id
-    message: Message
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,11 +77,6 @@ class PostEdit:
     channel: str
     message_id: str | None
     message: Message
-
-
-@cache
-def _zone(name: str) -> ZoneInfo:
-    return ZoneInfo(name)
 
 
 def _score_rules(state: StreakState, request: AnswerRequest) -> ScoreDecision:
@@ -121,7 +106,6 @@ class StudyService:
     ) -> None:
         self.db = db
         self.clock = clock
-        self._rng = rng or random.Random()
         self.quiz_window = quiz_window
         self.directory = Directory(db, default_timezone)
         self.places = Places(self.directory, clock)
@@ -130,7 +114,18 @@ class StudyService:
         self.posts = PostStore(db)
         self.scores = ScoreStore(db)
         self._answers = AnswerWriter(db, self.directory, _score_rules)
-        self.schedules = ScheduleBook(self, self.places, ScheduleStore(db))
+        self.wakeup = Wakeup()
+        self.posting = Posting(self.catalogue, self.posts, clock, self.wakeup, rng)
+        self.schedules = ScheduleBook(
+            ScheduleStore(db),
+            places=self.places,
+            catalogue=self.catalogue,
+            posting=self.posting,
+            posts=self.posts,
+            directory=self.directory,
+            clock=clock,
+            wakeup=self.wakeup,
+        )
         self.metrics = metrics
         self.run_limits = run_limits or RunLimits()
         self._runner = runner
@@ -244,48 +239,25 @@ class StudyService:
         mention: str | None = None,
         timezone: str | None = None,
     ) -> PostDraft | None:
-        """:meth:`post_question` for a known channel; the scheduler's way in.
-
-        ``None`` when this schedule ``occurrence`` already has its post row (the
-        ``UNIQUE(schedule_id, occurrence)`` key): it was posted, or is being posted, already.
-        """
-        if pack is not None:
-            await self._check_pack(pack)
-        candidates = await self.packs.candidates(
-            channel.id, pack=pack, difficulty=difficulty, tags=tags
-        )
-        if not candidates:
-            if pack is not None and pack in await self.packs.disabled_in(channel.id):
-                raise NotFound(
-                    f"Pack `{pack}` is off in this channel; an admin can turn it on with "
-                    f"`pack enable {pack}`."
-                )
-            wanted = ", ".join(
-                f"{k} {v}" for k, v in (("pack", pack), ("difficulty", difficulty)) if v
-            )
-            raise NotFound(f"No questions match {wanted or 'this channel'}. Try `pack list`.")
-        choice = self.pick(candidates)
-        post = await self.posts.create(
-            channel_id=channel.id,
-            version_id=choice.version_id,
-            now=self.clock.now(),
-            requested_by=requested_by,
+        """:meth:`post_question` for a known channel; the scheduler's way in (see
+        :meth:`Posting.post_in`)."""
+        return await self.posting.post_in(
+            workspace,
+            channel,
+            pack=pack,
+            difficulty=difficulty,
+            tags=tags,
             closes_at=closes_at,
+            requested_by=requested_by,
             schedule_id=schedule_id,
             occurrence=occurrence,
-        )
-        if post is None:
-            return None
-        if closes_at is not None:
-            self.schedules.changed(None)  # the scheduler reveals it on time
-        return await self.draft(
-            post, channel.external_id, workspace, mention=mention, timezone=timezone
+            mention=mention,
+            timezone=timezone,
         )
 
     def pick(self, candidates: Sequence[Candidate]) -> Candidate:
-        """The no-repeat rule: one of the questions this channel has seen least often, and
-        never the question it saw last while there is another (see :func:`eligible`)."""
-        return self._rng.choice(eligible(candidates))
+        """The no-repeat rule (see :meth:`Posting.pick`)."""
+        return self.posting.pick(candidates)
 
     async def draft(
         self,
@@ -296,25 +268,18 @@ class StudyService:
         mention: str | None = None,
         timezone: str | None = None,
     ) -> PostDraft:
-        """The message for a post row; ``timezone`` (a schedule's) overrides the workspace's
-        for the "answers close at" line."""
-        stored = await self.packs.question(post.question_version_id)
-        message = cards.question_message(
-            post, stored.item, self._title(stored.pack), _zone(timezone or workspace.timezone)
+        """The message for a post row (see :meth:`Posting.draft`)."""
+        return await self.posting.draft(
+            post, channel, workspace, mention=mention, timezone=timezone
         )
-        if mention:
-            message = replace(message, mention=mention)
-        return PostDraft(post, channel, message)
 
     async def attach_message(self, post_id: int, message_id: str) -> None:
         """Remember the platform's id for a sent post, so the reveal can edit it in place."""
-        await self.posts.attach_message(post_id, message_id)
+        await self.posting.attach_message(post_id, message_id)
 
     async def publish(self, draft: PostDraft, gateway: ChatGateway) -> str:
         """Send a drafted post through a gateway and remember its message id."""
-        message_id = await gateway.send_post(draft.channel, draft.message)
-        await self.attach_message(draft.post.id, message_id)
-        return message_id
+        return await self.posting.publish(draft, gateway)
 
     async def apply_edit(self, edit: PostEdit, gateway: ChatGateway) -> None:
         """Edit the posted question in place; a post that was never sent is re-posted."""
@@ -333,13 +298,6 @@ class StudyService:
     def closest_pack(self, pack: str) -> str | None:
         """The loaded pack name nearest to a mistyped one, for "did you mean"."""
         return self.catalogue.closest(pack)
-
-    async def _check_pack(self, pack: str) -> None:
-        if self.has_pack(pack):
-            return
-        close = self.closest_pack(pack)
-        hint = f" Did you mean `{close}`?" if close else " See `pack list`."
-        raise NotFound(f"There is no pack called `{pack}`.{hint}")
 
     # --- schedules ---------------------------------------------------------------------------
 
@@ -378,7 +336,7 @@ class StudyService:
             raise BadInput(f"`{choice}` is not an answer here; choose one of {', '.join(labels)}.")
         correct_letter = cards.correct_letter(item)
         correct = picked == cards.KNEW if correct_letter is None else picked == correct_letter
-        tz = _zone(workspace.timezone)
+        tz = zone(workspace.timezone)
         outcome = await self._answers.submit(
             AnswerRequest(
                 post_id=post.id,
@@ -480,7 +438,7 @@ class StudyService:
         except ValueError:
             raise BadInput(f"`{window}` is not a window; use week, month or all.") from None
         workspace = await self._workspace(ctx)
-        tz = _zone(workspace.timezone)
+        tz = zone(workspace.timezone)
         now = self.clock.now()
         caller = self.directory.cached_member(workspace.id, ctx.member)
         if caller is None:
@@ -496,7 +454,7 @@ class StudyService:
 
     async def stats(self, ctx: ChatContext, who: str | None = None) -> Message:
         workspace = await self._workspace(ctx)
-        tz = _zone(workspace.timezone)
+        tz = zone(workspace.timezone)
         now = self.clock.now()
         if who is None:
             member = await self.directory.member(workspace, ctx.member, ctx.member_name, now)
