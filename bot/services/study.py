@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -22,33 +21,29 @@ from bot.core.errors import (
     Forbidden,
     NotFound,
     PostClosed,
-    Unavailable,
 )
 from bot.core.gateway import ChatGateway
 from bot.core.messages import Message, Section, Tone
-from bot.core.models import ChatContext, Leaderboard, MemberStats, Post, Window
+from bot.core.models import ChatContext, Post, Window
 from bot.core.schedule import ScheduleError, parse_filters
 from bot.core.scoring import (
     ScoreDecision,
     StreakState,
-    current_streak,
     decide,
-    period_key,
     period_keys,
-    window_start,
 )
-from bot.core.snippets import RunGate, RunLimits, SnippetRunner, result_message
+from bot.core.snippets import RunLimits, SnippetRunner
 from bot.log import get_logger
 from bot.metrics import Metrics
 from bot.questions.loader import LoadedPack
 from bot.questions.schema import OpenPrompt
-from bot.sandbox.errors import SandboxBusy, SandboxUnavailable, SnippetRejected
-from bot.sandbox.validate import validate_snippet
 from bot.services.catalogue import Catalogue
 from bot.services.packs import PackAdmin
 from bot.services.places import Places
 from bot.services.posting import PostDraft, Posting, zone
+from bot.services.runs import SnippetRuns
 from bot.services.schedules import ScheduleBook, ScheduleReply
+from bot.services.stats import Stats
 from bot.services.wakeup import Wakeup
 from bot.storage.answers import AnswerRequest, AnswerStatus, AnswerWriter
 from bot.storage.database import Database
@@ -127,10 +122,11 @@ class StudyService:
             wakeup=self.wakeup,
         )
         self.metrics = metrics
-        self.run_limits = run_limits or RunLimits()
-        self._runner = runner
-        self._runner_starting = runner_starting
-        self._run_gate = RunGate(clock, self.run_limits.per_minute)
+        self.runs = SnippetRuns(
+            runner, clock, runner_starting=runner_starting, run_limits=run_limits, metrics=metrics
+        )
+        self.run_limits = self.runs.run_limits
+        self.standings = Stats(self.places, self.directory, self.scores, clock)
         # Packs uploaded in chat are installed here (None: checked only, never installed).
         self.pack_admin = PackAdmin(
             self.catalogue, packs_dir, places=self.places, schedules=self.schedules.store
@@ -430,58 +426,15 @@ class StudyService:
         message = cards.reveal_message(post, stored.item, self._title(stored.pack), counts)
         return PostEdit(post, channel.external_id, post.platform_message_id, message)
 
-    # --- scores ------------------------------------------------------------------------------
+    # --- scores (see bot.services.stats) ------------------------------------------------------
 
     async def leaderboard(self, ctx: ChatContext, window: Window | str = Window.WEEK) -> Message:
-        try:
-            window = Window(window)
-        except ValueError:
-            raise BadInput(f"`{window}` is not a window; use week, month or all.") from None
-        workspace = await self._workspace(ctx)
-        tz = zone(workspace.timezone)
-        now = self.clock.now()
-        caller = self.directory.cached_member(workspace.id, ctx.member)
-        if caller is None:
-            caller = await self.directory.find_member(workspace.id, ctx.member)
-        rows, mine = await self.scores.leaderboard(
-            workspace.id,
-            period_key(window, now, tz),
-            caller_member_id=caller.id if caller else None,
-        )
-        since = window_start(window, now, tz)
-        board = Leaderboard(window, since, tuple(rows), mine)
-        return cards.leaderboard_message(board, ctx.member_name)
+        return await self.standings.leaderboard(ctx, window)
 
     async def stats(self, ctx: ChatContext, who: str | None = None) -> Message:
-        workspace = await self._workspace(ctx)
-        tz = zone(workspace.timezone)
-        now = self.clock.now()
-        if who is None:
-            member = await self.directory.member(workspace, ctx.member, ctx.member_name, now)
-        else:
-            found = await self.directory.find_member(workspace.id, who.lstrip("@"))
-            if found is None:
-                raise NotFound(f"No member called `{who}` has answered here yet.")
-            member = found
-        totals = await self.scores.member_totals(member.id, period_key(Window.WEEK, now, tz))
-        if totals is None:  # the row was just read or created; only a deleted database
-            raise NotFound("That member's record is gone.")
-        state = StreakState(totals.streak_days, totals.best_streak, totals.streak_last_day)
-        stats = MemberStats(
-            member_id=totals.member_id,
-            display_name=totals.display_name,
-            points_all=totals.points_all,
-            points_week=totals.points_period,
-            answered=totals.answered,
-            correct=totals.correct,
-            current_streak=current_streak(state, now.astimezone(tz).date()),
-            best_streak=totals.best_streak,
-            last_day=totals.streak_last_day,
-            rank_all=totals.rank_all,
-        )
-        return cards.stats_message(stats, own=member.external_id == ctx.member)
+        return await self.standings.stats(ctx, who)
 
-    # --- snippets ----------------------------------------------------------------------------
+    # --- snippets (see bot.services.runs) ----------------------------------------------------
 
     async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109
         """Let work in flight finish before shutdown: answers being committed, snippet runs.
@@ -491,67 +444,15 @@ class StudyService:
         Returns False if runs were still going.
         """
         await self._answers.flushed()
-        try:
-            await asyncio.wait_for(self._run_gate.idle(), timeout)
-        except TimeoutError:
-            log.warning("stopping with snippet runs still in flight; they will be cancelled")
-            return False
-        return True
+        return await self.runs.drain(timeout)
 
     def check_snippets(self) -> None:
-        """Raise :class:`Unavailable` now if ``/run`` cannot work, so an adapter can say so
-        before a member types their code (a sandbox still starting counts as working)."""
-        if self._runner is None:
-            raise Unavailable("Running snippets is turned off on this bot.")
-        starting = self._runner_starting is not None and not self._runner_starting.done()
-        if not starting and not self._runner.available:
-            raise Unavailable(
-                f"Running snippets is unavailable on this host: {self._runner.unavailable_reason}."
-            )
+        """Raise :class:`Unavailable` now if ``/run`` cannot work (see :class:`SnippetRuns`)."""
+        self.runs.check()
 
     async def run_snippet(self, ctx: ChatContext, code: str) -> Message:
-        """Run a member's snippet in the sandbox; the reply is public, refusals are private.
-
-        Refused before running: no sandbox on this host, too big / NUL bytes / not UTF-8, empty,
-        more than ``per_minute`` runs in the last minute, or a run of theirs still going.
-        """
-        if self._runner_starting is not None:
-            await self._runner_starting  # the pool warms in the background at start-up
-            self._runner_starting = None
-        self.check_snippets()
-        runner = self._runner
-        assert runner is not None  # check_snippets() said so
-        try:
-            text = validate_snippet(code, self.run_limits.max_bytes)
-        except SnippetRejected as exc:
-            raise BadInput(f"That snippet can't run: {exc.reason}.") from None
-        if not text.strip():
-            raise BadInput("There is no code to run.")
-        with self._run_gate.admit((ctx.platform, ctx.workspace, ctx.member)):
-            began = time.perf_counter()
-            try:
-                result = await runner.run(text)
-            except SandboxBusy as exc:
-                log.info("snippet by %s not run: %s", ctx.member, exc.reason)
-                raise Unavailable(
-                    "The sandbox is busy with other snippets right now; try again in a moment."
-                ) from None
-            except SandboxUnavailable as exc:
-                log.error("sandbox failed during a run: %s", exc.reason)
-                raise Unavailable(f"The sandbox is not available: {exc.reason}.") from None
-        if self.metrics is not None:
-            self.metrics.runs.labels(outcome=result.outcome.value).inc()
-            # As the member waits: queueing, a cold start and the pipes included.
-            self.metrics.run_seconds.observe(time.perf_counter() - began)
-        log.info(
-            "snippet run by %s in %s/%s: %s in %.0f ms",
-            ctx.member,
-            ctx.platform,
-            ctx.workspace,
-            result.outcome.value,
-            result.duration_ms,
-        )
-        return result_message(result, self.run_limits, ctx.member_name)
+        """Run a member's snippet in the sandbox (see :meth:`SnippetRuns.run`)."""
+        return await self.runs.run(ctx, code)
 
     def help(self, ctx: ChatContext, prefix: str = "/") -> Message:
         """The command list in the platform's syntax (``/`` on Discord, ``/study `` on Slack)."""
