@@ -56,8 +56,9 @@ from bot.core.models import Post
 from bot.core.schedule import next_occurrence, occurrence_key
 from bot.log import get_logger
 from bot.services.posting import PostDraft
+from bot.services.quiz import PostEdit
 from bot.services.schedules import MIN_GRACE, Schedule, catch_up, local_text
-from bot.services.study import PostEdit, StudyService
+from bot.services.study import StudyService
 from bot.storage.directory import ChannelRow, WorkspaceRow
 from bot.storage.packs import Candidate
 from bot.storage.posts import NewScheduledPost, ScheduledPost
