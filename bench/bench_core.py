@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from bot.core.clock import SimulatedClock  # noqa: E402
 from bot.core.models import ChatContext  # noqa: E402
-from bot.core.service import StudyService  # noqa: E402
 from bot.questions.loader import load_packs  # noqa: E402
+from bot.services.study import StudyService  # noqa: E402
 from bot.storage.database import Database  # noqa: E402
 
 PACKS = ROOT / "tests" / "data" / "packs"

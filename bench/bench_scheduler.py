@@ -42,11 +42,15 @@ sys.path.insert(0, str(ROOT))
 
 from bot.core.clock import SimulatedClock  # noqa: E402
 from bot.core.messages import Message  # noqa: E402
-from bot.core.schedule import build_spec, next_occurrence, occurrence_key  # noqa: E402
-from bot.core.schedules import encode_spec  # noqa: E402
-from bot.core.service import StudyService  # noqa: E402
+from bot.core.schedule import (  # noqa: E402
+    build_spec,
+    encode_spec,
+    next_occurrence,
+    occurrence_key,
+)
 from bot.questions.loader import load_packs  # noqa: E402
 from bot.scheduler import Scheduler  # noqa: E402
+from bot.services.study import StudyService  # noqa: E402
 from bot.settings import default_packs_dir  # noqa: E402
 from bot.storage.database import Database  # noqa: E402
 from bot.storage.timefmt import to_db  # noqa: E402

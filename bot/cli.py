@@ -1,27 +1,30 @@
 """The ``studybot`` command line (typer).
 
-Commands parse their arguments and hand over to the wiring object that :mod:`bot.__main__`
-puts in ``ctx.obj``; nothing here builds storage, services or adapters itself.
+Commands parse their arguments and hand over to the wiring object (:class:`bot.app.Wiring`)
+that :func:`main` puts in ``ctx.obj``; nothing here builds storage, services or adapters itself.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
+from bot.app import Wiring
+from bot.log import get_logger, logs_as_json
 from bot.questions.importers import Format
 from bot.questions.loader import load_packs
+from bot.runtime import StartupError
 from bot.sandbox.cli import snippet_app
 from bot.settings import Platform
 
-if TYPE_CHECKING:
-    from bot.__main__ import Wiring
+__all__ = ["app", "main"]
 
-__all__ = ["app"]
+log = get_logger("bot")
 
 app = typer.Typer(
     name="studybot",
@@ -373,3 +376,15 @@ def questions_check(
         typer.echo(render_table(rows))
     if failed or result.errors:
         raise typer.Exit(1)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The ``studybot`` console script: a start-up error is one readable line, exit status 2."""
+    try:
+        app(args=argv, obj=Wiring(), prog_name="studybot", standalone_mode=True)
+    except StartupError as exc:
+        if logs_as_json():  # a log collector reading JSON lines gets this one too
+            log.critical("studybot: %s", exc)
+        else:
+            sys.stderr.write(f"studybot: {exc}\n")
+        raise SystemExit(2) from None

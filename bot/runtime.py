@@ -1,6 +1,6 @@
 """What a running bot is made of, handed to whichever adapter serves it.
 
-Built only by :mod:`bot.__main__`; adapters receive it and never build parts themselves.
+Built only by :mod:`bot.app`; adapters receive it and never build parts themselves.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Protocol
 
 from bot.core.clock import Clock
 from bot.core.gateway import ChatGateway
-from bot.core.service import StudyService
 from bot.metrics import Metrics
 from bot.questions.loader import LoadResult
+from bot.services.study import StudyService
 from bot.settings import Settings
 from bot.storage.database import Database
 
@@ -22,9 +22,8 @@ __all__ = ["PlatformAdapter", "Runtime", "StartupError"]
 class StartupError(Exception):
     """Something the operator must fix before the bot can start; the message says what.
 
-    It lives here rather than in :mod:`bot.__main__` so that adapters can raise it: under
-    ``python -m bot`` that module runs as ``__main__``, and importing ``bot.__main__`` from an
-    adapter would create a second, different ``StartupError`` class that ``main()`` never catches.
+    It lives here rather than in :mod:`bot.app` so that adapters can raise it: adapters sit
+    below the app and never import it, and :func:`bot.cli.main` catches this one class.
     """
 
 

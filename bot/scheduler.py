@@ -3,7 +3,7 @@
 It sleeps until the soonest thing due -- an occurrence of some schedule, the end of an answer
 window, a re-send -- raced against an :class:`asyncio.Event` that schedule commands set (through
 ``service.schedules``), then handles everything due and goes back to sleep. Nothing polls, so an
-idle scheduler costs no CPU. Started once at start-up by :mod:`bot.__main__` (never from a
+idle scheduler costs no CPU. Started once at start-up by :mod:`bot.app` (never from a
 platform's "ready" event, which fires again on every reconnect).
 
 Durability comes from the database, not from this loop's memory:
@@ -13,7 +13,7 @@ Durability comes from the database, not from this loop's memory:
   the same occurrence twice.
 - ``schedules.handled_until`` records how far each schedule got, so a restart resumes there.
 - After downtime only the latest missed occurrence is posted, and only within the grace window
-  (:func:`bot.core.schedules.catch_up`); the others are skipped with a log line.
+  (:func:`bot.services.schedules.catch_up`); the others are skipped with a log line.
 - Crash mid-send: a post row without a platform message id means the send was never confirmed.
   First the platform is asked whether the channel shows it after all (Discord: the channel's
   recent messages, matched by the post id in their buttons); if so, that message is adopted and
@@ -54,9 +54,11 @@ from bot.core.clock import Clock, SimulatedClock
 from bot.core.gateway import ChatGateway, PostFinder
 from bot.core.models import Post
 from bot.core.schedule import next_occurrence, occurrence_key
-from bot.core.schedules import MIN_GRACE, Schedule, catch_up, local_text
-from bot.core.service import PostDraft, PostEdit, StudyService
 from bot.log import get_logger
+from bot.services.posting import PostDraft
+from bot.services.quiz import PostEdit
+from bot.services.schedules import MIN_GRACE, Schedule, catch_up, local_text
+from bot.services.study import StudyService
 from bot.storage.directory import ChannelRow, WorkspaceRow
 from bot.storage.packs import Candidate
 from bot.storage.posts import NewScheduledPost, ScheduledPost

@@ -1,6 +1,6 @@
 """Settings, read from the environment and an optional ``.env`` file.
 
-Built once in :mod:`bot.__main__` (never at import time), then passed down. Tokens are
+Built once in :mod:`bot.app` (never at import time), then passed down. Tokens are
 ``SecretStr`` so that a ``repr``, a log line or a traceback shows ``**********``; the sandbox
 never receives this object at all. Every field here is documented in ``.env.example``.
 """

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from bot.core.clock import SimulatedClock
-from bot.core.service import StudyService
 from bot.questions.loader import load_packs
+from bot.services.study import StudyService
 from bot.storage.database import Database
 
 TEST_PACKS = Path(__file__).parent / "data" / "packs"

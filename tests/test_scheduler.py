@@ -28,9 +28,9 @@ import pytest
 from bot.adapters.console import ConsoleAdapter
 from bot.core.clock import SimulatedClock
 from bot.core.messages import Message
-from bot.core.service import StudyService
 from bot.questions.loader import load_packs
 from bot.scheduler import Scheduler
+from bot.services.study import StudyService
 from bot.storage.database import Database
 from tests.conftest import TEST_PACKS
 from tests.helpers import member

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from bot.adapters.console import ConsoleAdapter
 from bot.core.clock import SimulatedClock
-from bot.core.service import StudyService
 from bot.questions.loader import load_packs
 from bot.scheduler import Scheduler
+from bot.services.study import StudyService
 from bot.storage.database import Database
 from tests.conftest import TEST_PACKS
 

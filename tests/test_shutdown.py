@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-from bot.__main__ import run_until_stopped
+from bot.app import run_until_stopped
 
 pytestmark = pytest.mark.timeout(20)
 

@@ -27,9 +27,9 @@ from bot.core.errors import APOLOGY, BadInput, StudyError
 from bot.core.messages import Message, terminal_safe
 from bot.core.models import ChatContext, Window
 from bot.core.schedule import ScheduleError, parse_filters
-from bot.core.schedules import VERBS
-from bot.core.service import StudyService
 from bot.log import get_logger
+from bot.services.schedules import VERBS
+from bot.services.study import StudyService
 
 if TYPE_CHECKING:
     from bot.scheduler import Scheduler

@@ -1,5 +1,5 @@
-"""The platform-neutral core: rules, outbound messages and the service adapters call.
+"""The platform-neutral core: models, rules and outbound messages, without I/O.
 
-Nothing under this package imports discord or slack; adapters translate platform events into
-calls on :class:`bot.core.service.StudyService` and render its :class:`bot.core.messages.Message`.
+Nothing under this package imports discord or slack, nor storage or the services: the services
+(:mod:`bot.services`) call it, and adapters render its :class:`bot.core.messages.Message`.
 """

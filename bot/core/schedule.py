@@ -1,4 +1,4 @@
-"""Schedule specs: parse what an admin typed, and compute when the next question posts.
+"""Schedule specs: parse what an admin typed, keep it as JSON, compute when the next post is.
 
 Pure on purpose -- no I/O, no clock, no asyncio -- so that every rule here is a plain function
 of its arguments and can be tested exhaustively, DST transitions included.
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import json
 import re
 import shlex
 from collections.abc import Iterable, Sequence
@@ -48,6 +49,8 @@ __all__ = [
     "ScheduleSpec",
     "build_spec",
     "canonical_timezone",
+    "decode_spec",
+    "encode_spec",
     "next_occurrence",
     "occurrence_key",
     "occurrences",
@@ -802,3 +805,47 @@ def _is_ambiguous(wall: datetime, tz: ZoneInfo) -> bool:
 def _require_aware(value: datetime, name: str) -> None:
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError(f"{name} must be a timezone-aware datetime, got {value!r}")
+
+
+# --- the stored form of a spec ---------------------------------------------------------------
+
+
+def encode_spec(spec: ScheduleSpec) -> str:
+    """The JSON kept in ``schedules.spec``: the fields an admin gave, readable in sqlite3."""
+    cron = spec.days.cron
+    return json.dumps(
+        {
+            "time": None if spec.time is None else f"{spec.time:%H:%M}",
+            "timezone": spec.timezone,
+            "days": None if cron is not None else spec.days.text,
+            "cron": None if cron is None else cron.text,
+            "pack": spec.pack,
+            "tags": list(spec.tags),
+            "difficulty": spec.difficulty,
+            "window": None if spec.window is None else int(spec.window.total_seconds()),
+            "mention": spec.mention,
+        },
+        ensure_ascii=False,
+    )
+
+
+@lru_cache(maxsize=4096)
+def decode_spec(text: str) -> ScheduleSpec:
+    """Parse the stored JSON back, through the same validation an admin's input gets.
+
+    Raises :class:`ScheduleError` (or ``ValueError`` for broken JSON) if the stored spec is no
+    longer valid, e.g. a timezone that a tzdata update removed.
+    """
+    data = json.loads(text)
+    window = data.get("window")
+    return build_spec(
+        time=data.get("time"),
+        timezone=data["timezone"],
+        days=data.get("days"),
+        cron=data.get("cron"),
+        pack=data.get("pack"),
+        tags=data.get("tags") or (),
+        difficulty=data.get("difficulty"),
+        window=None if window is None else timedelta(seconds=int(window)),
+        mention=data.get("mention"),
+    )

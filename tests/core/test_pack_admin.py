@@ -18,9 +18,9 @@ import pytest
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput, Forbidden, NotFound
 from bot.core.messages import Message
-from bot.core.pack_admin import MAX_UPLOAD_BYTES, SHOWN_PROBLEMS
-from bot.core.service import StudyService
 from bot.questions.loader import load_packs
+from bot.services.packs import MAX_UPLOAD_BYTES, SHOWN_PROBLEMS
+from bot.services.study import StudyService
 from bot.storage.database import Database
 from tests.conftest import TEST_PACKS
 from tests.helpers import FRESH, member

@@ -12,10 +12,10 @@ import pytest
 
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput, RateLimited, Unavailable
-from bot.core.service import StudyService
 from bot.core.snippets import RunLimits
 from bot.sandbox import Sandbox, SandboxBusy
 from bot.sandbox.result import RunResult
+from bot.services.study import StudyService
 from bot.storage.database import Database
 from tests.helpers import member
 from tests.sandbox.sandbox_helpers import sandbox_config

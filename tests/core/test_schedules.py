@@ -19,19 +19,19 @@ from bot.core.errors import BadInput, Forbidden, NotFound
 from bot.core.schedule import (
     ScheduleSpec,
     build_spec,
+    decode_spec,
+    encode_spec,
     next_occurrence,
     occurrences,
     parse_schedule_args,
 )
-from bot.core.schedules import (
+from bot.services.schedules import (
     MAX_SCHEDULES_PER_CHANNEL,
     CatchUp,
     ScheduleReply,
     catch_up,
-    decode_spec,
-    encode_spec,
 )
-from bot.core.service import StudyService
+from bot.services.study import StudyService
 from bot.storage.database import Database
 from tests.helpers import member
 

@@ -12,7 +12,8 @@ import pytest
 from bot.core.clock import SimulatedClock
 from bot.core.errors import AlreadyAnswered, BadInput, Forbidden, NotFound, PostClosed
 from bot.core.messages import Action
-from bot.core.service import PostDraft, StudyService
+from bot.services.posting import PostDraft
+from bot.services.study import StudyService
 from bot.storage.database import Database
 from tests.helpers import member
 

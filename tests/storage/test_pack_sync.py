@@ -6,8 +6,8 @@ import shutil
 from pathlib import Path
 
 from bot.core.clock import SimulatedClock
-from bot.core.service import StudyService
 from bot.questions.loader import load_packs
+from bot.services.study import StudyService
 from bot.storage.database import Database
 from tests.conftest import TEST_PACKS
 from tests.helpers import member

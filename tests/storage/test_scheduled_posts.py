@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from bot.core.clock import SimulatedClock
-from bot.core.schedule import build_spec
-from bot.core.schedules import encode_spec
-from bot.core.service import StudyService
+from bot.core.schedule import build_spec, encode_spec
 from bot.questions.loader import load_packs
+from bot.services.study import StudyService
 from bot.storage.database import Database
 from bot.storage.posts import NewScheduledPost
 from tests.conftest import TEST_PACKS

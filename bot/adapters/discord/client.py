@@ -29,8 +29,8 @@ from bot.adapters.discord.render import thread_name
 from bot.core.gateway import ChatGateway
 from bot.core.messages import Message
 from bot.core.models import ChatContext
-from bot.core.service import StudyService
 from bot.log import get_logger
+from bot.services.study import StudyService
 from bot.settings import Settings
 
 __all__ = ["StudyBot", "StudyTree", "intents"]

@@ -83,10 +83,10 @@ from bot.core.messages import (
     parse_action,
 )
 from bot.core.models import ChatContext
-from bot.core.pack_admin import PACK_SUFFIXES
-from bot.core.service import StudyService
 from bot.log import get_logger
 from bot.runtime import StartupError
+from bot.services.packs import PACK_SUFFIXES
+from bot.services.study import StudyService
 from bot.settings import Settings
 
 __all__ = ["ACTION_PATTERN", "EVENTS_PATH", "SlackAdapter", "SlackMode"]
@@ -732,7 +732,7 @@ class SlackAdapter:
                 info,
                 token=str(self.client.token),
                 api_url=self.api_url,
-                limit=self.service.pack_admin.max_bytes,
+                limit=self.service.pack_upload_limit,
             )
             report = await self.service.check_pack_upload(ctx, info.name, raw)
             await self._reply_pack_report(body, respond, report)

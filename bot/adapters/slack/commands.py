@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.core.schedule import ScheduleError, split_args
-from bot.core.schedules import VERBS
 from bot.core.snippets import first_python_block
+from bot.services.schedules import VERBS
 
 __all__ = [
     "StudyCommand",

@@ -21,8 +21,8 @@ from typing import Any
 import discord
 import pytest
 
-from bot.__main__ import Wiring
 from bot.adapters.discord import DiscordAdapter
+from bot.app import Wiring
 from bot.core.clock import SimulatedClock
 from bot.runtime import Runtime
 from bot.settings import Settings

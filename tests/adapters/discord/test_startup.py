@@ -12,9 +12,9 @@ import yarl
 from discord.gateway import DiscordWebSocket
 from discord.http import Route
 
-from bot.__main__ import Wiring
 from bot.adapters.discord import DiscordAdapter
 from bot.adapters.discord.client import intents
+from bot.app import Wiring
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput
 from bot.runtime import StartupError

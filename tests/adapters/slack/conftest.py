@@ -22,8 +22,8 @@ import pytest_asyncio
 from bot.adapters.slack import SlackAdapter
 from bot.adapters.slack.manifest import METHOD_SCOPES
 from bot.core.clock import SimulatedClock
-from bot.core.service import StudyService
 from bot.questions.loader import load_packs
+from bot.services.study import StudyService
 from bot.settings import Settings
 from bot.storage.database import Database
 from tests.conftest import TEST_PACKS

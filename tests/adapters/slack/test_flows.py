@@ -14,7 +14,7 @@ import pytest
 from bot.adapters.slack import SlackAdapter
 from bot.core.errors import APOLOGY
 from bot.core.messages import Message
-from bot.core.service import StudyService
+from bot.services.study import StudyService
 from tests.fakes.slack_api import FakeEphemeral, FakeMessage, FakeSlack
 from tests.fakes.slack_fixtures import (
     DELIVERY_MODES,

@@ -21,8 +21,8 @@ from bot.adapters.slack.files import SlackFile, download, may_carry_token
 from bot.adapters.slack.manifest import PACK_SHORTCUT_CALLBACK
 from bot.core.clock import SimulatedClock
 from bot.core.errors import Unavailable
-from bot.core.service import StudyService
 from bot.questions.loader import load_packs
+from bot.services.study import StudyService
 from bot.storage.database import Database
 from tests.adapters.slack.conftest import SLACK_PACKS, slack_settings
 from tests.adapters.slack.test_flows import private_replies, quiz

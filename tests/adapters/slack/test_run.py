@@ -18,8 +18,8 @@ from bot.core.clock import SimulatedClock
 from bot.core.errors import RateLimited
 from bot.core.messages import Attachment, Message, Section, neutralise
 from bot.core.models import ChatContext
-from bot.core.service import StudyService
 from bot.sandbox import Sandbox
+from bot.services.study import StudyService
 from bot.storage.database import Database
 from tests.adapters.slack.conftest import slack_settings
 from tests.adapters.slack.test_flows import private_replies

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.adapters.slack import SlackAdapter
-from bot.core.service import StudyService
+from bot.services.study import StudyService
 from tests.adapters.slack.conftest import slack_settings
 from tests.adapters.slack.test_flows import all_text, private_replies
 from tests.fakes.slack_api import FakeSlack

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from bot.adapters.slack import SlackAdapter, SlackMode
-from bot.core.service import StudyService
 from bot.runtime import StartupError
+from bot.services.study import StudyService
 from tests.adapters.slack.conftest import slack_settings
 from tests.conftest import TEST_PACKS
 from tests.fakes.slack_api import FakeSlack

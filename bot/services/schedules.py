@@ -15,11 +15,9 @@ nobody was looking (:func:`catch_up`). The loop that posts is :mod:`bot.schedule
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import lru_cache
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
@@ -29,17 +27,23 @@ from bot.core.models import ChatContext
 from bot.core.schedule import (
     ScheduleError,
     ScheduleSpec,
-    build_spec,
+    decode_spec,
+    encode_spec,
     next_occurrence,
     parse_schedule_args,
     preview,
 )
 from bot.log import get_logger
+from bot.services.wakeup import ScheduleListener, Wakeup
 from bot.storage.schedules import ScheduleRow, ScheduleStore
 
 if TYPE_CHECKING:
-    from bot.core.service import PostDraft, StudyService
-    from bot.storage.directory import ChannelRow, WorkspaceRow
+    from bot.core.clock import Clock
+    from bot.services.catalogue import Catalogue
+    from bot.services.places import Places
+    from bot.services.posting import PostDraft, Posting
+    from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
+    from bot.storage.posts import PostStore
 
 __all__ = [
     "ADMIN_VERBS",
@@ -54,8 +58,6 @@ __all__ = [
     "ScheduleListener",
     "ScheduleReply",
     "catch_up",
-    "decode_spec",
-    "encode_spec",
     "local_text",
 ]
 
@@ -74,10 +76,6 @@ _FORBIDDEN = (
     "Only admins can change schedules (workspace admins, or members of the configured admin "
     "role or user group). Everyone can use `schedule list` and `schedule preview ID`."
 )
-
-ScheduleListener = Callable[[int | None], None]
-"""Called with a schedule id when that schedule changed, or None when only timing changed
-(a post with an answer window was created): the scheduler re-reads and re-plans."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,50 +113,6 @@ class Schedule:
     def next_after(self, moment: datetime) -> datetime:
         """The next occurrence that may still post, as seen at ``moment``."""
         return next_occurrence(self.spec, max(self.after, moment))
-
-
-# --- the stored form of a spec ---------------------------------------------------------------
-
-
-def encode_spec(spec: ScheduleSpec) -> str:
-    """The JSON kept in ``schedules.spec``: the fields an admin gave, readable in sqlite3."""
-    cron = spec.days.cron
-    return json.dumps(
-        {
-            "time": None if spec.time is None else f"{spec.time:%H:%M}",
-            "timezone": spec.timezone,
-            "days": None if cron is not None else spec.days.text,
-            "cron": None if cron is None else cron.text,
-            "pack": spec.pack,
-            "tags": list(spec.tags),
-            "difficulty": spec.difficulty,
-            "window": None if spec.window is None else int(spec.window.total_seconds()),
-            "mention": spec.mention,
-        },
-        ensure_ascii=False,
-    )
-
-
-@lru_cache(maxsize=4096)
-def decode_spec(text: str) -> ScheduleSpec:
-    """Parse the stored JSON back, through the same validation an admin's input gets.
-
-    Raises :class:`ScheduleError` (or ``ValueError`` for broken JSON) if the stored spec is no
-    longer valid, e.g. a timezone that a tzdata update removed.
-    """
-    data = json.loads(text)
-    window = data.get("window")
-    return build_spec(
-        time=data.get("time"),
-        timezone=data["timezone"],
-        days=data.get("days"),
-        cron=data.get("cron"),
-        pack=data.get("pack"),
-        tags=data.get("tags") or (),
-        difficulty=data.get("difficulty"),
-        window=None if window is None else timedelta(seconds=int(window)),
-        mention=data.get("mention"),
-    )
 
 
 def _schedule(row: ScheduleRow) -> Schedule:
@@ -245,10 +199,26 @@ class ScheduleBook:
     registers a listener here so that every change wakes it at once.
     """
 
-    def __init__(self, service: StudyService) -> None:
-        self._service = service
-        self.store = ScheduleStore(service.db)
-        self._listeners: list[ScheduleListener] = []
+    def __init__(
+        self,
+        store: ScheduleStore,
+        *,
+        places: Places,
+        catalogue: Catalogue,
+        posting: Posting,
+        posts: PostStore,
+        directory: Directory,
+        clock: Clock,
+        wakeup: Wakeup,
+    ) -> None:
+        self.store = store
+        self._places = places
+        self._catalogue = catalogue
+        self._posting = posting
+        self._posts = posts
+        self._directory = directory
+        self._clock = clock
+        self._wakeup = wakeup
         self._verbs: dict[str, Callable[[ChatContext, list[str]], Awaitable[ScheduleReply]]] = {
             "add": self._add,
             "list": self._list,
@@ -263,20 +233,18 @@ class ScheduleBook:
     # --- the scheduler's side ----------------------------------------------------------------
 
     def listen(self, listener: ScheduleListener) -> None:
-        self._listeners.append(listener)
+        self._wakeup.listen(listener)
 
     def unlisten(self, listener: ScheduleListener) -> None:
-        if listener in self._listeners:
-            self._listeners.remove(listener)
+        self._wakeup.unlisten(listener)
 
     @property
     def listened(self) -> bool:
-        return bool(self._listeners)
+        return self._wakeup.listened
 
     def changed(self, schedule_id: int | None) -> None:
         """Tell the scheduler (if one runs) to re-read a schedule, or just to re-plan."""
-        for listener in list(self._listeners):
-            listener(schedule_id)
+        self._wakeup.changed(schedule_id)
 
     async def active(self) -> list[Schedule]:
         """Every schedule that may post; a stored spec that no longer parses is logged."""
@@ -336,8 +304,8 @@ class ScheduleBook:
         except ScheduleError as exc:
             raise BadInput(str(exc)) from None
         await self._check_filters(channel, spec)
-        now = self._service.clock.now()
-        member = await self._service.directory.member(workspace, ctx.member, ctx.member_name, now)
+        now = self._clock.now()
+        member = await self._directory.member(workspace, ctx.member, ctx.member_name, now)
         row = await self.store.create(
             channel_id=channel.id,
             spec=encode_spec(spec),
@@ -362,9 +330,9 @@ class ScheduleBook:
     async def _check_filters(self, channel: ChannelRow, spec: ScheduleSpec) -> None:
         """Refuse a schedule that could never post: an unknown pack, or filters nothing
         matches (better now, to the admin, than a silent skip every morning)."""
-        packs = self._service.packs
-        if spec.pack is not None and not self._service.has_pack(spec.pack):
-            close = self._service.closest_pack(spec.pack)
+        packs = self._catalogue.store
+        if spec.pack is not None and not self._catalogue.has(spec.pack):
+            close = self._catalogue.closest(spec.pack)
             hint = f" — did you mean {close}?" if close else "; see `pack list`"
             raise BadInput(str(ScheduleError("pack", f"no pack called {spec.pack!r}{hint}")))
         found = await packs.candidates(
@@ -388,7 +356,7 @@ class ScheduleBook:
         if args:
             raise BadInput("usage: `schedule list` (the schedules of this channel)")
         _, channel = await self._where(ctx)
-        now = self._service.clock.now()
+        now = self._clock.now()
         lines = []
         for row in await self.store.in_channel(channel.id):
             schedule = self._readable(row)
@@ -418,22 +386,22 @@ class ScheduleBook:
     async def _remove(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
         # by row, not parsed: a schedule whose stored spec no longer reads can still go
         schedule = await self._named_row(ctx, args, "remove")
-        now = self._service.clock.now()
+        now = self._clock.now()
         if not await self.store.delete(schedule.id, now):
             raise _not_found(schedule.id)
         self.changed(schedule.id)
         log.info("schedule %d removed", schedule.id)
         text = f"🗑️ Schedule **#{schedule.id}** removed; it will not post again."
-        latest = await self._service.posts.latest_of_schedule(schedule.id)
+        latest = await self._posts.latest_of_schedule(schedule.id)
         if latest is not None:
-            post = await self._service.posts.get(latest)
+            post = await self._posts.get(latest)
             if post is not None and post.is_open and post.closes_at is None:
                 text += " Its open question stays open until an admin reveals it."
         return _reply(text)
 
     async def _pause(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
         schedule = await self._named(ctx, args, "pause")
-        row = await self.store.set_paused(schedule.id, True, self._service.clock.now())
+        row = await self.store.set_paused(schedule.id, True, self._clock.now())
         if row is None:
             raise _not_found(schedule.id)
         self.changed(schedule.id)
@@ -444,7 +412,7 @@ class ScheduleBook:
 
     async def _resume(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
         schedule = await self._named(ctx, args, "resume")
-        now = self._service.clock.now()
+        now = self._clock.now()
         row = await self.store.set_paused(schedule.id, False, now)
         if row is None:
             raise _not_found(schedule.id)
@@ -458,7 +426,7 @@ class ScheduleBook:
 
     async def _skip(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
         schedule = await self._named(ctx, args, "skip")
-        now = self._service.clock.now()
+        now = self._clock.now()
         skipped = schedule.next_after(now)
         row = await self.store.skip_until(schedule.id, skipped, now)
         if row is None:
@@ -473,12 +441,11 @@ class ScheduleBook:
 
     async def _now(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
         schedule = await self._named(ctx, args, "now")
-        service = self._service
-        channel = await service.directory.channel_by_id(schedule.channel_id)
-        workspace = await service.directory.workspace_by_id(channel.workspace_id)
+        channel = await self._directory.channel_by_id(schedule.channel_id)
+        workspace = await self._directory.workspace_by_id(channel.workspace_id)
         spec = schedule.spec
-        now = service.clock.now()
-        draft = await service.post_in(
+        now = self._clock.now()
+        draft = await self._posting.post_in(
             workspace,
             channel,
             pack=spec.pack,
@@ -491,8 +458,8 @@ class ScheduleBook:
         )
         assert draft is not None  # no occurrence key: an extra post, not an occurrence
         # "Until the next question": this one is the next, so the previous one closes now.
-        superseded = await service.posts.open_until_next(schedule.id, draft.post.id)
-        await service.posts.set_closes_at([p.id for p in superseded], now)
+        superseded = await self._posts.open_until_next(schedule.id, draft.post.id)
+        await self._posts.set_closes_at([p.id for p in superseded], now)
         self.changed(schedule.id)
         log.info("schedule %d posted now (post %d)", schedule.id, draft.post.id)
         return ScheduleReply(
@@ -509,7 +476,7 @@ class ScheduleBook:
                 raise BadInput(f"N is how many to show: a number from 1 to {PREVIEW_MAX}.")
             count = int(args[1])
         schedule = await self._named(ctx, args[:1], "preview")
-        now = self._service.clock.now()
+        now = self._clock.now()
         times = preview(schedule.spec, max(schedule.after, now), count)
         body = "\n".join(f"• {t}" for t in times)
         if schedule.paused:
@@ -523,10 +490,7 @@ class ScheduleBook:
     # --- helpers -----------------------------------------------------------------------------
 
     async def _where(self, ctx: ChatContext) -> tuple[WorkspaceRow, ChannelRow]:
-        directory, now = self._service.directory, self._service.clock.now()
-        workspace = await directory.workspace(ctx.platform, ctx.workspace, ctx.workspace_name, now)
-        channel = await directory.channel(workspace, ctx.channel, ctx.channel_name, now)
-        return workspace, channel
+        return await self._places.channel(ctx)
 
     async def _named(self, ctx: ChatContext, args: list[str], verb: str) -> Schedule:
         """The schedule named by ``ID``, checked to belong to the caller's workspace."""

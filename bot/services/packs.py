@@ -39,15 +39,17 @@ from typing import TYPE_CHECKING
 from bot.core.errors import BadInput, Forbidden, NotFound
 from bot.core.messages import Attachment, Message, Section, Tone, escape_markup, neutralise
 from bot.core.models import ChatContext
-from bot.core.schedules import decode_spec
+from bot.core.schedule import decode_spec
 from bot.log import get_logger
 from bot.questions.isolated_check import CheckFailed, check_isolated
 from bot.questions.loader import LoadedPack, Problem, load_pack_text
 
 if TYPE_CHECKING:
-    from bot.core.service import StudyService
+    from bot.services.catalogue import Catalogue
+    from bot.services.places import Places
     from bot.storage.directory import ChannelRow
     from bot.storage.packs import PackSummary, SyncReport
+    from bot.storage.schedules import ScheduleStore
 
 __all__ = [
     "MAX_UPLOAD_BYTES",
@@ -194,13 +196,17 @@ class PackAdmin:
 
     def __init__(
         self,
-        service: StudyService,
+        catalogue: Catalogue,
         packs_dir: Path | None,
         *,
         max_bytes: int = MAX_UPLOAD_BYTES,
         max_items: int = MAX_UPLOAD_ITEMS,
+        places: Places,
+        schedules: ScheduleStore,
     ) -> None:
-        self._service = service
+        self._catalogue = catalogue
+        self._places = places
+        self._schedules = schedules
         self.packs_dir = packs_dir
         self.max_bytes = max_bytes
         self.max_items = max_items
@@ -218,22 +224,20 @@ class PackAdmin:
         return tuple(self._loaded)
 
     async def _channel(self, ctx: ChatContext) -> ChannelRow:
-        directory, now = self._service.directory, self._service.clock.now()
-        workspace = await directory.workspace(ctx.platform, ctx.workspace, ctx.workspace_name, now)
-        return await directory.channel(workspace, ctx.channel, ctx.channel_name, now)
+        return (await self._places.channel(ctx))[1]
 
     # --- list --------------------------------------------------------------------------------
 
     async def states(self, ctx: ChatContext) -> list[tuple[PackSummary, bool]]:
         """Every live pack and whether it is on in the caller's channel."""
-        summaries = await self._service.packs.summaries()
-        off = await self._service.packs.disabled_in((await self._channel(ctx)).id)
+        summaries = await self._catalogue.store.summaries()
+        off = await self._catalogue.store.disabled_in((await self._channel(ctx)).id)
         return [(summary, summary.slug not in off) for summary in summaries]
 
     async def listing(self, ctx: ChatContext | None) -> Message:
         """The packs with their question counts and, given a channel, whether each is on there."""
         if ctx is None:
-            summaries = await self._service.packs.summaries()
+            summaries = await self._catalogue.store.summaries()
             if not summaries:
                 return Message(sections=(Section(body="No packs are loaded."),))
             body = "\n".join(
@@ -280,9 +284,9 @@ class PackAdmin:
         if not slug:
             raise BadInput(f"usage: `pack {verb} NAME` (`pack list` shows the names)")
         channel = await self._channel(ctx)
-        was_enabled = await self._service.packs.set_enabled(channel.id, slug, enabled)
+        was_enabled = await self._catalogue.store.set_enabled(channel.id, slug, enabled)
         if was_enabled is None:
-            close = self._service.closest_pack(slug)
+            close = self._catalogue.closest(slug)
             hint = f" Did you mean `{close}`?" if close else " See `pack list`."
             raise NotFound(f"There is no pack called `{_shown_name(name)}`.{hint}")
         where = _where_label(ctx)
@@ -319,7 +323,7 @@ class PackAdmin:
 
     async def _schedules_using(self, channel_id: int, slug: str) -> list[int]:
         found = []
-        for row in await self._service.schedules.store.in_channel(channel_id):
+        for row in await self._schedules.in_channel(channel_id):
             try:
                 spec = decode_spec(row.spec)
             except ValueError:  # ScheduleError is a ValueError; unreadable specs are listed
@@ -439,7 +443,8 @@ class PackAdmin:
         packs = [p for p in self._loaded if p.pack.pack != slug]
         packs.append(installed)
         packs.sort(key=lambda p: PurePath(p.path).name)
-        report = await self._service.sync_packs(packs)
+        report = await self._catalogue.sync(packs)
+        self.remember(packs)
         log.info("pack %s installed from chat as %s", slug, target)
         return _installed_text(installed, report, new=current is None), Tone.SUCCESS
 

@@ -1,0 +1,287 @@
+"""The one place where things are built: settings -> logging -> storage -> sandbox -> service.
+
+:func:`bot.cli.main` (the ``studybot`` console script) runs the typer app with a :class:`Wiring`
+object as ``ctx.obj``; commands ask it for settings and a runtime, so nothing is built at
+import time, and a start-up error becomes one readable line instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sqlite3
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from pydantic import ValidationError
+
+from bot.backups import BackupJob
+from bot.core.clock import Clock, SystemClock
+from bot.core.gateway import ChatGateway
+from bot.core.snippets import RunLimits
+from bot.health import HealthServer
+from bot.log import configure_logging, get_logger
+from bot.metrics import Metrics
+from bot.questions.loader import load_packs
+from bot.runtime import PlatformAdapter, Runtime, StartupError
+from bot.scheduler import Scheduler
+from bot.services.study import StudyService
+from bot.settings import Platform, Settings
+from bot.storage.database import Database
+from bot.storage.migrations import MigrationError
+
+__all__ = ["StartupError", "Wiring", "run_until_stopped"]
+
+log = get_logger("bot")
+ADAPTER_STOP_SECONDS = 3.0  # for the platform connection to close after a stop
+DRAIN_SECONDS = 3.0  # for snippet runs in flight before the sandbox is closed
+
+
+class Wiring:
+    """Builds the program's parts on demand: settings once, a runtime per command."""
+
+    def __init__(self) -> None:
+        self._settings: Settings | None = None
+
+    def settings(self, **overrides: Any) -> Settings:
+        """The settings from the environment and ``.env``, with CLI options applied on top."""
+        if self._settings is None:
+            try:
+                self._settings = Settings()
+            except ValidationError as exc:
+                raise StartupError(_settings_problem(exc)) from None
+        if not overrides:
+            return self._settings
+        try:
+            merged = {
+                **self._settings.model_dump(),
+                **{k: v for k, v in overrides.items() if v is not None},
+            }
+            return Settings.model_validate(merged)
+        except ValidationError as exc:
+            raise StartupError(_settings_problem(exc)) from None
+
+    def configure_logging(self, settings: Settings, *, quiet: bool = False) -> None:
+        """Logging with every configured secret registered for redaction."""
+        secrets = [
+            s.get_secret_value()
+            for s in (
+                settings.discord_token,
+                settings.slack_bot_token,
+                settings.slack_app_token,
+                settings.slack_signing_secret,
+            )
+            if s is not None
+        ]
+        level = "WARNING" if quiet and settings.log_level == "INFO" else settings.log_level
+        configure_logging(level, settings.log_format, secrets)
+
+    async def database(self, settings: Settings) -> Database:
+        """Open (and migrate) the database, or say in one line why it cannot be opened."""
+        try:
+            return await Database.open(settings.db_path)
+        except (MigrationError, sqlite3.Error, OSError) as exc:
+            raise StartupError(f"cannot open database {settings.db_path}: {exc}") from None
+
+    @asynccontextmanager
+    async def runtime(
+        self, settings: Settings, *, clock: Clock | None = None
+    ) -> AsyncIterator[Runtime]:
+        """Open the database (migrating it), start the sandbox, sync the packs, build the service.
+
+        The sandbox manager starts in the background (it checks the host and warms jails with
+        torch imported, which takes seconds); a ``/run`` before it is ready waits for it.
+        The manager gets only the sandbox's own settings, never this process's environment.
+        """
+        from bot.sandbox import Sandbox, SandboxConfig
+
+        clock = clock or SystemClock()
+        db = await self.database(settings)
+        metrics = Metrics()
+        sandbox = Sandbox(SandboxConfig.from_settings(settings))
+        starting = asyncio.create_task(sandbox.start(), name="sandbox-start")
+        try:
+            service = StudyService(
+                db,
+                clock,
+                default_timezone=settings.timezone,
+                quiz_window=settings.quiz_window,
+                runner=sandbox,
+                runner_starting=starting,
+                run_limits=RunLimits(
+                    timeout_s=settings.sandbox_timeout,
+                    memory_mb=settings.sandbox_memory_mb,
+                    max_bytes=settings.run_max_bytes,
+                    per_minute=settings.run_rate_per_minute,
+                ),
+                metrics=metrics,
+                packs_dir=settings.packs_dir,  # where admins' uploaded packs are installed
+            )
+            packs = load_packs(settings.packs_dir)
+            for problem in packs.errors:
+                log.warning("pack problem (item skipped): %s", problem)
+            await service.sync_packs(packs.packs)
+            yield Runtime(settings, db, service, clock, packs, metrics)
+        finally:
+            starting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await starting
+            await sandbox.close()
+            await db.close()
+
+    def scheduler(
+        self, runtime: Runtime, gateway: ChatGateway, *, concurrency: int = 16
+    ) -> Scheduler:
+        """The one scheduler loop of this process; start it once, at start-up (never from a
+        platform's ready event: that fires again on every reconnect)."""
+        return Scheduler(
+            runtime.service,
+            gateway,
+            runtime.clock,
+            runtime.settings.schedule_grace,
+            concurrency=concurrency,
+        )
+
+    async def serve(
+        self,
+        settings: Settings,
+        *,
+        http_port: int | None = None,
+        clock: Clock | None = None,
+        json_lines: bool = False,
+    ) -> None:
+        """Run the configured platform until it stops or a signal asks it to: ``studybot run``.
+
+        On SIGTERM or SIGINT: stop taking new events, let the scheduler finish the sends in
+        flight, let answers commit and snippet runs finish (briefly; then they are cancelled),
+        stop the sandbox and close the database, all within about 10 s.
+        """
+        async with self.runtime(settings, clock=clock) as runtime:
+            adapter = self.adapter(runtime, http_port=http_port, json_lines=json_lines)
+            console = settings.platform is Platform.CONSOLE
+            # One channel at a time on the console, so a scripted session prints the same
+            # lines every time. The adapter is also the scheduler's gateway: its send_post
+            # waits until the platform connection is ready.
+            scheduler = self.scheduler(runtime, adapter, concurrency=1 if console else 16)
+            async with scheduler.running(), self.operations(runtime, adapter, scheduler):
+                if console:
+                    from bot.adapters.console import ConsoleAdapter
+
+                    assert isinstance(adapter, ConsoleAdapter)
+                    adapter.scheduler = scheduler  # /clock moves it step by step
+                # The scheduler stops first: its sends in flight still need the adapter.
+                await run_until_stopped(adapter, before_stop=scheduler.stop)
+                await runtime.service.drain(DRAIN_SECONDS)
+
+    @asynccontextmanager
+    async def operations(
+        self, runtime: Runtime, adapter: PlatformAdapter, scheduler: Scheduler
+    ) -> AsyncIterator[None]:
+        """What an operator runs beside the bot: health and metrics, daily backups."""
+        settings = runtime.settings
+        health: HealthServer | None = None
+        backups: asyncio.Task[None] | None = None
+        if settings.health_port is not None:
+
+            async def database() -> bool:
+                return await runtime.db.writable()
+
+            async def scheduler_alive() -> bool:
+                return scheduler.is_alive()
+
+            async def gateway() -> bool:
+                return adapter.is_connected()
+
+            health = HealthServer(
+                runtime.metrics,
+                {"gateway": gateway, "scheduler": scheduler_alive, "database": database},
+                host=settings.health_host,
+                port=settings.health_port,
+            )
+            await health.start()
+        if settings.backup_dir is not None:
+            job = BackupJob(runtime.db, runtime.clock, settings.backup_dir, settings.backup_keep)
+            backups = asyncio.create_task(job.run(), name="daily-backups")
+        try:
+            yield
+        finally:
+            if backups is not None:
+                backups.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await backups
+            if health is not None:
+                await health.stop()
+
+    def adapter(
+        self, runtime: Runtime, *, http_port: int | None = None, json_lines: bool = False
+    ) -> PlatformAdapter:
+        """The adapter for ``settings.platform``; platform libraries are imported only here."""
+        platform = runtime.settings.platform
+        if platform is Platform.CONSOLE:
+            from bot.adapters.console import ConsoleAdapter
+
+            return ConsoleAdapter(runtime.service, runtime.clock, json_mode=json_lines)
+        if platform is Platform.DISCORD:
+            from bot.adapters.discord import DiscordAdapter
+
+            return DiscordAdapter(runtime)
+        if platform is Platform.SLACK:
+            from bot.adapters.slack import SlackAdapter
+
+            return SlackAdapter(runtime.service, runtime.settings, http_port=http_port)
+        raise StartupError(f"the {platform.value} adapter is not part of this build yet")
+
+
+async def run_until_stopped(
+    adapter: PlatformAdapter, *, before_stop: Callable[[], Awaitable[None]] | None = None
+) -> None:
+    """Run the adapter until it returns, or until SIGTERM/SIGINT, then stop it cleanly.
+
+    On a signal, ``before_stop`` runs first (the scheduler: it must stop starting posts and
+    finish the ones in flight while the adapter can still send them), then the adapter stops.
+    An error that ended the adapter (a rejected token, say) propagates; a signal is a normal
+    stop, so ``studybot run`` then exits 0.
+    """
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    handled: list[signal.Signals] = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+            handled.append(sig)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+            pass
+    running = asyncio.create_task(adapter.run(), name="adapter")
+    stopping = asyncio.create_task(stop.wait(), name="stop-signal")
+    try:
+        await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if not running.done():
+            log.info("stop requested: no new events; finishing work in flight")
+            if before_stop is not None:
+                await before_stop()
+            await adapter.stop()
+            try:
+                await asyncio.wait_for(asyncio.shield(running), ADAPTER_STOP_SECONDS)
+            except TimeoutError:
+                log.warning(
+                    "the adapter did not stop in %.0f s; cancelling it", ADAPTER_STOP_SECONDS
+                )
+                running.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await running
+                return
+        running.result()
+    finally:
+        stopping.cancel()
+        for sig in handled:
+            loop.remove_signal_handler(sig)
+
+
+def _settings_problem(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        field = ".".join(str(p) for p in err["loc"])
+        parts.append(f"{field}: {err['msg'].removeprefix('Value error, ')}")
+    return "invalid settings: " + "; ".join(parts)

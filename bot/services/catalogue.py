@@ -1,0 +1,58 @@
+"""The question packs installed on this host: their stored rows and the titles shown with them.
+
+The titles are read once per sync and kept in memory because every card and every "did you
+mean" needs them; the database stays the truth (a sync replaces the whole map).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+
+from bot.core.clock import Clock
+from bot.log import get_logger
+from bot.questions.loader import LoadedPack
+from bot.storage.packs import PackStore, SyncReport
+
+__all__ = ["Catalogue"]
+
+log = get_logger(__name__)
+
+
+class Catalogue:
+    """Pack names and titles over the pack store; what quiz, schedules and pack admin look up."""
+
+    def __init__(self, store: PackStore, clock: Clock) -> None:
+        self.store = store
+        self._clock = clock
+        self._titles: dict[str, str] = {}
+
+    async def sync(self, loaded: Sequence[LoadedPack]) -> SyncReport:
+        """Store the loaded packs (new, updated, retired) and refresh the titles."""
+        report = await self.store.sync(loaded, self._clock.now())
+        self._titles = {s.slug: s.title for s in await self.store.summaries()}
+        log.info(
+            "packs synced: %d packs, %d new, %d updated, %d retired, %d unchanged",
+            report.packs,
+            report.added,
+            report.updated,
+            report.retired,
+            report.unchanged,
+        )
+        return report
+
+    def title(self, pack: str) -> str:
+        """The pack's title, or its slug for a pack no longer installed."""
+        return self._titles.get(pack, pack)
+
+    def has(self, pack: str) -> bool:
+        return pack in self._titles
+
+    def titles(self) -> dict[str, str]:
+        """Slug -> title of every installed pack (a copy)."""
+        return dict(self._titles)
+
+    def closest(self, pack: str) -> str | None:
+        """The installed pack whose name is nearest a mistyped one, for "did you mean"."""
+        close = difflib.get_close_matches(pack, list(self._titles), n=1)
+        return close[0] if close else None

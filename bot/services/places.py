@@ -1,0 +1,36 @@
+"""Where a chat context is: its workspace and channel rows, written once for every service.
+
+Ids from a platform are only unique within it, so every feature that acts "in this channel" first
+turns the context into the stored rows; the names are refreshed on the way (a renamed channel
+shows its new name in listings).
+"""
+
+from __future__ import annotations
+
+from bot.core.clock import Clock
+from bot.core.models import ChatContext
+from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
+
+__all__ = ["Places"]
+
+
+class Places:
+    """The context -> workspace/channel lookup, over the directory store."""
+
+    def __init__(self, directory: Directory, clock: Clock) -> None:
+        self._directory = directory
+        self._clock = clock
+
+    async def workspace(self, ctx: ChatContext) -> WorkspaceRow:
+        """The caller's workspace row (created on first sight)."""
+        return await self._directory.workspace(
+            ctx.platform, ctx.workspace, ctx.workspace_name, self._clock.now()
+        )
+
+    async def channel(self, ctx: ChatContext) -> tuple[WorkspaceRow, ChannelRow]:
+        """The caller's workspace and channel rows (created on first sight)."""
+        workspace = await self.workspace(ctx)
+        channel = await self._directory.channel(
+            workspace, ctx.channel, ctx.channel_name, self._clock.now()
+        )
+        return workspace, channel

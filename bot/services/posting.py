@@ -1,0 +1,158 @@
+"""Posting a question: pick one for a channel, create its post row, draft its message, publish.
+
+Shared by a member's ``quiz``, a schedule's ``now`` and the scheduler, so that the no-repeat
+rule, the "pack is off here" answer and the message of a question are written once.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from functools import cache
+from zoneinfo import ZoneInfo
+
+from bot.core import cards
+from bot.core.clock import Clock
+from bot.core.errors import NotFound
+from bot.core.gateway import ChatGateway
+from bot.core.messages import Message
+from bot.core.models import Post
+from bot.services.catalogue import Catalogue
+from bot.services.wakeup import Wakeup
+from bot.storage.directory import ChannelRow, WorkspaceRow
+from bot.storage.packs import Candidate, eligible
+from bot.storage.posts import PostStore
+
+__all__ = ["PostDraft", "Posting", "zone"]
+
+
+@dataclass(frozen=True, slots=True)
+class PostDraft:
+    """A question ready to send: the adapter sends it, then calls :meth:`attach_message`."""
+
+    post: Post
+    channel: str  # the platform's channel id
+    message: Message
+
+
+@cache
+def zone(name: str) -> ZoneInfo:
+    """A time zone by name, built once (cards show local times on every post)."""
+    return ZoneInfo(name)
+
+
+class Posting:
+    """Picks, stores and drafts questions; sends drafts through a gateway."""
+
+    def __init__(
+        self,
+        catalogue: Catalogue,
+        posts: PostStore,
+        clock: Clock,
+        wakeup: Wakeup,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._catalogue = catalogue
+        self._posts = posts
+        self._clock = clock
+        self._wakeup = wakeup
+        self._rng = rng or random.Random()
+
+    async def post_in(
+        self,
+        workspace: WorkspaceRow,
+        channel: ChannelRow,
+        *,
+        pack: str | None = None,
+        difficulty: str | None = None,
+        tags: Sequence[str] = (),
+        closes_at: datetime | None = None,
+        requested_by: int | None = None,
+        schedule_id: int | None = None,
+        occurrence: str | None = None,
+        mention: str | None = None,
+        timezone: str | None = None,
+    ) -> PostDraft | None:
+        """A new post for a known channel, drafted.
+
+        ``None`` when this schedule ``occurrence`` already has its post row (the
+        ``UNIQUE(schedule_id, occurrence)`` key): it was posted, or is being posted, already.
+        """
+        if pack is not None:
+            self.check_pack(pack)
+        store = self._catalogue.store
+        candidates = await store.candidates(channel.id, pack=pack, difficulty=difficulty, tags=tags)
+        if not candidates:
+            if pack is not None and pack in await store.disabled_in(channel.id):
+                raise NotFound(
+                    f"Pack `{pack}` is off in this channel; an admin can turn it on with "
+                    f"`pack enable {pack}`."
+                )
+            wanted = ", ".join(
+                f"{k} {v}" for k, v in (("pack", pack), ("difficulty", difficulty)) if v
+            )
+            raise NotFound(f"No questions match {wanted or 'this channel'}. Try `pack list`.")
+        choice = self.pick(candidates)
+        post = await self._posts.create(
+            channel_id=channel.id,
+            version_id=choice.version_id,
+            now=self._clock.now(),
+            requested_by=requested_by,
+            closes_at=closes_at,
+            schedule_id=schedule_id,
+            occurrence=occurrence,
+        )
+        if post is None:
+            return None
+        if closes_at is not None:
+            self._wakeup.changed(None)  # the scheduler reveals it on time
+        return await self.draft(
+            post, channel.external_id, workspace, mention=mention, timezone=timezone
+        )
+
+    def check_pack(self, pack: str) -> None:
+        """Raise :class:`NotFound` (with a "did you mean") for a pack not installed."""
+        if self._catalogue.has(pack):
+            return
+        close = self._catalogue.closest(pack)
+        hint = f" Did you mean `{close}`?" if close else " See `pack list`."
+        raise NotFound(f"There is no pack called `{pack}`.{hint}")
+
+    def pick(self, candidates: Sequence[Candidate]) -> Candidate:
+        """The no-repeat rule: one of the questions this channel has seen least often, and
+        never the question it saw last while there is another (see :func:`eligible`)."""
+        return self._rng.choice(eligible(candidates))
+
+    async def draft(
+        self,
+        post: Post,
+        channel: str,
+        workspace: WorkspaceRow,
+        *,
+        mention: str | None = None,
+        timezone: str | None = None,
+    ) -> PostDraft:
+        """The message for a post row; ``timezone`` (a schedule's) overrides the workspace's
+        for the "answers close at" line."""
+        stored = await self._catalogue.store.question(post.question_version_id)
+        message = cards.question_message(
+            post,
+            stored.item,
+            self._catalogue.title(stored.pack),
+            zone(timezone or workspace.timezone),
+        )
+        if mention:
+            message = replace(message, mention=mention)
+        return PostDraft(post, channel, message)
+
+    async def attach_message(self, post_id: int, message_id: str) -> None:
+        """Remember the platform's id for a sent post, so the reveal can edit it in place."""
+        await self._posts.attach_message(post_id, message_id)
+
+    async def publish(self, draft: PostDraft, gateway: ChatGateway) -> str:
+        """Send a drafted post through a gateway and remember its message id."""
+        message_id = await gateway.send_post(draft.channel, draft.message)
+        await self.attach_message(draft.post.id, message_id)
+        return message_id

@@ -1,0 +1,333 @@
+"""The quiz: a member asks for a question, answers it, sees a card's back or a hint; reveals.
+
+Answers are recorded once per member and post (``UNIQUE(post_id, member_id)``) and scored in
+the same commit; the reveal edits the posted question in place with the answer and the counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from bot.core import cards
+from bot.core.clock import Clock
+from bot.core.errors import (
+    AlreadyAnswered,
+    BadInput,
+    Forbidden,
+    NotFound,
+    PostClosed,
+)
+from bot.core.gateway import ChatGateway
+from bot.core.messages import Message, Section, Tone
+from bot.core.models import ChatContext, Post
+from bot.core.schedule import ScheduleError, parse_filters
+from bot.core.scoring import (
+    ScoreDecision,
+    StreakState,
+    decide,
+    period_keys,
+)
+from bot.log import get_logger
+from bot.metrics import Metrics
+from bot.questions.schema import OpenPrompt
+from bot.services.catalogue import Catalogue
+from bot.services.places import Places
+from bot.services.posting import PostDraft, Posting, zone
+from bot.storage.answers import AnswerRequest, AnswerStatus, AnswerWriter
+from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
+from bot.storage.packs import (
+    StoredQuestion,
+)
+from bot.storage.posts import PostStore
+
+__all__ = ["PostEdit", "Quiz", "score_rules"]
+
+log = get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class PostEdit:
+    """A posted question's new look (at reveal); ``message_id`` is None if never attached."""
+
+    post: Post
+    channel: str
+    message_id: str | None
+    message: Message
+
+
+def score_rules(state: StreakState, request: AnswerRequest) -> ScoreDecision:
+    return decide(
+        state,
+        request.local_day,
+        difficulty=request.difficulty,
+        correct=request.correct,
+        self_graded=request.self_graded,
+    )
+
+
+class Quiz:
+    """Questions asked for, answers, card backs, hints and reveals, per channel."""
+
+    def __init__(
+        self,
+        *,
+        places: Places,
+        catalogue: Catalogue,
+        posting: Posting,
+        posts: PostStore,
+        directory: Directory,
+        answers: AnswerWriter,
+        clock: Clock,
+        quiz_window: timedelta | None = None,
+        metrics: Metrics | None = None,
+    ) -> None:
+        self._places = places
+        self._catalogue = catalogue
+        self._posting = posting
+        self._posts = posts
+        self._directory = directory
+        self._answers = answers
+        self._clock = clock
+        self._quiz_window = quiz_window
+        self._metrics = metrics
+
+    # --- where and who -----------------------------------------------------------------------
+
+    async def _workspace(self, ctx: ChatContext) -> WorkspaceRow:
+        return await self._places.workspace(ctx)
+
+    async def _channel(self, ctx: ChatContext) -> tuple[WorkspaceRow, ChannelRow]:
+        return await self._places.channel(ctx)
+
+    async def _post_in(self, ctx: ChatContext, post_id: int) -> tuple[WorkspaceRow, Post]:
+        """A post, checked to belong to the caller's workspace (ids are global)."""
+        post = await self._posts.get(post_id)
+        workspace = await self._workspace(ctx)
+        if post is not None:
+            channel = await self._directory.channel_by_id(post.channel_id)
+            if channel.workspace_id == workspace.id:
+                return workspace, post
+        raise NotFound("That question no longer exists.")
+
+    async def _post_or_latest(self, ctx: ChatContext, post_id: int | None) -> Post:
+        if post_id is None:
+            return await self._latest_open(ctx)
+        return (await self._post_in(ctx, post_id))[1]
+
+    async def _latest_open(self, ctx: ChatContext) -> Post:
+        _, channel = await self._channel(ctx)
+        post = await self._posts.latest_open(channel.id)
+        if post is None:
+            ask = ctx.command("quiz")
+            raise NotFound(f"There is no open question in this channel. Ask for one with {ask}.")
+        return post
+
+    def _title(self, pack: str) -> str:
+        return self._catalogue.title(pack)
+
+    # --- asking ---
+
+    async def post_question(
+        self,
+        ctx: ChatContext,
+        *,
+        pack: str | None = None,
+        difficulty: str | None = None,
+        tags: Sequence[str] = (),
+        closes_at: datetime | None = None,
+        requested: bool = True,
+    ) -> PostDraft:
+        """Pick a question for the channel and create its post row (not yet sent).
+
+        No question repeats in a channel until every question matching the filters has been
+        posted there; then the least-posted come round again, but never the one posted last
+        while there is another. A question a member asks for closes after ``quiz_window``
+        unless ``closes_at`` says otherwise.
+        """
+        try:
+            difficulty, tags = parse_filters(difficulty, tags)
+        except ScheduleError as exc:  # its example is a schedule's: not for a quiz
+            raise BadInput(f"{exc.field}: {exc.reason}.") from None
+        workspace, channel = await self._channel(ctx)
+        requester = None
+        if requested:
+            requester = (
+                await self._directory.member(
+                    workspace, ctx.member, ctx.member_name, self._clock.now()
+                )
+            ).id
+            if closes_at is None and self._quiz_window is not None:
+                closes_at = self._clock.now() + self._quiz_window
+        draft = await self._posting.post_in(
+            workspace,
+            channel,
+            pack=pack,
+            difficulty=difficulty,
+            tags=tags,
+            closes_at=closes_at,
+            requested_by=requester,
+        )
+        assert draft is not None  # ad-hoc posts have no occurrence key to collide on
+        if self._metrics is not None:
+            self._metrics.posts.labels(origin="asked").inc()
+        return draft
+
+    # --- answering ---------------------------------------------------------------------------
+
+    async def answer(self, ctx: ChatContext, post_id: int, choice: str) -> Message:
+        """Record a member's answer; the reply is private and says what happened."""
+        workspace, post = await self._post_in(ctx, post_id)
+        return await self._answer(ctx, workspace, post, choice)
+
+    async def answer_latest(self, ctx: ChatContext, choice: str) -> Message:
+        post = await self._latest_open(ctx)
+        workspace = await self._workspace(ctx)
+        return await self._answer(ctx, workspace, post, choice)
+
+    async def _answer(
+        self, ctx: ChatContext, workspace: WorkspaceRow, post: Post, choice: str
+    ) -> Message:
+        now = self._clock.now()
+        stored = await self._catalogue.store.question(post.question_version_id)
+        item = stored.item
+        if isinstance(item, OpenPrompt):
+            raise BadInput("This is a discussion prompt: it is not scored. Share your thoughts!")
+        if not post.is_open or (post.closes_at is not None and now >= post.closes_at):
+            raise PostClosed("This question has closed; answers are no longer accepted.")
+        labels = cards.answer_labels(item)
+        picked = choice.strip()
+        picked = picked.upper() if len(picked) == 1 else picked.lower()
+        if picked not in labels:
+            raise BadInput(f"`{choice}` is not an answer here; choose one of {', '.join(labels)}.")
+        correct_letter = cards.correct_letter(item)
+        correct = picked == cards.KNEW if correct_letter is None else picked == correct_letter
+        tz = zone(workspace.timezone)
+        outcome = await self._answers.submit(
+            AnswerRequest(
+                post_id=post.id,
+                workspace_id=workspace.id,
+                member_external=ctx.member,
+                member_name=ctx.member_name,
+                choice=picked,
+                correct=correct,
+                answered_at=now,
+                local_day=now.astimezone(tz).date(),
+                difficulty=item.difficulty.value,
+                self_graded=cards.self_graded(item),
+                periods=period_keys(now, tz),
+            )
+        )
+        if self._metrics is not None:
+            self._metrics.answers.labels(status=outcome.status.value).inc()
+        if outcome.status is AnswerStatus.CLOSED:
+            raise PostClosed("This question has closed; answers are no longer accepted.")
+        if outcome.status is AnswerStatus.DUPLICATE:
+            raise AlreadyAnswered(
+                f"You already answered this question ({outcome.choice}); only your first "
+                "answer counts."
+            )
+        return _feedback(stored, picked, correct, outcome.points, outcome.bonus, outcome.streak)
+
+    async def show_card(self, ctx: ChatContext, post_id: int | None) -> Message:
+        """The private back of a flashcard (or a self-graded practice answer).
+
+        ``post_id=None`` means the channel's latest open question (the console's ``/show``).
+        """
+        post = await self._post_or_latest(ctx, post_id)
+        stored = await self._catalogue.store.question(post.question_version_id)
+        if not cards.self_graded(stored.item):
+            raise BadInput("This question is answered with its choice buttons.")
+        return cards.card_back(stored.item, post.id)
+
+    async def hint(self, ctx: ChatContext, post_id: int | None, index: int = 0) -> Message:
+        post = (
+            await self._latest_open(ctx)
+            if post_id is None
+            else (await self._post_in(ctx, post_id))[1]
+        )
+        stored = await self._catalogue.store.question(post.question_version_id)
+        return cards.hint_message(stored.item, index, post.id)
+
+    # --- reveal ------------------------------------------------------------------------------
+
+    async def reveal(self, ctx: ChatContext | None, post_id: int | None = None) -> PostEdit:
+        """Close a post and show its answer. ``ctx=None`` is the scheduler closing it on time.
+
+        Members may reveal a question they asked for; admins may reveal any.
+        """
+        if ctx is None:
+            if post_id is None:
+                raise ValueError("the scheduler must name the post it closes")
+            post = await self._posts.get(post_id)
+            if post is None:
+                raise NotFound("That question no longer exists.")
+        else:
+            post = (
+                await self._latest_open(ctx)
+                if post_id is None
+                else (await self._post_in(ctx, post_id))[1]
+            )
+            if not ctx.is_admin:
+                member = await self._directory.member(
+                    await self._workspace(ctx), ctx.member, ctx.member_name, self._clock.now()
+                )
+                if post.requested_by != member.id:
+                    raise Forbidden(
+                        "Only the member who asked for this question, or an admin, can reveal it."
+                    )
+        closed = await self._posts.close(post.id, self._clock.now())
+        if closed is None:
+            raise PostClosed("This question is already closed.")
+        return await self._edit_for(closed)
+
+    async def reveal_many(self, post_ids: Sequence[int]) -> list[PostEdit]:
+        """``reveal(None, id)`` for many posts at once (the scheduler at 09:00): one
+        transaction and one breakdown query. Posts already closed are left out."""
+        closed = await self._posts.close_many(post_ids, self._clock.now())
+        counts = await self._posts.breakdowns([p.id for p in closed])
+        return [await self._edit_for(post, counts[post.id]) for post in closed]
+
+    async def _edit_for(self, post: Post, counts: Mapping[str, int] | None = None) -> PostEdit:
+        stored = await self._catalogue.store.question(post.question_version_id)
+        if counts is None:
+            counts = await self._posts.breakdown(post.id)
+        channel = await self._directory.channel_by_id(post.channel_id)
+        message = cards.reveal_message(post, stored.item, self._title(stored.pack), counts)
+        return PostEdit(post, channel.external_id, post.platform_message_id, message)
+
+    async def apply_edit(self, edit: PostEdit, gateway: ChatGateway) -> None:
+        """Edit the posted question in place; a post that was never sent is re-posted."""
+        if edit.message_id is None:
+            await gateway.send_post(edit.channel, edit.message)
+        else:
+            await gateway.edit_post(edit.channel, edit.message_id, edit.message)
+
+
+def _feedback(
+    stored: StoredQuestion,
+    picked: str,
+    correct: bool,
+    points: int,
+    bonus: int,
+    streak: StreakState,
+) -> Message:
+    streak_text = f"Streak: {streak.days} day{'s' if streak.days != 1 else ''}."
+    if cards.self_graded(stored.item):
+        if correct:
+            text = f"Nice, you knew it! +{points} points"
+        else:
+            text = "Thanks for being honest: it will come round again. +0 points"
+    elif correct:
+        text = f"✅ Correct! +{points} points"
+    else:
+        text = f"❌ Not quite: you picked {picked}. The answer is shown when the question closes"
+    if bonus:
+        text += f" (+{bonus} streak bonus)"
+    return Message(
+        sections=(Section(body=f"{text}. {streak_text}"),),
+        ephemeral=True,
+        tone=Tone.SUCCESS if correct else Tone.WARNING,
+        post_id=None,
+    )

@@ -1,0 +1,107 @@
+"""Snippet runs (``/run``): the checks before a run, the rate limit, the sandbox call, the reply.
+
+The sandbox is reached only through a :class:`SnippetRunner`, built in :mod:`bot.app`; a runner
+still warming up at start-up is awaited by the first run rather than refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from bot.core.clock import Clock
+from bot.core.errors import BadInput, Unavailable
+from bot.core.messages import Message
+from bot.core.models import ChatContext
+from bot.core.snippets import RunGate, RunLimits, SnippetRunner, result_message
+from bot.log import get_logger
+from bot.metrics import Metrics
+from bot.sandbox.errors import SandboxBusy, SandboxUnavailable, SnippetRejected
+from bot.sandbox.validate import validate_snippet
+
+__all__ = ["SnippetRuns"]
+
+log = get_logger(__name__)
+
+
+class SnippetRuns:
+    """Members' snippet runs through the sandbox, rate-limited per member."""
+
+    def __init__(
+        self,
+        runner: SnippetRunner | None,
+        clock: Clock,
+        *,
+        runner_starting: asyncio.Future[None] | None = None,
+        run_limits: RunLimits | None = None,
+        metrics: Metrics | None = None,
+    ) -> None:
+        self._runner = runner
+        self._runner_starting = runner_starting
+        self.run_limits = run_limits or RunLimits()
+        self._metrics = metrics
+        self._run_gate = RunGate(clock, self.run_limits.per_minute)
+
+    async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109
+        """Give runs in flight ``timeout`` seconds; False if some were still going."""
+        try:
+            await asyncio.wait_for(self._run_gate.idle(), timeout)
+        except TimeoutError:
+            log.warning("stopping with snippet runs still in flight; they will be cancelled")
+            return False
+        return True
+
+    def check(self) -> None:
+        """Raise :class:`Unavailable` now if ``/run`` cannot work, so an adapter can say so
+        before a member types their code (a sandbox still starting counts as working)."""
+        if self._runner is None:
+            raise Unavailable("Running snippets is turned off on this bot.")
+        starting = self._runner_starting is not None and not self._runner_starting.done()
+        if not starting and not self._runner.available:
+            raise Unavailable(
+                f"Running snippets is unavailable on this host: {self._runner.unavailable_reason}."
+            )
+
+    async def run(self, ctx: ChatContext, code: str) -> Message:
+        """Run a member's snippet in the sandbox; the reply is public, refusals are private.
+
+        Refused before running: no sandbox on this host, too big / NUL bytes / not UTF-8, empty,
+        more than ``per_minute`` runs in the last minute, or a run of theirs still going.
+        """
+        if self._runner_starting is not None:
+            await self._runner_starting  # the pool warms in the background at start-up
+            self._runner_starting = None
+        self.check()
+        runner = self._runner
+        assert runner is not None  # check() said so
+        try:
+            text = validate_snippet(code, self.run_limits.max_bytes)
+        except SnippetRejected as exc:
+            raise BadInput(f"That snippet can't run: {exc.reason}.") from None
+        if not text.strip():
+            raise BadInput("There is no code to run.")
+        with self._run_gate.admit((ctx.platform, ctx.workspace, ctx.member)):
+            began = time.perf_counter()
+            try:
+                result = await runner.run(text)
+            except SandboxBusy as exc:
+                log.info("snippet by %s not run: %s", ctx.member, exc.reason)
+                raise Unavailable(
+                    "The sandbox is busy with other snippets right now; try again in a moment."
+                ) from None
+            except SandboxUnavailable as exc:
+                log.error("sandbox failed during a run: %s", exc.reason)
+                raise Unavailable(f"The sandbox is not available: {exc.reason}.") from None
+        if self._metrics is not None:
+            self._metrics.runs.labels(outcome=result.outcome.value).inc()
+            # As the member waits: queueing, a cold start and the pipes included.
+            self._metrics.run_seconds.observe(time.perf_counter() - began)
+        log.info(
+            "snippet run by %s in %s/%s: %s in %.0f ms",
+            ctx.member,
+            ctx.platform,
+            ctx.workspace,
+            result.outcome.value,
+            result.duration_ms,
+        )
+        return result_message(result, self.run_limits, ctx.member_name)

@@ -1,0 +1,302 @@
+"""StudyService: the one object adapters receive; it builds the feature services and hands on.
+
+Every method takes a :class:`ChatContext` (who and where, in platform ids) and returns neutral
+messages; it raises :class:`StudyError` for anything a member should be told, in words. The
+rules live in the services it holds (quiz, posting, schedules, packs, stats, runs), each built
+here with exactly what it touches; this class only forwards, so adapters see one small API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from bot.core import cards
+from bot.core.clock import Clock
+from bot.core.gateway import ChatGateway
+from bot.core.messages import Message
+from bot.core.models import ChatContext, Post, Window
+from bot.core.snippets import RunLimits, SnippetRunner
+from bot.log import get_logger
+from bot.metrics import Metrics
+from bot.questions.loader import LoadedPack
+from bot.services.catalogue import Catalogue
+from bot.services.packs import PackAdmin
+from bot.services.places import Places
+from bot.services.posting import PostDraft, Posting
+from bot.services.quiz import PostEdit, Quiz, score_rules
+from bot.services.runs import SnippetRuns
+from bot.services.schedules import ScheduleBook, ScheduleReply
+from bot.services.stats import Stats
+from bot.services.wakeup import Wakeup
+from bot.storage.answers import AnswerWriter
+from bot.storage.database import Database
+from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
+from bot.storage.packs import (
+    Candidate,
+    PackStore,
+    PackSummary,
+    SyncReport,
+)
+from bot.storage.posts import PostStore
+from bot.storage.schedules import ScheduleStore
+from bot.storage.scores import ScoreStore
+
+__all__ = ["PostEdit", "StudyService"]  # PostEdit: from bot.services.quiz
+
+log = get_logger(__name__)
+
+
+class StudyService:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        *,
+        default_timezone: str = "UTC",
+        quiz_window: timedelta | None = None,
+        rng: random.Random | None = None,
+        runner: SnippetRunner | None = None,
+        runner_starting: asyncio.Future[None] | None = None,
+        run_limits: RunLimits | None = None,
+        metrics: Metrics | None = None,
+        packs_dir: Path | None = None,
+    ) -> None:
+        self.db = db
+        self.clock = clock
+        self.quiz_window = quiz_window
+        self.directory = Directory(db, default_timezone)
+        self.places = Places(self.directory, clock)
+        self.packs = PackStore(db)
+        self.catalogue = Catalogue(self.packs, clock)
+        self.posts = PostStore(db)
+        self.scores = ScoreStore(db)
+        self._answers = AnswerWriter(db, self.directory, score_rules)
+        self.wakeup = Wakeup()
+        self.posting = Posting(self.catalogue, self.posts, clock, self.wakeup, rng)
+        self.schedules = ScheduleBook(
+            ScheduleStore(db),
+            places=self.places,
+            catalogue=self.catalogue,
+            posting=self.posting,
+            posts=self.posts,
+            directory=self.directory,
+            clock=clock,
+            wakeup=self.wakeup,
+        )
+        self.metrics = metrics
+        self.quiz = Quiz(
+            places=self.places,
+            catalogue=self.catalogue,
+            posting=self.posting,
+            posts=self.posts,
+            directory=self.directory,
+            answers=self._answers,
+            clock=clock,
+            quiz_window=quiz_window,
+            metrics=metrics,
+        )
+        self.runs = SnippetRuns(
+            runner, clock, runner_starting=runner_starting, run_limits=run_limits, metrics=metrics
+        )
+        self.run_limits = self.runs.run_limits
+        self.standings = Stats(self.places, self.directory, self.scores, clock)
+        # Packs uploaded in chat are installed here (None: checked only, never installed).
+        self.pack_admin = PackAdmin(
+            self.catalogue, packs_dir, places=self.places, schedules=self.schedules.store
+        )
+
+    # --- set-up ------------------------------------------------------------------------------
+
+    async def sync_packs(self, loaded: Sequence[LoadedPack]) -> SyncReport:
+        report = await self.catalogue.sync(loaded)
+        self.pack_admin.remember(loaded)  # what uploads are checked against and installed beside
+        return report
+
+    # --- the quiz (see bot.services.quiz) ----------------------------------------------------
+
+    async def post_question(
+        self,
+        ctx: ChatContext,
+        *,
+        pack: str | None = None,
+        difficulty: str | None = None,
+        tags: Sequence[str] = (),
+        closes_at: datetime | None = None,
+        requested: bool = True,
+    ) -> PostDraft:
+        """Pick a question for the channel and create its post row (not yet sent)."""
+        return await self.quiz.post_question(
+            ctx,
+            pack=pack,
+            difficulty=difficulty,
+            tags=tags,
+            closes_at=closes_at,
+            requested=requested,
+        )
+
+    async def answer(self, ctx: ChatContext, post_id: int, choice: str) -> Message:
+        return await self.quiz.answer(ctx, post_id, choice)
+
+    async def answer_latest(self, ctx: ChatContext, choice: str) -> Message:
+        return await self.quiz.answer_latest(ctx, choice)
+
+    async def show_card(self, ctx: ChatContext, post_id: int | None) -> Message:
+        return await self.quiz.show_card(ctx, post_id)
+
+    async def hint(self, ctx: ChatContext, post_id: int | None, index: int = 0) -> Message:
+        return await self.quiz.hint(ctx, post_id, index)
+
+    async def reveal(self, ctx: ChatContext | None, post_id: int | None = None) -> PostEdit:
+        return await self.quiz.reveal(ctx, post_id)
+
+    async def reveal_many(self, post_ids: Sequence[int]) -> list[PostEdit]:
+        return await self.quiz.reveal_many(post_ids)
+
+    async def apply_edit(self, edit: PostEdit, gateway: ChatGateway) -> None:
+        """Edit the posted question in place; a post that was never sent is re-posted."""
+        await self.quiz.apply_edit(edit, gateway)
+
+    # --- posting -----------------------------------------------------------------------------
+
+    async def post_in(
+        self,
+        workspace: WorkspaceRow,
+        channel: ChannelRow,
+        *,
+        pack: str | None = None,
+        difficulty: str | None = None,
+        tags: Sequence[str] = (),
+        closes_at: datetime | None = None,
+        requested_by: int | None = None,
+        schedule_id: int | None = None,
+        occurrence: str | None = None,
+        mention: str | None = None,
+        timezone: str | None = None,
+    ) -> PostDraft | None:
+        """:meth:`post_question` for a known channel; the scheduler's way in (see
+        :meth:`Posting.post_in`)."""
+        return await self.posting.post_in(
+            workspace,
+            channel,
+            pack=pack,
+            difficulty=difficulty,
+            tags=tags,
+            closes_at=closes_at,
+            requested_by=requested_by,
+            schedule_id=schedule_id,
+            occurrence=occurrence,
+            mention=mention,
+            timezone=timezone,
+        )
+
+    def pick(self, candidates: Sequence[Candidate]) -> Candidate:
+        """The no-repeat rule (see :meth:`Posting.pick`)."""
+        return self.posting.pick(candidates)
+
+    async def draft(
+        self,
+        post: Post,
+        channel: str,
+        workspace: WorkspaceRow,
+        *,
+        mention: str | None = None,
+        timezone: str | None = None,
+    ) -> PostDraft:
+        """The message for a post row (see :meth:`Posting.draft`)."""
+        return await self.posting.draft(
+            post, channel, workspace, mention=mention, timezone=timezone
+        )
+
+    async def attach_message(self, post_id: int, message_id: str) -> None:
+        """Remember the platform's id for a sent post, so the reveal can edit it in place."""
+        await self.posting.attach_message(post_id, message_id)
+
+    async def publish(self, draft: PostDraft, gateway: ChatGateway) -> str:
+        """Send a drafted post through a gateway and remember its message id."""
+        return await self.posting.publish(draft, gateway)
+
+    def has_pack(self, pack: str) -> bool:
+        return self.catalogue.has(pack)
+
+    def pack_titles(self) -> dict[str, str]:
+        """Loaded pack names and titles, kept in memory since the last sync (autocomplete)."""
+        return self.catalogue.titles()
+
+    def closest_pack(self, pack: str) -> str | None:
+        """The loaded pack name nearest to a mistyped one, for "did you mean"."""
+        return self.catalogue.closest(pack)
+
+    # --- schedules ---------------------------------------------------------------------------
+
+    async def schedule_command(
+        self, ctx: ChatContext, verb: str, args: Sequence[str]
+    ) -> ScheduleReply:
+        """``schedule add|list|remove|pause|resume|skip|now|preview`` (bot.services.schedules)."""
+        return await self.schedules.command(ctx, verb, args)
+
+    # --- scores (see bot.services.stats) ------------------------------------------------------
+
+    async def leaderboard(self, ctx: ChatContext, window: Window | str = Window.WEEK) -> Message:
+        return await self.standings.leaderboard(ctx, window)
+
+    async def stats(self, ctx: ChatContext, who: str | None = None) -> Message:
+        return await self.standings.stats(ctx, who)
+
+    # --- snippets (see bot.services.runs) ----------------------------------------------------
+
+    async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109
+        """Let work in flight finish before shutdown: answers being committed, snippet runs.
+
+        Answers always finish (they are milliseconds from their commit); runs get ``timeout``
+        seconds, after which closing the sandbox ends them and their members are told.
+        Returns False if runs were still going.
+        """
+        await self._answers.flushed()
+        return await self.runs.drain(timeout)
+
+    def check_snippets(self) -> None:
+        """Raise :class:`Unavailable` now if ``/run`` cannot work (see :class:`SnippetRuns`)."""
+        self.runs.check()
+
+    async def run_snippet(self, ctx: ChatContext, code: str) -> Message:
+        """Run a member's snippet in the sandbox (see :meth:`SnippetRuns.run`)."""
+        return await self.runs.run(ctx, code)
+
+    def help(self, ctx: ChatContext, prefix: str = "/") -> Message:
+        """The command list in the platform's syntax (``/`` on Discord, ``/study `` on Slack)."""
+        return cards.help_message(prefix, admin=ctx.is_admin)
+
+    # --- packs (see bot.services.packs) ------------------------------------------------------
+
+    async def pack_list(self, ctx: ChatContext | None = None) -> Message:
+        """The packs and their question counts; with ``ctx``, whether each is on in its channel."""
+        return await self.pack_admin.listing(ctx)
+
+    async def pack_states(self, ctx: ChatContext) -> list[tuple[PackSummary, bool]]:
+        """Every pack and whether it is on in the caller's channel (for autocomplete)."""
+        return await self.pack_admin.states(ctx)
+
+    async def pack_enable(self, ctx: ChatContext, name: str) -> Message:
+        """Turn a pack back on in the caller's channel (admins)."""
+        return await self.pack_admin.set_enabled(ctx, name, True)
+
+    async def pack_disable(self, ctx: ChatContext, name: str) -> Message:
+        """Turn a pack off in the caller's channel only: quiz and schedules there skip it."""
+        return await self.pack_admin.set_enabled(ctx, name, False)
+
+    @property
+    def pack_upload_limit(self) -> int:
+        """The largest pack upload, in bytes: what an adapter may download before checking it."""
+        return self.pack_admin.max_bytes
+
+    def check_pack_file(self, filename: str, size: int | None) -> str:
+        """Raise :class:`BadInput` for an upload that must not even be downloaded (name, size)."""
+        return self.pack_admin.check_file(filename, size)
+
+    async def check_pack_upload(self, ctx: ChatContext, filename: str, raw: bytes) -> Message:
+        """Lint an uploaded pack file with the linter's words; install it for an admin."""
+        return await self.pack_admin.check_upload(ctx, filename, raw)

@@ -1,0 +1,38 @@
+"""The wake-up signal: whoever changes what is due tells the scheduler, which re-plans at once.
+
+A plain list of callbacks rather than a reference to the scheduler, so that services never import
+the loop above them; the scheduler listens while it runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+__all__ = ["ScheduleListener", "Wakeup"]
+
+ScheduleListener = Callable[[int | None], None]
+"""Called with a schedule id when that schedule changed, or None when only timing changed
+(a post with an answer window was created): the scheduler re-reads and re-plans."""
+
+
+class Wakeup:
+    """Listeners told of every change to what is due."""
+
+    def __init__(self) -> None:
+        self._listeners: list[ScheduleListener] = []
+
+    def listen(self, listener: ScheduleListener) -> None:
+        self._listeners.append(listener)
+
+    def unlisten(self, listener: ScheduleListener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    @property
+    def listened(self) -> bool:
+        return bool(self._listeners)
+
+    def changed(self, schedule_id: int | None) -> None:
+        """Tell the scheduler (if one runs) to re-read a schedule, or just to re-plan."""
+        for listener in list(self._listeners):
+            listener(schedule_id)
