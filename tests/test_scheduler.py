@@ -688,11 +688,11 @@ async def test_a_channel_due_twice_at_once_gets_two_different_questions(
     gateway = Recorder()
     async with Scheduler(service, gateway, clock, GRACE, concurrency=4).running() as sched:
         for i in range(10):
-            for _ in range(2):  # two hard questions exist: each channel must get both
-                await service.schedule_command(
+            for hours in (1, 2):  # two hard questions exist: each channel must get both
+                await service.schedule_command(  # (not identical: those are refused)
                     member("root", admin=True, channel=f"c{i}"),
                     "add",
-                    ["10:00", "--difficulty", "hard", "--window", "1h"],
+                    ["10:00", "--difficulty", "hard", "--window", f"{hours}h"],
                 )
         await sched.advance(clock, utc("2026-03-04T10:00:00Z"))
     assert len(gateway.posts) == 20
@@ -710,8 +710,8 @@ async def test_two_due_at_once_in_a_channel_do_not_repeat_each_other(
         assert draft.message.question_id == "d-mc-3"
     gateway = Recorder()
     async with Scheduler(service, gateway, clock, GRACE).running() as sched:
-        for _ in range(2):
-            await service.schedule_command(root, "add", ["10:00", "--difficulty", "hard"])
+        for window in ([], ["--window", "1h"]):  # two alike, not identical: those are refused
+            await service.schedule_command(root, "add", ["10:00", "--difficulty", "hard", *window])
         await sched.advance(clock, utc("2026-03-04T10:00:00Z"))
     assert sorted(q for _, q in gateway.posts) == ["d-mc-3", "d-prac-1"]
 

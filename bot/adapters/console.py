@@ -44,8 +44,11 @@ _HELP_COLUMN = 20  # where each command's description starts
 _SCHEDULE_USAGE = {  # by verb, for the usage line of a schedule command that does not parse
     "add": "/schedule add TIME [TZ] [DAYS] [options]",
     "list": "/schedule list",
-    "preview": "/schedule preview ID [N]",
-    **{verb: f"/schedule {verb} ID" for verb in ("remove", "pause", "resume", "skip", "now")},
+    "preview": "/schedule preview ID [N] [--channel NAME]",
+    **{
+        verb: f"/schedule {verb} ID [--channel NAME]"
+        for verb in ("remove", "pause", "resume", "skip", "now")
+    },
 }
 _QUIZ_OPTION_USAGE = {  # by the field a quiz filter error names
     "difficulty": "/quiz --difficulty easy|medium|hard",

@@ -30,6 +30,7 @@ from bot.core.schedule import (
     decode_spec,
     encode_spec,
     next_occurrence,
+    occurrences,
     parse_schedule_args,
     preview,
 )
@@ -305,6 +306,18 @@ class ScheduleBook:
             raise BadInput(str(exc)) from None
         await self._check_filters(channel, spec)
         now = self._clock.now()
+        others = [
+            other
+            for other in map(self._readable, await self.store.in_channel(channel.id))
+            if other is not None
+        ]
+        where = f"#{ctx.channel_name or _channel_name(channel)}"
+        twin = next((o for o in others if encode_spec(o.spec) == encode_spec(spec)), None)
+        if twin is not None:
+            raise BadInput(
+                f"{where} already has this schedule: #{twin.id} ({spec.describe()}). Nothing "
+                f"was added; `schedule list` shows this channel's schedules."
+            )
         member = await self._directory.member(workspace, ctx.member, ctx.member_name, now)
         row = await self.store.create(
             channel_id=channel.id,
@@ -321,11 +334,19 @@ class ScheduleBook:
         schedule = _schedule(row)
         self.changed(schedule.id)
         log.info("schedule %d added in channel %d: %s", schedule.id, channel.id, spec.describe())
-        return _reply(
-            f"✅ Schedule **#{schedule.id}** added: {spec.describe()}.\n"
-            f"First question: {_next_text(schedule, now)}.",
-            tone=Tone.SUCCESS,
+        text = (
+            f"✅ Schedule **#{schedule.id}** added in {where}: {spec.describe()}.\n"
+            f"First question: {_next_text(schedule, now)}."
         )
+        close = _posting_together(spec, [o for o in others if not o.paused], now)
+        if close is not None:
+            other, moment = close
+            text += (
+                f"\n⚠️ It posts within a minute of schedule #{other.id} "
+                f"({local_text(spec, moment)}): two questions at once. "
+                f"`schedule remove {schedule.id}` if that was not meant."
+            )
+        return _reply(text, tone=Tone.SUCCESS)
 
     async def _check_filters(self, channel: ChannelRow, spec: ScheduleSpec) -> None:
         """Refuse a schedule that could never post: an unknown pack, or filters nothing
@@ -391,7 +412,8 @@ class ScheduleBook:
             raise _not_found(schedule.id)
         self.changed(schedule.id)
         log.info("schedule %d removed", schedule.id)
-        text = f"🗑️ Schedule **#{schedule.id}** removed; it will not post again."
+        where = await self._in(schedule.channel_id)
+        text = f"🗑️ Schedule **#{schedule.id}** in {where} removed; it will not post again."
         latest = await self._posts.latest_of_schedule(schedule.id)
         if latest is not None:
             post = await self._posts.get(latest)
@@ -406,8 +428,8 @@ class ScheduleBook:
             raise _not_found(schedule.id)
         self.changed(schedule.id)
         return _reply(
-            f"⏸️ Schedule **#{schedule.id}** paused: nothing posts until "
-            f"`schedule resume {schedule.id}`."
+            f"⏸️ Schedule **#{schedule.id}** in {await self._in(schedule.channel_id)} paused: "
+            f"nothing posts until `schedule resume {schedule.id}`."
         )
 
     async def _resume(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
@@ -419,7 +441,8 @@ class ScheduleBook:
         self.changed(schedule.id)
         resumed = _schedule(row)
         return _reply(
-            f"▶️ Schedule **#{schedule.id}** resumed (the days it was paused are not made up). "
+            f"▶️ Schedule **#{schedule.id}** in {await self._in(schedule.channel_id)} resumed "
+            "(the days it was paused are not made up). "
             f"Next question: {_next_text(resumed, now)}.",
             tone=Tone.SUCCESS,
         )
@@ -435,7 +458,8 @@ class ScheduleBook:
         updated = _schedule(row)
         tz = schedule.spec.timezone
         return _reply(
-            f"⏭️ Schedule **#{schedule.id}** skips {local_text(schedule.spec, skipped)} ({tz}). "
+            f"⏭️ Schedule **#{schedule.id}** in {await self._in(schedule.channel_id)} skips "
+            f"{local_text(schedule.spec, skipped)} ({tz}). "
             f"Next question: {_next_text(updated, now)}."
         )
 
@@ -463,11 +487,15 @@ class ScheduleBook:
         self.changed(schedule.id)
         log.info("schedule %d posted now (post %d)", schedule.id, draft.post.id)
         return ScheduleReply(
-            _reply(f"📨 Posting a question from schedule **#{schedule.id}** now.").message,
+            _reply(
+                f"📨 Posting a question from schedule **#{schedule.id}** in "
+                f"#{_channel_name(channel)} now."
+            ).message,
             draft=draft,
         )
 
     async def _preview(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
+        args, named = _channel_option(args, "preview")
         if len(args) not in (1, 2):
             raise BadInput("usage: `schedule preview ID [N]`, e.g. `schedule preview 3 10`")
         count = PREVIEW_DEFAULT
@@ -475,7 +503,8 @@ class ScheduleBook:
             if not args[1].isdigit() or not 1 <= int(args[1]) <= PREVIEW_MAX:
                 raise BadInput(f"N is how many to show: a number from 1 to {PREVIEW_MAX}.")
             count = int(args[1])
-        schedule = await self._named(ctx, args[:1], "preview")
+        channel_arg = ["--channel", named] if named is not None else []
+        schedule = await self._named(ctx, [*args[:1], *channel_arg], "preview")
         now = self._clock.now()
         times = preview(schedule.spec, max(schedule.after, now), count)
         body = "\n".join(f"• {t}" for t in times)
@@ -484,7 +513,8 @@ class ScheduleBook:
                 f"Paused: these are the times once resumed (`schedule resume {schedule.id}`).\n"
                 + body
             )
-        title = f"🗓️ Next {count} of schedule #{schedule.id} ({schedule.spec.timezone})"
+        where = await self._in(schedule.channel_id)
+        title = f"🗓️ Next {count} of schedule #{schedule.id} in {where} ({schedule.spec.timezone})"
         return ScheduleReply(Message(title=title, sections=(Section(body=body),), ephemeral=True))
 
     # --- helpers -----------------------------------------------------------------------------
@@ -504,7 +534,14 @@ class ScheduleBook:
         return schedule
 
     async def _named_row(self, ctx: ChatContext, args: list[str], verb: str) -> ScheduleRow:
-        """The stored row named by ``ID`` in the caller's workspace, parsed or not."""
+        """The stored row named by ``ID`` in the caller's channel, parsed or not.
+
+        Ids are numbered across the workspace, but an id typed in one channel must not act on
+        another channel's schedule by accident (``remove 1`` in #torch-help once removed
+        #general's daily question). A schedule of another channel is refused unless that
+        channel is named with ``--channel NAME``.
+        """
+        args, named = _channel_option(args, verb)
         if len(args) != 1:
             raise BadInput(f"usage: `schedule {verb} ID` (`schedule list` shows the ids)")
         text = args[0].lstrip("#")
@@ -512,10 +549,59 @@ class ScheduleBook:
             raise BadInput(f"`{args[0]}` is not a schedule id; `schedule list` shows the ids.")
         schedule_id = int(text)
         row = await self.store.get(schedule_id)
-        workspace, _ = await self._where(ctx)
+        workspace, here = await self._where(ctx)
         if row is None or row.workspace_id != workspace.id:
             raise _not_found(schedule_id)
+        if row.channel_id != here.id:
+            owner = await self._directory.channel_by_id(row.channel_id)
+            label = _channel_name(owner)
+            if named is None or named.lstrip("#").casefold() not in {
+                label.casefold(),
+                owner.external_id.casefold(),
+            }:
+                raise BadInput(
+                    f"Schedule #{schedule_id} posts in #{label}, not in this channel. Run "
+                    f"`schedule {verb} {schedule_id}` in #{label}, or name that channel: "
+                    f"`schedule {verb} {schedule_id} --channel {label}`."
+                )
         return row
+
+    async def _in(self, channel_id: int) -> str:
+        """``#name`` of a schedule's channel, for replies that say what they affected."""
+        return f"#{_channel_name(await self._directory.channel_by_id(channel_id))}"
+
+
+NEAR_SECONDS = 60
+"""Schedules of one channel that post this close together get a warning when added."""
+NEAR_LOOKAHEAD = 14
+"""How many coming occurrences of each are compared."""
+
+
+def _posting_together(
+    spec: ScheduleSpec, others: Sequence[Schedule], now: datetime
+) -> tuple[Schedule, datetime] | None:
+    """Another schedule that posts within :data:`NEAR_SECONDS` of ``spec``, and when."""
+    mine = occurrences(spec, now, NEAR_LOOKAHEAD)
+    for other in others:
+        theirs = occurrences(other.spec, max(other.after, now), NEAR_LOOKAHEAD)
+        for moment in mine:
+            if any(abs((moment - t).total_seconds()) < NEAR_SECONDS for t in theirs):
+                return other, moment
+    return None
+
+
+def _channel_option(args: list[str], verb: str) -> tuple[list[str], str | None]:
+    """``args`` without ``--channel NAME``, and the name (None when not given)."""
+    if "--channel" not in args:
+        return args, None
+    at = args.index("--channel")
+    if at + 1 >= len(args):
+        raise BadInput(f"usage: `schedule {verb} ID --channel NAME`")
+    return args[:at] + args[at + 2 :], args[at + 1]
+
+
+def _channel_name(channel: ChannelRow) -> str:
+    return channel.name or channel.external_id
 
 
 def _not_found(schedule_id: int) -> NotFound:

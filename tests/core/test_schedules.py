@@ -64,7 +64,7 @@ async def test_add_confirms_with_the_description_and_first_question(service: Stu
         ADMIN, "add", ["09:00", "Europe/Berlin", "weekdays", "--pack", "mini", "--window", "90m"]
     )
     assert text(reply) == (
-        "✅ Schedule #1 added: 09:00 Europe/Berlin on weekdays, pack mini, answers close after "
+        "✅ Schedule #1 added in #general: 09:00 Europe/Berlin on weekdays, pack mini, answers close after "
         "1h30m.\nFirst question: Thu 2026-03-05 09:00 CET."
     )
 
@@ -211,7 +211,7 @@ async def test_preview_in_the_schedule_timezone_across_dst(
     await add(service, "02:30", "Europe/Berlin")
     body = text(await service.schedule_command(ANN, "preview", ["1", "3"]))
     assert body == (
-        "🗓️ Next 3 of schedule #1 (Europe/Berlin)\n\n"
+        "🗓️ Next 3 of schedule #1 in #general (Europe/Berlin)\n\n"
         "• Sat 2026-03-28 02:30 CET\n"
         "• Sun 2026-03-29 03:30 CEST (shifted: clocks skip 02:30 on 2026-03-29)\n"
         "• Mon 2026-03-30 02:30 CEST"
@@ -224,7 +224,7 @@ async def test_skip_skips_the_next_occurrence_and_again_the_one_after(
     await add(service, "10:00")
     first = text(await service.schedule_command(ADMIN, "skip", ["1"]))
     assert first == (
-        "⏭️ Schedule #1 skips Wed 2026-03-04 10:00 UTC (UTC). "
+        "⏭️ Schedule #1 in #general skips Wed 2026-03-04 10:00 UTC (UTC). "
         "Next question: Thu 2026-03-05 10:00 UTC."
     )
     second = text(await service.schedule_command(ADMIN, "skip", ["1"]))
@@ -242,7 +242,9 @@ async def test_pause_then_resume_posts_from_now_on(
         await service.schedule_command(ADMIN, "pause", ["1"])
     )
     preview = text(await service.schedule_command(ANN, "preview", ["1", "1"]))
-    assert preview.startswith("🗓️ Next 1 of schedule #1 (UTC)\n\nPaused: these are the times")
+    assert preview.startswith(
+        "🗓️ Next 1 of schedule #1 in #general (UTC)\n\nPaused: these are the times"
+    )
     clock.advance(timedelta(days=3, hours=2))  # Sat 11:00
     resumed = text(await service.schedule_command(ADMIN, "resume", ["1"]))
     assert resumed.endswith("Next question: Sun 2026-03-08 10:00 UTC.")
@@ -253,7 +255,7 @@ async def test_remove_hides_the_schedule_and_later_commands_do_not_find_it(
 ) -> None:
     await add(service, "10:00")
     assert text(await service.schedule_command(ADMIN, "remove", ["1"])) == (
-        "🗑️ Schedule #1 removed; it will not post again."
+        "🗑️ Schedule #1 in #general removed; it will not post again."
     )
     with pytest.raises(NotFound):
         await service.schedule_command(ADMIN, "remove", ["1"])
@@ -275,7 +277,7 @@ async def test_a_schedule_that_no_longer_reads_can_still_be_removed(
     with pytest.raises(BadInput, match="cannot be read any more"):
         await service.schedule_command(ADMIN, "pause", ["1"])
     removed = text(await service.schedule_command(ADMIN, "remove", ["1"]))
-    assert removed == "🗑️ Schedule #1 removed; it will not post again."
+    assert removed == "🗑️ Schedule #1 in #general removed; it will not post again."
     assert "No schedules" in text(await service.schedule_command(ADMIN, "list", []))
 
 
@@ -290,7 +292,7 @@ async def test_now_returns_a_draft_with_the_schedule_filters_and_mention(
         "--mention", "@study-group",
     )  # fmt: skip
     reply = await service.schedule_command(ADMIN, "now", ["1"])
-    assert text(reply) == "📨 Posting a question from schedule #1 now."
+    assert text(reply) == "📨 Posting a question from schedule #1 in #general now."
     draft = reply.draft
     assert draft is not None and draft.channel == "general"
     assert draft.message.question_id == "d-mc-1" and draft.message.mention == "@study-group"
@@ -439,3 +441,65 @@ def test_property_catch_up_posts_at_most_one_and_only_within_grace(
     else:
         assert plan.post == due[-1] and now - plan.post <= max(grace, timedelta(minutes=1))
         assert set(plan.skipped) <= set(due[:-1])
+
+
+# --- ids act on this channel; identical schedules are refused (issue 17) ----------------------
+
+TORCH_HELP = member("root", admin=True, channel="torch-help")
+
+
+@pytest.mark.parametrize("verb", ["remove", "pause", "resume", "skip", "now", "preview"])
+async def test_an_id_from_another_channel_is_refused_and_names_the_owner(
+    service: StudyService, verb: str
+) -> None:
+    schedule_id = await add(service, "09:00", "Europe/Berlin")  # in #general
+    with pytest.raises(BadInput) as info:
+        await service.schedule_command(TORCH_HELP, verb, [str(schedule_id)])
+    assert str(info.value) == (
+        f"Schedule #{schedule_id} posts in #general, not in this channel. Run "
+        f"`schedule {verb} {schedule_id}` in #general, or name that channel: "
+        f"`schedule {verb} {schedule_id} --channel general`."
+    )
+    listed = text(await service.schedule_command(ADMIN, "list", []))
+    assert f"#{schedule_id}" in listed and "paused" not in listed  # untouched
+
+
+async def test_naming_the_channel_acts_on_its_schedule_and_the_reply_says_where(
+    service: StudyService,
+) -> None:
+    schedule_id = await add(service, "09:00", "Europe/Berlin")
+    reply = text(
+        await service.schedule_command(
+            TORCH_HELP, "remove", [str(schedule_id), "--channel", "#general"]
+        )
+    )
+    assert reply == f"🗑️ Schedule #{schedule_id} in #general removed; it will not post again."
+    assert "No schedules in #general" in text(await service.schedule_command(ADMIN, "list", []))
+
+
+async def test_an_identical_schedule_is_refused_with_the_existing_id(
+    service: StudyService,
+) -> None:
+    first = await add(service, "09:00", "Europe/Berlin")
+    with pytest.raises(BadInput) as info:
+        await service.schedule_command(ADMIN, "add", ["09:00", "Europe/Berlin"])
+    assert str(info.value).startswith(f"#general already has this schedule: #{first} (09:00")
+    listed = text(await service.schedule_command(ADMIN, "list", []))
+    assert [line for line in listed.splitlines() if line.startswith("#")] == [
+        line for line in listed.splitlines() if line.startswith(f"#{first} ")
+    ]
+    # The same schedule in another channel is a different schedule.
+    await service.schedule_command(TORCH_HELP, "add", ["09:00", "Europe/Berlin"])
+
+
+async def test_a_schedule_posting_within_a_minute_of_another_is_added_with_a_warning(
+    service: StudyService,
+) -> None:
+    first = await add(service, "09:00", "Europe/Berlin")
+    reply = text(
+        await service.schedule_command(ADMIN, "add", ["09:00", "Europe/Berlin", "weekdays"])
+    )
+    assert reply.startswith("✅ Schedule #")
+    assert f"⚠️ It posts within a minute of schedule #{first}" in reply
+    apart = text(await service.schedule_command(ADMIN, "add", ["09:05", "Europe/Berlin"]))
+    assert "⚠️" not in apart

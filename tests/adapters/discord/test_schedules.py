@@ -145,7 +145,7 @@ async def test_now_posts_publicly_and_pings_only_the_chosen_role(
 
     response = await _schedule(studybot, admin, "now", {"id": 1})
     assert response.ephemeral
-    assert "Posting a question from schedule **#1** now" in embed_text(response.data)
+    assert "Posting a question from schedule **#1** in #" in embed_text(response.data)
 
     channel = guild.channel("questions")
     call = await fake.wait_for_call("POST", f"/channels/{channel.id}/messages")
