@@ -46,8 +46,7 @@ class BackupJob:
         return existing[-1][0] + INTERVAL if existing else self._clock.now()
 
     async def backup_once(self) -> Path:
-        now = self._clock.now().astimezone(UTC)
-        target = self._dir / f"studybot-{now:%Y%m%d-%H%M%S}.sqlite3"
+        target = self._dir / backup_name(self._clock.now())
         await self._db.backup(target)
         for _, old in self.backups()[: -self._keep]:
             old.unlink(missing_ok=True)
@@ -64,3 +63,17 @@ class BackupJob:
             except Exception:
                 log.exception("daily backup into %s failed; retrying in an hour", self._dir)
                 await asyncio.sleep(3600)
+
+
+def backup_name(now: datetime) -> str:
+    """The file name of a backup taken at ``now``: sortable, and what :meth:`backups` finds."""
+    return f"studybot-{now.astimezone(UTC):%Y%m%d-%H%M%S}.sqlite3"
+
+
+def backup_target(path: str, now: datetime) -> Path:
+    """Where ``studybot db backup PATH`` writes: a folder (or a path ending in ``/``) means a
+    file named by date inside it, as the automatic backups are named."""
+    target = Path(path)
+    if target.is_dir() or path.endswith("/"):
+        return target / backup_name(now)
+    return target

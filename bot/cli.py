@@ -7,14 +7,16 @@ that :func:`main` puts in ``ctx.obj``; nothing here builds storage, services or 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import sys
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from bot.app import Wiring
+from bot.backups import backup_target
 from bot.log import get_logger, logs_as_json
 from bot.questions.importers import Format
 from bot.questions.loader import load_packs
@@ -177,19 +179,29 @@ def doctor(
 @db_app.command("backup")
 def db_backup(
     ctx: typer.Context,
-    path: Annotated[Path, typer.Argument(help="Where to write the copy.")],
+    path: Annotated[str, typer.Argument(help="Where to write the copy: a file, or a folder.")],
     db: DbOption = None,
 ) -> None:
-    """Write a consistent copy of the database (safe while the bot runs)."""
+    """Write a consistent copy of the database (safe while the bot runs).
+
+    PATH may be a file, or a folder (an existing one, or any path ending in /): the copy is
+    then named by date inside it, as the automatic backups are.
+    """
     wiring = _wiring(ctx)
     settings = wiring.settings(db_path=db)
+    target = backup_target(path, datetime.now(UTC))
 
     async def backup() -> None:
         async with await wiring.database(settings) as database:
-            await database.backup(path)
+            await database.backup(target)
 
-    asyncio.run(backup())
-    typer.echo(f"backed up {settings.db_path} to {path}")
+    try:
+        asyncio.run(backup())
+    except (OSError, sqlite3.Error) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        typer.echo(f"studybot: cannot write the backup to {target}: {reason}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(f"backed up {settings.db_path} to {target}")
 
 
 @db_app.command("check")

@@ -45,3 +45,19 @@ async def test_a_restart_does_not_make_an_extra_copy(
     assert restarted.next_due() == clock.now() + timedelta(hours=19)
     (folder / "notes.txt").write_text("not a backup")
     assert len(restarted.backups()) == 1
+
+
+async def test_a_backup_that_fails_at_the_end_leaves_no_partial_file(tmp_path: Path) -> None:
+    db_path = tmp_path / "bot.sqlite3"
+    destination = tmp_path / "taken"
+    destination.mkdir()
+    (destination / "keep").write_text("a folder in the way")  # the final rename must fail
+    async with await Database.open(db_path) as db:
+        try:
+            await db.backup(destination)
+        except OSError:
+            pass
+        else:
+            raise AssertionError("a backup onto a non-empty folder must fail")
+    leftovers = await asyncio.to_thread(lambda: [p.name for p in tmp_path.glob("*.partial")])
+    assert leftovers == []

@@ -141,3 +141,31 @@ def test_run_without_tokens_is_the_console(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "mini — Mini pack (6 questions)" in proc.stdout
+
+
+def test_db_backup_into_a_folder_names_the_copy_by_date(tmp_path: Path) -> None:
+    db = tmp_path / "bot.sqlite3"
+    assert studybot("console", "--db", str(db), stdin="/help\n").returncode == 0
+    existing = tmp_path / "backups"
+    existing.mkdir()
+    for folder, arg in ((existing, str(existing)), (tmp_path / "new", f"{tmp_path / 'new'}/")):
+        proc = studybot("db", "backup", arg, "--db", str(db))
+        assert proc.returncode == 0, proc.stderr
+        copies = list(folder.iterdir())
+        assert len(copies) == 1 and copies[0].name.startswith("studybot-")
+        assert proc.stdout.strip() == f"backed up {db} to {copies[0]}"
+        assert studybot("db", "check", "--db", str(copies[0])).returncode == 0
+
+
+def test_db_backup_that_cannot_be_written_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "bot.sqlite3"
+    assert studybot("console", "--db", str(db), stdin="/help\n").returncode == 0
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    proc = studybot("db", "backup", str(blocker / "copy.sqlite3"), "--db", str(db))
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(
+        f"studybot: cannot write the backup to {blocker / 'copy.sqlite3'}: "
+    )
+    assert "Traceback" not in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir() if ".partial" in p.name) == []

@@ -225,19 +225,23 @@ class Database:
         destination.parent.mkdir(parents=True, exist_ok=True)
         partial = destination.with_name(destination.name + ".partial")
         partial.unlink(missing_ok=True)
-        source = await _open(self.path)
         try:
-            target = await _open(partial)
+            source = await _open(self.path)
             try:
-                # One step: SQLite restarts a stepwise backup whenever another connection
-                # writes, so a busy bot could keep it from ever finishing. In WAL mode the
-                # step's read snapshot blocks no writer, and it runs on its own thread.
-                await source.backup(target, pages=-1)
+                target = await _open(partial)
+                try:
+                    # One step: SQLite restarts a stepwise backup whenever another connection
+                    # writes, so a busy bot could keep it from ever finishing. In WAL mode the
+                    # step's read snapshot blocks no writer, and it runs on its own thread.
+                    await source.backup(target, pages=-1)
+                finally:
+                    await target.close()
             finally:
-                await target.close()
-        finally:
-            await source.close()
-        partial.replace(destination)
+                await source.close()
+            partial.replace(destination)
+        except BaseException:
+            partial.unlink(missing_ok=True)  # a failed copy leaves nothing behind
+            raise
 
     async def integrity_problems(self) -> list[str]:
         """``PRAGMA integrity_check`` and ``foreign_key_check``; empty when all is well."""
