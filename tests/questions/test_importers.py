@@ -667,3 +667,21 @@ def test_opentdb_yaml_syntax_error_is_reported_where_the_quote_opens() -> None:
         "line 8, where YAML then fails (expected <block end>, but found '<scalar>' at line 8); "
         "is its closing quote missing?"
     ]
+
+
+def test_a_row_with_more_cells_than_the_header_is_reported_not_resplit(tmp_path: Path) -> None:
+    """An unquoted comma in a cell used to become prompt `np.zeros((2` and answer `3)).shape`."""
+    source = tmp_path / "notes.csv"
+    source.write_text(
+        'question,answer\nnp.zeros((2,3)).shape,"(2, 3)"\nWhat is a leaf?,A tensor you created\n'
+    )
+    result = import_bytes(source.read_bytes(), str(source))
+    assert [item.data["prompt"] for item in result.items] == ["What is a leaf?"]
+    errors = [p for p in result.problems if p.severity == "error"]
+    assert [(p.line, p.message) for p in errors] == [
+        (
+            2,
+            "this row has 3 cells but the header names 2 columns; a delimiter inside a cell "
+            'needs the cell quoted (e.g. "np.zeros((2,3)).shape"); the row was not imported',
+        )
+    ]

@@ -108,6 +108,8 @@ class _Columns:
     difficulty: int | None
     tags: int | None
     explanation: int | None
+    width: int
+    """How many columns the header names: a row with more filled cells was split wrongly."""
 
 
 def import_tabular(
@@ -244,6 +246,7 @@ def _header(cells: Sequence[str]) -> _Columns | None:
         difficulty=find({"difficulty", "level"}),
         tags=find({"tags", "tag", "category"}),
         explanation=find({"explanation", "why"}),
+        width=len(names),
     )
 
 
@@ -264,6 +267,19 @@ def _row(builder: PackBuilder, line: int, cells: list[str], columns: _Columns | 
             "",
             f"a row with {len(filled)} filled cell(s): expected 2 (term, definition) or at "
             f"least 4 (question, two or more choices, correct)",
+        )
+        return False
+
+    used = len(cells)
+    while used and not cells[used - 1]:
+        used -= 1  # spreadsheets pad short rows with empty cells
+    if used > columns.width:
+        builder.problem(
+            line,
+            "",
+            f"this row has {used} cells but the header names {columns.width} columns; a "
+            'delimiter inside a cell needs the cell quoted (e.g. "np.zeros((2,3)).shape"); '
+            "the row was not imported",
         )
         return False
 
