@@ -10,6 +10,7 @@ import asyncio
 import sqlite3
 import sys
 from datetime import UTC, datetime
+from importlib import metadata
 from pathlib import Path
 from typing import Annotated
 
@@ -34,6 +35,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 questions_app = typer.Typer(
     help="Question packs: lint, list, import and check.", no_args_is_help=True
@@ -47,6 +49,24 @@ DbOption = Annotated[
     Path | None,
     typer.Option("--db", help="SQLite file (default: STUDYBOT_DB or ./studybot.sqlite3)."),
 ]
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"studybot {metadata.version('studybot')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """An async study bot for Discord and Slack. Run `studybot console` to try it locally."""
 
 
 def _wiring(ctx: typer.Context) -> Wiring:

@@ -169,3 +169,13 @@ def test_db_backup_that_cannot_be_written_is_one_line_and_leaves_nothing(tmp_pat
     )
     assert "Traceback" not in proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir() if ".partial" in p.name) == []
+
+
+def test_version_and_short_help() -> None:
+    version = studybot("--version")
+    assert version.returncode == 0 and version.stdout.startswith("studybot ")
+    assert version.stdout.split()[1][0].isdigit()
+    for args in (("-h",), ("db", "-h"), ("questions", "lint", "-h")):
+        proc = studybot(*args)
+        assert proc.returncode == 0, (args, proc.stderr)
+        assert "Usage: studybot" in proc.stdout
