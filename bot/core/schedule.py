@@ -147,6 +147,41 @@ def canonical_timezone(text: str) -> str:
     raise ScheduleError("timezone", reason, suggestions=suggestions)
 
 
+# Legacy zone names that look like a region's time but are not what people mean by it: "EST"
+# is UTC-5 all year (New York is UTC-4 in summer), and the POSIX-style names follow US rules of
+# one era. Each maps to the city zone a study group almost certainly wants.
+_LEGACY_ZONES = {
+    "EST": "America/New_York",
+    "EST5EDT": "America/New_York",
+    "CST6CDT": "America/Chicago",
+    "MST": "America/Denver (or America/Phoenix, which has no daylight saving)",
+    "MST7MDT": "America/Denver",
+    "PST8PDT": "America/Los_Angeles",
+    "HST": "Pacific/Honolulu",
+    "EET": "Europe/Athens",
+    "CET": "Europe/Paris",
+    "MET": "Europe/Paris",
+    "WET": "Europe/Lisbon",
+}
+
+
+def timezone_warning(name: str) -> str | None:
+    """A warning for a legacy or fixed-offset zone (``EST``, ``Etc/GMT+5``), with the city
+    zone to use instead; ``None`` for a real place (and for UTC, which is meant as it is)."""
+    better = _LEGACY_ZONES.get(name)
+    if better is not None:
+        return (
+            f"{name} is a legacy zone name that does not follow local daylight-saving rules "
+            f"the way a city zone does; use {better} unless you mean exactly that"
+        )
+    if name.startswith("Etc/GMT") and name not in {"Etc/GMT", "Etc/GMT0", "Etc/GMT+0"}:
+        return (
+            f"{name} is a fixed offset with no daylight saving (and its sign is inverted: "
+            "Etc/GMT+5 is UTC-5); use your city's zone, e.g. America/New_York"
+        )
+    return None
+
+
 def _suggest_timezones(text: str, limit: int = 3) -> tuple[str, ...]:
     """Zones whose whole name or city part is close to ``text``; near-ties of the best only,
     so ``Europe/Berln`` suggests Europe/Berlin alone rather than a list of look-alikes."""

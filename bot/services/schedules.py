@@ -33,6 +33,7 @@ from bot.core.schedule import (
     occurrences,
     parse_schedule_args,
     preview,
+    timezone_warning,
 )
 from bot.log import get_logger
 from bot.services.wakeup import ScheduleListener, Wakeup
@@ -338,6 +339,9 @@ class ScheduleBook:
             f"✅ Schedule **#{schedule.id}** added in {where}: {spec.describe()}.\n"
             f"First question: {_next_text(schedule, now)}."
         )
+        zone_warning = timezone_warning(spec.timezone)
+        if zone_warning is not None:
+            text += f"\n⚠️ {zone_warning}."
         close = _posting_together(spec, [o for o in others if not o.paused], now)
         if close is not None:
             other, moment = close

@@ -503,3 +503,15 @@ async def test_a_schedule_posting_within_a_minute_of_another_is_added_with_a_war
     assert f"⚠️ It posts within a minute of schedule #{first}" in reply
     apart = text(await service.schedule_command(ADMIN, "add", ["09:05", "Europe/Berlin"]))
     assert "⚠️" not in apart
+
+
+async def test_a_legacy_zone_is_accepted_with_a_warning_naming_the_city_zone(
+    service: StudyService,
+) -> None:
+    reply = text(await service.schedule_command(ADMIN, "add", ["09:00", "EST"]))
+    assert reply.startswith("✅ Schedule #")
+    assert "⚠️ EST is a legacy zone name" in reply and "use America/New_York" in reply
+    gmt = text(await service.schedule_command(ADMIN, "add", ["10:00", "Etc/GMT+5"]))
+    assert "Etc/GMT+5 is UTC-5" in gmt
+    berlin = text(await service.schedule_command(ADMIN, "add", ["11:00", "Europe/Berlin"]))
+    assert "⚠️" not in berlin
