@@ -17,12 +17,13 @@ import textwrap
 import threading
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
+from zoneinfo import ZoneInfo
 
 from bot.core.clock import Clock, SimulatedClock, check_simulated
-from bot.core.durations import parse_duration
+from bot.core.durations import format_duration, parse_duration
 from bot.core.errors import APOLOGY, BadInput, StudyError
 from bot.core.messages import Message, terminal_safe
 from bot.core.models import ChatContext, Window
@@ -96,6 +97,8 @@ class ConsoleAdapter:
         self.json_mode = json_mode
         self.member = member
         self.admin = admin
+        # Who was made an admin this session: `/as me` after `/as bob` is the admin again.
+        self._admins = {member.casefold()} if admin else set()
         self.channel = channel
         self.running = True
         self._snippet: list[str] | None = None  # lines of a fenced /run block being typed
@@ -154,7 +157,7 @@ class ConsoleAdapter:
             platform=PLATFORM,
             workspace=WORKSPACE,
             channel=self.channel,
-            member=self.member,
+            member=self.member.casefold(),  # `/as Alice` and `/as alice` are one person
             member_name=self.member,
             is_admin=self.admin,
             channel_name=self.channel,
@@ -193,7 +196,12 @@ class ConsoleAdapter:
             while True:
                 wanted.wait()
                 wanted.clear()
-                prompt = f"[#{self.channel} as {self.member}] > " if interactive else None
+                collecting = self._snippet is not None
+                prompt = (
+                    ("... " if collecting else f"[#{self.channel} as {self.member}] > ")
+                    if interactive
+                    else None
+                )
                 typed = _read_line(prompt)
                 loop.call_soon_threadsafe(lines.put_nowait, typed)
                 if typed is None:
@@ -347,8 +355,11 @@ class ConsoleAdapter:
         names = [a for a in args if a != "--admin"]
         if len(names) != 1:
             raise UsageError
-        self.member, self.admin = _name(names[0], "@", "/as NAME [--admin]"), admin
-        role = " (admin)" if admin else ""
+        self.member = _name(names[0], "@", "/as NAME [--admin]")
+        if admin:
+            self._admins.add(self.member.casefold())
+        self.admin = self.member.casefold() in self._admins
+        role = " (admin)" if self.admin else ""
         self.note(f"you are now {self.member}{role}")
 
     async def _channel(self, args: list[str]) -> None:
@@ -445,6 +456,10 @@ class ConsoleAdapter:
         fence = line.strip()
         if not self._snippet and not fence.startswith("```"):
             self._snippet = None
+            if fence.startswith("/"):  # a command, not code: it is not swallowed
+                self.note("/run cancelled: no ``` block followed it")
+                await self.handle_line(line)
+                return
             self.error("usage: after /run alone, start a fenced block with ``` or ```python")
             return
         if self._snippet and fence == "```":
@@ -459,7 +474,7 @@ class ConsoleAdapter:
 
     async def _clock(self, args: list[str]) -> None:
         if not args:
-            self.reply(Message(), text=f"the time is {self.clock.now().isoformat()}")
+            self.reply(Message(), text=f"the time is {await self._local_now()}")
             return
         if not isinstance(self.clock, SimulatedClock):
             raise UsageError(
@@ -478,12 +493,26 @@ class ConsoleAdapter:
                 raise UsageError(f"/clock set ISO8601: {exc}") from None
         else:
             raise UsageError
-        if self.scheduler is not None and target > self.clock.now():
+        before = self.clock.now()
+        if self.scheduler is not None and target > before:
             # As if the bot ran all along: everything due on the way posts, in order.
             await self.scheduler.advance(self.clock, target)
         else:
             self.clock.set(target)
-        self.reply(Message(), text=f"the time is now {self.clock.now().isoformat()}")
+        self.reply(Message(), text=f"the time is now {await self._local_now()}")
+        if target < before:
+            self.note(
+                f"the clock went back {format_duration(before - target)}: nothing already "
+                "posted or answered is undone, and schedules post again only from their next "
+                "time after the latest one they handled"
+            )
+
+    async def _local_now(self) -> str:
+        """The clock in the workspace's timezone, as posts show times (and in UTC beside it)."""
+        now = self.clock.now()
+        tz = await self.service.timezone(self.context())
+        local = now.astimezone(ZoneInfo(tz))
+        return f"{local:%a %Y-%m-%d %H:%M} {tz} ({now.astimezone(UTC).isoformat()})"
 
     async def _schedule(self, args: list[str]) -> None:
         if not args:

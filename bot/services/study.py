@@ -240,6 +240,10 @@ class StudyService:
 
     # --- scores (see bot.services.stats) ------------------------------------------------------
 
+    async def timezone(self, ctx: ChatContext) -> str:
+        """The IANA timezone of the caller's workspace: its days, weeks and shown times."""
+        return (await self.places.workspace(ctx)).timezone
+
     async def leaderboard(self, ctx: ChatContext, window: Window | str = Window.WEEK) -> Message:
         return await self.standings.leaderboard(ctx, window)
 

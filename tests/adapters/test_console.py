@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -107,7 +108,7 @@ def test_scripted_session_json_lines(tmp_path: Path) -> None:
     closed = out[13]
     assert closed["kind"] == "edit" and closed["post_id"] == card["post_id"]
     assert closed["at"] == "2026-03-04T09:30:00+00:00" and "closed" in str(closed["text"])
-    assert out[14]["text"] == "the time is now 2026-03-05T09:00:00+00:00"
+    assert out[14]["text"] == "the time is now Thu 2026-03-05 09:00 UTC (2026-03-05T09:00:00+00:00)"
     assert out[15]["at"] == "2026-03-10T08:00:00+00:00"
     assert "root — 5 pts" in str(out[16]["text"])  # root answered the flashcard, as root
 
@@ -330,3 +331,38 @@ def test_help_fits_an_80_column_terminal(tmp_path: Path) -> None:
         "| list | remove ID | pause ID | resume ID | skip ID | now ID | preview ID [N]"
     )
     assert lines[at + 2].strip() == "daily questions (admins change them)"
+
+
+def test_identity_clock_and_run_rough_edges(tmp_path: Path) -> None:
+    """What a study group tripped over in the console (issue 17)."""
+    script = (
+        "/as bob\n"
+        "/as me\n"  # the banner's admin is still the admin
+        "/pack disable mini\n"
+        "/pack enable mini\n"
+        "/as Alice\n"
+        "/quiz mini\n"
+        "/answer A\n"
+        "/as alice\n"  # the same person: her first answer stands
+        "/answer B\n"
+        "/clock\n"
+        "/clock set 2026-03-04T07:00:00+00:00\n"
+        "/run\n"
+        "/leaderboard\n"  # not swallowed by the bare /run
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot", "console", "--json", "--db", str(tmp_path / "c.sqlite3"),
+         "--packs", str(TEST_PACKS), "--clock", "2026-03-04T09:00:00+00:00"],
+        input=script, capture_output=True, text=True, timeout=120, check=False,
+        cwd=Path(__file__).parents[2], env={**os.environ, "STUDYBOT_TIMEZONE": "Europe/Berlin"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = [json.loads(line) for line in proc.stdout.splitlines()]
+    texts = [str(line["text"]) for line in out]
+    assert "you are now me (admin)" in texts
+    assert any("mini" in t and "off" in t for t in texts), texts  # the admin could do it
+    assert any("You already answered this question (A)" in t for t in texts), texts
+    assert "the time is Wed 2026-03-04 10:00 Europe/Berlin (2026-03-04T09:00:00+00:00)" in texts
+    assert any(t.startswith("the clock went back 2h") for t in texts), texts
+    assert "/run cancelled: no ``` block followed it" in texts
+    assert any("Leaderboard" in t or "leaderboard" in t.lower() for t in texts[-2:]), texts[-2:]
