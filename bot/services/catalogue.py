@@ -26,11 +26,15 @@ class Catalogue:
         self.store = store
         self._clock = clock
         self._titles: dict[str, str] = {}
+        self._tags: tuple[str, ...] = ()
 
     async def sync(self, loaded: Sequence[LoadedPack]) -> SyncReport:
         """Store the loaded packs (new, updated, retired) and refresh the titles."""
         report = await self.store.sync(loaded, self._clock.now())
         self._titles = {s.slug: s.title for s in await self.store.summaries()}
+        self._tags = tuple(
+            sorted({tag for pack in loaded for i in pack.pack.items for tag in i.tags})
+        )
         log.info(
             "packs synced: %d packs, %d new, %d updated, %d retired, %d unchanged",
             report.packs,
@@ -51,6 +55,10 @@ class Catalogue:
     def titles(self) -> dict[str, str]:
         """Slug -> title of every installed pack (a copy)."""
         return dict(self._titles)
+
+    def tags(self) -> tuple[str, ...]:
+        """Every tag of the installed packs, sorted: what a tag filter can name."""
+        return self._tags
 
     def closest(self, pack: str) -> str | None:
         """The installed pack whose name is nearest a mistyped one, for "did you mean"."""

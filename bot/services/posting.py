@@ -91,8 +91,15 @@ class Posting:
                     f"`pack enable {pack}`."
                 )
             wanted = ", ".join(
-                f"{k} {v}" for k, v in (("pack", pack), ("difficulty", difficulty)) if v
+                [f"{k} {v}" for k, v in (("pack", pack), ("difficulty", difficulty)) if v]
+                + [f"tag {tag}" for tag in tags]
             )
+            unknown = [tag for tag in tags if tag not in self._catalogue.tags()]
+            if unknown:
+                raise NotFound(
+                    f"No question has the tag {', '.join(f'`{t}`' for t in unknown)}. Tags: "
+                    f"{', '.join(self._catalogue.tags()) or 'none yet'}."
+                )
             raise NotFound(f"No questions match {wanted or 'this channel'}. Try `pack list`.")
         choice = self.pick(candidates)
         post = await self._posts.create(
@@ -118,6 +125,11 @@ class Posting:
             return
         close = self._catalogue.closest(pack)
         hint = f" Did you mean `{close}`?" if close else " See `pack list`."
+        word = pack.lower()
+        if word in {"easy", "medium", "hard"}:  # `/quiz hard`: a difficulty, not a pack
+            hint = f" For {word} questions, use `--difficulty {word}`."
+        elif word in self._catalogue.tags():
+            hint = f" `{word}` is a tag: use `--tag {word}`."
         raise NotFound(f"There is no pack called `{pack}`.{hint}")
 
     def pick(self, candidates: Sequence[Candidate]) -> Candidate:

@@ -117,10 +117,18 @@ class Quiz:
         return (await self._post_in(ctx, post_id))[1]
 
     async def _latest_open(self, ctx: ChatContext) -> Post:
-        _, channel = await self._channel(ctx)
+        workspace, channel = await self._channel(ctx)
         post = await self._posts.latest_open(channel.id)
         if post is None:
             ask = ctx.command("quiz")
+            last = await self._posts.latest(channel.id)
+            if last is not None and last.closed_at is not None:
+                local = last.closed_at.astimezone(zone(workspace.timezone))
+                raise NotFound(
+                    f"The last question here (#{last.id}) closed at {local:%a %H:%M} "
+                    f"({workspace.timezone}); answers are no longer taken. Ask for a new one "
+                    f"with {ask}."
+                )
             raise NotFound(f"There is no open question in this channel. Ask for one with {ask}.")
         return post
 

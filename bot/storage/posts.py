@@ -169,6 +169,13 @@ class PostStore:
         # newer row in the cache; never overwrite it with this older snapshot.
         return self._cache.get(post_id) or self._remember(_post(row))
 
+    async def latest(self, channel_id: int) -> Post | None:
+        """The channel's most recent post, open or closed."""
+        row = await self._db.fetchone(
+            _SELECT + "WHERE p.channel_id = ? ORDER BY p.id DESC LIMIT 1", (channel_id,)
+        )
+        return None if row is None else _post(row)
+
     async def latest_open(self, channel_id: int) -> Post | None:
         row = await self._db.fetchone(
             _SELECT + "WHERE p.channel_id = ? AND p.closed_at IS NULL ORDER BY p.id DESC LIMIT 1",

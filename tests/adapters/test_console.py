@@ -366,3 +366,18 @@ def test_identity_clock_and_run_rough_edges(tmp_path: Path) -> None:
     assert any(t.startswith("the clock went back 2h") for t in texts), texts
     assert "/run cancelled: no ``` block followed it" in texts
     assert any("Leaderboard" in t or "leaderboard" in t.lower() for t in texts[-2:]), texts[-2:]
+
+
+def test_messages_that_point_to_what_was_meant(tmp_path: Path) -> None:
+    out = _run_console(
+        tmp_path / "c.sqlite3",
+        "/quiz hard\n/quiz autograd\n/quiz --tag nosuch\n/quiz mini\n/clock advance 2h\n/answer A\n",
+    )
+    texts = [str(line["text"]) for line in out]
+    assert "There is no pack called `hard`. For hard questions, use `--difficulty hard`." in texts
+    assert "There is no pack called `autograd`. `autograd` is a tag: use `--tag autograd`." in texts
+    assert "No question has the tag `nosuch`. Tags: autograd, leaf, retain-graph." in texts
+    assert texts[-1] == (
+        "The last question here (#1) closed at Wed 09:30 (UTC); answers are no longer taken. "
+        "Ask for a new one with `/quiz`."
+    )
