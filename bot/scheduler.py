@@ -79,6 +79,10 @@ _STOP_TIMEOUT = 3.0  # seconds a stopping scheduler may spend finishing sends in
 T = TypeVar("T")
 
 
+# A plan's filters (pack, difficulty, tags, kinds) and whether its channel needs every candidate.
+_Filters = tuple[str | None, str | None, tuple[str, ...], tuple[str, ...], bool]
+
+
 @dataclass(frozen=True, slots=True)
 class _Due:
     """One occurrence to post now."""
@@ -636,18 +640,20 @@ class Scheduler:
     ) -> dict[int, list[Candidate]]:
         """Each plan's candidates, one query per filter set: just the least-posted ones,
         except for channels in ``multi`` (due more than once), which need every one."""
-        groups: dict[tuple[str | None, str | None, tuple[str, ...], bool], list[_Due]] = {}
+        groups: dict[_Filters, list[_Due]] = {}
         for plan in plans:
             spec = plan.schedule.spec
             every = plan.schedule.channel_id in multi
-            groups.setdefault((spec.pack, spec.difficulty, spec.tags, every), []).append(plan)
+            key = (spec.pack, spec.difficulty, spec.tags, spec.posted_kinds, every)
+            groups.setdefault(key, []).append(plan)
         found: dict[int, list[Candidate]] = {}
-        for (pack, difficulty, tags, every), group in groups.items():
+        for (pack, difficulty, tags, kinds, every), group in groups.items():
             by_channel = await self.service.packs.candidates_many(
                 [plan.schedule.channel_id for plan in group],
                 pack=pack,
                 difficulty=difficulty,
                 tags=tags,
+                kinds=kinds,
                 fewest_only=not every,
             )
             for plan in group:

@@ -757,3 +757,20 @@ async def test_a_prepared_batch_rechecks_channels_that_posted_since(
     for channel, question in gateway.posts:
         if channel in asked:
             assert question != asked[channel], channel
+
+
+async def test_a_schedule_posts_no_open_prompt_unless_asked_to(
+    service: StudyService, clock: SimulatedClock
+) -> None:
+    """A day whose only question nobody can answer broke every streak (issue 17)."""
+    gateway = Recorder()
+    async with Scheduler(service, gateway, clock, GRACE).running() as sched:
+        await service.schedule_command(member("root", admin=True), "add", ["10:00"])
+        await service.schedule_command(
+            member("root", admin=True, channel="talk"), "add", ["10:00", "--kinds", "open"]
+        )
+        await sched.advance(clock, utc("2026-03-24T10:00:00Z"))
+    general = {q for c, q in gateway.posts if c == "general"}
+    talk = {q for c, q in gateway.posts if c == "talk"}
+    assert general == {"d-flash-1", "d-mc-1", "d-prac-1", "d-mc-2", "d-mc-3"}
+    assert talk == {"d-open-1"}

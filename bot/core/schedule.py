@@ -378,9 +378,11 @@ class ScheduleSpec:
     difficulty: str | None = None
     window: timedelta | None = None
     mention: str | None = None
+    kinds: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tags", tuple(self.tags))
+        object.__setattr__(self, "kinds", tuple(self.kinds))
         if (self.time is None) != (self.days.cron is not None):
             raise ScheduleError("time", "give a time of day, or a cron expression, not both")
         if self.time is not None:
@@ -407,7 +409,18 @@ class ScheduleSpec:
             parts.append(f"answers close after {format_duration(self.window)}")
         if self.mention:
             parts.append(f"mentions {self.mention}")
+        if self.kinds:
+            parts.append(f"kinds {', '.join(self.kinds)}")
         return ", ".join(parts)
+
+    @property
+    def posted_kinds(self) -> tuple[str, ...]:
+        """The kinds of question this schedule posts: ``--kinds``, else every scored kind.
+
+        Open prompts are left out unless asked for: a day whose only question nobody can
+        answer would break every member's streak (issue 17).
+        """
+        return self.kinds or SCORED_KINDS
 
     def _when(self) -> str:
         if self.time is None:
@@ -431,6 +444,8 @@ class ScheduleSpec:
             args += ["--window", format_duration(self.window)]
         if self.mention:
             args += ["--mention", self.mention]
+        if self.kinds:
+            args += ["--kinds", ",".join(self.kinds)]
         return args
 
 
@@ -445,6 +460,7 @@ def build_spec(
     difficulty: str | None = None,
     window: str | timedelta | None = None,
     mention: str | None = None,
+    kinds: Iterable[str] = (),
 ) -> ScheduleSpec:
     """Validate already-split fields (a Discord or Slack form) into a :class:`ScheduleSpec`.
 
@@ -463,7 +479,24 @@ def build_spec(
         difficulty=_parse_difficulty(difficulty),
         window=_parse_window(window),
         mention=_parse_mention(mention),
+        kinds=_parse_kinds(kinds),
     )
+
+
+def _parse_kinds(kinds: Iterable[str]) -> tuple[str, ...]:
+    """``flashcard,open`` -> the kinds in a stable order; unknown names are refused."""
+    found: set[str] = set()
+    for raw in kinds:
+        for part in raw.lower().replace("-", "_").split(","):
+            name = KIND_ALIASES.get(part.strip(), part.strip())
+            if not name:
+                continue
+            if name not in ALL_KINDS:
+                raise ScheduleError(
+                    "kinds", f"{part.strip()!r} is not a kind ({', '.join(ALL_KINDS)})"
+                )
+            found.add(name)
+    return tuple(kind for kind in ALL_KINDS if kind in found)
 
 
 def _blank(value: str | None) -> str | None:
@@ -584,6 +617,11 @@ def _parse_mention(mention: str | None) -> str | None:
 
 # --- the console / chat form ---------------------------------------------------------------
 
+ALL_KINDS = ("flashcard", "multiple_choice", "practice", "open")
+SCORED_KINDS = ("flashcard", "multiple_choice", "practice")
+"""What a schedule posts by default: kinds a member can answer, so a streak can go on."""
+KIND_ALIASES = {"mc": "multiple_choice", "prompt": "open", "prompts": "open"}
+
 _OPTION_FIELDS = {
     "--pack": "pack",
     "--tag": "tags",
@@ -591,8 +629,9 @@ _OPTION_FIELDS = {
     "--window": "window",
     "--mention": "mention",
     "--cron": "cron",
+    "--kinds": "kinds",
 }
-_REPEATABLE = frozenset({"--tag"})
+_REPEATABLE = frozenset({"--tag", "--kinds"})
 _CRON_FIELDS = 5
 
 
@@ -637,6 +676,7 @@ def parse_schedule_args(args: Sequence[str], default_timezone: str) -> ScheduleS
         difficulty=one("--difficulty"),
         window=one("--window"),
         mention=one("--mention"),
+        kinds=options.get("--kinds", []),
     )
 
 
@@ -859,6 +899,8 @@ def encode_spec(spec: ScheduleSpec) -> str:
             "difficulty": spec.difficulty,
             "window": None if spec.window is None else int(spec.window.total_seconds()),
             "mention": spec.mention,
+            # Only when given, so the stored JSON of older schedules stays what it was.
+            **({"kinds": list(spec.kinds)} if spec.kinds else {}),
         },
         ensure_ascii=False,
     )
@@ -883,4 +925,5 @@ def decode_spec(text: str) -> ScheduleSpec:
         difficulty=data.get("difficulty"),
         window=None if window is None else timedelta(seconds=int(window)),
         mention=data.get("mention"),
+        kinds=data.get("kinds") or (),
     )

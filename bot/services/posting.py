@@ -68,6 +68,7 @@ class Posting:
         pack: str | None = None,
         difficulty: str | None = None,
         tags: Sequence[str] = (),
+        kinds: Sequence[str] = (),
         closes_at: datetime | None = None,
         requested_by: int | None = None,
         schedule_id: int | None = None,
@@ -83,7 +84,9 @@ class Posting:
         if pack is not None:
             self.check_pack(pack)
         store = self._catalogue.store
-        candidates = await store.candidates(channel.id, pack=pack, difficulty=difficulty, tags=tags)
+        candidates = await store.candidates(
+            channel.id, pack=pack, difficulty=difficulty, tags=tags, kinds=kinds
+        )
         if not candidates:
             if pack is not None and pack in await store.disabled_in(channel.id):
                 raise NotFound(

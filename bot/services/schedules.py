@@ -361,11 +361,16 @@ class ScheduleBook:
             hint = f" — did you mean {close}?" if close else "; see `pack list`"
             raise BadInput(str(ScheduleError("pack", f"no pack called {spec.pack!r}{hint}")))
         found = await packs.candidates(
-            channel.id, pack=spec.pack, difficulty=spec.difficulty, tags=spec.tags
+            channel.id,
+            pack=spec.pack,
+            difficulty=spec.difficulty,
+            tags=spec.tags,
+            kinds=spec.posted_kinds,
         )
         if not found:
             wanted = [f"pack {spec.pack}" if spec.pack else "", spec.difficulty or ""]
             wanted += [f"tag {t}" for t in spec.tags]
+            wanted += [f"kinds {', '.join(spec.posted_kinds)}"]
             raise BadInput(
                 str(
                     ScheduleError(
@@ -479,6 +484,7 @@ class ScheduleBook:
             pack=spec.pack,
             difficulty=spec.difficulty,
             tags=spec.tags,
+            kinds=spec.posted_kinds,
             closes_at=None if spec.window is None else now + spec.window,
             schedule_id=schedule.id,
             mention=spec.mention,

@@ -76,7 +76,7 @@ _LATEST_POST = (
 
 
 def _filters(
-    pack: str | None, difficulty: str | None, tags: Sequence[str]
+    pack: str | None, difficulty: str | None, tags: Sequence[str], kinds: Sequence[str] = ()
 ) -> tuple[list[str], dict[str, object]]:
     """The WHERE terms (over ``q`` questions and ``k`` packs) a post's filters ask for."""
     where = ["q.retired_at IS NULL", "k.retired_at IS NULL"]
@@ -90,6 +90,9 @@ def _filters(
     for index, tag in enumerate(tags):
         where.append(f"instr(q.tags, :tag{index}) > 0")  # not LIKE: `_` in a tag is literal
         params[f"tag{index}"] = f",{tag},"
+    if kinds:
+        where.append("q.kind IN (SELECT value FROM json_each(:kinds))")
+        params["kinds"] = json.dumps(list(kinds))
     return where, params
 
 
@@ -194,10 +197,11 @@ class PackStore:
         pack: str | None = None,
         difficulty: str | None = None,
         tags: Sequence[str] = (),
+        kinds: Sequence[str] = (),
     ) -> list[Candidate]:
         """Every live question that fits the filters, with how often this channel has seen it
         and whether it is the channel's most recent question."""
-        where, params = _filters(pack, difficulty, tags)
+        where, params = _filters(pack, difficulty, tags, kinds)
         params["channel"] = channel_id
         # The channel's history is read once and grouped (not once per question, as a
         # correlated subquery would): this runs for every post, and a busy channel has
@@ -223,6 +227,7 @@ class PackStore:
         pack: str | None = None,
         difficulty: str | None = None,
         tags: Sequence[str] = (),
+        kinds: Sequence[str] = (),
         fewest_only: bool = False,
     ) -> dict[int, list[Candidate]]:
         """:meth:`candidates` for many channels with the same filters (the scheduler posts to
@@ -233,7 +238,7 @@ class PackStore:
         history is counted straight from the ``(channel_id, question_version_id)`` index and
         joined to the questions here, which is several times faster than one SQL join.
         """
-        where, params = _filters(pack, difficulty, tags)
+        where, params = _filters(pack, difficulty, tags, kinds)
         questions = [
             (int(r[0]), int(r[1]), int(r[2]))
             for r in await self._db.fetchall(

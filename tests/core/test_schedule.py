@@ -8,6 +8,7 @@ summer; New York UTC-5 and UTC-4), never computed with the code under test.
 from __future__ import annotations
 
 import io
+import json
 import struct
 from datetime import UTC, datetime, time, timedelta
 from functools import cache
@@ -26,6 +27,8 @@ from bot.core.schedule import (
     ScheduleSpec,
     build_spec,
     canonical_timezone,
+    decode_spec,
+    encode_spec,
     next_occurrence,
     occurrence_key,
     occurrences,
@@ -1145,3 +1148,19 @@ def full_specs(draw: st.DrawFn) -> ScheduleSpec:
 def test_property_to_args_round_trips(spec: ScheduleSpec) -> None:
     assert parse_schedule_args(spec.to_args(), "UTC") == spec
     assert spec.describe().startswith(spec.to_args()[0] if spec.time else "cron")
+
+
+def test_kinds_parse_describe_and_round_trip() -> None:
+    spec = parse_schedule_args(["09:00", "--kinds", "mc,prompt", "--kinds", "practice"], "UTC")
+    assert spec.kinds == ("multiple_choice", "practice", "open")
+    assert spec.posted_kinds == spec.kinds
+    assert spec.describe().endswith("kinds multiple_choice, practice, open")
+    assert decode_spec(encode_spec(spec)) == spec
+    assert parse_schedule_args(spec.to_args(), "UTC") == spec
+    plain = parse_schedule_args(["09:00"], "UTC")
+    assert plain.kinds == () and "open" not in plain.posted_kinds
+    assert "kinds" not in json.loads(encode_spec(plain))  # older schedules' JSON unchanged
+    with pytest.raises(ScheduleError) as info:
+        parse_schedule_args(["09:00", "--kinds", "quiz"], "UTC")
+    assert info.value.field == "kinds"
+    assert "'quiz' is not a kind (flashcard, multiple_choice, practice, open)" in str(info.value)

@@ -84,6 +84,7 @@ def schedule_add_args(
     window: str | None,
     mention: str | None,
     cron: str | None,
+    kinds: str | None = None,
 ) -> list[str]:
     """The ``/schedule add`` form as the console grammar's words, for ``schedule_command``.
 
@@ -99,6 +100,7 @@ def schedule_add_args(
         ("--window", window),
         ("--mention", mention),
         ("--cron", cron),
+        ("--kinds", ",".join((kinds or "").replace(",", " ").split()) or None),
     ):
         if value and value.strip():
             args += [flag, value.strip()]
@@ -298,6 +300,7 @@ class StudyCog(commands.Cog, name="studybot"):
         window="How long answers stay open, e.g. 90m or 2h (default: until the next one)",
         mention="A role to notify with each question",
         cron="A cron expression instead of time and days, e.g. 0 9 * * 1-5",
+        kinds="Kinds to post, e.g. open (default: flashcard, multiple_choice, practice)",
     )
     async def schedule_add(
         self,
@@ -311,6 +314,7 @@ class StudyCog(commands.Cog, name="studybot"):
         window: str | None = None,
         mention: discord.Role | None = None,
         cron: str | None = None,
+        kinds: str | None = None,
     ) -> None:
         """Add a scheduled question to this channel (admins).
 
@@ -329,6 +333,7 @@ class StudyCog(commands.Cog, name="studybot"):
             window=window,
             mention=None if mention is None else mention.mention,
             cron=cron,
+            kinds=kinds,
         )
         await self._schedule(interaction, "add", args)
 
