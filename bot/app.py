@@ -102,6 +102,8 @@ class Wiring:
         metrics = Metrics()
         sandbox = Sandbox(SandboxConfig.from_settings(settings))
         starting = asyncio.create_task(sandbox.start(), name="sandbox-start")
+        with contextlib.suppress(OSError):  # unwritable: uploads are checked, not installed
+            settings.uploads_dir.mkdir(exist_ok=True)
         try:
             service = StudyService(
                 db,
@@ -117,9 +119,9 @@ class Wiring:
                     per_minute=settings.run_rate_per_minute,
                 ),
                 metrics=metrics,
-                packs_dir=settings.packs_dir,  # where admins' uploaded packs are installed
+                packs_dir=settings.uploads_dir,  # where admins' uploaded packs are installed
             )
-            packs = load_packs(settings.packs_dir)
+            packs = load_packs(settings.packs_dir, settings.uploads_dir)
             for problem in packs.errors:
                 log.warning("pack problem (item skipped): %s", problem)
             await service.sync_packs(packs.packs)

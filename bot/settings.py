@@ -104,6 +104,15 @@ class Settings(BaseSettings):
     backup_dir: Path | None = Field(None, validation_alias="BACKUP_DIR")
     backup_keep: int = Field(7, ge=1, validation_alias="BACKUP_KEEP")
 
+    @property
+    def uploads_dir(self) -> Path:
+        """Where packs uploaded in chat are installed: beside the database, named after it.
+
+        They are members' data like scores, so they live with the
+        database, and every start loads them whatever ``--packs``/``STUDYBOT_PACKS`` says.
+        """
+        return self.db_path.with_name(f"{self.db_path.stem}-packs")
+
     @field_validator("timezone")
     @classmethod
     def _known_timezone(cls, value: str) -> str:

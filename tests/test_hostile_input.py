@@ -277,7 +277,9 @@ def test_a_valid_upload_still_installs_after_a_hostile_one(tmp_path: Path) -> No
     out = [json.loads(line) for line in proc.stdout.splitlines()]
     assert "not accepted" in str(out[0]["text"])
     assert "installed" in str(out[1]["text"]).lower()
-    assert (packs / "fresh.yaml").exists() and not (packs / "bomb.yaml").exists()
+    uploaded = tmp_path / "bot-packs"  # beside bot.sqlite3
+    assert (uploaded / "fresh.yaml").exists() and not (uploaded / "bomb.yaml").exists()
+    assert not (packs / "bomb.yaml").exists()
 
 
 @pytest.mark.parametrize("length", range(3, 13))

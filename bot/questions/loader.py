@@ -132,8 +132,9 @@ def pack_files(root: Path) -> list[Path]:
     return sorted(p for p in root.glob("*.y*ml") if p.suffix in {".yaml", ".yml"})
 
 
-def load_packs(root: Path) -> LoadResult:
-    """Load every pack under ``root``; also catch ids and pack names reused across files."""
+def load_packs(root: Path, *extra: Path) -> LoadResult:
+    """Load every pack under ``root`` (and under each ``extra`` folder that exists, such as the
+    folder of packs uploaded in chat); also catch ids and pack names reused across files."""
     result = LoadResult()
     if not root.exists():
         result.problems.append(Problem(str(root), 0, "", "no such file or directory"))
@@ -141,6 +142,9 @@ def load_packs(root: Path) -> LoadResult:
     files = pack_files(root)
     if not files:
         result.problems.append(Problem(str(root), 0, "", "no *.yaml pack files here"))
+    for folder in extra:
+        if folder.is_dir() and folder.resolve() != root.resolve():
+            files.extend(pack_files(folder))
     for path in files:
         try:
             check_size(path.stat().st_size, path.name)

@@ -206,7 +206,10 @@ def test_pack_commands_and_uploads_in_the_console(tmp_path: Path) -> None:
     texts = [str(line["text"]) for line in out]
     assert "mini — Mini pack (6 questions) · on" in texts[0] and out[0]["ephemeral"]
     assert "Installed fresh — Fresh questions (1 question) as `fresh.yaml`" in texts[1]
-    assert (packs / "fresh.yaml").read_text() == FRESH
+    # Installed beside the database (packs.sqlite3 -> packs-packs/), not in --packs: it
+    # survives a restart with other flags.
+    uploaded = tmp_path / "packs-packs"
+    assert (uploaded / "fresh.yaml").read_text() == FRESH
     assert out[2]["kind"] == "post" and out[2]["question_id"] == "f-flash-1"
     assert "fresh is off in #general" in texts[3]
     assert "Pack `fresh` is off in this channel" in texts[4]
@@ -219,7 +222,8 @@ def test_pack_commands_and_uploads_in_the_console(tmp_path: Path) -> None:
     assert out[12]["kind"] == "error" and "cannot read" in texts[12] and "missing.yaml" in texts[12]
     assert out[13]["kind"] == "error" and texts[13].startswith("usage: /pack list | enable NAME")
     assert "/pack list | enable NAME | disable NAME | upload PATH" in texts[14]
-    assert sorted(p.name for p in packs.iterdir()) == ["fresh.yaml", "mini.yaml"]
+    assert sorted(p.name for p in packs.iterdir()) == ["mini.yaml"]
+    assert sorted(p.name for p in uploaded.iterdir()) == ["fresh.yaml"]
 
 
 def test_times_out_of_range_are_usage_errors(tmp_path: Path) -> None:
@@ -341,7 +345,7 @@ def test_identity_clock_and_run_rough_edges(tmp_path: Path) -> None:
         "/pack disable mini\n"
         "/pack enable mini\n"
         "/as Alice\n"
-        "/quiz mini\n"
+        "/quiz mini --difficulty medium\n"
         "/answer A\n"
         "/as alice\n"  # the same person: her first answer stands
         "/answer B\n"
@@ -381,3 +385,23 @@ def test_messages_that_point_to_what_was_meant(tmp_path: Path) -> None:
         "The last question here (#1) closed at Wed 09:30 (UTC); answers are no longer taken. "
         "Ask for a new one with `/quiz`."
     )
+
+
+def test_uploaded_packs_survive_a_restart_without_the_packs_flag(tmp_path: Path) -> None:
+    """Restarting without --packs used to retire every pack admins had uploaded in chat."""
+    db = tmp_path / "bot.sqlite3"
+    upload = tmp_path / "fresh.yaml"
+    upload.write_text(FRESH)
+    first = _run_console(db, f"/pack upload {upload}\n")
+    assert "Installed fresh" in str(first[0]["text"])
+    assert (tmp_path / "bot-packs" / "fresh.yaml").exists()
+    # Same database, the bundled packs instead of the test packs, no --packs at all.
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot", "console", "--json", "--db", str(db)],
+        input="/pack list\n/quiz fresh\n", capture_output=True, text=True, timeout=120,
+        check=False, cwd=Path(__file__).parents[2],
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert "fresh" in str(out[0]["text"])
+    assert out[1]["kind"] == "post" and out[1]["question_id"] == "f-flash-1"

@@ -1,7 +1,8 @@
 """``/pack list|enable|disable|upload`` through the real discord.py client and the fake Discord.
 
 The packs folder is the test's own copy (``packs_dir``: mini, cards, drill); an upload that
-installs writes there, and the same runtime can ask for the new pack at once.
+installs writes beside the database (``studybot-packs/``), and the same runtime can ask for the
+new pack at once.
 """
 
 from __future__ import annotations
@@ -95,7 +96,9 @@ async def test_an_admin_uploads_a_pack_and_it_can_be_asked_at_once(
     text = embed_text(reply)
     assert "✅ fresh (1).yaml: pack fresh, 1 question, no problems" in text
     assert "Installed **fresh** — Fresh questions (1 question) as `fresh.yaml`" in text
-    assert (packs_dir / "fresh.yaml").read_text() == FRESH
+    # Installed with the database (studybot.sqlite3 -> studybot-packs/), not in the packs folder.
+    assert (packs_dir.parent / "studybot-packs" / "fresh.yaml").read_text() == FRESH
+    assert not (packs_dir / "fresh.yaml").exists()
     question = await studybot.quiz(alice, pack="fresh")
     assert "Which attribute holds a leaf tensor's gradient" in embed_text(question)
 
@@ -113,6 +116,7 @@ async def test_a_members_upload_is_checked_and_reported_but_not_installed(
     ix = await _pack(studybot, alice, "upload", {"file": ("fresh.yaml", FRESH.encode())})
     assert "Ask an admin to upload it to install it." in embed_text(await ix.reply())
     assert not (packs_dir / "fresh.yaml").exists()
+    assert not (packs_dir.parent / "studybot-packs" / "fresh.yaml").exists()
 
 
 async def test_a_long_report_comes_with_the_full_list_as_a_file(
