@@ -325,3 +325,19 @@ def test_snippet_output_escapes_reach_no_terminal(tmp_path: Path) -> None:
     )
     assert "\x1b" not in console.stdout
     assert "\\x1b]0;pwned\\x07\\x1b[2J done" in console.stdout
+
+
+@pytest.mark.parametrize("fmt", ["cheatsheet", "tsv", "csv", "opentdb"])
+def test_the_alias_bomb_through_every_import_format(tmp_path: Path, fmt: str) -> None:
+    """Text formats read it as text (no YAML at all); OpenTDB YAML refuses its anchors."""
+    source = tmp_path / "bomb.yaml"
+    source.write_text(_alias_bomb(top="results"))
+    proc, elapsed = _studybot(
+        "questions", "import", str(source), "--format", fmt, "--out", str(tmp_path / "o.yaml")
+    )
+    assert elapsed < TIME_BOUND_S, f"took {elapsed:.1f}s"
+    assert proc.returncode not in (-6, -9, -11), proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert f"as {fmt} [--format {fmt}]" in proc.stdout + proc.stderr
+    if fmt == "opentdb":
+        assert f"{source}:3: YAML anchors (&a0) are not accepted" in proc.stdout + proc.stderr
