@@ -685,3 +685,48 @@ def test_a_row_with_more_cells_than_the_header_is_reported_not_resplit(tmp_path:
             'needs the cell quoted (e.g. "np.zeros((2,3)).shape"); the row was not imported',
         )
     ]
+
+
+NOTES = """\
+Q: What does backward() fill?
+A: The .grad of every leaf
+that requires grad.
+
+question: What does detach() return?
+answer: A tensor cut off from the graph
+
+Q: A question nobody answered
+"""
+
+
+def test_q_and_a_notes_are_detected_and_become_flashcards(tmp_path: Path) -> None:
+    """The most common notes people have used to fail with "cannot tell the format"."""
+    source = tmp_path / "notes.txt"
+    source.write_text(NOTES)
+    result = import_bytes(source.read_bytes(), str(source))
+    assert result.format is Format.NOTES
+    assert [(i.line, i.data["prompt"], i.data["answer"]) for i in result.items] == [
+        (1, "What does backward() fill?", "The .grad of every leaf that requires grad."),
+        (5, "What does detach() return?", "A tensor cut off from the graph"),
+    ]
+    assert all(i.data["kind"] == "flashcard" for i in result.items)
+    errors = [(p.line, p.message) for p in result.problems if p.severity == "error"]
+    assert errors == [(8, "this question has no `A:` line; it was not imported")]
+    loaded, problems = load_pack_text(to_yaml(result).encode(), "notes.yaml")
+    assert loaded is not None and not [p for p in problems if p.severity == "error"]
+
+
+def test_term_definition_lines_are_detected_and_become_flashcards(tmp_path: Path) -> None:
+    source = tmp_path / "terms.txt"
+    source.write_text(
+        "leaf tensor - a tensor created by the user\n"
+        "grad_fn \u2013 the node that made a tensor\n"
+        "retain_graph \u2014 keep saved values for a second backward\n"
+    )
+    result = import_bytes(source.read_bytes(), str(source))
+    assert result.format is Format.NOTES
+    assert [(i.data["prompt"], i.data["answer"]) for i in result.items] == [
+        ("leaf tensor", "a tensor created by the user"),
+        ("grad_fn", "the node that made a tensor"),
+        ("retain_graph", "keep saved values for a second backward"),
+    ]

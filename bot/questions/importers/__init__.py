@@ -30,6 +30,7 @@ from bot.questions.importers.cheatsheet import (
     import_cheatsheet,
     looks_like_cheatsheet,
 )
+from bot.questions.importers.notes import import_notes, looks_like_notes
 from bot.questions.importers.opentdb import import_opentdb
 from bot.questions.importers.tabular import import_tabular, sniff_delimiter
 from bot.questions.importers.writer import dump_pack
@@ -106,6 +107,9 @@ def detect_format(text: str, filename: str) -> tuple[Format, str]:
     why = looks_like_cheatsheet(text.splitlines())
     if why:
         return Format.CHEATSHEET, f"cheat-sheet layout ({why})"
+    why = looks_like_notes(text.splitlines())
+    if why:
+        return Format.NOTES, f"study notes ({why})"
     delimiter = sniff_delimiter(text)
     if delimiter == "\t":
         return Format.TSV, "every row has tab-separated cells"
@@ -113,8 +117,8 @@ def detect_format(text: str, filename: str) -> tuple[Format, str]:
         return Format.CSV, f"every row has {delimiter!r}-separated cells"
     raise FormatUnknown(
         f"{filename}: cannot tell the format (not JSON, no cheat-sheet title or "
-        "'Recall & Review'/'Practice' sections, no delimiter that splits every row); "
-        "pass --format cheatsheet, csv, tsv or opentdb"
+        "'Recall & Review'/'Practice' sections, no `Q:`/`A:` or `term - definition` lines, no "
+        "delimiter that splits every row); pass --format cheatsheet, notes, csv, tsv or opentdb"
     )
 
 
@@ -189,6 +193,8 @@ def import_bytes(
     result = ImportResult(filename, found, why, slug, title or title_from_name(filename))
     if found is Format.CHEATSHEET:
         import_cheatsheet(text, result, title_given=title is not None)
+    elif found is Format.NOTES:
+        import_notes(text, result)
     elif found is Format.TSV:
         import_tabular(text, result, delimiter="\t")
     elif found is Format.CSV:

@@ -51,6 +51,7 @@ class Format(enum.StrEnum):
     CSV = "csv"
     TSV = "tsv"
     OPENTDB = "opentdb"
+    NOTES = "notes"
 
 
 # Readable key order for generated items: identity, the question, its check, then the answer.
