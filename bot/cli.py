@@ -62,7 +62,11 @@ def _root(
     version: Annotated[
         bool,
         typer.Option(
-            "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+            "--version",
+            callback=_show_version,
+            is_eager=True,
+            help="Print the version and exit.",
+            metavar="",  # a flag: typer would show it as taking a <bool>
         ),
     ] = False,
 ) -> None:
@@ -117,7 +121,8 @@ def console(
         ),
     ] = None,
     json_lines: Annotated[
-        bool, typer.Option("--json", help="Print every outbound message as one JSON line.")
+        bool,
+        typer.Option("--json", help="Print every outbound message as one JSON line.", metavar=""),
     ] = False,
 ) -> None:
     """Chat with the bot in this terminal: no tokens, a local SQLite file, the bundled packs."""
@@ -152,7 +157,10 @@ def console(
 def invite_url(
     ctx: typer.Context,
     dev_guild: Annotated[
-        bool, typer.Option("--dev-guild", help="Preselect DISCORD_DEV_GUILD in the invite page.")
+        bool,
+        typer.Option(
+            "--dev-guild", help="Preselect DISCORD_DEV_GUILD in the invite page.", metavar=""
+        ),
     ] = False,
 ) -> None:
     """Print the link that adds the Discord bot to a server (from DISCORD_APPLICATION_ID)."""
@@ -177,7 +185,8 @@ def doctor(
         Platform | None, typer.Option("--platform", help="Check for this platform.")
     ] = None,
     http: Annotated[
-        bool, typer.Option("--http", help="Slack: check for HTTP mode (signing secret).")
+        bool,
+        typer.Option("--http", help="Slack: check for HTTP mode (signing secret).", metavar=""),
     ] = False,
 ) -> None:
     """Check settings, database, packs, sandbox and time data; exit 1 if anything fails."""
@@ -309,7 +318,9 @@ def questions_import(
             "--out", help="Write the pack here, e.g. questions/NAME.yaml (default: stdout)."
         ),
     ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite --out if it exists.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite --out if it exists.", metavar="")
+    ] = False,
     packs: Annotated[
         Path | None,
         typer.Option("--packs", help="Packs to check for duplicates (default: STUDYBOT_PACKS)."),
@@ -361,7 +372,9 @@ def questions_check(
         int | None,
         typer.Option("--jobs", min=1, max=32, help="Snippets at once (default: the pool size)."),
     ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the results as JSON.", metavar="")
+    ] = False,
 ) -> None:
     """Run every code item's snippet in the sandbox and compare it with its expectation.
 

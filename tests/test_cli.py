@@ -179,3 +179,10 @@ def test_version_and_short_help() -> None:
         proc = studybot(*args)
         assert proc.returncode == 0, (args, proc.stderr)
         assert "Usage: studybot" in proc.stdout
+
+
+def test_flags_are_not_shown_as_taking_a_value() -> None:
+    for args in (("console", "--help"), ("questions", "check", "--help"), ("snippet", "run", "-h")):
+        proc = studybot(*args)
+        lines = [line for line in proc.stdout.splitlines() if "--json" in line]
+        assert lines and all("<bool>" not in line for line in lines), (args, lines)

@@ -111,7 +111,7 @@ def snippet_run(
     ctx: typer.Context,
     file: Annotated[str, typer.Argument(help="A Python file, or - to read stdin.")],
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print one JSON object with the result.")
+        bool, typer.Option("--json", help="Print one JSON object with the result.", metavar="")
     ] = False,
     timeout: Annotated[
         float | None,
