@@ -188,12 +188,13 @@ def doctor(
         bool,
         typer.Option("--http", help="Slack: check for HTTP mode (signing secret).", metavar=""),
     ] = False,
+    db: DbOption = None,
 ) -> None:
     """Check settings, database, packs, sandbox and time data; exit 1 if anything fails."""
     from bot.doctor import Status, run_checks
 
     wiring = _wiring(ctx)
-    settings = wiring.settings(platform=platform)
+    settings = wiring.settings(platform=platform, db_path=db)
     wiring.configure_logging(settings, quiet=True)
     checks = asyncio.run(run_checks(settings, http=http))
     for check in checks:

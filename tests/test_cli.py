@@ -186,3 +186,10 @@ def test_flags_are_not_shown_as_taking_a_value() -> None:
         proc = studybot(*args)
         lines = [line for line in proc.stdout.splitlines() if "--json" in line]
         assert lines and all("<bool>" not in line for line in lines), (args, lines)
+
+
+def test_doctor_checks_the_database_named_by_db(tmp_path: Path) -> None:
+    db = tmp_path / "elsewhere.sqlite3"
+    assert studybot("console", "--db", str(db), stdin="/help\n").returncode == 0
+    proc = studybot("doctor", "--db", str(db))
+    assert f"database: {db}: schema " in proc.stdout, proc.stdout
