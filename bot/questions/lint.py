@@ -32,6 +32,11 @@ def lint_packs(root: Path, *, threshold: int = DEFAULT_THRESHOLD) -> LoadResult:
     """
     result = load_packs(root)
     result.problems.extend(duplicate_problems(located_items(result.contents), threshold=threshold))
+    # Each file's problems in line order, files in the order they were read.
+    order: dict[str, int] = {}
+    for problem in result.problems:
+        order.setdefault(problem.path, len(order))
+    result.problems.sort(key=lambda problem: (order[problem.path], problem.line))
     return result
 
 
@@ -63,6 +68,7 @@ def validate_upload(
             located_items([contents]), against=located_items(others), threshold=threshold
         )
     )
+    problems.sort(key=lambda problem: problem.line)  # as `questions lint` prints them
     if loaded is None or any(problem.severity == "error" for problem in problems):
         return None, problems
     return loaded, problems

@@ -162,6 +162,11 @@ def load_packs(root: Path, *extra: Path) -> LoadResult:
         if contents is not None:
             result.contents.append(contents)
     result.problems.extend(_cross_pack_problems(result.contents))
+    # Each file's problems in line order (a field's problem and its item's may come apart).
+    order: dict[str, int] = {}
+    for problem in result.problems:
+        order.setdefault(problem.path, len(order))
+    result.problems.sort(key=lambda problem: (order[problem.path], problem.line))
     return result
 
 
@@ -267,7 +272,8 @@ def _check_items(
         except ValidationError as exc:
             label = _item_label(item_raw, index)
             problems.extend(
-                _problem(name, lines, item_path, label, err, item_raw) for err in exc.errors()
+                _problem(name, lines, item_path, label, err, item_raw)
+                for err in _meaningful(exc.errors())
             )
             problems.extend(_item_rule_problems(name, lines, item_path, label, item_raw, exc))
         item_id = item.id if item is not None else _readable_id(item_raw)
@@ -286,6 +292,23 @@ def _check_items(
         if item is not None:
             valid.append((item, line))
     return valid, seen
+
+
+def _meaningful(errors: Sequence[ErrorDetails]) -> list[ErrorDetails]:
+    """The errors worth reporting: a list's "too short" is dropped when one of its entries is
+    itself invalid, since the count then leaves that entry out (an unquoted ``2.0`` among two
+    choices read as "needs at least 2 entries, found 1")."""
+    lists_with_bad_entries = {
+        loc[:index]
+        for loc in (tuple(err["loc"]) for err in errors)
+        for index, part in enumerate(loc)
+        if isinstance(part, int)
+    }
+    return [
+        err
+        for err in errors
+        if not (err["type"] == "too_short" and tuple(err["loc"]) in lists_with_bad_entries)
+    ]
 
 
 def _item_rule_problems(

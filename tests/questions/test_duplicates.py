@@ -238,8 +238,8 @@ def test_validate_upload_says_exactly_what_lint_says(tmp_path: Path) -> None:
     linted = [p for p in lint_packs(folder).problems if p.path == str(upload_path)]
     assert problems == linted
     assert pack is None  # ex-flash-1 is taken: an error
-    assert [p.severity for p in problems] == ["error", "warning", "warning"]
-    assert "id 'ex-flash-1' is already used at" in problems[0].message
+    assert [p.severity for p in problems] == ["warning", "warning", "error"]  # in line order
+    assert "id 'ex-flash-1' is already used at" in problems[2].message
 
 
 BROKEN_ITEM = """\
@@ -259,9 +259,9 @@ def test_lint_compares_the_valid_items_of_a_pack_with_errors(tmp_path: Path) -> 
     result = lint_packs(folder)
     assert [p.pack.pack for p in result.packs] == ["existing"]  # b.yaml does not load...
     assert [(p.line, p.field, p.severity) for p in result.problems] == [
+        (4, "up-flash-1", "warning"),  # ...but its near-duplicates are reported all the same,
+        (9, "up-prac-1", "warning"),  # in line order with its errors
         (44, "up-bad-1.difficulty", "error"),
-        (4, "up-flash-1", "warning"),  # ...but its near-duplicates are reported all the same
-        (9, "up-prac-1", "warning"),
     ]
 
 
@@ -278,10 +278,10 @@ def test_validate_upload_with_errors_says_exactly_what_lint_says(tmp_path: Path)
     assert problems == linted
     assert pack is None
     assert [(p.field, p.severity) for p in problems] == [
-        ("up-bad-1.difficulty", "error"),
-        ("ex-flash-1.id", "error"),
         ("up-flash-1", "warning"),
         ("up-prac-1", "warning"),
+        ("ex-flash-1.id", "error"),
+        ("up-bad-1.difficulty", "error"),
     ]
 
 

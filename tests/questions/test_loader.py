@@ -63,14 +63,15 @@ def test_every_problem_is_reported_with_file_line_and_field(tmp_path: Path) -> N
         "e.g. dg-flash-01",
         f"{path}:13: Bad Id.choices: exactly one choice must have `correct: true`, found 2 "
         "(among 2 choices)",
+        # In line order (issue 17): the item's own rule first, at the item's line.
+        f"{path}:18: p1: an item with code needs a machine-checkable expectation: expect_stdout "
+        "(the exact output) or expect_error (an exception type name)",
         f"{path}:23: p1.steps: needs at least 1 entry, found 0",
         f'{path}:24: p1.final_answer: expected text, got int 1; quote it in YAML ("6.0") so it '
         "is kept as written",
         f"{path}:25: p1.colour: unknown field (allowed here: id, difficulty, tags, prompt, code, "
         "expect_stdout, expect_error, kind, choices, answer, steps, hints, common_mistakes, "
         "final_answer)",
-        f"{path}:18: p1: an item with code needs a machine-checkable expectation: expect_stdout "
-        "(the exact output) or expect_error (an exception type name)",
         f"{path}:26: ok-1.id: id 'ok-1' is already used at line 4",
         f"{path}:31: x: `kind` must be one of: flashcard, multiple_choice, practice, open",
         f"{path}:36: card-2.difficulty: expected one of 'easy', 'medium' or 'hard'",
@@ -221,3 +222,18 @@ def test_a_list_written_as_one_value_is_explained(tmp_path: Path) -> None:
         f"{tmp_path / 'broken.yaml'}:7: d-flash-1.tags: expected a list, got text 'autograd'; "
         "write one `- entry` per line, or [a, b]"
     ]
+
+
+def test_an_unquoted_number_among_two_choices_is_one_problem_in_line_order(
+    tmp_path: Path,
+) -> None:
+    """`- text: 2.0` used to add "choices: needs at least 2 entries, found 1", out of order."""
+    pack = tmp_path / "p.yaml"
+    pack.write_text(
+        "pack: p\ntitle: P\nitems:\n"
+        "  - id: p-mc-1\n    kind: multiple_choice\n    difficulty: ultra\n"
+        "    prompt: What does x.grad hold?\n    choices:\n"
+        '      - text: 2.0\n        correct: true\n      - text: "3.0"\n'
+    )
+    problems = [(p.line, p.field) for p in load_packs(pack).problems]
+    assert problems == [(6, "p-mc-1.difficulty"), (9, "p-mc-1.choices[0].text")]
