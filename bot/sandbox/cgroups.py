@@ -230,7 +230,8 @@ class CgroupRoot:
     limits: Limits
     _counter: int = field(default=0)
 
-    def create(self) -> Cgroup:
+    def create(self, limits: Limits | None = None) -> Cgroup:
+        """A new run's cgroup under ours, with these limits (default: one run's)."""
         self._counter += 1
         name = f"run-{self._counter}"
         dirs: dict[str, Path] = {}
@@ -240,7 +241,7 @@ class CgroupRoot:
                 if d not in dirs.values():
                     d.mkdir()
                 dirs[ctrl] = d
-            cg = Cgroup(self.version, dirs, self.limits)
+            cg = Cgroup(self.version, dirs, limits or self.limits)
             cg.apply_limits()
         except OSError as exc:
             for d in dict.fromkeys(dirs.values()):

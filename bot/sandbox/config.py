@@ -39,6 +39,8 @@ class SandboxSettings(Protocol):
     def run_max_bytes(self) -> int: ...
     @property
     def sandbox_cgroup_parent(self) -> str: ...
+    @property
+    def sandbox_fork_server(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +53,8 @@ class SandboxConfig:
     (the rest wait, at most their own timeout); ``max_starting`` how many jails may be starting.
     ``jail_uid``/``jail_gid`` are used when the manager is root (it always drops to them before
     bwrap); otherwise the manager's own uid is used. ``preload`` are the modules a warm worker
-    imports before it waits for code.
+    imports before it waits for code. ``fork_server`` runs snippets in children of one
+    torch-warm zygote (``pool_size`` of them forked ahead) instead of one whole jail per run.
     """
 
     enabled: bool = True
@@ -75,6 +78,7 @@ class SandboxConfig:
     max_running: int = 4
     cgroup_parent: str = ""
     preload: tuple[str, ...] = ("numpy", "torch")
+    fork_server: bool = True
 
     @classmethod
     def from_settings(cls, settings: SandboxSettings, **overrides: Any) -> SandboxConfig:
@@ -90,6 +94,7 @@ class SandboxConfig:
             max_running=settings.sandbox_max_running,
             max_bytes=settings.run_max_bytes,
             cgroup_parent=settings.sandbox_cgroup_parent,
+            fork_server=settings.sandbox_fork_server,
         )
         return dataclasses.replace(base, **overrides)
 

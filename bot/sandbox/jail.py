@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import math
 import os
 import re
 import signal
+import socket
 import subprocess
 import time
 from dataclasses import dataclass
@@ -23,7 +25,6 @@ from pathlib import Path
 from bot.log import get_logger
 from bot.sandbox import seccomp
 from bot.sandbox.aio import (
-    ByteBudget,
     CappedBuffer,
     close_fd,
     drain_capped,
@@ -32,11 +33,10 @@ from bot.sandbox.aio import (
     wait_readable,
     write_all,
 )
-from bot.sandbox.cgroups import Cgroup, CgroupRoot
+from bot.sandbox.cgroups import Cgroup, CgroupRoot, Limits
 from bot.sandbox.config import SandboxConfig
 from bot.sandbox.layout import Layout
-from bot.sandbox.outcome import classify, plausible_report
-from bot.sandbox.result import RunResult
+from bot.sandbox.onerun import OneRun
 
 __all__ = ["Jail", "JailEnv", "JailError", "bwrap_argv", "worker_source"]
 
@@ -56,6 +56,17 @@ class JailError(RuntimeError):
 
 def worker_source() -> str:
     return (Path(__file__).with_name("worker.py")).read_text(encoding="utf-8")
+
+
+def zygote_source() -> str:
+    """The fork server's code and the worker it runs each snippet with, as one JSON payload."""
+    here = Path(__file__).parent
+    return json.dumps(
+        {
+            "worker": (here / "worker.py").read_text(encoding="utf-8"),
+            "forkserver": (here / "forkserver.py").read_text(encoding="utf-8"),
+        }
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +94,15 @@ _BOOTSTRAP = (
     "import os,sys;fd=int(sys.argv.pop(1));src=os.read(fd,1<<20);os.close(fd);"
     "exec(compile(src,'<worker>','exec'))"
 )
+# The fork server imports the worker as a module; nothing of the bot is mounted, so both
+# sources arrive on one descriptor and the worker is registered under its usual name.
+_ZYGOTE_BOOTSTRAP = (
+    "import os,sys,json,types;fd=int(sys.argv.pop(1));m=json.loads(os.read(fd,1<<22));"
+    "os.close(fd)\n"
+    "for n in ('bot','bot.sandbox','bot.sandbox.worker'):sys.modules[n]=types.ModuleType(n)\n"
+    "exec(compile(m['worker'],'<worker>','exec'),sys.modules['bot.sandbox.worker'].__dict__)\n"
+    "exec(compile(m['forkserver'],'<forkserver>','exec'))"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,15 +119,22 @@ class _Fds:
     err: int
 
 
-def bwrap_argv(env: JailEnv, fds: _Fds, preload: tuple[str, ...]) -> list[str]:
-    """The full bwrap command: namespaces, mounts, identity, seccomp, then the worker."""
+def bwrap_argv(
+    env: JailEnv, fds: _Fds, preload: tuple[str, ...], *, zygote: bool = False
+) -> list[str]:
+    """The full bwrap command: namespaces, mounts, identity, seccomp, then the worker.
+
+    For the fork server (``zygote``) bwrap loads no filter and user namespaces stay allowed:
+    each child makes its own namespaces, then loads the filter (``fds.seccomp``) itself.
+    """
     cfg = env.config
     tmp_bytes = cfg.tmp_mb * 1024 * 1024
     argv = [
         env.bwrap,
         "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net",
         "--unshare-uts", "--unshare-cgroup-try",
-        "--disable-userns", "--die-with-parent", "--new-session", "--clearenv",
+        *(() if zygote else ("--disable-userns",)),
+        "--die-with-parent", "--new-session", "--clearenv",
         "--cap-drop", "ALL",
         "--uid", str(env.uid), "--gid", str(env.gid),
         "--hostname", "sandbox",
@@ -128,10 +155,21 @@ def bwrap_argv(env: JailEnv, fds: _Fds, preload: tuple[str, ...]) -> list[str]:
         "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", _JAIL_TMP,
         "--remount-ro", "/",
         "--chdir", _JAIL_TMP,
-        "--seccomp", str(fds.seccomp),
+        *(() if zygote else ("--seccomp", str(fds.seccomp))),
         "--info-fd", str(fds.info),
         "--block-fd", str(fds.block),
         "--",
+    ]  # fmt: skip
+    if zygote:
+        return [
+            *argv,
+            env.layout.python, "-I", "-B", "-c", _ZYGOTE_BOOTSTRAP, str(fds.source),
+            str(fds.ctrl), str(fds.seccomp), str(fds.status),
+            str(tmp_bytes), str(cfg.nofile), str(cfg.torch_threads), str(tmp_bytes),
+            str(math.ceil(cfg.timeout) + 3), ",".join(preload),
+        ]  # fmt: skip
+    return [
+        *argv,
         env.layout.python, "-I", "-B", "-c", _BOOTSTRAP, str(fds.source),
         str(fds.ctrl), str(fds.status), str(fds.out), str(fds.err),
         str(cfg.import_cpu_seconds), str(tmp_bytes), str(cfg.nofile), str(cfg.torch_threads),
@@ -140,7 +178,6 @@ def bwrap_argv(env: JailEnv, fds: _Fds, preload: tuple[str, ...]) -> list[str]:
         # since an unprivileged process can lower it later but never raise it again.
         str(cfg.import_cpu_seconds + math.ceil(cfg.timeout) + 2),
     ]  # fmt: skip
-    return argv
 
 
 def _memfd(name: str, data: bytes) -> int:
@@ -150,20 +187,30 @@ def _memfd(name: str, data: bytes) -> int:
     return fd
 
 
-class Jail:
-    """One single-use jailed worker. ``start()`` -> ``run()`` once -> ``destroy()``."""
+class Jail(OneRun):
+    """One single-use jailed worker. ``start()`` -> ``run()`` once -> ``destroy()``.
 
-    def __init__(self, env: JailEnv, *, preload: tuple[str, ...] | None = None) -> None:
+    With ``zygote=True`` the jail holds the fork server instead (``forkserver.py``): no seccomp
+    filter of bwrap's and user namespaces allowed, because each child sets up its own
+    namespaces and then loads the same filter itself; ``control`` is then the manager's end of
+    its fork-request socket.
+    """
+
+    def __init__(
+        self, env: JailEnv, *, preload: tuple[str, ...] | None = None, zygote: bool = False
+    ) -> None:
+        super().__init__()
         self.env = env
+        self.zygote = zygote
+        self.output_bytes = env.config.output_bytes
+        self.control: socket.socket | None = None
         self.preload = env.config.preload if preload is None else preload
         self.proc: subprocess.Popen[bytes] | None = None
         self._proc_fd = -1  # pidfd of bwrap: wait and kill without pid-reuse races
         self.cgroup: Cgroup | None = None
         self.child_pid: int | None = None
         self._init_fd = -1
-        self._mine: list[int] = []  # parent-side fds to close on destroy
-        self._ctrl = self._status = self._out = self._err = self._diag = -1
-        self._status_pending = bytearray()
+        self._diag = -1
         self._diag_buf = CappedBuffer(4096)
         self._diag_task: asyncio.Task[None] | None = None
         self._info_task: asyncio.Task[None] | None = None
@@ -172,16 +219,6 @@ class Jail:
     @property
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
-
-    def _close_mine(self, fd: int) -> None:
-        """Close one of our descriptors exactly once.
-
-        Closing twice is not harmless here: jails start concurrently, the number may already
-        belong to another jail's pipe, and a stray close would cross-wire or break it.
-        """
-        if fd in self._mine:
-            self._mine.remove(fd)
-            close_fd(fd)
 
     def _spawn(self) -> tuple[int, int]:
         """Create the pipes and launch bwrap; returns (info fd, block fd) for the set-up."""
@@ -202,10 +239,18 @@ class Jail:
 
         uid, gid = self.env.uid, self.env.gid
         try:
-            ctrl_r, self._ctrl = pipe(ours="w")
+            if self.zygote:
+                ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+                ours.setblocking(False)
+                self.control = ours
+                ctrl_r = theirs.detach()
+                child_side.append(ctrl_r)
+                out_w = err_w = -1
+            else:
+                ctrl_r, self._ctrl = pipe(ours="w")
+                self._out, out_w = pipe(ours="r")
+                self._err, err_w = pipe(ours="r")
             self._status, status_w = pipe(ours="r")
-            self._out, out_w = pipe(ours="r")
-            self._err, err_w = pipe(ours="r")
             self._diag, diag_w = pipe(ours="r")
             info_r, info_w = pipe(ours="r")
             block_r, block_w = pipe(ours="w")
@@ -214,8 +259,9 @@ class Jail:
             passwd = _PASSWD.replace(b"{uid}", str(uid).encode()).replace(
                 b"{gid}", str(gid).encode()
             )
+            source = zygote_source() if self.zygote else self.env.worker
             fds = _Fds(
-                source=memfd("worker", self.env.worker.encode()),
+                source=memfd("worker", source.encode()),
                 seccomp=seccomp_fd,
                 info=info_w,
                 block=block_r,
@@ -226,7 +272,7 @@ class Jail:
                 out=out_w,
                 err=err_w,
             )
-            argv = bwrap_argv(self.env, fds, self.preload)
+            argv = bwrap_argv(self.env, fds, self.preload, zygote=self.zygote)
             drop = self.env.run_as is not None
             self.started_at = time.monotonic()
             # Popen, not asyncio's subprocess: we reap bwrap ourselves through a pidfd. With a
@@ -246,8 +292,9 @@ class Jail:
             )
             self._proc_fd = os.pidfd_open(self.proc.pid)
         except (OSError, seccomp.SeccompError) as exc:
-            for fd in list(self._mine):
-                self._close_mine(fd)
+            self._close_all_mine()
+            if self.control is not None:
+                self.control.close()
             raise JailError(f"cannot launch bwrap: {exc}") from exc
         finally:
             for fd in child_side:
@@ -265,7 +312,7 @@ class Jail:
                 # A pidfd names the jail's init for good: killing it ends the whole PID
                 # namespace, even before it is in the cgroup and without a pid-reuse race.
                 self._init_fd = os.pidfd_open(self.child_pid)
-                self.cgroup = self.env.cgroups.create()
+                self.cgroup = self.env.cgroups.create(self._limits())
                 self.cgroup.add(self.child_pid)
                 await write_all(block_w, b"go")
             finally:
@@ -287,6 +334,18 @@ class Jail:
             raise JailError(f"worker did not start: {self.diagnostics()}")
         log.debug("jail %s ready in %.0f ms", self.child_pid, self.age_ms)
 
+    def _limits(self) -> Limits | None:
+        """The fork server holds one torch image and its not yet placed children."""
+        if not self.zygote:
+            return None
+        base = self.env.cgroups.limits
+        return dataclasses.replace(
+            base,
+            memory_bytes=max(2 * base.memory_bytes, 1024 * 1024 * 1024),
+            pids=base.pids + 4 * self.env.config.pool_size + 16,
+            cpu_weight_warming=base.cpu_weight_running,
+        )
+
     @property
     def age_ms(self) -> float:
         return (time.monotonic() - self.started_at) * 1000
@@ -305,95 +364,21 @@ class Jail:
         lines = [line for line in text.splitlines() if line.strip()]
         return " | ".join(lines[-3:]) if lines else "no output from bwrap"
 
-    async def run(self, code: str, wall: float) -> RunResult:
-        """Send the snippet, enforce the wall clock, collect output, classify the ending."""
-        assert self.proc is not None
-        assert self.cgroup is not None
-        # One budget for both streams: SANDBOX_OUTPUT_BYTES is the most a run can send back.
-        budget = ByteBudget(self.env.config.output_bytes)
-        out, err = CappedBuffer(budget=budget), CappedBuffer(budget=budget)
-        if self.cgroup is not None:
-            self.cgroup.set_cpu_weight(running=True)
-        body = code.encode("utf-8")
-        header = json.dumps({"timeout": wall, "size": len(body)}).encode() + b"\n"
-        readers = [
-            asyncio.create_task(drain_capped(self._out, out)),
-            asyncio.create_task(drain_capped(self._err, err)),
-        ]
-        started = time.monotonic()
-        timed_out = False
-        report: dict[str, object] | None = None
-        try:
-            await asyncio.wait_for(write_all(self._ctrl, header + body), wall)
-            self._close_mine(self._ctrl)
-            remaining = max(0.0, wall - (time.monotonic() - started))
-            report = await asyncio.wait_for(self._report_or_exit(), remaining)
-            if report is not None and not plausible_report(report):
-                # A line the snippet forged: only bwrap's exit status can say how it ended.
-                report = None
-                remaining = max(0.0, wall - (time.monotonic() - started))
-                await asyncio.wait_for(self._wait_exit(), remaining)
-        except TimeoutError:
-            timed_out = True
-            self._kill()
-            await self._wait_exit()
-        duration_ms = (time.monotonic() - started) * 1000
-        if report is not None:
-            # The worker has flushed, closed its output and is exiting. Tearing down a process
-            # that mapped torch takes the kernel 30-60 ms; nothing of the snippet can run any
-            # more once its namespace's init is SIGKILLed, so the answer need not wait for the
-            # reaping, which destroy() finishes (and checks) right after.
-            self._kill_namespace()
-        # EOF comes when the last holder of the pipes is gone: at once on the fast path, or
-        # once bwrap has reaped the namespace.
-        _, pending = await asyncio.wait(readers, timeout=2)
-        for task in pending:
-            task.cancel()
-        return classify(
-            returncode=None if report is not None else self.proc.returncode,
-            timed_out=timed_out,
-            report=report,
-            oom_kills=self.cgroup.oom_kills(),
-            stdout=out.data.decode("utf-8", "replace"),
-            stderr=err.data.decode("utf-8", "replace"),
-            truncated=out.truncated or err.truncated,
-            duration_ms=duration_ms,
-        )
-
-    async def _report_or_exit(self) -> dict[str, object] | None:
-        """The worker's report if it sends one; None once bwrap exits without one."""
-        report_task = asyncio.create_task(read_line(self._status, self._status_pending))
-        exit_task = asyncio.create_task(self._wait_exit())
-        try:
-            await asyncio.wait({report_task, exit_task}, return_when=asyncio.FIRST_COMPLETED)
-            raw = report_task.result() if report_task.done() else None
-            if raw is None and not exit_task.done():
-                await exit_task  # the status pipe closed: the worker is dying
-        finally:
-            for task in (report_task, exit_task):
-                if not task.done():
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
-        if not raw:
-            return None
-        try:
-            parsed = json.loads(raw)
-        except ValueError:
-            return None
-        return parsed if isinstance(parsed, dict) and "exit_code" in parsed else None
-
     def _kill_namespace(self) -> None:
         if self._init_fd >= 0:
             with contextlib.suppress(OSError):
                 signal.pidfd_send_signal(self._init_fd, signal.SIGKILL)
 
-    async def _wait_exit(self) -> int:
+    async def _wait_exit(self) -> None:
         """Wait for bwrap to exit (its pidfd turns readable), then reap it."""
         assert self.proc is not None
         if self.proc.returncode is None and self._proc_fd >= 0:
             await wait_readable(self._proc_fd)
-        return self.proc.wait()
+        self.proc.wait()
+
+    def _exit_status(self) -> int | None:
+        """bwrap passes on the worker's status (128+N for a signal; negative if it was killed)."""
+        return None if self.proc is None else self.proc.returncode
 
     def _kill(self) -> None:
         self._kill_namespace()
@@ -426,5 +411,6 @@ class Jail:
             if task is not None:
                 with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                     await asyncio.wait_for(task, 0.5)
-        for fd in list(self._mine):
-            self._close_mine(fd)
+        self._close_all_mine()
+        if self.control is not None:
+            self.control.close()

@@ -171,7 +171,7 @@ class Manager:
         available = self.env is not None and not self.reason
         if available and self.env is not None:
             self.pool = Pool(self.env)
-            self.pool.refill()
+            self.pool.start()
         else:
             log.warning("sandbox unavailable: %s", self.reason)
         await self.send({"op": "hello", "available": available, "reason": self.reason})

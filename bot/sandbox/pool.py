@@ -1,8 +1,12 @@
-"""The warm pool: jails that have already imported torch, each waiting for exactly one snippet.
+"""Where a run gets its process: the fork server first, single-use jails when it is down.
 
-Refilled in the background whenever one is taken; when it is empty a run cold-starts its own
-jail. Warming jails run with a low CPU weight so they do not slow the snippets that are running.
-A failing refill backs off instead of spinning, and remembers its error for ``status``.
+With the fork server (``SandboxConfig.fork_server``, the default) ``pool_size`` children are
+forked ahead from the torch-warm zygote (``zygote.py``), and no whole jail is kept warm. While
+the zygote starts or restarts, a run cold-starts a single-use jail of its own, so ``/run``
+keeps working. Without the fork server, ``pool_size`` whole jails that have already imported
+torch wait for one snippet each, refilled in the background whenever one is taken. Warming
+jails run with a low CPU weight so they do not slow the snippets that are running. A failing
+refill backs off instead of spinning, and remembers its error for ``status``.
 
 At most ``max_running`` runs hold a jail at once, whoever asked (the chat limits each member to
 one at a time, not the host); the others queue, each for at most its own wall clock, and are
@@ -20,7 +24,9 @@ from typing import Any
 
 from bot.log import get_logger
 from bot.sandbox.jail import Jail, JailEnv, JailError
+from bot.sandbox.onerun import OneRun
 from bot.sandbox.result import RunResult
+from bot.sandbox.zygote import ForkServer
 
 __all__ = ["Pool", "PoolBusy"]
 
@@ -49,11 +55,13 @@ class Pool:
         self.last_error = ""
         self.runs = 0
         self.cold_starts = 0
+        self.forkserver = ForkServer(env) if env.config.fork_server else None
 
     def status(self) -> dict[str, object]:
-        return {
-            "warm": len(self._warm),
-            "starting": self._starting,
+        fs = self.forkserver
+        status: dict[str, object] = {
+            "warm": len(self._warm) + (fs.warm if fs else 0),
+            "starting": self._starting + (fs.forking if fs else 0),
             "running": self._running,
             "queued": self._queued,
             "max_running": self.max_running,
@@ -62,8 +70,20 @@ class Pool:
             "cold_starts": self.cold_starts,
             "last_error": self.last_error,
         }
+        if fs is not None:
+            status |= fs.status()
+        return status
+
+    def start(self) -> None:
+        if self.forkserver is not None:
+            self.forkserver.start()
+        else:
+            self.refill()
 
     def refill(self) -> None:
+        if self.forkserver is not None:
+            self.forkserver.refill()
+            return
         while not self._closed and len(self._warm) + self._starting < self.size:
             self._starting += 1
             self._spawn(self._warm_one())
@@ -96,7 +116,11 @@ class Pool:
             return
         self._warm.append(jail)
 
-    async def _acquire(self) -> Jail:
+    async def _acquire(self) -> OneRun:
+        if self.forkserver is not None:
+            child = await self.forkserver.take()
+            if child is not None:
+                return child
         while self._warm:
             jail = self._warm.popleft()
             if jail.alive:
@@ -130,7 +154,7 @@ class Pool:
     async def _run_in_jail(self, code: str, wall: float) -> RunResult:
         self._running += 1
         started = time.monotonic()
-        jail: Jail | None = None
+        jail: OneRun | None = None
         try:
             jail = await self._acquire()
             self.refill()
@@ -155,6 +179,8 @@ class Pool:
 
     async def close(self) -> None:
         self._closed = True
+        if self.forkserver is not None:
+            await self.forkserver.close()
         for task in list(self._tasks):
             task.cancel()
         for task in list(self._tasks):

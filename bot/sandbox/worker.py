@@ -165,6 +165,14 @@ def main(argv: list[str]) -> None:
         torch.set_num_threads(threads)
     os.write(status, b"ready\n")
 
+    serve_one(ctrl, status, out, err, cpu_hard)
+
+
+def serve_one(ctrl: int, status: int, out: int, err: int, cpu_hard: int) -> None:
+    """Wait for one request on ``ctrl``, run it with fds 1 and 2 on ``out``/``err``, report, exit.
+
+    Shared by the single-use jail (above) and the fork server's children (``forkserver.py``).
+    """
     header, code = _read_request(ctrl)
     os.close(ctrl)
     timeout = float(header["timeout"])  # type: ignore[arg-type]

@@ -1,0 +1,155 @@
+"""The manager's side of one snippet run, shared by both kinds of process that can hold one.
+
+A single-use jail (``jail.py``: bwrap per run) and a fork-server child (``zygote.py``) speak the
+same protocol: a header line and the code on ``ctrl``, the snippet's output on ``out`` and
+``err``, one report line on ``status``. They differ only in how the real exit status is learnt
+and how everything is killed, which subclasses say in three methods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+
+from bot.sandbox.aio import ByteBudget, CappedBuffer, close_fd, drain_capped, read_line, write_all
+from bot.sandbox.cgroups import Cgroup
+from bot.sandbox.outcome import classify, plausible_report
+from bot.sandbox.result import RunResult
+
+__all__ = ["OneRun"]
+
+
+class OneRun:
+    """Descriptors and the run logic for exactly one snippet; see the module docstring."""
+
+    output_bytes: int
+    cgroup: Cgroup | None
+
+    def __init__(self) -> None:
+        self._mine: list[int] = []  # parent-side fds to close on destroy
+        self._ctrl = self._status = self._out = self._err = -1
+        self._status_pending = bytearray()
+
+    # What a subclass says -------------------------------------------------------------------
+
+    async def _wait_exit(self) -> None:
+        """Return once the run's first process has ended (or is known to be gone)."""
+        raise NotImplementedError
+
+    def _exit_status(self) -> int | None:
+        """The real exit status after :meth:`_wait_exit` (negative: killed by that signal)."""
+        raise NotImplementedError
+
+    def _kill_namespace(self) -> None:
+        """SIGKILL the run's pid namespace: no snippet instruction runs after this."""
+        raise NotImplementedError
+
+    def _kill(self) -> None:
+        """Kill everything of the run (namespace, cgroup), for a timeout."""
+        raise NotImplementedError
+
+    @property
+    def alive(self) -> bool:
+        """Whether the process waiting for the snippet is still there."""
+        raise NotImplementedError
+
+    async def destroy(self) -> None:
+        """Kill what is left, remove the cgroup, close our descriptors. Idempotent."""
+        raise NotImplementedError
+
+    # Shared ---------------------------------------------------------------------------------
+
+    def _close_mine(self, fd: int) -> None:
+        """Close one of our descriptors exactly once.
+
+        Closing twice is not harmless here: runs start concurrently, the number may already
+        belong to another run's pipe, and a stray close would cross-wire or break it.
+        """
+        if fd in self._mine:
+            self._mine.remove(fd)
+            close_fd(fd)
+
+    def _close_all_mine(self) -> None:
+        for fd in list(self._mine):
+            self._close_mine(fd)
+
+    async def _read_ready(self, within: float) -> bytes | None:
+        return await asyncio.wait_for(read_line(self._status, self._status_pending), within)
+
+    async def run(self, code: str, wall: float) -> RunResult:
+        """Send the snippet, enforce the wall clock, collect output, classify the ending."""
+        assert self.cgroup is not None
+        # One budget for both streams: SANDBOX_OUTPUT_BYTES is the most a run can send back.
+        budget = ByteBudget(self.output_bytes)
+        out, err = CappedBuffer(budget=budget), CappedBuffer(budget=budget)
+        self.cgroup.set_cpu_weight(running=True)
+        body = code.encode("utf-8")
+        header = json.dumps({"timeout": wall, "size": len(body)}).encode() + b"\n"
+        readers = [
+            asyncio.create_task(drain_capped(self._out, out)),
+            asyncio.create_task(drain_capped(self._err, err)),
+        ]
+        started = time.monotonic()
+        timed_out = False
+        report: dict[str, object] | None = None
+        try:
+            await asyncio.wait_for(write_all(self._ctrl, header + body), wall)
+            self._close_mine(self._ctrl)
+            remaining = max(0.0, wall - (time.monotonic() - started))
+            report = await asyncio.wait_for(self._report_or_exit(), remaining)
+            if report is not None and not plausible_report(report):
+                # A line the snippet forged: only the real exit status can say how it ended.
+                report = None
+                remaining = max(0.0, wall - (time.monotonic() - started))
+                await asyncio.wait_for(self._wait_exit(), remaining)
+        except TimeoutError:
+            timed_out = True
+            self._kill()
+            await self._wait_exit()
+        duration_ms = (time.monotonic() - started) * 1000
+        if report is not None:
+            # The snippet has flushed, closed its output and is exiting. Tearing down a process
+            # that mapped torch takes the kernel 30-60 ms; nothing of the snippet can run any
+            # more once its namespace's init is SIGKILLed, so the answer need not wait for the
+            # reaping, which destroy() finishes (and checks) right after.
+            self._kill_namespace()
+        # EOF comes when the last holder of the pipes is gone: at once on the fast path, or
+        # once the namespace has been reaped.
+        _, pending = await asyncio.wait(readers, timeout=2)
+        for task in pending:
+            task.cancel()
+        return classify(
+            returncode=None if report is not None else self._exit_status(),
+            timed_out=timed_out,
+            report=report,
+            oom_kills=self.cgroup.oom_kills(),
+            stdout=out.data.decode("utf-8", "replace"),
+            stderr=err.data.decode("utf-8", "replace"),
+            truncated=out.truncated or err.truncated,
+            duration_ms=duration_ms,
+        )
+
+    async def _report_or_exit(self) -> dict[str, object] | None:
+        """The snippet's report if it sends one; None once the run ends without one."""
+        report_task = asyncio.create_task(read_line(self._status, self._status_pending))
+        exit_task = asyncio.create_task(self._wait_exit())
+        try:
+            await asyncio.wait({report_task, exit_task}, return_when=asyncio.FIRST_COMPLETED)
+            raw = report_task.result() if report_task.done() else None
+            if raw is None and not exit_task.done():
+                await exit_task  # the status pipe closed: the snippet is dying
+        finally:
+            for task in (report_task, exit_task):
+                if not task.done():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+        if not raw:
+            return None
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            return None
+        return parsed if isinstance(parsed, dict) and "exit_code" in parsed else None
