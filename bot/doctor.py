@@ -176,7 +176,8 @@ async def sandbox_check(settings: Settings) -> Check:
 
     if not settings.sandbox_enabled:
         return Check("sandbox", Status.WARN, "turned off (SANDBOX_ENABLED=false); /run disabled")
-    async with Sandbox(SandboxConfig.from_settings(settings, pool_size=1)) as sandbox:
+    config = SandboxConfig.from_settings(settings, pool_size=1, forks_ahead=1)
+    async with Sandbox(config) as sandbox:
         if not sandbox.available:
             return Check("sandbox", Status.FAIL, f"{sandbox.unavailable_reason}; /run disabled")
         result = await sandbox.run("print(6 * 7)")

@@ -89,10 +89,12 @@ class Settings(BaseSettings):
     sandbox_pids: int = Field(64, ge=4, validation_alias="SANDBOX_PIDS")
     sandbox_output_bytes: int = Field(65536, ge=1024, validation_alias="SANDBOX_OUTPUT_BYTES")
     sandbox_tmp_mb: int = Field(64, ge=1, validation_alias="SANDBOX_TMP_MB")
-    # Runs made ready ahead: children of the fork server, or whole jails without it.
+    # Whole jails kept warm when the fork server is off (SANDBOX_FORK_SERVER=false).
     sandbox_pool_size: int = Field(2, ge=0, le=32, validation_alias="SANDBOX_POOL_SIZE")
     # One torch-warm zygote forks a child per run; false = one whole jail per run (slower).
     sandbox_fork_server: bool = Field(True, validation_alias="SANDBOX_FORK_SERVER")
+    # Fork-server children kept ready for a burst (a few MiB each; they share the torch image).
+    sandbox_forks_ahead: int = Field(24, ge=0, le=128, validation_alias="SANDBOX_FORKS_AHEAD")
     # Jails running at once, for all members together; further runs wait (at most their timeout).
     sandbox_max_running: int = Field(4, ge=1, le=64, validation_alias="SANDBOX_MAX_RUNNING")
     # A delegated cgroup directory for the jails (systemd Delegate=yes, a container's own

@@ -89,7 +89,9 @@ def run_command(
     config: SandboxConfig | None = None,
 ) -> int:
     """The command's body; returns the process exit code. ``config`` overrides (for tests)."""
-    cfg = config or SandboxConfig.from_settings(settings, pool_size=0)
+    cfg = config or SandboxConfig.from_settings(
+        settings, pool_size=0, fork_server=False
+    )  # one run: a single-use jail starts as fast as a fork server would
     try:
         code = read_snippet(file, cfg.max_bytes)
         result = asyncio.run(_run(cfg, code, timeout))

@@ -128,7 +128,11 @@ class Sandbox:
         self._reason = None if self._available else str(hello.get("reason") or "unknown")
         if self._available:
             self._reader = asyncio.create_task(self._read_responses(self._proc.stdout))
-            log.info("sandbox ready (pool of %d)", self.config.pool_size)
+            cfg = self.config
+            if cfg.fork_server:
+                log.info("sandbox ready (fork server, %d children ahead)", cfg.forks_ahead)
+            else:
+                log.info("sandbox ready (pool of %d)", cfg.pool_size)
         else:
             level = logging.WARNING if self._log_unavailable else logging.DEBUG
             log.log(level, "sandbox unavailable: %s", self._reason)
@@ -212,7 +216,8 @@ class Sandbox:
 
     async def wait_warm(self, count: int | None = None, within: float = 300.0) -> None:
         """Wait until ``count`` (default: the pool size) warm jails are waiting."""
-        want = self.config.pool_size if count is None else count
+        cfg = self.config
+        want = (cfg.forks_ahead if cfg.fork_server else cfg.pool_size) if count is None else count
         loop = asyncio.get_running_loop()
         deadline = loop.time() + within
         while (await self.status()).get("warm", 0) < want:

@@ -41,6 +41,8 @@ class SandboxSettings(Protocol):
     def sandbox_cgroup_parent(self) -> str: ...
     @property
     def sandbox_fork_server(self) -> bool: ...
+    @property
+    def sandbox_forks_ahead(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +56,8 @@ class SandboxConfig:
     ``jail_uid``/``jail_gid`` are used when the manager is root (it always drops to them before
     bwrap); otherwise the manager's own uid is used. ``preload`` are the modules a warm worker
     imports before it waits for code. ``fork_server`` runs snippets in children of one
-    torch-warm zygote (``pool_size`` of them forked ahead) instead of one whole jail per run.
+    torch-warm zygote (``forks_ahead`` of them ready at all times) instead of one whole jail
+    per run (``pool_size`` of those kept warm).
     """
 
     enabled: bool = True
@@ -79,6 +82,7 @@ class SandboxConfig:
     cgroup_parent: str = ""
     preload: tuple[str, ...] = ("numpy", "torch")
     fork_server: bool = True
+    forks_ahead: int = 24
 
     @classmethod
     def from_settings(cls, settings: SandboxSettings, **overrides: Any) -> SandboxConfig:
@@ -95,6 +99,7 @@ class SandboxConfig:
             max_bytes=settings.run_max_bytes,
             cgroup_parent=settings.sandbox_cgroup_parent,
             fork_server=settings.sandbox_fork_server,
+            forks_ahead=settings.sandbox_forks_ahead,
         )
         return dataclasses.replace(base, **overrides)
 

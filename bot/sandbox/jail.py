@@ -342,7 +342,7 @@ class Jail(OneRun):
         return dataclasses.replace(
             base,
             memory_bytes=max(2 * base.memory_bytes, 1024 * 1024 * 1024),
-            pids=base.pids + 4 * self.env.config.pool_size + 16,
+            pids=base.pids + 4 * self.env.config.forks_ahead + 16,
             cpu_weight_warming=base.cpu_weight_running,
         )
 

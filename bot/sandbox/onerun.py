@@ -18,7 +18,11 @@ from bot.sandbox.cgroups import Cgroup
 from bot.sandbox.outcome import classify, plausible_report
 from bot.sandbox.result import RunResult
 
-__all__ = ["OneRun"]
+__all__ = ["NotDelivered", "OneRun"]
+
+
+class NotDelivered(RuntimeError):
+    """The snippet never reached the process meant to run it; nothing ran."""
 
 
 class OneRun:
@@ -95,8 +99,21 @@ class OneRun:
         timed_out = False
         report: dict[str, object] | None = None
         try:
-            await asyncio.wait_for(write_all(self._ctrl, header + body), wall)
-            self._close_mine(self._ctrl)
+            try:
+                await asyncio.wait_for(write_all(self._ctrl, header + body), wall)
+                self._close_mine(self._ctrl)
+                receipt = await asyncio.wait_for(
+                    read_line(self._status, self._status_pending),
+                    max(0.0, wall - (time.monotonic() - started)),
+                )
+            except (BrokenPipeError, ConnectionResetError):
+                receipt = None
+            if receipt != b"started":
+                # The process died before it took the code (its zygote was killed, say):
+                # nothing of the snippet ran, so another process may take the run.
+                for task in readers:
+                    task.cancel()
+                raise NotDelivered("the process ended before it read the snippet")
             remaining = max(0.0, wall - (time.monotonic() - started))
             report = await asyncio.wait_for(self._report_or_exit(), remaining)
             if report is not None and not plausible_report(report):

@@ -24,7 +24,7 @@ from typing import Any
 
 from bot.log import get_logger
 from bot.sandbox.jail import Jail, JailEnv, JailError
-from bot.sandbox.onerun import OneRun
+from bot.sandbox.onerun import NotDelivered, OneRun
 from bot.sandbox.result import RunResult
 from bot.sandbox.zygote import ForkServer
 
@@ -156,9 +156,18 @@ class Pool:
         started = time.monotonic()
         jail: OneRun | None = None
         try:
-            jail = await self._acquire()
-            self.refill()
-            return await jail.run(code, wall)
+            for attempt in range(3):
+                jail = await self._acquire()
+                self.refill()
+                try:
+                    return await jail.run(code, wall)
+                except NotDelivered as exc:
+                    if attempt == 2:
+                        raise JailError(f"no process took the snippet: {exc}") from exc
+                    log.info("a ready process was gone before the code reached it; retrying")
+                    await jail.destroy()
+                    jail = None
+            raise AssertionError("unreachable")
         finally:
             self._running -= 1
             self.runs += 1

@@ -175,6 +175,8 @@ def serve_one(ctrl: int, status: int, out: int, err: int, cpu_hard: int) -> None
     """
     header, code = _read_request(ctrl)
     os.close(ctrl)
+    # Receipt: from here on the snippet may have run, and a run that dies is the snippet's.
+    os.write(status, b"started\n")
     timeout = float(header["timeout"])  # type: ignore[arg-type]
     budget = min(int(_cpu_seconds() + timeout) + 1, cpu_hard - 1)
     _set_limit(resource.RLIMIT_CPU, budget, budget + 1)

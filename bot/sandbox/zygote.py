@@ -142,7 +142,7 @@ class ForkServer:
 
     def __init__(self, env: JailEnv) -> None:
         self.env = env
-        self.ahead = max(1, env.config.pool_size)
+        self.ahead = max(0, env.config.forks_ahead)
         self.jail: Jail | None = None
         self.state = "down"  # "starting", "up", "down"
         self.restarts = 0
@@ -165,6 +165,7 @@ class ForkServer:
     def status(self) -> dict[str, object]:
         return {
             "zygote": self.state,
+            "zygote_pid": self.jail.child_pid if self.jail is not None else None,
             "zygote_restarts": self.restarts,
             "forking": self._forking,
             "forked_warm": len(self._warm),
