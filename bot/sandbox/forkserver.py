@@ -25,6 +25,7 @@ manager's end of its control socket closes.
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import random
 import resource
@@ -107,6 +108,14 @@ def _reseed() -> None:
         torch.manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
 
 
+def _warm() -> None:
+    """Touch, before the code arrives, the pages a small torch snippet would copy on write."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        (torch.ones(4, requires_grad=True) * 2).sum().backward()
+    compile("x = 1", "<warm>", "exec")
+
+
 def _exit_status(status: int) -> int:
     if os.WIFSIGNALED(status):
         return 128 + os.WTERMSIG(status)
@@ -151,6 +160,7 @@ def _snippet(ctrl: int, status: int, out: int, err: int, opts: dict[str, int]) -
         _libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)  # its own /proc/self, as in any process
         resource.setrlimit(resource.RLIMIT_NOFILE, (opts["nofile"], opts["nofile"]))
         _reseed()
+        _warm()
         os.write(status, b"ready\n")
     except BaseException:
         os._exit(70)
@@ -234,6 +244,9 @@ def main(argv: list[str]) -> None:
         # One tiny single-threaded op warms the dispatcher for every child; never a parallel
         # one, whose thread pool would not survive fork.
         (torch.ones(4, requires_grad=True) * 2).sum().backward()
+    # Everything alive now moves to the collector's permanent generation: a collection in a
+    # child would otherwise walk (and so copy, page by page) the zygote's whole heap.
+    gc.freeze()
     _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # C exits at once; the kernel reaps it
     opts = {"tmp_bytes": tmp_bytes, "nofile": nofile, "cpu_hard": cpu_hard}
