@@ -25,14 +25,14 @@ from typing import Any
 from bot.log import get_logger
 from bot.sandbox.config import SandboxConfig
 from bot.sandbox.errors import SandboxBusy, SandboxUnavailable
-from bot.sandbox.result import Outcome, RunResult
+from bot.sandbox.result import RunResult
 from bot.sandbox.validate import validate_snippet
 
 __all__ = ["Sandbox"]
 
 log = get_logger(__name__)
 
-_LINE_LIMIT = 16 * 1024 * 1024
+_LINE_LIMIT = 128 * 1024 * 1024  # a result with 10 files of 8 MiB, in base64
 _ANSWER_MARGIN = 30.0  # seconds beyond a run's own limits before the manager counts as gone
 _PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -194,21 +194,27 @@ class Sandbox:
         result = response.get("result")
         return result if isinstance(result, dict) else {}
 
-    async def run(self, code: str, *, timeout: float | None = None) -> RunResult:  # noqa: ASYNC109
-        """Run ``code`` once in a fresh jail. ``timeout`` (seconds) is capped at the config's."""
+    async def run(
+        self,
+        code: str,
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109
+        graph: tuple[str, ...] | None = None,
+    ) -> RunResult:
+        """Run ``code`` once in a fresh jail. ``timeout`` (seconds) is capped at the config's.
+
+        With ``graph`` (names of tensors, or ``()`` for the last one the snippet assigned with
+        a ``grad_fn``) the result also carries the autograd graph (``RunResult.graph``) and its
+        picture among the files.
+        """
         text = validate_snippet(code, self.config.max_bytes)
-        data = await self._request(
-            {"op": "run", "code": text, "timeout": self.config.clamp_timeout(timeout)}
-        )
-        return RunResult(
-            outcome=Outcome(data["outcome"]),
-            exit_code=data.get("exit_code"),
-            signal=data.get("signal"),
-            stdout=str(data.get("stdout", "")),
-            stderr=str(data.get("stderr", "")),
-            truncated=bool(data.get("truncated")),
-            duration_ms=float(data.get("duration_ms", 0.0)),
-        )
+        request: dict[str, Any] = {
+            "op": "run", "code": text, "timeout": self.config.clamp_timeout(timeout)
+        }  # fmt: skip
+        if graph is not None:
+            request["graph"] = {"of": list(graph)}
+        data = await self._request(request)
+        return RunResult.from_wire(data)
 
     async def status(self) -> dict[str, Any]:
         """Pool counters: ``warm``, ``starting``, ``running``, ``queued``, ``runs``, ..."""

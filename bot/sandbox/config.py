@@ -80,8 +80,10 @@ class SandboxConfig:
     max_starting: int = 4
     max_running: int = 4
     cgroup_parent: str = ""
-    preload: tuple[str, ...] = ("numpy", "torch")
+    preload: tuple[str, ...] = ("numpy", "torch", "matplotlib")
     fork_server: bool = True
+    max_files: int = 10
+    max_file_bytes: int = 8 * 1024 * 1024
     forks_ahead: int = 24
 
     @classmethod

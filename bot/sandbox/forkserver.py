@@ -33,6 +33,7 @@ import signal
 import socket
 import sys
 
+from bot.sandbox import pictures
 from bot.sandbox.worker import serve_one
 
 __all__ = ["main"]
@@ -226,16 +227,11 @@ def main(argv: list[str]) -> None:
     preload = [m for m in argv[8].split(",") if m]
 
     os.environ.clear()
-    # The bootstrap registered the worker under the bot's package names so that the import at
-    # the top works; a snippet must find no module called ``bot``.
-    for name in ("bot.sandbox.worker", "bot.sandbox", "bot"):
-        sys.modules.pop(name, None)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
     with open(bpf_fd, "rb") as fh:
         bpf = fh.read()
-    for name in preload:
-        __import__(name)
+    pictures.preload(preload)
     if "numpy" in sys.modules:
         import numpy.random  # noqa: F401 - a lazy import would fail in a child's namespaces
     if "torch" in sys.modules:

@@ -54,19 +54,18 @@ class JailError(RuntimeError):
     """A jail could not be started; the message carries bwrap's or the worker's own words."""
 
 
-def worker_source() -> str:
-    return (Path(__file__).with_name("worker.py")).read_text(encoding="utf-8")
+def worker_source(main: str = "worker") -> str:
+    """The code a jail runs, as one JSON payload: the jail-side modules and which one is main.
 
-
-def zygote_source() -> str:
-    """The fork server's code and the worker it runs each snippet with, as one JSON payload."""
+    Nothing of the bot is mounted in a jail; the bootstrap registers these sources under their
+    usual names so that their imports of each other work.
+    """
     here = Path(__file__).parent
-    return json.dumps(
-        {
-            "worker": (here / "worker.py").read_text(encoding="utf-8"),
-            "forkserver": (here / "forkserver.py").read_text(encoding="utf-8"),
-        }
-    )
+    modules = [
+        (f"bot.sandbox.{name}", (here / f"{name}.py").read_text(encoding="utf-8"))
+        for name in ("pictures", "worker", "forkserver")
+    ]
+    return json.dumps({"modules": modules, "main": f"bot.sandbox.{main}"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,19 +88,14 @@ class JailEnv:
         return self.run_as[1] if self.run_as else os.getgid()
 
 
-# The worker's source arrives on a descriptor rather than in argv, so that ``ps`` stays readable.
+# The jail's code arrives on a descriptor rather than in argv, so that ``ps`` stays readable.
 _BOOTSTRAP = (
-    "import os,sys;fd=int(sys.argv.pop(1));src=os.read(fd,1<<20);os.close(fd);"
-    "exec(compile(src,'<worker>','exec'))"
-)
-# The fork server imports the worker as a module; nothing of the bot is mounted, so both
-# sources arrive on one descriptor and the worker is registered under its usual name.
-_ZYGOTE_BOOTSTRAP = (
-    "import os,sys,json,types;fd=int(sys.argv.pop(1));m=json.loads(os.read(fd,1<<22));"
+    "import os,sys,json,types;fd=int(sys.argv.pop(1));b=json.loads(os.read(fd,1<<22));"
     "os.close(fd)\n"
-    "for n in ('bot','bot.sandbox','bot.sandbox.worker'):sys.modules[n]=types.ModuleType(n)\n"
-    "exec(compile(m['worker'],'<worker>','exec'),sys.modules['bot.sandbox.worker'].__dict__)\n"
-    "exec(compile(m['forkserver'],'<forkserver>','exec'))"
+    "for n in ('bot','bot.sandbox'):sys.modules[n]=types.ModuleType(n)\n"
+    "for n,src in b['modules']:\n"
+    " m=sys.modules[n]=types.ModuleType(n);exec(compile(src,'<'+n+'>','exec'),m.__dict__)\n"
+    "sys.modules[b['main']].main(sys.argv[1:])"
 )
 
 
@@ -163,7 +157,7 @@ def bwrap_argv(
     if zygote:
         return [
             *argv,
-            env.layout.python, "-I", "-B", "-c", _ZYGOTE_BOOTSTRAP, str(fds.source),
+            env.layout.python, "-I", "-B", "-c", _BOOTSTRAP, str(fds.source),
             str(fds.ctrl), str(fds.seccomp), str(fds.status),
             str(tmp_bytes), str(cfg.nofile), str(cfg.torch_threads), str(tmp_bytes),
             str(math.ceil(cfg.timeout) + 3), ",".join(preload),
@@ -203,6 +197,8 @@ class Jail(OneRun):
         self.env = env
         self.zygote = zygote
         self.output_bytes = env.config.output_bytes
+        self.max_files = env.config.max_files
+        self.max_file_bytes = env.config.max_file_bytes
         self.control: socket.socket | None = None
         self.preload = env.config.preload if preload is None else preload
         self.proc: subprocess.Popen[bytes] | None = None
@@ -259,7 +255,7 @@ class Jail(OneRun):
             passwd = _PASSWD.replace(b"{uid}", str(uid).encode()).replace(
                 b"{gid}", str(gid).encode()
             )
-            source = zygote_source() if self.zygote else self.env.worker
+            source = worker_source("forkserver") if self.zygote else self.env.worker
             fds = _Fds(
                 source=memfd("worker", source.encode()),
                 seccomp=seccomp_fd,

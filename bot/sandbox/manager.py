@@ -38,7 +38,7 @@ __all__ = ["main", "prepare"]
 
 log = get_logger("bot.sandbox.manager")
 
-_LINE_LIMIT = 16 * 1024 * 1024
+_LINE_LIMIT = 16 * 1024 * 1024  # requests: snippets of at most RUN_MAX_BYTES
 
 
 def _read_first_line(fd: int) -> bytes:
@@ -142,8 +142,10 @@ class Manager:
                     return
                 code = str(request.get("code", ""))
                 timeout = self.env.config.clamp_timeout(request.get("timeout"))
-                result = await self.pool.run(code, timeout)
-                await self.send({"id": rid, "result": result.as_dict()})
+                graph = request.get("graph")
+                extra: dict[str, object] = {"graph": graph} if isinstance(graph, dict) else {}
+                result = await self.pool.run(code, timeout, extra)
+                await self.send({"id": rid, "result": result.to_wire()})
             else:
                 await self.send({"id": rid, "error": f"unknown op {op!r}"})
         except PoolBusy as exc:

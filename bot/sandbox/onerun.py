@@ -10,15 +10,54 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
+import re
 import time
 
-from bot.sandbox.aio import ByteBudget, CappedBuffer, close_fd, drain_capped, read_line, write_all
+from bot.sandbox.aio import (
+    ByteBudget,
+    CappedBuffer,
+    close_fd,
+    drain_capped,
+    read_chunk,
+    read_line,
+    write_all,
+)
 from bot.sandbox.cgroups import Cgroup
 from bot.sandbox.outcome import classify, plausible_report
-from bot.sandbox.result import RunResult
+from bot.sandbox.result import RunFile, RunResult, SkippedFile
 
-__all__ = ["NotDelivered", "OneRun"]
+__all__ = ["NotDelivered", "OneRun", "clean_file_name"]
+
+_REPORT_LIMIT = 4 * 1024 * 1024  # the report line: exit status, file list, autograd graph
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def clean_file_name(name: str) -> str:
+    """A name made of ``[A-Za-z0-9._-]`` only, at most 100 characters, never hidden or empty.
+
+    The jail cleans names too; this side does not rely on it.
+    """
+    cleaned = _UNSAFE.sub("_", name)[:100].lstrip(".")
+    return cleaned or "file"
+
+
+def _skipped(value: object) -> tuple[SkippedFile, ...]:
+    if not isinstance(value, list):
+        return ()
+    out = []
+    for item in value[:100]:
+        if isinstance(item, dict):
+            size = item.get("size")
+            out.append(
+                SkippedFile(
+                    clean_file_name(str(item.get("name", ""))),
+                    size if isinstance(size, int) and size >= 0 else 0,
+                    str(item.get("reason", ""))[:40],
+                )
+            )
+    return tuple(out)
 
 
 class NotDelivered(RuntimeError):
@@ -29,6 +68,8 @@ class OneRun:
     """Descriptors and the run logic for exactly one snippet; see the module docstring."""
 
     output_bytes: int
+    max_files: int
+    max_file_bytes: int
     cgroup: Cgroup | None
 
     def __init__(self) -> None:
@@ -82,15 +123,26 @@ class OneRun:
     async def _read_ready(self, within: float) -> bytes | None:
         return await asyncio.wait_for(read_line(self._status, self._status_pending), within)
 
-    async def run(self, code: str, wall: float) -> RunResult:
-        """Send the snippet, enforce the wall clock, collect output, classify the ending."""
+    async def run(
+        self, code: str, wall: float, extra: dict[str, object] | None = None
+    ) -> RunResult:
+        """Send the snippet, enforce the wall clock, collect output, classify the ending.
+
+        ``extra`` joins the request's header (``graph``: draw the autograd graph).
+        """
         assert self.cgroup is not None
         # One budget for both streams: SANDBOX_OUTPUT_BYTES is the most a run can send back.
         budget = ByteBudget(self.output_bytes)
         out, err = CappedBuffer(budget=budget), CappedBuffer(budget=budget)
         self.cgroup.set_cpu_weight(running=True)
         body = code.encode("utf-8")
-        header = json.dumps({"timeout": wall, "size": len(body)}).encode() + b"\n"
+        files_cap = {"max": self.max_files, "bytes": self.max_file_bytes}
+        header = (
+            json.dumps(
+                {"timeout": wall, "size": len(body), "files": files_cap, **(extra or {})}
+            ).encode()
+            + b"\n"
+        )
         readers = [
             asyncio.create_task(drain_capped(self._out, out)),
             asyncio.create_task(drain_capped(self._err, err)),
@@ -98,6 +150,7 @@ class OneRun:
         started = time.monotonic()
         timed_out = False
         report: dict[str, object] | None = None
+        files: tuple[RunFile, ...] = ()
         try:
             try:
                 await asyncio.wait_for(write_all(self._ctrl, header + body), wall)
@@ -116,6 +169,9 @@ class OneRun:
                 raise NotDelivered("the process ended before it read the snippet")
             remaining = max(0.0, wall - (time.monotonic() - started))
             report = await asyncio.wait_for(self._report_or_exit(), remaining)
+            if report is not None and plausible_report(report):
+                remaining = max(0.0, wall - (time.monotonic() - started))
+                files = await self._read_files(report, remaining)
             if report is not None and not plausible_report(report):
                 # A line the snippet forged: only the real exit status can say how it ended.
                 report = None
@@ -137,7 +193,7 @@ class OneRun:
         _, pending = await asyncio.wait(readers, timeout=2)
         for task in pending:
             task.cancel()
-        return classify(
+        result = classify(
             returncode=None if report is not None else self._exit_status(),
             timed_out=timed_out,
             report=report,
@@ -147,10 +203,60 @@ class OneRun:
             truncated=out.truncated or err.truncated,
             duration_ms=duration_ms,
         )
+        if report is None:
+            return result
+        graph = report.get("graph")
+        return dataclasses.replace(
+            result,
+            files=files,
+            skipped_files=_skipped(report.get("skipped_files")),
+            graph=graph if isinstance(graph, dict) else None,
+        )
+
+    async def _read_files(self, report: dict[str, object], within: float) -> tuple[RunFile, ...]:
+        """The bytes that follow the report, as it declares them; nothing if it overclaims.
+
+        The declaration comes from the jail, so it is checked against our own caps before a
+        byte is read, and reading stops at the run's wall clock.
+        """
+        declared = report.get("files")
+        if not isinstance(declared, list) or not declared:
+            return ()
+        wanted: list[tuple[str, int]] = []
+        for item in declared[: self.max_files + 1]:
+            if not isinstance(item, dict):
+                return ()
+            name, size = item.get("name"), item.get("size")
+            if not isinstance(name, str) or not isinstance(size, int) or isinstance(size, bool):
+                return ()
+            if not 0 <= size <= self.max_file_bytes:
+                return ()
+            wanted.append((clean_file_name(name), size))
+        if len(wanted) > self.max_files:
+            return ()
+        total = sum(size for _, size in wanted)
+        buffer = bytearray(self._status_pending)
+        self._status_pending.clear()
+        try:
+            async with asyncio.timeout(max(0.05, within)):
+                while len(buffer) < total:
+                    chunk = await read_chunk(self._status, min(1 << 20, total - len(buffer)))
+                    if not chunk:
+                        return ()
+                    buffer += chunk
+        except TimeoutError:
+            return ()
+        out, at = [], 0
+        for name, size in wanted:
+            out.append(RunFile(name, bytes(buffer[at : at + size])))
+            at += size
+        return tuple(out)
 
     async def _report_or_exit(self) -> dict[str, object] | None:
         """The snippet's report if it sends one; None once the run ends without one."""
-        report_task = asyncio.create_task(read_line(self._status, self._status_pending))
+        report_task = asyncio.create_task(
+            read_line(self._status, self._status_pending, limit=_REPORT_LIMIT)
+        )
         exit_task = asyncio.create_task(self._wait_exit())
         try:
             await asyncio.wait({report_task, exit_task}, return_when=asyncio.FIRST_COMPLETED)

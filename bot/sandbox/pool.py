@@ -129,7 +129,9 @@ class Pool:
         self.cold_starts += 1
         return await self._launch()
 
-    async def run(self, code: str, wall: float) -> RunResult:
+    async def run(
+        self, code: str, wall: float, extra: dict[str, object] | None = None
+    ) -> RunResult:
         """Run one snippet in a warm (or, failing that, a fresh) jail, then throw it away.
 
         Waits for a turn first (at most ``wall`` seconds, else :class:`PoolBusy`).
@@ -147,11 +149,11 @@ class Pool:
         finally:
             self._queued -= 1
         try:
-            return await self._run_in_jail(code, wall)
+            return await self._run_in_jail(code, wall, extra or {})
         finally:
             self._turns.release()
 
-    async def _run_in_jail(self, code: str, wall: float) -> RunResult:
+    async def _run_in_jail(self, code: str, wall: float, extra: dict[str, object]) -> RunResult:
         self._running += 1
         started = time.monotonic()
         jail: OneRun | None = None
@@ -160,7 +162,7 @@ class Pool:
                 jail = await self._acquire()
                 self.refill()
                 try:
-                    return await jail.run(code, wall)
+                    return await jail.run(code, wall, extra)
                 except NotDelivered as exc:
                     if attempt == 2:
                         raise JailError(f"no process took the snippet: {exc}") from exc

@@ -26,6 +26,9 @@ import resource
 import sys
 import traceback
 import types
+from typing import Any
+
+from bot.sandbox import pictures
 
 __all__ = ["main"]
 
@@ -96,9 +99,8 @@ def _is_memory_failure(exc: BaseException) -> bool:
     return isinstance(exc, RuntimeError) and any(s in text for s in _ALLOC_FAILURES)
 
 
-def _run(code: bytes) -> tuple[int, bool]:
+def _run(code: bytes, module: types.ModuleType) -> tuple[int, bool]:
     """Run the snippet as ``__main__``; (exit code, whether it ran out of memory)."""
-    module = types.ModuleType("__main__")
     module.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = module
     # "utf-8-sig": a leading byte order mark is dropped, as Python does when it reads a file.
@@ -135,6 +137,46 @@ def _run(code: bytes) -> tuple[int, bool]:
     return 0, False
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _afterwards(
+    header: dict[str, object], namespace: dict[str, Any], exit_code: int
+) -> dict[str, Any]:
+    """Figures, files and (if asked) the autograd graph, for the report. Never raises."""
+    extras: dict[str, Any] = {}
+    here = os.getcwd()
+    try:
+        graph_request = header.get("graph")
+        if isinstance(graph_request, dict):
+            wanted = [str(n) for n in graph_request.get("of") or []]
+            if exit_code != 0:
+                extras["graph"] = {"error": "the snippet ended with an error before the graph"}
+            else:
+                roots, why = pictures.pick_tensors(namespace, wanted)
+                if not roots:
+                    extras["graph"] = {"error": why}
+                else:
+                    graph = pictures.walk_graph(roots, namespace)
+                    pictures.save_open_figures(here)
+                    graph["picture"] = pictures.draw_graph(graph, here, [n for n, _ in roots])
+                    extras["graph"] = graph
+        pictures.save_open_figures(here)
+        limits = header.get("files")
+        limits = limits if isinstance(limits, dict) else {}
+        files, skipped = pictures.collect_files(
+            here, int(limits.get("max", 10)), int(limits.get("bytes", 8 * 2**20))
+        )
+        extras["_files"] = files
+        extras["skipped_files"] = skipped
+    except BaseException as exc:  # the snippet may have broken anything; still report
+        extras.setdefault("graph_error", f"{type(exc).__name__}: {exc}"[:300])
+    return extras
+
+
 def _flush() -> None:
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:
@@ -158,8 +200,7 @@ def main(argv: list[str]) -> None:
     _set_limit(resource.RLIMIT_NOFILE, nofile)
     _set_limit(resource.RLIMIT_CPU, cpu_import, cpu_hard)
 
-    for name in preload:
-        __import__(name)
+    pictures.preload(preload)
     if "torch" in sys.modules:
         torch = sys.modules["torch"]
         torch.set_num_threads(threads)
@@ -175,6 +216,10 @@ def serve_one(ctrl: int, status: int, out: int, err: int, cpu_hard: int) -> None
     """
     header, code = _read_request(ctrl)
     os.close(ctrl)
+    # The bootstrap registered this code under the bot's package names (so that its imports
+    # work); a snippet must find no module called ``bot``.
+    for name in [n for n in sys.modules if n == "bot" or n.startswith("bot.")]:
+        del sys.modules[name]
     # Receipt: from here on the snippet may have run, and a run that dies is the snippet's.
     os.write(status, b"started\n")
     timeout = float(header["timeout"])  # type: ignore[arg-type]
@@ -197,16 +242,24 @@ def serve_one(ctrl: int, status: int, out: int, err: int, cpu_hard: int) -> None
     )
     sys.argv = ["<snippet>"]
 
-    exit_code, memory = _run(code)
+    pictures.install_show(os.getcwd())
+    module = types.ModuleType("__main__")
+    exit_code, memory = _run(code, module)
+    extras = _afterwards(header, module.__dict__, exit_code)
     _flush()
     # Closing our ends lets the manager see EOF now rather than after the kernel has torn down
     # this process's (large, torch-sized) address space.
     for fd in (1, 2):
         with contextlib.suppress(OSError):
             os.close(fd)
-    report = json.dumps({"exit_code": exit_code, "memory_error": memory})
+    files = extras.pop("_files", [])
+    extras["files"] = [{"name": name, "size": len(data)} for name, data in files]
+    report = json.dumps({"exit_code": exit_code, "memory_error": memory, **extras})
     with contextlib.suppress(OSError):
-        os.write(status, report.encode() + b"\n")
+        # The report line, then each file's bytes, in the order and sizes it declares.
+        _write_all(status, report.encode() + b"\n")
+        for _, data in files:
+            _write_all(status, data)
     os._exit(exit_code)
 
 

@@ -42,9 +42,11 @@ _UCRED = struct.Struct("iII")  # pid, uid, gid
 class ForkedRun(OneRun):
     """One fork-server child: its pid 1 (G) holds ``talk``; its snippet process holds the rest."""
 
-    def __init__(self, output_bytes: int) -> None:
+    def __init__(self, output_bytes: int, max_files: int, max_file_bytes: int) -> None:
         super().__init__()
         self.output_bytes = output_bytes
+        self.max_files = max_files
+        self.max_file_bytes = max_file_bytes
         self.cgroup: Cgroup | None = None
         self.talk: socket.socket | None = None
         self._init_fd = -1  # pidfd of G: SIGKILL ends the run's whole pid namespace
@@ -267,7 +269,8 @@ class ForkServer:
         jail = self.jail
         if jail is None or jail.control is None:
             raise JailError("the fork server is not running")
-        run = ForkedRun(self.env.config.output_bytes)
+        cfg = self.env.config
+        run = ForkedRun(cfg.output_bytes, cfg.max_files, cfg.max_file_bytes)
         theirs: list[int] = []
         try:
             run.cgroup = self.env.cgroups.create()
