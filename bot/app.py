@@ -224,7 +224,12 @@ class Wiring:
         if platform is Platform.CONSOLE:
             from bot.adapters.console import ConsoleAdapter
 
-            return ConsoleAdapter(runtime.service, runtime.clock, json_mode=json_lines)
+            return ConsoleAdapter(
+                runtime.service,
+                runtime.clock,
+                json_mode=json_lines,
+                files_dir=runtime.settings.files_dir,
+            )
         if platform is Platform.DISCORD:
             from bot.adapters.discord import DiscordAdapter
 

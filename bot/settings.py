@@ -118,6 +118,11 @@ class Settings(BaseSettings):
         """
         return self.db_path.with_name(f"{self.db_path.stem}-packs")
 
+    @property
+    def files_dir(self) -> Path:
+        """Where the console saves what runs return (figures, files, graphs): beside the DB."""
+        return self.db_path.with_name(f"{self.db_path.stem}-files")
+
     @field_validator("timezone")
     @classmethod
     def _known_timezone(cls, value: str) -> str:

@@ -15,6 +15,7 @@ import shlex
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -25,7 +26,7 @@ from zoneinfo import ZoneInfo
 from bot.core.clock import Clock, SimulatedClock, check_simulated
 from bot.core.durations import format_duration, parse_duration
 from bot.core.errors import APOLOGY, BadInput, StudyError
-from bot.core.messages import Message, terminal_safe
+from bot.core.messages import Attachment, Message, terminal_safe
 from bot.core.models import ChatContext, Window
 from bot.core.schedule import ScheduleError, parse_filters
 from bot.log import get_logger
@@ -87,8 +88,12 @@ class ConsoleAdapter:
         admin: bool = True,
         channel: str = "general",
         scheduler: Scheduler | None = None,
+        files_dir: Path | None = None,
     ) -> None:
         self.service = service
+        # Where attachments are saved (figures, files, graphs); None = only name them.
+        self.files_dir = files_dir
+        self._saved = 0
         # Set when a scheduler runs with this console as its gateway: every command then waits
         # for it to settle, and /clock steps through due times, so output is deterministic.
         self.scheduler = scheduler
@@ -102,6 +107,7 @@ class ConsoleAdapter:
         self.channel = channel
         self.running = True
         self._snippet: list[str] | None = None  # lines of a fenced /run block being typed
+        self._graph_of: tuple[str, ...] | None = None  # set while that block is a /graph
         self._lines: asyncio.Queue[str | None] | None = None  # stdin, read by a daemon thread
         self._commands: dict[str, _Command] = {
             "as": _Command("/as NAME [--admin]", "act as another member", self._as),
@@ -139,6 +145,11 @@ class ConsoleAdapter:
             "run": _Command(
                 "/run CODE, or /run then a ```python fenced block```",
                 "run a Python snippet against torch in the sandbox",
+                self._run_usage,
+            ),
+            "graph": _Command(
+                "/graph [--of NAME[,NAME]] CODE, or /graph [--of ...] then a fenced block",
+                "run a snippet and draw the autograd graph behind a tensor",
                 self._run_usage,
             ),
             "clock": _Command(
@@ -235,8 +246,8 @@ class ConsoleAdapter:
             self.error("commands start with /; try /help")
             return
         head, _, rest = text[1:].partition(" ")
-        if head.lower() == "run":  # code is taken as typed, not split like arguments
-            await self._guarded(text, self._run(rest))
+        if head.lower() in ("run", "graph"):  # code is taken as typed, not split into words
+            await self._guarded(text, self._run(rest, graph=head.lower() == "graph"))
             return
         try:
             words = shlex.split(text[1:])
@@ -317,14 +328,35 @@ class ConsoleAdapter:
         if message.choices:
             payload["choices"] = list(message.choices)
         if message.attachments:
+            saved = [self._save(a) for a in message.attachments]
             payload["attachments"] = [
-                {"filename": a.filename, "bytes": len(a.content)} for a in message.attachments
+                {"filename": a.filename, "bytes": len(a.content)}
+                | ({"path": str(path)} if path else {})
+                for a, path in zip(message.attachments, saved, strict=True)
             ]
             body += "".join(
-                f"\n(attached: {a.filename}, {len(a.content):,} bytes)" for a in message.attachments
+                f"\n(attached: {a.filename}, {len(a.content):,} bytes"
+                + (f", saved to {path})" if path else ")")
+                for a, path in zip(message.attachments, saved, strict=True)
             )
         prefix = f"(only {self.member} sees this) " if message.ephemeral else ""
         self._emit(payload, f"{prefix}{body}")
+
+    def _save(self, attachment: Attachment) -> Path | None:
+        """Write an attachment under ``files_dir`` (numbered, never overwriting); its path."""
+        if self.files_dir is None:
+            return None
+        self._saved += 1
+        name = Path(attachment.filename).name or "file"
+        try:
+            self.files_dir.mkdir(parents=True, exist_ok=True)
+            path = self.files_dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{self._saved}-{name}"
+            with open(path, "xb") as fh:
+                fh.write(attachment.content)
+        except OSError as exc:
+            log.warning("cannot save %s: %s", attachment.filename, exc)
+            return None
+        return path
 
     def note(self, text: str) -> None:
         """A short private reply (confirmations, and domain errors such as a closed post)."""
@@ -442,8 +474,19 @@ class ConsoleAdapter:
     async def _run_usage(self, args: list[str]) -> None:
         raise UsageError  # /run is dispatched before argument splitting; see handle_line
 
-    async def _run(self, rest: str) -> None:
+    async def _run(self, rest: str, *, graph: bool = False) -> None:
         code = rest.strip()
+        of: tuple[str, ...] | None = None
+        if graph:
+            of = ()
+            if code.startswith("--of"):
+                _, _, after = code.partition(" ")
+                names, _, code = after.strip().partition(" ")
+                if not names:
+                    raise UsageError("/graph --of NAME[,NAME] CODE")
+                of = tuple(n for n in names.split(",") if n)
+                code = code.strip()
+        self._graph_of = of
         if not code:
             self._snippet = []  # the next lines are a fenced block
             return
@@ -470,7 +513,11 @@ class ConsoleAdapter:
         self._snippet.append(line.rstrip("\n"))
 
     async def _run_code(self, code: str) -> None:
-        self.reply(await self.service.run_snippet(self.context(), code))
+        of, self._graph_of = self._graph_of, None
+        if of is None:
+            self.reply(await self.service.run_snippet(self.context(), code))
+        else:
+            self.reply(await self.service.graph_snippet(self.context(), code, of))
 
     async def _clock(self, args: list[str]) -> None:
         if not args:

@@ -28,8 +28,10 @@ __all__ = [
     "RunGate",
     "RunLimits",
     "SnippetRunner",
+    "file_attachments",
     "first_python_block",
     "result_message",
+    "skipped_notes",
 ]
 
 SHOWN_STDOUT_LINES, SHOWN_STDOUT_CHARS = 30, 1500
@@ -48,7 +50,13 @@ class SnippetRunner(Protocol):
     @property
     def unavailable_reason(self) -> str | None: ...
 
-    async def run(self, code: str, *, timeout: float | None = None) -> RunResult: ...  # noqa: ASYNC109
+    async def run(
+        self,
+        code: str,
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109
+        graph: tuple[str, ...] | None = None,
+    ) -> RunResult: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +174,8 @@ def result_message(result: RunResult, limits: RunLimits, author: str) -> Message
             full += result.stderr
         attachments = (Attachment("output.txt", full.encode("utf-8"), "the full output"),)
         notes.append("Output cut for chat; the full output is attached.")
+    attachments += file_attachments(result)
+    notes += skipped_notes(result)
     if notes:
         sections.append(Section(body=" ".join(notes)))
     return Message(
@@ -174,6 +184,43 @@ def result_message(result: RunResult, limits: RunLimits, author: str) -> Message
         tone=tone,
         attachments=attachments,
     )
+
+
+def file_attachments(result: RunResult) -> tuple[Attachment, ...]:
+    """What the snippet saved or plotted, pictures first (shown inline where a chat can)."""
+    ordered = sorted(result.files, key=lambda f: (not f.is_image, f.name))
+    return tuple(
+        Attachment(f.name, f.data, "a figure" if f.is_image else "a file the snippet wrote")
+        for f in ordered
+    )
+
+
+def skipped_notes(result: RunResult) -> list[str]:
+    """One sentence naming the files that did not come back, and why."""
+    if not result.skipped_files:
+        return []
+    why = {
+        "too big": "over the size limit",
+        "too many files": "over the limit on files",
+        "symlink": "a link, never followed",
+    }
+    parts = [
+        f"`{escape_markup(s.name)}` ({_size(s.size)}, {why.get(s.reason, s.reason)})"
+        if s.size
+        else f"`{escape_markup(s.name)}` ({why.get(s.reason, s.reason)})"
+        for s in result.skipped_files[:10]
+    ]
+    more = len(result.skipped_files) - len(parts)
+    tail = f" and {more} more" if more > 0 else ""
+    return [f"Not attached: {', '.join(parts)}{tail}."]
+
+
+def _size(n: int) -> str:
+    if n >= 1024 * 1024:
+        return f"{n / 1024 / 1024:.1f} MiB"
+    if n >= 1024:
+        return f"{n / 1024:.0f} KiB"
+    return f"{n} bytes"
 
 
 def first_python_block(text: str) -> str | None:

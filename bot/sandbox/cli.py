@@ -1,4 +1,8 @@
-"""``studybot snippet run FILE|- [--json] [--timeout SECONDS]``: one snippet through the sandbox.
+"""``studybot snippet run|graph FILE|- [--json] [--out DIR] ...``: one snippet through the sandbox.
+
+``graph`` also walks and draws the autograd graph behind a tensor (``--of NAME[,NAME]``; default:
+the last tensor the snippet assigned that has a ``grad_fn``). ``--out DIR`` writes the files the
+run returned (figures, files the snippet wrote, the graph picture) there.
 
 Mounted by :mod:`bot.cli` as ``app.add_typer(snippet_app, name="snippet")``. A snippet that fails
 is still a result (exit 0); input refused before running exits 2 with one line on stderr; a host
@@ -19,6 +23,7 @@ import typer
 from bot.sandbox.client import Sandbox
 from bot.sandbox.config import SandboxConfig, SandboxSettings
 from bot.sandbox.errors import SandboxUnavailable, SnippetRejected
+from bot.sandbox.pictures import graph_tree
 from bot.sandbox.result import RunResult
 from bot.sandbox.validate import validate_snippet
 
@@ -72,12 +77,24 @@ def _print_text(result: RunResult) -> None:
     sys.stderr.write(" ".join(parts) + "\n")
 
 
-async def _run(config: SandboxConfig, code: str, wall: float | None) -> RunResult:
+async def _run(
+    config: SandboxConfig, code: str, wall: float | None, graph: tuple[str, ...] | None = None
+) -> RunResult:
     # The command prints the reason itself (one line, exit 3); the client must not log it too.
     async with Sandbox(config, log_unavailable=False) as sandbox:
         if not sandbox.available:
             raise SandboxUnavailable(sandbox.unavailable_reason or "sandbox unavailable")
-        return await sandbox.run(code, timeout=wall)
+        return await sandbox.run(code, timeout=wall, graph=graph)
+
+
+def _write_files(result: RunResult, out: Path | None) -> None:
+    """Write the returned files into ``out`` (names are already ``[A-Za-z0-9._-]``)."""
+    if out is None:
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    for f in result.files:
+        (out / Path(f.name).name).write_bytes(f.data)
+        sys.stderr.write(f"wrote {out / Path(f.name).name} ({len(f.data):,} bytes)\n")
 
 
 def run_command(
@@ -87,6 +104,8 @@ def run_command(
     timeout: float | None,
     *,
     config: SandboxConfig | None = None,
+    out: Path | None = None,
+    graph: tuple[str, ...] | None = None,
 ) -> int:
     """The command's body; returns the process exit code. ``config`` overrides (for tests)."""
     cfg = config or SandboxConfig.from_settings(
@@ -94,18 +113,50 @@ def run_command(
     )  # one run: a single-use jail starts as fast as a fork server would
     try:
         code = read_snippet(file, cfg.max_bytes)
-        result = asyncio.run(_run(cfg, code, timeout))
+        result = asyncio.run(_run(cfg, code, timeout, graph))
     except SnippetRejected as exc:
         sys.stderr.write(f"refused: {exc.reason}\n")
         return EXIT_REFUSED
     except SandboxUnavailable as exc:
         sys.stderr.write(f"sandbox unavailable: {exc.reason}\n")
         return EXIT_UNAVAILABLE
-    if as_json:
+    _write_files(result, out)
+    if graph is not None:
+        _print_graph(result, as_json)
+    elif as_json:
         sys.stdout.write(json.dumps(result.as_dict(), ensure_ascii=False) + "\n")
     else:
         _print_text(result)
     return 0
+
+
+def _print_graph(result: RunResult, as_json: bool) -> None:
+    graph = result.graph or {}
+    nodes = graph.get("nodes") if isinstance(graph.get("nodes"), list) else None
+    error = None if nodes else str(graph.get("error") or graph.get("graph_error") or "no graph")
+    if result.outcome.value != "ok":
+        error = f"the snippet did not finish ({result.outcome.value}): {error}"
+    if as_json:
+        payload = {
+            "outcome": result.outcome.value,
+            "nodes": nodes or [],
+            "edges": graph.get("edges") or [],
+            "truncated": bool(graph.get("truncated")),
+            "files": result.as_dict()["files"],
+            "error": error,
+            "stdout": result.stdout,
+            "stderr": result.stderr,
+        }
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        return
+    if result.stdout:
+        sys.stdout.write(_shown(result.stdout))
+    if result.stderr:
+        sys.stderr.write(_shown(result.stderr))
+    if error:
+        sys.stderr.write(f"no graph: {_shown(error)}")
+        return
+    sys.stdout.write(_shown(graph_tree(graph)))
 
 
 @snippet_app.command("run")
@@ -119,6 +170,45 @@ def snippet_run(
         float | None,
         typer.Option("--timeout", min=0.05, help="Wall-clock seconds (capped at SANDBOX_TIMEOUT)."),
     ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Write the files the run returned (figures...) there."),
+    ] = None,
 ) -> None:
     """Run one snippet in a fresh jail and print its output (or, with --json, the result)."""
-    raise typer.Exit(run_command(ctx.obj.settings(), file, as_json, timeout))
+    raise typer.Exit(run_command(ctx.obj.settings(), file, as_json, timeout, out=out))
+
+
+@snippet_app.command("graph")
+def snippet_graph(
+    ctx: typer.Context,
+    file: Annotated[str, typer.Argument(help="A Python file, or - to read stdin.")],
+    of: Annotated[
+        str,
+        typer.Option(
+            "--of",
+            help="The tensor(s) to draw, comma-separated (default: the last one assigned"
+            " that has a grad_fn).",
+            metavar="NAME[,NAME]",
+        ),
+    ] = "",
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Print one JSON object: outcome, nodes, edges...", metavar=""),
+    ] = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write the picture(s) into this directory.")
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", min=0.05, help="Wall-clock seconds (capped at SANDBOX_TIMEOUT)."),
+    ] = None,
+) -> None:
+    """Run one snippet and print the autograd graph behind a tensor (and draw it with --out)."""
+    names = tuple(n.strip() for n in of.split(",") if n.strip())
+    bad = [n for n in names if not n.isidentifier()]
+    if bad:
+        sys.stderr.write(f"refused: --of {bad[0]!r} is not a variable name\n")
+        raise typer.Exit(EXIT_REFUSED)
+    code = run_command(ctx.obj.settings(), file, as_json, timeout, out=out, graph=names)
+    raise typer.Exit(code)

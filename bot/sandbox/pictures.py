@@ -28,6 +28,7 @@ __all__ = [
     "MAX_NODES",
     "collect_files",
     "draw_graph",
+    "graph_tree",
     "install_show",
     "save_open_figures",
     "walk_graph",
@@ -222,7 +223,7 @@ def walk_graph(roots: list[tuple[str, Any]], namespace: dict[str, Any]) -> dict[
             var = fn.variable
             nodes.append({
                 "id": index, "kind": "leaf", "graph": graph,
-                "label": names.get(id(var), "(leaf)"),
+                "label": names.get(id(var), ""),
                 "shape": list(var.shape), "dtype": str(var.dtype).removeprefix("torch."),
                 "requires_grad": bool(var.requires_grad),
             })  # fmt: skip
@@ -258,11 +259,54 @@ def walk_graph(roots: list[tuple[str, Any]], namespace: dict[str, Any]) -> dict[
     return {"nodes": nodes, "edges": edges, "truncated": truncated, "max_nodes": MAX_NODES}
 
 
+def _describe(node: dict[str, Any]) -> str:
+    label = str(node.get("label", "?"))
+    shape = node.get("shape")
+    dims = "(" + ", ".join(str(d) for d in shape) + ")" if isinstance(shape, list) else ""
+    if node.get("kind") == "leaf":
+        grad = "requires_grad" if node.get("requires_grad") else "no grad"
+        return f"leaf {label + ' ' if label else ''}{dims} {node.get('dtype', '')}, {grad}"
+    if node.get("kind") == "output":
+        return f"{label} {dims} {node.get('dtype', '')}".rstrip()
+    saved = node.get("saved") or []
+    return label + (f" [{', '.join(str(s) for s in saved)}]" if saved else "")
+
+
+def graph_tree(graph: dict[str, Any], max_lines: int = 60) -> str:
+    """The graph as an indented tree from each output down to the leaves (shared nodes once)."""
+    nodes = {n["id"]: n for n in graph.get("nodes", []) if isinstance(n, dict) and "id" in n}
+    children: dict[int, list[int]] = collections.defaultdict(list)
+    for edge in graph.get("edges", []):
+        if isinstance(edge, list) and len(edge) == 2 and edge[1] not in children[edge[0]]:
+            children[edge[0]].append(edge[1])
+    lines: list[str] = []
+    shown: set[int] = set()
+    for root in (n for n in nodes.values() if n.get("kind") == "output"):
+        stack: list[tuple[int, int]] = [(root["id"], 0)]
+        while stack and len(lines) < max_lines:
+            node_id, depth = stack.pop()
+            node = nodes.get(node_id)
+            if node is None:
+                continue
+            again = node_id in shown and node.get("kind") != "output"
+            lines.append("  " * depth + ("└─ " if depth else "") + _describe(node)
+                         + (" (see above)" if again else ""))  # fmt: skip
+            if again:
+                continue
+            shown.add(node_id)
+            stack.extend((c, depth + 1) for c in reversed(children[node_id]))
+    if len(lines) >= max_lines:
+        lines.append(f"… (the tree goes on; {len(nodes)} nodes in all)")
+    if graph.get("truncated"):
+        lines.append(f"(the walk stopped at {graph.get('max_nodes')} nodes)")
+    return "\n".join(lines)
+
+
 def _label(node: dict[str, Any]) -> str:
     if node["kind"] == "leaf":
         grad = "requires_grad" if node.get("requires_grad") else "no grad"
         shape = "(" + ", ".join(str(d) for d in node["shape"]) + ")"
-        return f"{node['label']}\n{shape} {node['dtype']}\n{grad}"
+        return f"{node['label'] or 'leaf'}\n{shape} {node['dtype']}\n{grad}"
     if node["kind"] == "output":
         shape = "(" + ", ".join(str(d) for d in node["shape"]) + ")"
         return f"{node['label']}\n{shape} {node['dtype']}"

@@ -11,12 +11,14 @@ import time
 
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, Unavailable
+from bot.core.graphs import graph_message
 from bot.core.messages import Message
 from bot.core.models import ChatContext
 from bot.core.snippets import RunGate, RunLimits, SnippetRunner, result_message
 from bot.log import get_logger
 from bot.metrics import Metrics
 from bot.sandbox.errors import SandboxBusy, SandboxUnavailable, SnippetRejected
+from bot.sandbox.result import RunResult
 from bot.sandbox.validate import validate_snippet
 
 __all__ = ["SnippetRuns"]
@@ -68,6 +70,25 @@ class SnippetRuns:
         Refused before running: no sandbox on this host, too big / NUL bytes / not UTF-8, empty,
         more than ``per_minute`` runs in the last minute, or a run of theirs still going.
         """
+        result = await self._execute(ctx, code, None)
+        return result_message(result, self.run_limits, ctx.member_name)
+
+    async def graph(self, ctx: ChatContext, code: str, of: tuple[str, ...] = ()) -> Message:
+        """Run a snippet and draw the autograd graph behind ``of`` (default: its last result).
+
+        The same checks and limits as :meth:`run`; a graph counts as one run.
+        """
+        for name in of:
+            if not name.isidentifier():
+                raise BadInput(f"`{name[:40]}` is not a variable name (use --of NAME[,NAME])")
+        if len(of) > 4:
+            raise BadInput("At most 4 tensors side by side (--of a,b,c,d).")
+        result = await self._execute(ctx, code, of)
+        return graph_message(result, self.run_limits, ctx.member_name)
+
+    async def _execute(
+        self, ctx: ChatContext, code: str, graph: tuple[str, ...] | None
+    ) -> RunResult:
         if self._runner_starting is not None:
             await self._runner_starting  # the pool warms in the background at start-up
             self._runner_starting = None
@@ -83,7 +104,10 @@ class SnippetRuns:
         with self._run_gate.admit((ctx.platform, ctx.workspace, ctx.member)):
             began = time.perf_counter()
             try:
-                result = await runner.run(text)
+                if graph is None:
+                    result = await runner.run(text)
+                else:
+                    result = await runner.run(text, graph=graph)
             except SandboxBusy as exc:
                 log.info("snippet by %s not run: %s", ctx.member, exc.reason)
                 raise Unavailable(
@@ -104,4 +128,4 @@ class SnippetRuns:
             result.outcome.value,
             result.duration_ms,
         )
-        return result_message(result, self.run_limits, ctx.member_name)
+        return result

@@ -270,6 +270,10 @@ class StudyService:
         """Run a member's snippet in the sandbox (see :meth:`SnippetRuns.run`)."""
         return await self.runs.run(ctx, code)
 
+    async def graph_snippet(self, ctx: ChatContext, code: str, of: tuple[str, ...] = ()) -> Message:
+        """Run a snippet and draw its autograd graph (see :meth:`SnippetRuns.graph`)."""
+        return await self.runs.graph(ctx, code, of)
+
     def help(self, ctx: ChatContext, prefix: str = "/") -> Message:
         """The command list in the platform's syntax (``/`` on Discord, ``/study `` on Slack)."""
         return cards.help_message(prefix, admin=ctx.is_admin)
