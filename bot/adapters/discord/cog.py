@@ -121,13 +121,18 @@ class StudyCog(commands.Cog, name="studybot"):
         self.bot = bot
         self.service = bot.service
         self._run_menu = app_commands.ContextMenu(name="Run snippet", callback=self.run_message)
+        self._graph_menu = app_commands.ContextMenu(
+            name="Show autograd graph", callback=self.graph_message
+        )
 
     async def cog_load(self) -> None:
         # discord.py cannot declare context menus inside a class; they are added by hand.
         self.bot.tree.add_command(self._run_menu)
+        self.bot.tree.add_command(self._graph_menu)
 
     async def cog_unload(self) -> None:
-        self.bot.tree.remove_command(self._run_menu.name, type=self._run_menu.type)
+        for menu in (self._run_menu, self._graph_menu):
+            self.bot.tree.remove_command(menu.name, type=menu.type)
 
     def context(self, interaction: Interaction) -> ChatContext:
         return self.bot.context(interaction)
@@ -448,11 +453,35 @@ class StudyCog(commands.Cog, name="studybot"):
             raise BadInput("That message has no ```python code block to run.")
         await self.run_code(interaction, code)
 
-    async def run_code(self, interaction: Interaction, code: str) -> None:
+    @app_commands.command(name="graph")
+    @app_commands.describe(of="The tensor(s) to draw, e.g. loss or a,b (default: the last one)")
+    async def graph(self, interaction: Interaction, of: str | None = None) -> None:
+        """Run a snippet and draw the autograd graph it built; opens a code editor."""
+        self.context(interaction)
+        self.service.check_snippets()
+        names = tuple(n.strip() for n in (of or "").split(",") if n.strip())
+
+        async def submit(inner: Interaction, code: str) -> None:
+            await self.run_code(inner, code, graph=names)
+
+        modal = SnippetModal(submit, report_error, title="Draw an autograd graph")
+        await interaction.response.send_modal(modal)
+
+    async def graph_message(self, interaction: Interaction, message: discord.Message) -> None:
+        """Draw the graph of a message's first Python block ("Show autograd graph" menu)."""
+        code = first_python_block(message.content)
+        if code is None:
+            raise BadInput("That message has no ```python code block to draw.")
+        await self.run_code(interaction, code, graph=())
+
+    async def run_code(
+        self, interaction: Interaction, code: str, graph: tuple[str, ...] | None = None
+    ) -> None:
         """Acknowledge privately at once, run, then post the result (or replace the note).
 
         A deferred response would not do: its flags are fixed by the defer, so a public
         "thinking" message would make refusals public, and a private one the output private.
+        With ``graph`` (tensor names, or ``()`` for the last one) it is a ``/graph``.
         """
         ctx = self.context(interaction)
         self.service.check_snippets()
@@ -460,7 +489,10 @@ class StudyCog(commands.Cog, name="studybot"):
             RUNNING, ephemeral=True, allowed_mentions=discord.AllowedMentions.none()
         )
         interaction.extras[PENDING_KEY] = True
-        result = await self.service.run_snippet(ctx, code)
+        if graph is None:
+            result = await self.service.run_snippet(ctx, code)
+        else:
+            result = await self.service.graph_snippet(ctx, code, graph)
         rendered = render(result)
         if result.ephemeral:
             interaction.extras.pop(PENDING_KEY, None)

@@ -95,8 +95,10 @@ class SnippetModal(discord.ui.Modal):
     Errors go to ``report``, the adapter's one error handler, like those of every command.
     """
 
-    def __init__(self, submit: SubmitCode, report: ReportError) -> None:
-        super().__init__(title="Run a Python snippet", timeout=15 * 60)
+    def __init__(
+        self, submit: SubmitCode, report: ReportError, *, title: str = "Run a Python snippet"
+    ) -> None:
+        super().__init__(title=title, timeout=15 * 60)
         self._submit = submit
         self._report = report
         self.code: discord.ui.TextInput[SnippetModal] = discord.ui.TextInput(

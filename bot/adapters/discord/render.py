@@ -147,6 +147,9 @@ class Rendered:
         }
 
 
+_PNG = b"\x89PNG\r\n\x1a\n"
+
+
 def render(message: Message) -> Rendered:
     """The Discord form of ``message``; never raises for size, it truncates with a note."""
     buttons = list(message.buttons)
@@ -180,6 +183,9 @@ def render(message: Message) -> Rendered:
         discord.File(io.BytesIO(a.content), filename=a.filename, description=a.description or None)
         for a in message.attachments
     ]
+    picture = next((a for a in message.attachments if a.content.startswith(_PNG)), None)
+    if embed is not None and picture is not None:
+        embed.set_image(url=f"attachment://{picture.filename}")  # shown inside the embed
     return Rendered(
         embed=embed,
         view=_view(buttons) if buttons else None,

@@ -250,3 +250,33 @@ async def test_run_snippet_on_a_message_without_code_is_refused_privately(
     assert response.ephemeral
     assert response.content == "That message has no ```python code block to run."
     assert runner.calls == []
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+async def test_graph_modal_draws_the_autograd_graph_as_an_inline_picture(
+    fake: FakeDiscord,
+    guild: FakeGuild,
+    alice: FakeMember,
+    tmp_path: Path,
+    packs_dir: Path,
+    clock: SimulatedClock,
+) -> None:
+    """``/graph of:y``: modal -> jail walks and draws the graph -> a PNG shown in the embed."""
+    settings = make_settings(
+        fake, tmp_path, packs_dir, SANDBOX_ENABLED="true", SANDBOX_FORKS_AHEAD="1"
+    )
+    async with running(fake, settings, clock, guild) as studybot:
+        opened = await (await studybot.command(alice, "graph", {"of": "y"})).response()
+        assert opened.is_modal
+        assert opened.title == "Draw an autograd graph"
+        code = "import torch\nx = torch.ones(2, requires_grad=True)\ny = x * 2\nz = y.sum()\n"
+        submitted = await fake.submit_modal(opened.custom_id, alice, {"Code": code})
+        assert (await submitted.response()).content == RUNNING
+        result = await submitted.followup(0, timeout=120)
+    text = embed_text(result.payload)
+    assert "MulBackward0" in text and "leaf x" in text
+    assert "SumBackward0" not in text  # the graph of y, not of the last result z
+    assert set(result.files) == {"autograd-graph.png"}
+    assert result.files["autograd-graph.png"].startswith(b"\x89PNG\r\n\x1a\n")
+    assert result.embeds[0]["image"]["url"] == "attachment://autograd-graph.png"

@@ -24,7 +24,7 @@ from tests.fakes.discord_api import FakeDiscord, FakeGuild, FakeMember
 
 pytestmark = pytest.mark.timeout(60)
 
-EXPECTED_COMMANDS = ["help", "leaderboard", "pack", "quiz", "run", "schedule", "stats"]
+EXPECTED_COMMANDS = ["graph", "help", "leaderboard", "pack", "quiz", "run", "schedule", "stats"]
 
 
 def _by_name(commands: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -55,8 +55,8 @@ async def test_global_sync_payload_has_every_command_with_options_and_autocomple
     assert fake.calls_to("PUT", "/applications/{app}/guilds/{guild}/commands") == []
     slash = _by_name([c for c in put.json if c.get("type", 1) == 1])
     assert sorted(slash) == EXPECTED_COMMANDS
-    [menu] = [c for c in put.json if c.get("type") == 3]
-    assert menu["name"] == "Run snippet"
+    menus = sorted(c["name"] for c in put.json if c.get("type") == 3)
+    assert menus == ["Run snippet", "Show autograd graph"]
     for command in put.json:
         assert command["contexts"] == [0]  # servers only, never DMs
         assert command["integration_types"] == [0]  # installed to servers, not to users
