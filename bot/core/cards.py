@@ -300,6 +300,7 @@ HELP_COMMANDS = (
     ("leaderboard [week|month|all]", "who is ahead"),
     ("stats [member]", "points, accuracy and streak"),
     ("run", "run a Python snippet against torch (CPU) in a sandbox"),
+    ("graph [--of NAME]", "run a snippet and draw the autograd graph it built"),
     ("pack list", "the question packs, and which are on in this channel"),
     ("pack upload FILE", "check a question pack file (.yaml) with the linter"),
     ("schedule list", "this channel's daily questions"),

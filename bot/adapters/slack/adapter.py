@@ -613,12 +613,17 @@ class SlackAdapter:
             await ack(**self._usage(str(problem), _where(body)))
             return
         await ack()
-        if command.name == "run":
+        if command.name in ("run", "graph"):
             # The trigger id is valid for 3 s: open the modal before any lookup, unless /run
             # cannot work here at all (then say so now, not after the code is typed).
             self.service.check_snippets()
-            code = command.args[0] if command.args else ""
-            view = run_modal(_str(body.get("channel_id")), code)
+            graph: tuple[str, ...] | None = None
+            if command.name == "graph":
+                of, code = command.args
+                graph = tuple(n for n in of.split(",") if n)
+            else:
+                code = command.args[0] if command.args else ""
+            view = run_modal(_str(body.get("channel_id")), code, graph)
             await self.client.views_open(trigger_id=_str(body.get("trigger_id")), view=view)
             return
         ctx = await self._context(_where(body))
@@ -698,7 +703,12 @@ class SlackAdapter:
             return
         await ack()
         ctx = await self._context(_where(body))
-        await self._post_result(body, respond, await self.service.run_snippet(ctx, code))
+        graph = _modal_graph(view)
+        if graph is None:
+            reply = await self.service.run_snippet(ctx, code)
+        else:
+            reply = await self.service.graph_snippet(ctx, code, graph)
+        await self._post_result(body, respond, reply)
 
     async def _on_run_shortcut(
         self, ack: Any, body: dict[str, Any], shortcut: dict[str, Any], respond: Any
@@ -775,3 +785,15 @@ class SlackAdapter:
         except StudyError as exc:
             stats = Message(sections=(Section(body=str(exc)),))
         await self.client.views_publish(user_id=where.user, view=home_view(stats))
+
+
+def _modal_graph(view: dict[str, Any]) -> tuple[str, ...] | None:
+    """The tensors a ``/study graph`` modal draws (None for a ``/study run`` modal)."""
+    try:
+        meta = json.loads(_str(view.get("private_metadata")) or "{}")
+    except ValueError:
+        return None
+    graph = meta.get("graph") if isinstance(meta, dict) else None
+    if not isinstance(graph, list):
+        return None
+    return tuple(str(n) for n in graph)

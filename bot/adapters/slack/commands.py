@@ -84,6 +84,16 @@ def parse_study(raw: str) -> StudyCommand:
     if name == "run":
         # `/study run print(1)` opens the modal with that code already in it.
         return StudyCommand("run", (rest.strip(),) if rest.strip() else ())
+    if name == "graph":
+        # `/study graph [--of a,b] [code]`: the same modal; the graph of `a` and `b`.
+        body = rest.strip()
+        of = ""
+        if body.startswith("--of"):
+            _, _, after = body.partition(" ")
+            of, _, body = after.strip().partition(" ")
+            if not of:
+                raise UsageProblem("Use `/study graph --of NAME[,NAME] [code]`.")
+        return StudyCommand("graph", (of, body.strip()))
     if name == "pack":
         verb = words[0].lower() if words else ""
         if (verb == "list" and len(words) == 1) or (verb == "upload" and len(words) == 1):

@@ -268,8 +268,11 @@ def home_view(stats: Message) -> Block:
     return {"type": "home", "callback_id": "studybot_home", "blocks": blocks}
 
 
-def run_modal(channel_id: str, code: str = "") -> Block:
-    """The ``/study run`` modal; ``private_metadata`` remembers where to post the output."""
+def run_modal(channel_id: str, code: str = "", graph: tuple[str, ...] | None = None) -> Block:
+    """The ``/study run`` modal; ``private_metadata`` remembers where to post the output.
+
+    With ``graph`` it is ``/study graph``: the metadata also says which tensors to draw.
+    """
     element: Block = {
         "type": "plain_text_input",
         "action_id": "code",
@@ -282,9 +285,14 @@ def run_modal(channel_id: str, code: str = "") -> Block:
     return {
         "type": "modal",
         "callback_id": RUN_MODAL_CALLBACK,
-        "private_metadata": json.dumps({"channel": channel_id}),
-        "title": {"type": "plain_text", "text": "Run a torch snippet"},
-        "submit": {"type": "plain_text", "text": "Run"},
+        "private_metadata": json.dumps(
+            {"channel": channel_id} | ({"graph": list(graph)} if graph is not None else {})
+        ),
+        "title": {
+            "type": "plain_text",
+            "text": "Draw an autograd graph" if graph is not None else "Run a torch snippet",
+        },
+        "submit": {"type": "plain_text", "text": "Draw" if graph is not None else "Run"},
         "close": {"type": "plain_text", "text": "Cancel"},
         "blocks": [
             {

@@ -265,3 +265,30 @@ async def test_the_modal_runs_real_torch_in_the_sandbox(
         assert await adapter.idle(5)
     text = str(post.args.get("text"))
     assert "grad 6.0" in text and "Ran in" in text
+
+
+@pytest.mark.slow
+async def test_study_graph_uploads_the_autograd_picture(
+    slack_fake: FakeSlack, tmp_path: Path, clock: SimulatedClock
+) -> None:
+    """``/study graph --of y``: the modal says what it draws; the graph comes back as a PNG."""
+    config = sandbox_config(forks_ahead=1)
+    async with Sandbox(config) as sandbox, await Database.open(tmp_path / "run.sqlite3") as db:
+        assert sandbox.available, sandbox.unavailable_reason
+        service = StudyService(db, clock, runner=sandbox)  # as the Wiring builds it
+        adapter = SlackAdapter(service, slack_settings(slack_fake))
+        code = "import torch\nx = torch.ones(2, requires_grad=True)\ny = x * 2\nz = y.sum()\n"
+        async with bolt_delivery("socket", adapter.app, slack_fake) as deliver:
+            await open_modal(deliver, slack_fake, "graph --of y")
+            modal = slack_fake.view(callback_id=RUN_MODAL_CALLBACK)
+            assert modal.title == "Draw an autograd graph"
+            submit = slack_fake.view_submission(RUN_MODAL_CALLBACK, {"code": {"code": code}})
+            await deliver(submit)
+            post = await slack_fake.wait_for_call("chat.postMessage", timeout=60)
+            await slack_fake.wait_for_call("files.completeUploadExternal", timeout=30)
+        assert await adapter.idle(5)
+    text = str(post.args.get("text"))
+    assert "MulBackward0" in text and "leaf x" in text and "SumBackward0" not in text
+    [picture] = [f for f in slack_fake.files.values() if f.completed]
+    assert picture.filename == "autograd-graph.png"
+    assert picture.content is not None and picture.content.startswith(b"\x89PNG\r\n\x1a\n")
