@@ -176,6 +176,30 @@ def test_run_in_the_console_one_line_and_fenced(tmp_path: Path) -> None:
     assert refused["kind"] == "error" and "fenced block" in str(refused["text"])
 
 
+def test_graph_and_figures_in_the_console_are_saved_beside_the_database(tmp_path: Path) -> None:
+    script = (
+        "/graph --of y\n"
+        "```python\n"
+        "import torch\n"
+        "x = torch.ones(3, requires_grad=True)\n"
+        "y = (x * 2).sum()\n"
+        "z = y.exp()\n"
+        "```\n"
+        "/run import matplotlib.pyplot as plt; plt.plot([1, 2]); plt.show()\n"
+    )
+    graph, figure = _run_console(tmp_path / "g.sqlite3", script)
+    text = str(graph["text"])
+    assert "SumBackward0" in text and "leaf x (3) float32, requires_grad" in text
+    assert "ExpBackward0" not in text  # the graph of y, not of the last tensor z
+    [picture] = graph["attachments"]  # type: ignore[misc]
+    assert picture["filename"] == "autograd-graph.png"
+    saved = Path(picture["path"])
+    assert saved.parent == tmp_path / "g-files"
+    assert saved.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    [plot] = figure["attachments"]  # type: ignore[misc]
+    assert plot["filename"] == "figure-1.png" and Path(plot["path"]).stat().st_size > 1000
+
+
 def test_pack_commands_and_uploads_in_the_console(tmp_path: Path) -> None:
     packs = tmp_path / "packs"
     packs.mkdir()
