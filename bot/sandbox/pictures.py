@@ -78,9 +78,10 @@ def save_open_figures(directory: str) -> None:
         return
     for number in list(plt.get_fignums()):
         figure = plt.figure(number)
-        name = os.path.join(directory, f"figure-{number}.png")
-        if not os.path.exists(name):
-            figure.savefig(name, dpi=100)
+        n = 1
+        while os.path.exists(name := os.path.join(directory, f"figure-{n}.png")):
+            n += 1  # a figure shown earlier may have had the same number
+        figure.savefig(name, dpi=100)
         plt.close(figure)
 
 
@@ -386,8 +387,10 @@ def draw_graph(graph: dict[str, Any], directory: str, titles: list[str]) -> str 
     ax.set_xlim(-1.8, max(x0 - 1.5, 1.8))
     ax.set_ylim(-(levels - 1) * 1.6 - 0.8, 1.4)
     ax.axis("off")
-    fig.tight_layout()
+    fig.subplots_adjust(left=0.01, right=0.99, bottom=0.01, top=1 - 0.5 / fig_h)
     path = os.path.join(directory, _GRAPH_PICTURE)
-    fig.savefig(path, dpi=110)
+    # At most about 2,500 pixels a side: a chat shows nothing more, and PNG encoding is most
+    # of the drawing's time.
+    fig.savefig(path, dpi=min(110.0, 2500 / max(fig_w, fig_h)))
     plt.close(fig)
     return _GRAPH_PICTURE
