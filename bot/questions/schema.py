@@ -73,12 +73,16 @@ class _ItemBase(_Strict):
     code: Annotated[str, StringConstraints(min_length=1, max_length=4000)] | None = None
     expect_stdout: str | None = None
     expect_error: ExceptionName | None = None
+    # The reveal attaches a picture of the autograd graph this item's code builds.
+    show_graph: bool = False
 
     @model_validator(mode="after")
     def _code_has_expectation(self) -> Self:
         problem = expectation_problem(self.code, self.expect_stdout, self.expect_error)
         if problem:
             raise ValueError(problem)
+        if self.show_graph and self.code is None:
+            raise ValueError("show_graph: true needs a `code` snippet whose graph is drawn")
         return self
 
 

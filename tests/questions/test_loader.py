@@ -70,7 +70,7 @@ def test_every_problem_is_reported_with_file_line_and_field(tmp_path: Path) -> N
         f'{path}:24: p1.final_answer: expected text, got int 1; quote it in YAML ("6.0") so it '
         "is kept as written",
         f"{path}:25: p1.colour: unknown field (allowed here: id, difficulty, tags, prompt, code, "
-        "expect_stdout, expect_error, kind, choices, answer, steps, hints, common_mistakes, "
+        "expect_stdout, expect_error, show_graph, kind, choices, answer, steps, hints, common_mistakes, "
         "final_answer)",
         f"{path}:26: ok-1.id: id 'ok-1' is already used at line 4",
         f"{path}:31: x: `kind` must be one of: flashcard, multiple_choice, practice, open",
