@@ -148,7 +148,7 @@ class ConsoleAdapter:
                 self._run_usage,
             ),
             "graph": _Command(
-                "/graph [--of NAME[,NAME]] CODE, or /graph [--of ...] then a fenced block",
+                "/graph [--of NAME[,NAME] | --inputs] CODE, or /graph [...] then a fenced block",
                 "run a snippet and draw the autograd graph behind a tensor",
                 self._run_usage,
             ),
@@ -479,7 +479,9 @@ class ConsoleAdapter:
         of: tuple[str, ...] | None = None
         if graph:
             of = ()
-            if code.startswith("--of"):
+            if code == "--inputs" or code.startswith("--inputs "):
+                of, code = ("*",), code.removeprefix("--inputs").strip()
+            elif code.startswith("--of"):
                 _, _, after = code.partition(" ")
                 names, _, code = after.strip().partition(" ")
                 if not names:

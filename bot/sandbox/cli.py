@@ -192,6 +192,15 @@ def snippet_graph(
             metavar="NAME[,NAME]",
         ),
     ] = "",
+    inputs: Annotated[
+        bool,
+        typer.Option(
+            "--inputs",
+            help="Draw every result the snippet assigned (e.g. one function on two inputs),"
+            " side by side.",
+            metavar="",
+        ),
+    ] = False,
     as_json: Annotated[
         bool,
         typer.Option("--json", help="Print one JSON object: outcome, nodes, edges...", metavar=""),
@@ -206,7 +215,12 @@ def snippet_graph(
 ) -> None:
     """Run one snippet and print the autograd graph behind a tensor (and draw it with --out)."""
     names = tuple(n.strip() for n in of.split(",") if n.strip())
-    bad = [n for n in names if not n.isidentifier()]
+    if inputs:
+        if names:
+            sys.stderr.write("refused: use --of or --inputs, not both\n")
+            raise typer.Exit(EXIT_REFUSED)
+        names = ("*",)
+    bad = [n for n in names if n != "*" and not n.isidentifier()]
     if bad:
         sys.stderr.write(f"refused: --of {bad[0]!r} is not a variable name\n")
         raise typer.Exit(EXIT_REFUSED)

@@ -152,12 +152,37 @@ def _tensor_type() -> Any:
     return None if torch is None else torch.Tensor
 
 
+#: ``--inputs``: every result the snippet assigned that is not part of another one's graph.
+ALL_OUTPUTS = "*"
+
+
+def _reachable(fn: Any, limit: int = MAX_NODES) -> set[int]:
+    seen: set[int] = set()
+    stack = [fn]
+    while stack and len(seen) < limit:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.extend(n for n, _ in getattr(node, "next_functions", ()) or ())
+    return seen
+
+
+def _outputs(candidates: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """The candidates that are nobody else's intermediate value (at most 4, in order)."""
+    inside: set[int] = set()
+    for _, value in candidates:
+        inside |= _reachable(value.grad_fn) - {id(value.grad_fn)}
+    return [(n, v) for n, v in candidates if id(v.grad_fn) not in inside][:4]
+
+
 def pick_tensors(namespace: dict[str, Any], wanted: list[str]) -> tuple[list[tuple[str, Any]], str]:
-    """The tensors to draw: those named, or the last one assigned that has a ``grad_fn``."""
+    """The tensors to draw: those named, the last one assigned that has a ``grad_fn``, or
+    (``wanted == ["*"]``, ``--inputs``) every result that is no other one's intermediate."""
     tensor = _tensor_type()
     if tensor is None:
         return [], "the snippet did not use torch"
-    if wanted:
+    if wanted and wanted != [ALL_OUTPUTS]:
         found: list[tuple[str, Any]] = []
         for name in wanted:
             value = namespace.get(name)
@@ -175,6 +200,8 @@ def pick_tensors(namespace: dict[str, Any], wanted: list[str]) -> tuple[list[tup
     ]
     if not last:
         return [], "the snippet assigned no tensor with a grad_fn (did anything require grad?)"
+    if wanted == [ALL_OUTPUTS]:
+        return _outputs(last), ""
     return [last[-1]], ""
 
 

@@ -74,12 +74,13 @@ class SnippetRuns:
         return result_message(result, self.run_limits, ctx.member_name)
 
     async def graph(self, ctx: ChatContext, code: str, of: tuple[str, ...] = ()) -> Message:
-        """Run a snippet and draw the autograd graph behind ``of`` (default: its last result).
+        """Run a snippet and draw the autograd graph behind ``of`` (default: its last result;
+        ``("*",)``: every result that is no other one's intermediate, side by side).
 
         The same checks and limits as :meth:`run`; a graph counts as one run.
         """
         for name in of:
-            if not name.isidentifier():
+            if name != "*" and not name.isidentifier():
                 raise BadInput(f"`{name[:40]}` is not a variable name (use --of NAME[,NAME])")
         if len(of) > 4:
             raise BadInput("At most 4 tensors side by side (--of a,b,c,d).")

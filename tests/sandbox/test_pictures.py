@@ -103,6 +103,31 @@ async def test_the_branch_taken_shows_in_the_graph(sandbox: Sandbox) -> None:
 
 
 @session_loop
+async def test_inputs_draws_each_result_but_not_the_intermediates(sandbox: Sandbox) -> None:
+    """``--inputs``: one function on two inputs gives two graphs; ``h`` is inside ``out_b``."""
+    r = await graph_of(
+        sandbox,
+        """
+        import torch
+        def f(x):
+            return (x * 2).sum() if x.sum() > 0 else (x * x).mean()
+        a = torch.ones(3, requires_grad=True)
+        b = -torch.ones(3, requires_grad=True)
+        out_a = f(a)
+        h = b * 5
+        out_b = f(h)
+        """,
+        "*",
+    )
+    assert r.outcome is Outcome.OK, r
+    assert r.graph is not None
+    outputs = [n["label"] for n in r.graph["nodes"] if n["kind"] == "output"]
+    assert outputs == ["out_a", "out_b"]
+    ops = [{n["label"] for n in r.graph["nodes"] if n["graph"] == g} for g in (0, 1)]
+    assert "SumBackward0" in ops[0] and "MeanBackward0" in ops[1]
+
+
+@session_loop
 async def test_the_node_cap_is_hit_and_said(sandbox: Sandbox) -> None:
     r = await graph_of(
         sandbox,

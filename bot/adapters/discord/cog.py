@@ -454,12 +454,19 @@ class StudyCog(commands.Cog, name="studybot"):
         await self.run_code(interaction, code)
 
     @app_commands.command(name="graph")
-    @app_commands.describe(of="The tensor(s) to draw, e.g. loss or a,b (default: the last one)")
-    async def graph(self, interaction: Interaction, of: str | None = None) -> None:
+    @app_commands.describe(
+        of="The tensor(s) to draw, e.g. loss or a,b (default: the last one)",
+        inputs="Draw every result the snippet assigned, side by side (one function, two inputs)",
+    )
+    async def graph(
+        self, interaction: Interaction, of: str | None = None, inputs: bool = False
+    ) -> None:
         """Run a snippet and draw the autograd graph it built; opens a code editor."""
         self.context(interaction)
         self.service.check_snippets()
         names = tuple(n.strip() for n in (of or "").split(",") if n.strip())
+        if inputs:
+            names = ("*",)
 
         async def submit(inner: Interaction, code: str) -> None:
             await self.run_code(inner, code, graph=names)

@@ -88,6 +88,8 @@ def parse_study(raw: str) -> StudyCommand:
         # `/study graph [--of a,b] [code]`: the same modal; the graph of `a` and `b`.
         body = rest.strip()
         of = ""
+        if body == "--inputs" or body.startswith("--inputs "):
+            return StudyCommand("graph", ("*", body.removeprefix("--inputs").strip()))
         if body.startswith("--of"):
             _, _, after = body.partition(" ")
             of, _, body = after.strip().partition(" ")
