@@ -312,7 +312,24 @@ class ConsoleAdapter:
                 payload["mention"] = message.mention
         label = "edited" if kind == "edit" else "post"
         rule = f"── #{channel} · {label} #{message.post_id} " + "─" * 20
-        self._emit(payload, f"{rule}\n{message.plain_text()}\n")
+        body = message.plain_text() + self._attached(message, payload)
+        self._emit(payload, f"{rule}\n{body}\n")
+
+    def _attached(self, message: Message, payload: dict[str, object]) -> str:
+        """Save the message's attachments, list them in ``payload``; the lines to print."""
+        if not message.attachments:
+            return ""
+        saved = [self._save(a) for a in message.attachments]
+        payload["attachments"] = [
+            {"filename": a.filename, "bytes": len(a.content)}
+            | ({"path": str(path)} if path else {})
+            for a, path in zip(message.attachments, saved, strict=True)
+        ]
+        return "".join(
+            f"\n(attached: {a.filename}, {len(a.content):,} bytes"
+            + (f", saved to {path})" if path else ")")
+            for a, path in zip(message.attachments, saved, strict=True)
+        )
 
     def reply(self, message: Message, *, text: str | None = None) -> None:
         body = text if text is not None else message.plain_text()
@@ -327,18 +344,7 @@ class ConsoleAdapter:
             payload["post_id"] = message.post_id
         if message.choices:
             payload["choices"] = list(message.choices)
-        if message.attachments:
-            saved = [self._save(a) for a in message.attachments]
-            payload["attachments"] = [
-                {"filename": a.filename, "bytes": len(a.content)}
-                | ({"path": str(path)} if path else {})
-                for a, path in zip(message.attachments, saved, strict=True)
-            ]
-            body += "".join(
-                f"\n(attached: {a.filename}, {len(a.content):,} bytes"
-                + (f", saved to {path})" if path else ")")
-                for a, path in zip(message.attachments, saved, strict=True)
-            )
+        body += self._attached(message, payload)
         prefix = f"(only {self.member} sees this) " if message.ephemeral else ""
         self._emit(payload, f"{prefix}{body}")
 

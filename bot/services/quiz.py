@@ -7,7 +7,7 @@ the same commit; the reveal edits the posted question in place with the answer a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from bot.core import cards
@@ -33,6 +33,7 @@ from bot.log import get_logger
 from bot.metrics import Metrics
 from bot.questions.schema import OpenPrompt
 from bot.services.catalogue import Catalogue
+from bot.services.graphs import ItemGraphs
 from bot.services.places import Places
 from bot.services.posting import PostDraft, Posting, zone
 from bot.storage.answers import AnswerRequest, AnswerStatus, AnswerWriter
@@ -82,7 +83,9 @@ class Quiz:
         clock: Clock,
         quiz_window: timedelta | None = None,
         metrics: Metrics | None = None,
+        graphs: ItemGraphs | None = None,
     ) -> None:
+        self._graphs = graphs
         self._places = places
         self._catalogue = catalogue
         self._posting = posting
@@ -303,6 +306,10 @@ class Quiz:
             counts = await self._posts.breakdown(post.id)
         channel = await self._directory.channel_by_id(post.channel_id)
         message = cards.reveal_message(post, stored.item, self._title(stored.pack), counts)
+        if self._graphs is not None and stored.item.show_graph:
+            picture = await self._graphs.picture(stored.item)
+            if picture is not None:
+                message = replace(message, attachments=(*message.attachments, picture))
         return PostEdit(post, channel.external_id, post.platform_message_id, message)
 
     async def apply_edit(self, edit: PostEdit, gateway: ChatGateway) -> None:

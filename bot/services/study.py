@@ -24,6 +24,7 @@ from bot.log import get_logger
 from bot.metrics import Metrics
 from bot.questions.loader import LoadedPack
 from bot.services.catalogue import Catalogue
+from bot.services.graphs import ItemGraphs
 from bot.services.packs import PackAdmin
 from bot.services.places import Places
 from bot.services.posting import PostDraft, Posting
@@ -98,6 +99,7 @@ class StudyService:
             clock=clock,
             quiz_window=quiz_window,
             metrics=metrics,
+            graphs=ItemGraphs(runner, runner_starting=runner_starting),
         )
         self.runs = SnippetRuns(
             runner, clock, runner_starting=runner_starting, run_limits=run_limits, metrics=metrics

@@ -200,6 +200,43 @@ def test_graph_and_figures_in_the_console_are_saved_beside_the_database(tmp_path
     assert plot["filename"] == "figure-1.png" and Path(plot["path"]).stat().st_size > 1000
 
 
+GRAPH_PACK = """\
+pack: graphs
+title: Graph pack
+items:
+  - id: g-prac-1
+    kind: practice
+    difficulty: easy
+    prompt: What does this print?
+    code: |
+      import torch
+      x = torch.tensor(2.0, requires_grad=True)
+      y = x * x if x > 1 else x * 3
+      print(y.grad_fn.name())
+    expect_stdout: |
+      MulBackward0
+    show_graph: true
+    choices:
+      - text: MulBackward0
+        correct: true
+      - text: PowBackward0
+    steps: [x is 2.0, so the branch x * x runs]
+    final_answer: MulBackward0
+"""
+
+
+def test_the_reveal_of_a_show_graph_item_carries_its_graph(tmp_path: Path) -> None:
+    packs = tmp_path / "packs"
+    packs.mkdir()
+    (packs / "graphs.yaml").write_text(GRAPH_PACK)
+    out = _run_console(tmp_path / "r.sqlite3", "/quiz graphs\n/reveal\n", packs=packs)
+    [edit] = [o for o in out if o["kind"] == "edit"]
+    [picture] = edit["attachments"]  # type: ignore[misc]
+    assert picture["filename"] == "autograd-graph.png"
+    assert Path(picture["path"]).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert "MulBackward0" in str(edit["text"])
+
+
 def test_pack_commands_and_uploads_in_the_console(tmp_path: Path) -> None:
     packs = tmp_path / "packs"
     packs.mkdir()

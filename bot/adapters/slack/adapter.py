@@ -431,7 +431,7 @@ class SlackAdapter:
 
     async def edit_post(self, channel: str, message_id: str, message: Message) -> None:
         """``chat.update``; a message that was deleted meanwhile is posted again."""
-        rendered = render(message)
+        rendered = render(replace(message, attachments=()))
         try:
             await self.client.chat_update(channel=channel, ts=message_id, **rendered.kwargs())
         except SlackApiError as exc:
@@ -439,6 +439,10 @@ class SlackAdapter:
                 raise
             log.info("message %s in %s is gone; posting it again", message_id, channel)
             await self.send_post(channel, message)
+            return
+        # chat.update cannot carry files: a reveal's picture goes in the question's thread.
+        for attachment in message.attachments:
+            await self._upload(channel, attachment, thread_ts=message_id)
 
     async def _upload(self, channel: str, attachment: Attachment, *, thread_ts: str | None) -> None:
         await self.client.files_upload_v2(

@@ -242,9 +242,19 @@ def inline_attachments(message: Message) -> Message:
             heading=a.filename,
             code=_cut(a.content.decode("utf-8", "replace"), MAX_INLINE_ATTACHMENT),
         )
+        if _is_text(a.content)
+        else Section(body=f"(`{a.filename}` is a file or picture that a private reply cannot show)")
         for a in message.attachments
     )
     return replace(message, sections=message.sections + extra, attachments=())
+
+
+def _is_text(data: bytes) -> bool:
+    try:
+        data[:4096].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start >= 4093 and b"\x00" not in data[:4096]  # a character cut at the end
+    return b"\x00" not in data[:4096]
 
 
 def home_view(stats: Message) -> Block:
