@@ -96,11 +96,20 @@ class Wiring:
         The manager gets only the sandbox's own settings, never this process's environment.
         """
         from bot.sandbox import Sandbox, SandboxConfig
+        from bot.sandbox.remote import RemoteSandbox
 
         clock = clock or SystemClock()
         db = await self.database(settings)
         metrics = Metrics()
-        sandbox = Sandbox(SandboxConfig.from_settings(settings))
+        urls = [u.strip() for u in settings.sandbox_urls.split(",") if u.strip()]
+        sandbox: Sandbox | RemoteSandbox
+        if urls:  # snippets run on sandbox hosts (`studybot sandbox serve`), not here
+            token = settings.sandbox_token.get_secret_value() if settings.sandbox_token else ""
+            sandbox = RemoteSandbox(
+                urls, token, timeout=settings.sandbox_timeout, max_bytes=settings.run_max_bytes
+            )
+        else:
+            sandbox = Sandbox(SandboxConfig.from_settings(settings))
         starting = asyncio.create_task(sandbox.start(), name="sandbox-start")
         with contextlib.suppress(OSError):  # unwritable: uploads are checked, not installed
             settings.uploads_dir.mkdir(exist_ok=True)

@@ -22,7 +22,7 @@ from bot.log import get_logger, logs_as_json
 from bot.questions.importers import Format
 from bot.questions.loader import load_packs
 from bot.runtime import StartupError
-from bot.sandbox.cli import snippet_app
+from bot.sandbox.cli import sandbox_app, snippet_app
 from bot.settings import Platform
 
 __all__ = ["app", "main"]
@@ -43,6 +43,7 @@ questions_app = typer.Typer(
 db_app = typer.Typer(help="The SQLite database: backup and integrity check.", no_args_is_help=True)
 app.add_typer(questions_app, name="questions")
 app.add_typer(snippet_app, name="snippet")
+app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(db_app, name="db")
 
 DbOption = Annotated[

@@ -100,6 +100,10 @@ class Settings(BaseSettings):
     # A delegated cgroup directory for the jails (systemd Delegate=yes, a container's own
     # cgroup); empty = the manager's own cgroup.
     sandbox_cgroup_parent: str = Field("", validation_alias="SANDBOX_CGROUP_PARENT")
+    # Sandbox hosts (`studybot sandbox serve`), comma-separated; empty = the embedded manager.
+    sandbox_urls: str = Field("", validation_alias="SANDBOX_URLS")
+    # Shared by the bot and its sandbox hosts; admits runs, nothing else.
+    sandbox_token: SecretStr | None = Field(None, validation_alias="SANDBOX_TOKEN")
     run_max_bytes: int = Field(65536, ge=1, le=65536, validation_alias="RUN_MAX_BYTES")
     run_rate_per_minute: int = Field(6, ge=1, validation_alias="RUN_RATE_PER_MINUTE")
 

@@ -27,12 +27,20 @@ from bot.sandbox.pictures import graph_tree
 from bot.sandbox.result import RunResult
 from bot.sandbox.validate import validate_snippet
 
-__all__ = ["EXIT_REFUSED", "EXIT_UNAVAILABLE", "read_snippet", "run_command", "snippet_app"]
+__all__ = [
+    "EXIT_REFUSED",
+    "EXIT_UNAVAILABLE",
+    "read_snippet",
+    "run_command",
+    "sandbox_app",
+    "snippet_app",
+]
 
 EXIT_REFUSED = 2
 EXIT_UNAVAILABLE = 3
 
 snippet_app = typer.Typer(help="Run Python snippets in the sandbox.", no_args_is_help=True)
+sandbox_app = typer.Typer(help="Run the sandbox as a service for other bots.", no_args_is_help=True)
 
 
 def read_snippet(file: str, max_bytes: int) -> str:
@@ -226,3 +234,49 @@ def snippet_graph(
         raise typer.Exit(EXIT_REFUSED)
     code = run_command(ctx.obj.settings(), file, as_json, timeout, out=out, graph=names)
     raise typer.Exit(code)
+
+
+@sandbox_app.command("serve")
+def sandbox_serve(
+    ctx: typer.Context,
+    listen: Annotated[
+        str, typer.Option("--listen", help="HOST:PORT to listen on (a private network).")
+    ] = "127.0.0.1:8790",
+) -> None:
+    """Run the sandbox manager as an HTTP service: POST /run, GET /healthz, GET /metrics.
+
+    Needs SANDBOX_TOKEN (bots send it as a bearer token). Bots use it with SANDBOX_URLS.
+    """
+    settings = ctx.obj.settings()
+    secret = settings.sandbox_token
+    token = secret.get_secret_value() if secret is not None else ""
+    if not token:
+        sys.stderr.write("refused: set SANDBOX_TOKEN; a sandbox service never runs open\n")
+        raise typer.Exit(EXIT_REFUSED)
+    host, _, port = listen.rpartition(":")
+    if not host or not port.isdigit():
+        sys.stderr.write(f"refused: --listen {listen!r} is not HOST:PORT\n")
+        raise typer.Exit(EXIT_REFUSED)
+    raise typer.Exit(
+        asyncio.run(_serve(SandboxConfig.from_settings(settings), token, host, int(port)))
+    )
+
+
+async def _serve(config: SandboxConfig, token: str, host: str, port: int) -> int:
+    from aiohttp import web
+
+    from bot.sandbox.service import make_app
+
+    async with Sandbox(config) as sandbox:
+        if not sandbox.available:
+            sys.stderr.write(f"sandbox unavailable: {sandbox.unavailable_reason}\n")
+            return EXIT_UNAVAILABLE
+        runner = web.AppRunner(make_app(sandbox, token), access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, host, port).start()
+        sys.stderr.write(f"sandbox service listening on http://{host}:{port}\n")
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await runner.cleanup()
+    return 0
