@@ -52,6 +52,7 @@ class ForkedRun(OneRun):
         self._init_fd = -1  # pidfd of G: SIGKILL ends the run's whole pid namespace
         self._exit: int | None = None
         self._exit_known = False
+        self._exit_reader: asyncio.Future[None] | None = None
         self.ready_at = 0.0
 
     @property
@@ -61,6 +62,13 @@ class ForkedRun(OneRun):
         return self._init_fd >= 0 and not select.select([self._init_fd], [], [], 0)[0]
 
     async def _wait_exit(self) -> None:
+        # One reader for the whole run, shielded: a caller that gives up waiting (the report
+        # came first) must not take G's "exit N" message with it.
+        if self._exit_reader is None:
+            self._exit_reader = asyncio.ensure_future(self._read_exit())
+        await asyncio.shield(self._exit_reader)
+
+    async def _read_exit(self) -> None:
         if self._exit_known or self.talk is None:
             return
         loop = asyncio.get_running_loop()
@@ -104,6 +112,10 @@ class ForkedRun(OneRun):
             if self._init_fd >= 0:
                 close_fd(self._init_fd)
                 self._init_fd = -1
+            if self._exit_reader is not None and not self._exit_reader.done():
+                self._exit_reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError, OSError):
+                    await self._exit_reader
             if self.talk is not None:
                 self.talk.close()
                 self.talk = None
