@@ -132,7 +132,7 @@ class ConsoleAdapter:
             ),
             "stats": _Command("/stats [NAME]", "points, accuracy and streak", self._stats),
             "pack": _Command(
-                "/pack list | enable NAME | disable NAME | upload PATH",
+                "/pack list | enable NAME | disable NAME | upload PATH [--force]",
                 "the packs here; switch one for this channel (admins); check a pack file",
                 self._pack,
             ),
@@ -465,17 +465,19 @@ class ConsoleAdapter:
         elif verb in ("enable", "disable") and len(args) == 2:
             switch = self.service.pack_enable if verb == "enable" else self.service.pack_disable
             self.reply(await switch(self.context(), args[1]))
-        elif verb == "upload" and len(args) == 2:
-            await self._pack_upload(args[1])
+        elif verb == "upload" and len(args) in (2, 3) and args[2:] in ([], ["--force"]):
+            await self._pack_upload(args[1], force=args[2:] == ["--force"])
         else:
             raise UsageError
 
-    async def _pack_upload(self, typed: str) -> None:
+    async def _pack_upload(self, typed: str, *, force: bool = False) -> None:
         """The console's stand-in for a file uploaded in chat: a local file, by its name."""
         path, size = await asyncio.to_thread(_local_file, typed)
         self.service.check_pack_file(path.name, size)  # refused before reading, as in chat
         raw = await asyncio.to_thread(_read_local_file, path)
-        self.reply(await self.service.check_pack_upload(self.context(), path.name, raw))
+        self.reply(
+            await self.service.check_pack_upload(self.context(), path.name, raw, force=force)
+        )
 
     async def _run_usage(self, args: list[str]) -> None:
         raise UsageError  # /run is dispatched before argument splitting; see handle_line

@@ -40,9 +40,12 @@ from bot.core.errors import BadInput, Forbidden, NotFound
 from bot.core.messages import Attachment, Message, Section, Tone, escape_markup, neutralise
 from bot.core.models import ChatContext
 from bot.core.schedule import decode_spec
+from bot.core.snippets import SnippetRunner as CodeRunner
 from bot.log import get_logger
+from bot.questions.check import check_items, check_targets
 from bot.questions.isolated_check import CheckFailed, check_isolated
 from bot.questions.loader import LoadedPack, Problem, load_pack_text
+from bot.sandbox.errors import SandboxUnavailable
 
 if TYPE_CHECKING:
     from bot.services.catalogue import Catalogue
@@ -147,6 +150,14 @@ class UploadCheck:
     name: str
     pack: LoadedPack | None
     problems: tuple[Problem, ...]
+    # What running the code items in the sandbox said (errors: they disagree), and a note when
+    # they could not be run at all.
+    ran: tuple[Problem, ...] = ()
+    not_run: str = ""
+
+    @property
+    def disagreements(self) -> list[Problem]:
+        return list(self.ran)
 
     @property
     def errors(self) -> list[Problem]:
@@ -203,7 +214,13 @@ class PackAdmin:
         max_items: int = MAX_UPLOAD_ITEMS,
         places: Places,
         schedules: ScheduleStore,
+        runner: CodeRunner | None = None,
+        runner_starting: asyncio.Future[None] | None = None,
+        code_timeout: float = 10.0,
     ) -> None:
+        self._runner = runner
+        self._runner_starting = runner_starting
+        self._code_timeout = code_timeout
         self._catalogue = catalogue
         self._places = places
         self._schedules = schedules
@@ -338,8 +355,14 @@ class PackAdmin:
         """Refuse an upload by its name and size before anyone downloads or parses it."""
         return check_upload_name(filename, size, self.max_bytes)
 
-    async def check_upload(self, ctx: ChatContext, filename: str, raw: bytes) -> Message:
+    async def check_upload(
+        self, ctx: ChatContext, filename: str, raw: bytes, *, force: bool = False
+    ) -> Message:
         """Lint an uploaded pack file privately; install it if it is valid and ``ctx`` is an admin.
+
+        A valid pack's code items are also run in the sandbox, as ``questions check`` runs
+        them; one that disagrees with its expectation (or never finishes) keeps the pack out
+        unless an admin installs it anyway (``force``).
 
         The reply lists every problem as ``file:line: field: reason`` under the upload's name,
         errors and warnings apart, at most :data:`SHOWN_PROBLEMS` lines (the full list is then
@@ -348,13 +371,42 @@ class PackAdmin:
         name = self.check_file(filename, len(raw))
         for _ in range(CHECK_ATTEMPTS):
             snapshot = self._loaded
-            checked = await self._check(name, raw, snapshot)
+            checked = await self._run_code(await self._check(name, raw, snapshot))
             async with self._lock:
                 if self._loaded is snapshot:
-                    return await self._answer(ctx, name, raw, checked)
+                    return await self._answer(ctx, name, raw, checked, force=force)
         async with self._lock:  # still changing: check once more, holding the lock this time
-            checked = await self._check(name, raw, self._loaded)
-            return await self._answer(ctx, name, raw, checked)
+            checked = await self._run_code(await self._check(name, raw, self._loaded))
+            return await self._answer(ctx, name, raw, checked, force=force)
+
+    async def _run_code(self, checked: UploadCheck) -> UploadCheck:
+        """Run a valid pack's code items in the sandbox; their disagreements, as problems."""
+        if checked.pack is None:
+            return checked
+        targets = check_targets([replace(checked.pack, path=checked.name)])
+        if not targets:
+            return checked
+        runner = self._runner
+        if self._runner_starting is not None:
+            await self._runner_starting
+        if runner is None or not runner.available:
+            why = "the sandbox is not available on this bot"
+            return replace(checked, not_run=why)
+        try:
+            rows = await check_items(targets, runner, timeout=self._code_timeout, jobs=4)
+        except SandboxUnavailable as exc:
+            return replace(checked, not_run=f"the sandbox failed ({exc.reason})")
+        ran = tuple(
+            Problem(
+                checked.name,
+                row.target.line,
+                row.item_id,
+                row.reason + (f"; {row.detail}" if row.detail else ""),
+            )
+            for row in rows
+            if not row.ok
+        )
+        return replace(checked, ran=ran)
 
     async def _check(self, name: str, raw: bytes, packs: Sequence[LoadedPack]) -> UploadCheck:
         """The linter's verdict on the upload against ``packs``, from a capped child process."""
@@ -376,7 +428,7 @@ class PackAdmin:
         return UploadCheck(name, pack, verdict.problems)
 
     async def _answer(
-        self, ctx: ChatContext, name: str, raw: bytes, checked: UploadCheck
+        self, ctx: ChatContext, name: str, raw: bytes, checked: UploadCheck, *, force: bool
     ) -> Message:
         """Under the lock: report the check, and install a valid pack an admin uploaded."""
         log.info(
@@ -395,11 +447,25 @@ class PackAdmin:
                 else "Fix the errors and upload the file again to check it."
             )
             tone = Tone.ERROR
+        elif checked.ran and not (ctx.is_admin and force):
+            count = _plural(len(checked.ran), "code item")
+            verdict = (
+                f"Not installed: {count} did not do what the pack says when run in the "
+                "sandbox (listed above). Fix them, or install anyway with `--force`."
+                if ctx.is_admin
+                else f"{count} did not do what the pack says when run in the sandbox."
+            )
+            tone = Tone.ERROR
         elif not ctx.is_admin:
             verdict = "This pack is valid. Ask an admin to upload it to install it."
             tone = Tone.SUCCESS
         else:
             verdict, tone = await self._install(checked.pack, raw, name)
+            if checked.ran and tone is Tone.SUCCESS:
+                verdict += " Installed anyway (`--force`), with the disagreements above."
+                tone = Tone.WARNING
+        if checked.not_run and checked.pack is not None:
+            verdict += f" Its code items were not run: {checked.not_run}."
         return _report(checked, verdict, tone)
 
     async def _install(self, pack: LoadedPack, raw: bytes, name: str) -> tuple[str, Tone]:
@@ -485,11 +551,19 @@ def _report(checked: UploadCheck, verdict: str, tone: Tone) -> Message:
             title += f", {_plural(len(warnings), 'warning')}"
     else:
         pack = checked.pack.pack
-        found = f"{_plural(len(warnings), 'warning')}" if warnings else "no problems"
+        clean = "no lint problems" if checked.ran else "no problems"
+        found = f"{_plural(len(warnings), 'warning')}" if warnings else clean
         title = f"✅ {name}: pack {pack.pack}, {_plural(len(pack.items), 'question')}, {found}"
     sections: list[Section] = []
     room = SHOWN_PROBLEMS
-    for heading, group in (("Errors", errors), ("Warnings", warnings)):
+    ran = checked.disagreements
+    if ran:
+        title = title.replace("✅", "⚠️", 1) + f", {_plural(len(ran), 'code disagreement')}"
+    for heading, group in (
+        ("Errors", errors),
+        ("Run in the sandbox", ran),
+        ("Warnings", warnings),
+    ):
         shown = group[:room]
         room -= len(shown)
         if shown:

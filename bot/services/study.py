@@ -108,7 +108,13 @@ class StudyService:
         self.standings = Stats(self.places, self.directory, self.scores, clock)
         # Packs uploaded in chat are installed here (None: checked only, never installed).
         self.pack_admin = PackAdmin(
-            self.catalogue, packs_dir, places=self.places, schedules=self.schedules.store
+            self.catalogue,
+            packs_dir,
+            places=self.places,
+            schedules=self.schedules.store,
+            runner=runner,
+            runner_starting=runner_starting,
+            code_timeout=(run_limits or RunLimits()).timeout_s,
         )
 
     # --- set-up ------------------------------------------------------------------------------
@@ -307,6 +313,9 @@ class StudyService:
         """Raise :class:`BadInput` for an upload that must not even be downloaded (name, size)."""
         return self.pack_admin.check_file(filename, size)
 
-    async def check_pack_upload(self, ctx: ChatContext, filename: str, raw: bytes) -> Message:
-        """Lint an uploaded pack file with the linter's words; install it for an admin."""
-        return await self.pack_admin.check_upload(ctx, filename, raw)
+    async def check_pack_upload(
+        self, ctx: ChatContext, filename: str, raw: bytes, *, force: bool = False
+    ) -> Message:
+        """Lint an uploaded pack file with the linter's words, run its code in the sandbox, and
+        install it for an admin (``force``: even if its code disagrees)."""
+        return await self.pack_admin.check_upload(ctx, filename, raw, force=force)

@@ -237,6 +237,51 @@ def test_the_reveal_of_a_show_graph_item_carries_its_graph(tmp_path: Path) -> No
     assert "MulBackward0" in str(edit["text"])
 
 
+WRONG_PACK = """\
+pack: wrongs
+title: A pack with a wrong claim
+items:
+  - id: w-prac-1
+    kind: practice
+    difficulty: easy
+    prompt: What does this print?
+    code: |
+      import torch
+      x = torch.tensor(2.0, requires_grad=True)
+      (x * x).backward()
+      print(x.grad.item())
+    expect_stdout: |
+      2.0
+    choices:
+      - text: "2.0"
+        correct: true
+      - text: "4.0"
+    steps: [the derivative of x*x is x]
+    final_answer: "2.0"
+"""
+
+
+def test_an_uploaded_pack_whose_code_disagrees_is_not_installed_without_force(
+    tmp_path: Path,
+) -> None:
+    upload = tmp_path / "wrongs.yaml"
+    upload.write_text(WRONG_PACK)
+    script = (
+        f"/pack upload {upload}\n/quiz wrongs\n"
+        f"/as bob\n/pack upload {upload}\n/as me\n"
+        f"/pack upload {upload} --force\n/quiz wrongs\n"
+    )
+    out = _run_console(tmp_path / "w.sqlite3", script)
+    refused, missing, _, member, _, forced, asked = out
+    text = str(refused["text"])
+    assert "wrongs.yaml:4: w-prac-1: line 1 differs: expected '2.0', got '4.0'" in text
+    assert "Not installed" in text and "--force" in text
+    assert "no pack called `wrongs`" in str(missing["text"])
+    assert "did not do what the pack says" in str(member["text"])
+    assert "Installed anyway (`--force`)" in str(forced["text"])
+    assert asked["kind"] == "post"
+
+
 def test_pack_commands_and_uploads_in_the_console(tmp_path: Path) -> None:
     packs = tmp_path / "packs"
     packs.mkdir()

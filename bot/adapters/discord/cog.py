@@ -263,8 +263,13 @@ class StudyCog(commands.Cog, name="studybot"):
         )
 
     @pack.command(name="upload")
-    @app_commands.describe(file="A question pack: a .yaml file of up to 1 MiB")
-    async def pack_upload(self, interaction: Interaction, file: discord.Attachment) -> None:
+    @app_commands.describe(
+        file="A question pack: a .yaml file of up to 1 MiB",
+        force="Admins: install even if some code items disagree when run",
+    )
+    async def pack_upload(
+        self, interaction: Interaction, file: discord.Attachment, force: bool = False
+    ) -> None:
         """Check a question pack file with the linter; an admin's valid pack is installed.
 
         Name and size are checked from the attachment's metadata before it is downloaded;
@@ -280,7 +285,7 @@ class StudyCog(commands.Cog, name="studybot"):
             raise Unavailable(
                 "I couldn't download that file from Discord; please try again."
             ) from None
-        reply = await self.service.check_pack_upload(ctx, file.filename, raw)
+        reply = await self.service.check_pack_upload(ctx, file.filename, raw, force=force)
         await send_reply(interaction, reply.private())
 
     @app_commands.command(name="help")
