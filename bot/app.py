@@ -169,6 +169,7 @@ class Wiring:
         flight, let answers commit and snippet runs finish (briefly; then they are cancelled),
         stop the sandbox and close the database, all within about 10 s.
         """
+        self.preflight(settings, http_port=http_port)
         async with self.runtime(settings, clock=clock) as runtime:
             adapter = self.adapter(runtime, http_port=http_port, json_lines=json_lines)
             console = settings.platform is Platform.CONSOLE
@@ -185,6 +186,18 @@ class Wiring:
                 # The scheduler stops first: its sends in flight still need the adapter.
                 await run_until_stopped(adapter, before_stop=scheduler.stop)
                 await runtime.service.drain(DRAIN_SECONDS)
+
+    @staticmethod
+    def preflight(settings: Settings, *, http_port: int | None = None) -> None:
+        """Refuse settings a platform cannot start with before the database or sandbox start."""
+        if settings.platform is Platform.DISCORD:
+            from bot.adapters.discord.adapter import discord_token
+
+            discord_token(settings)
+        elif settings.platform is Platform.SLACK:
+            from bot.adapters.slack.adapter import slack_mode
+
+            slack_mode(settings, http_port)
 
     @asynccontextmanager
     async def operations(

@@ -193,3 +193,25 @@ def test_doctor_checks_the_database_named_by_db(tmp_path: Path) -> None:
     assert studybot("console", "--db", str(db), stdin="/help\n").returncode == 0
     proc = studybot("doctor", "--db", str(db))
     assert f"database: {db}: schema " in proc.stdout, proc.stdout
+
+
+def test_run_without_a_platform_token_says_so_before_starting_anything(tmp_path: Path) -> None:
+    """One line and exit 2, and no database or sandbox started for nothing."""
+    import os
+    import subprocess
+    import sys
+
+    env = {"PATH": os.environ.get("PATH", ""), "STUDYBOT_DB": str(tmp_path / "x.sqlite3")}
+    for platform, needs in (("discord", "DISCORD_TOKEN"), ("slack", "SLACK_BOT_TOKEN")):
+        proc = subprocess.run(
+            [sys.executable, "-m", "bot", "run", "--platform", platform],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+            timeout=60,
+            check=False,
+        )
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count("\n") == 1 and needs in proc.stderr, proc.stderr
+        assert not (tmp_path / "x.sqlite3").exists()

@@ -15,6 +15,7 @@ import asyncio
 import aiohttp
 import discord
 from discord import app_commands
+from pydantic import SecretStr
 
 from bot.adapters.discord.client import StudyBot
 from bot.adapters.discord.components import CUSTOM_ID_PREFIX
@@ -23,6 +24,7 @@ from bot.adapters.discord.render import mention_target, render
 from bot.core.messages import Message, parse_action
 from bot.log import get_logger
 from bot.runtime import Runtime, StartupError
+from bot.settings import Settings
 
 __all__ = ["DiscordAdapter"]
 
@@ -45,17 +47,22 @@ def _post_ids(message: discord.Message) -> set[int]:
     return found
 
 
+def discord_token(settings: Settings) -> SecretStr:
+    """The bot token, or :class:`StartupError` saying where to find it (checked first thing)."""
+    if settings.discord_token is None:
+        raise StartupError(
+            "DISCORD_TOKEN is not set; copy the bot token from the Bot tab of your "
+            f"application ({PORTAL}) into the environment or .env"
+        )
+    return settings.discord_token
+
+
 class DiscordAdapter:
     """Connects studybot to Discord with discord.py; see :mod:`bot.adapters.discord`."""
 
     def __init__(self, runtime: Runtime, *, guild_ready_timeout: float = 2.0) -> None:
         settings = runtime.settings
-        if settings.discord_token is None:
-            raise StartupError(
-                "DISCORD_TOKEN is not set; copy the bot token from the Bot tab of your "
-                f"application ({PORTAL}) into the environment or .env"
-            )
-        self._token = settings.discord_token  # a SecretStr until the moment of login
+        self._token = discord_token(settings)  # a SecretStr until the moment of login
         self.settings = settings
         self.service = runtime.service
         self.bot = StudyBot(

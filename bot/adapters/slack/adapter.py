@@ -215,6 +215,38 @@ def _input_value(view: dict[str, Any], block_id: str, action_id: str) -> str:
     return _str((values.get(action_id) or {}).get("value"))
 
 
+def slack_mode(settings: Settings, http_port: int | None) -> SlackMode:
+    """How the settings ask to reach Slack; :class:`StartupError` with the fix if they cannot.
+
+    Called before anything else starts (``studybot run`` checks settings first), so a missing
+    token is one line, not a line after the database and the sandbox came up.
+    """
+    if not _secret(settings.slack_bot_token):
+        raise StartupError(
+            "SLACK_BOT_TOKEN is not set: install the app (deploy/slack-manifest.yaml) and "
+            "copy its Bot User OAuth Token (xoxb-...)"
+        )
+    signing_secret = _secret(settings.slack_signing_secret)
+    if http_port is not None:
+        if not signing_secret:
+            raise StartupError(
+                "--http needs SLACK_SIGNING_SECRET (Basic Information > Signing Secret) "
+                "to verify Slack's requests"
+            )
+        return SlackMode.HTTP
+    if _secret(settings.slack_app_token):
+        return SlackMode.SOCKET
+    if signing_secret:
+        raise StartupError(
+            "SLACK_SIGNING_SECRET is set but --http PORT is not: pass --http PORT for HTTP "
+            "mode, or set SLACK_APP_TOKEN (xapp-...) for Socket Mode"
+        )
+    raise StartupError(
+        "set SLACK_APP_TOKEN (xapp-..., Socket Mode: no public URL needed) or "
+        "SLACK_SIGNING_SECRET with --http PORT (HTTP mode, /slack/events)"
+    )
+
+
 class SlackAdapter:
     """Slack for studybot: Socket Mode by default, HTTP (``/slack/events``) with ``--http``."""
 
@@ -231,30 +263,7 @@ class SlackAdapter:
         bot_token = _secret(settings.slack_bot_token)
         self._app_token = _secret(settings.slack_app_token)
         signing_secret = _secret(settings.slack_signing_secret)
-        if not bot_token:
-            raise StartupError(
-                "SLACK_BOT_TOKEN is not set: install the app (deploy/slack-manifest.yaml) and "
-                "copy its Bot User OAuth Token (xoxb-...)"
-            )
-        if http_port is not None:
-            if not signing_secret:
-                raise StartupError(
-                    "--http needs SLACK_SIGNING_SECRET (Basic Information > Signing Secret) "
-                    "to verify Slack's requests"
-                )
-            self.mode = SlackMode.HTTP
-        elif self._app_token:
-            self.mode = SlackMode.SOCKET
-        elif signing_secret:
-            raise StartupError(
-                "SLACK_SIGNING_SECRET is set but --http PORT is not: pass --http PORT for HTTP "
-                "mode, or set SLACK_APP_TOKEN (xapp-...) for Socket Mode"
-            )
-        else:
-            raise StartupError(
-                "set SLACK_APP_TOKEN (xapp-..., Socket Mode: no public URL needed) or "
-                "SLACK_SIGNING_SECRET with --http PORT (HTTP mode, /slack/events)"
-            )
+        self.mode = slack_mode(settings, http_port)
         self.service = service
         self.api_url = settings.slack_api_url
         self.http_port = http_port

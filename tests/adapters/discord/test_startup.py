@@ -83,8 +83,9 @@ async def test_global_sync_payload_has_every_command_with_options_and_autocomple
         [name] = pack[verb]["options"]
         assert (name["name"], name["type"], name["required"]) == ("name", 3, True)
         assert name["autocomplete"] is True
-    [upload] = pack["upload"]["options"]
+    [upload, force] = pack["upload"]["options"]
     assert (upload["name"], upload["type"], upload["required"]) == ("file", 11, True)  # ATTACHMENT
+    assert (force["name"], force["type"], force["required"]) == ("force", 5, False)  # BOOLEAN
     assert "options" not in slash["run"] or slash["run"]["options"] == []
     assert "default_member_permissions" not in slash["quiz"] or (
         slash["quiz"]["default_member_permissions"] is None
