@@ -234,7 +234,10 @@ def _saved(fn: Any) -> list[str]:
 def walk_graph(roots: list[tuple[str, Any]], namespace: dict[str, Any]) -> dict[str, Any]:
     """Nodes and edges behind each root tensor; edges point the way gradients flow."""
     tensor = _tensor_type()
-    names = {id(v): k for k, v in namespace.items() if tensor is not None and isinstance(v, tensor)}
+    tensors = [(k, v) for k, v in namespace.items() if tensor is not None and isinstance(v, tensor)]
+    names = {id(v): k for k, v in tensors}
+    # Which variable each op produced: `y = x * 3` labels that MulBackward0 "y".
+    producers = {id(v.grad_fn): k for k, v in tensors if v.grad_fn is not None}
     nodes: list[dict[str, Any]] = []
     edges: list[list[int]] = []
     ids: dict[int, int] = {}
@@ -258,6 +261,7 @@ def walk_graph(roots: list[tuple[str, Any]], namespace: dict[str, Any]) -> dict[
         else:
             nodes.append({
                 "id": index, "kind": "op", "graph": graph, "label": kind, "saved": _saved(fn),
+                "name": producers.get(key),
             })  # fmt: skip
         return index
 
@@ -297,7 +301,8 @@ def _describe(node: dict[str, Any]) -> str:
     if node.get("kind") == "output":
         return f"{label} {dims} {node.get('dtype', '')}".rstrip()
     saved = node.get("saved") or []
-    return label + (f" [{', '.join(str(s) for s in saved)}]" if saved else "")
+    name = f" -> {node['name']}" if node.get("name") else ""
+    return label + name + (f" [{', '.join(str(s) for s in saved)}]" if saved else "")
 
 
 def graph_tree(graph: dict[str, Any], max_lines: int = 60) -> str:
@@ -339,7 +344,8 @@ def _label(node: dict[str, Any]) -> str:
         shape = "(" + ", ".join(str(d) for d in node["shape"]) + ")"
         return f"{node['label']}\n{shape} {node['dtype']}"
     saved = node.get("saved") or []
-    return "\n".join([node["label"], *saved])
+    head = f"{node['label']} -> {node['name']}" if node.get("name") else node["label"]
+    return "\n".join([head, *saved])
 
 
 def _layers(graph: dict[str, Any]) -> dict[int, int]:
