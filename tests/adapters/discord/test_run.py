@@ -280,3 +280,27 @@ async def test_graph_modal_draws_the_autograd_graph_as_an_inline_picture(
     assert set(result.files) == {"autograd-graph.png"}
     assert result.files["autograd-graph.png"].startswith(b"\x89PNG\r\n\x1a\n")
     assert result.embeds[0]["image"]["url"] == "attachment://autograd-graph.png"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+async def test_the_reveal_of_a_show_graph_item_shows_the_graph_in_the_post(
+    fake: FakeDiscord, guild: FakeGuild, alice: FakeMember, tmp_path: Path, clock: SimulatedClock
+) -> None:
+    """A pack item with ``show_graph: true``: the reveal edits in the graph, drawn in the jail."""
+    from tests.adapters.discord.test_questions import _post_id
+    from tests.adapters.test_console import GRAPH_PACK
+
+    packs = tmp_path / "graph-packs"
+    packs.mkdir()
+    (packs / "graphs.yaml").write_text(GRAPH_PACK)
+    settings = make_settings(fake, tmp_path, packs, SANDBOX_ENABLED="true", SANDBOX_FORKS_AHEAD="1")
+    async with running(fake, settings, clock, guild) as studybot:
+        question = await studybot.quiz(alice, pack="graphs")
+        assert question.files == {}
+        post_id = await _post_id(studybot, question.id)
+        edit = await studybot.service.reveal(None, post_id)
+        await studybot.service.apply_edit(edit, studybot.adapter)
+    assert set(question.files) == {"autograd-graph.png"}
+    assert question.files["autograd-graph.png"].startswith(b"\x89PNG\r\n\x1a\n")
+    assert question.embeds[0]["image"]["url"] == "attachment://autograd-graph.png"
