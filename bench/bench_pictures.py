@@ -42,12 +42,15 @@ loss = (x @ w1).relu().matmul(w2).pow(2).mean()
 loss.backward()
 print(round(loss.item(), 3))
 """
-PNG = BASE + """
+PNG = (
+    BASE
+    + """
 import matplotlib.pyplot as plt
 plt.plot([1, 2, 3, 4], [1, 4, 9, 16])
 plt.title('loss')
 plt.show()
 """
+)
 # A chain of layers: 50 nodes in the walked graph (checked below).
 GRAPH = """
 import torch

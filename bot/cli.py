@@ -7,12 +7,14 @@ that :func:`main` puts in ``ctx.obj``; nothing here builds storage, services or 
 from __future__ import annotations
 
 import asyncio
+import inspect
+import re
 import sqlite3
 import sys
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -425,10 +427,34 @@ def questions_check(
         raise typer.Exit(1)
 
 
+def _unwrap(text: str) -> str:
+    """Docstring paragraphs as single lines, so the help reflows them to the terminal's width.
+
+    A docstring is wrapped at 100 columns in the source; printed as it is, a terminal of another
+    width shows lines broken mid-sentence. Lists and indented blocks keep their lines.
+    """
+    paragraphs = []
+    for block in inspect.cleandoc(text).split("\n\n"):
+        lines = block.splitlines()
+        listed = any(re.match(r"([-*•]|\d+\.)\s|\s", line) for line in lines)
+        paragraphs.append(block if listed else " ".join(line.strip() for line in lines))
+    return "\n\n".join(paragraphs)
+
+
+def _reflow(command: Any) -> None:
+    """Unwrap the help of ``command`` and of every command under it (Typer's own click)."""
+    if getattr(command, "help", None):
+        command.help = _unwrap(command.help)
+    for sub in getattr(command, "commands", {}).values():
+        _reflow(sub)
+
+
 def main(argv: list[str] | None = None) -> None:
     """The ``studybot`` console script: a start-up error is one readable line, exit status 2."""
+    command = typer.main.get_command(app)
+    _reflow(command)
     try:
-        app(args=argv, obj=Wiring(), prog_name="studybot", standalone_mode=True)
+        command.main(args=argv, obj=Wiring(), prog_name="studybot", standalone_mode=True)
     except StartupError as exc:
         if logs_as_json():  # a log collector reading JSON lines gets this one too
             log.critical("studybot: %s", exc)

@@ -215,3 +215,26 @@ def test_run_without_a_platform_token_says_so_before_starting_anything(tmp_path:
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.count("\n") == 1 and needs in proc.stderr, proc.stderr
         assert not (tmp_path / "x.sqlite3").exists()
+
+
+def test_help_paragraphs_reflow_to_the_terminal_width() -> None:
+    """Docstrings are wrapped in the source; help shows each paragraph as one reflowed line."""
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot", "questions", "check", "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "60"},
+        cwd=Path(__file__).resolve().parents[1],
+        timeout=60,
+        check=True,
+    )
+    lines = [line.strip(" │") for line in proc.stdout.splitlines()]
+    text = " ".join(line for line in lines if line)
+    assert "exits 1 on any disagreement (or a pack that does not load) and 2 when" in text
+    # no line cut short in the middle of a paragraph (the old output ended one at "a pack")
+    body = [line for line in lines if line and not line.startswith(("Usage", "╭", "╰", "-"))]
+    assert not any(line.endswith("a pack") for line in body), body
