@@ -28,6 +28,7 @@ from bot.services.packs import PackAdmin
 from bot.services.places import Places
 from bot.services.posting import PostDraft, Posting
 from bot.services.quiz import PostEdit, Quiz, score_rules
+from bot.services.review import ReviewService, ReviewTurn
 from bot.services.runs import SnippetRuns
 from bot.services.schedules import ScheduleBook, ScheduleReply
 from bot.services.stats import Stats
@@ -42,10 +43,11 @@ from bot.storage.packs import (
     SyncReport,
 )
 from bot.storage.posts import PostStore
+from bot.storage.reviews import ReviewStore
 from bot.storage.schedules import ScheduleStore
 from bot.storage.scores import ScoreStore
 
-__all__ = ["PostEdit", "StudyService"]  # PostEdit: from bot.services.quiz
+__all__ = ["PostEdit", "ReviewTurn", "StudyService"]  # from bot.services.quiz and .review
 
 log = get_logger(__name__)
 
@@ -74,7 +76,8 @@ class StudyService:
         self.catalogue = Catalogue(self.packs, clock)
         self.posts = PostStore(db)
         self.scores = ScoreStore(db)
-        self._answers = AnswerWriter(db, self.directory, score_rules)
+        self.reviews = ReviewStore(db)
+        self._answers = AnswerWriter(db, self.directory, score_rules, self.reviews)
         self.wakeup = Wakeup()
         self.posting = Posting(self.catalogue, self.posts, clock, self.wakeup, rng)
         self.schedules = ScheduleBook(
@@ -103,6 +106,13 @@ class StudyService:
             runner, clock, runner_starting=runner_starting, run_limits=run_limits, metrics=metrics
         )
         self.run_limits = self.runs.run_limits
+        self.review = ReviewService(
+            places=self.places,
+            directory=self.directory,
+            catalogue=self.catalogue,
+            reviews=self.reviews,
+            clock=clock,
+        )
         self.standings = Stats(self.places, self.directory, self.scores, clock)
         # Packs uploaded in chat are installed here (None: checked only, never installed).
         self.pack_admin = PackAdmin(
@@ -249,6 +259,24 @@ class StudyService:
 
     async def stats(self, ctx: ChatContext, who: str | None = None) -> Message:
         return await self.standings.stats(ctx, who)
+
+    # --- spaced repetition (see bot.services.review) -----------------------------------------
+
+    async def review_next(self, ctx: ChatContext, reviewed: int = 0) -> ReviewTurn:
+        """``/review``: the caller's most overdue card, privately, or when the next is due."""
+        return await self.review.next(ctx, reviewed)
+
+    async def review_click(self, ctx: ChatContext, question_key: int, value: str) -> ReviewTurn:
+        """A /review button (``review:<question>:<value>``): show, grade, or more."""
+        return await self.review.click(ctx, question_key, value)
+
+    async def review_grade(
+        self, ctx: ChatContext, question_key: int, typed: str, *, reviewed: int
+    ) -> ReviewTurn:
+        """Grade a served card by what was typed (the console's ``/review B``)."""
+        return await self.review.grade(
+            ctx, question_key, typed, reviewed=reviewed, card_reviews=None
+        )
 
     # --- snippets (see bot.services.runs) ----------------------------------------------------
 
