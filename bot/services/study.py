@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from bot.core import cards
 from bot.core.clock import Clock
-from bot.core.gateway import ChatGateway
+from bot.core.gateway import ChatGateway, DirectMessenger
 from bot.core.messages import Message
 from bot.core.models import ChatContext, Post, Window
 from bot.core.snippets import RunLimits, SnippetRunner
@@ -28,6 +29,7 @@ from bot.services.packs import PackAdmin
 from bot.services.places import Places
 from bot.services.posting import PostDraft, Posting
 from bot.services.quiz import PostEdit, Quiz, score_rules
+from bot.services.reminders import Reminders
 from bot.services.review import ReviewService, ReviewTurn
 from bot.services.runs import SnippetRuns
 from bot.services.schedules import ScheduleBook, ScheduleReply
@@ -43,6 +45,7 @@ from bot.storage.packs import (
     SyncReport,
 )
 from bot.storage.posts import PostStore
+from bot.storage.reminders import ReminderStore
 from bot.storage.reviews import ReviewStore
 from bot.storage.schedules import ScheduleStore
 from bot.storage.scores import ScoreStore
@@ -111,6 +114,13 @@ class StudyService:
             directory=self.directory,
             catalogue=self.catalogue,
             reviews=self.reviews,
+            clock=clock,
+        )
+        self.reminders = Reminders(
+            places=self.places,
+            directory=self.directory,
+            reviews=self.reviews,
+            store=ReminderStore(db),
             clock=clock,
         )
         self.standings = Stats(self.places, self.directory, self.scores, clock)
@@ -263,8 +273,24 @@ class StudyService:
     # --- spaced repetition (see bot.services.review) -----------------------------------------
 
     async def review_next(self, ctx: ChatContext, reviewed: int = 0) -> ReviewTurn:
-        """``/review``: the caller's most overdue card, privately, or when the next is due."""
-        return await self.review.next(ctx, reviewed)
+        """``/review``: the caller's most overdue card, privately, or when the next is due.
+
+        A reminder that turned itself off (DMs closed) is mentioned first, once."""
+        turn = await self.review.next(ctx, reviewed)
+        notice = await self.reminders.notice(ctx)
+        return turn if notice is None else replace(turn, feedback=notice)
+
+    async def deliver_reminders(self, gateway: DirectMessenger) -> int:
+        """Send the review reminders whose time has come (the console, after each command)."""
+        return await self.reminders.deliver(gateway)
+
+    async def run_reminders(self, gateway: DirectMessenger) -> None:
+        """The reminder loop (app.py runs it beside the scheduler on Discord and Slack)."""
+        await self.reminders.run(gateway)
+
+    async def review_remind(self, ctx: ChatContext, args: Sequence[str]) -> Message:
+        """``review remind HH:MM [TZ]`` / ``review remind off`` (see bot.services.reminders)."""
+        return await self.reminders.command(ctx, args)
 
     async def review_click(self, ctx: ChatContext, question_key: int, value: str) -> ReviewTurn:
         """A /review button (``review:<question>:<value>``): show, grade, or more."""
