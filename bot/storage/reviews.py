@@ -314,6 +314,15 @@ class ReviewStore:
         )
         return [from_db(str(r[0])) for r in rows]
 
+    async def find_workspace(self, typed: str) -> int | None:
+        """A workspace by row id or platform id (a Discord guild, a Slack team, ``console``)."""
+        value = await self._db.fetchval(
+            "SELECT id FROM workspaces WHERE external_id = ? OR CAST(id AS TEXT) = ? "
+            "ORDER BY external_id = ? DESC LIMIT 1",
+            (typed, typed, typed),
+        )
+        return None if value is None else int(value)
+
     async def workspaces(self) -> list[int]:
         rows = await self._db.fetchall("SELECT DISTINCT workspace_id FROM reviews ORDER BY 1")
         return [int(r[0]) for r in rows]
