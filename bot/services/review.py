@@ -12,7 +12,7 @@ a no-op instead of a second review.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.core import cards, srs
 from bot.core.clock import Clock
@@ -41,6 +41,15 @@ class ReviewTurn:
     reviewed: int = 0  # graded so far in this round
     card_reviews: int = 0  # the served card's review count (for its buttons)
     feedback: Message | None = None  # how the card just graded went, shown before this
+
+    def as_message(self) -> Message:
+        """One private message: the feedback (if any), then the next card or the summary
+        (what a chat platform shows in place of the card just graded)."""
+        if self.feedback is None:
+            return self.message.private()
+        return replace(
+            self.message, sections=self.feedback.sections + self.message.sections, ephemeral=True
+        )
 
 
 class ReviewService:
