@@ -323,6 +323,8 @@ HELP_COMMANDS = (
     ("quiz [pack]", "post a question in this channel"),
     ("leaderboard [week|month|all]", "who is ahead"),
     ("stats [member]", "points, accuracy and streak"),
+    ("review", "your due cards, privately, one at a time (spaced repetition)"),
+    ("review remind HH:MM [TZ] | off", "a DM on days when cards are due"),
     ("run", "run a Python snippet against torch (CPU) in a sandbox"),
     ("pack list", "the question packs, and which are on in this channel"),
     ("pack upload FILE", "check a question pack file (.yaml) with the linter"),

@@ -81,6 +81,15 @@ def parse_study(raw: str) -> StudyCommand:
         return _at_most(name, words, 1, "leaderboard [week|month|all]")
     if name == "stats":
         return _at_most(name, [w.lstrip("@") for w in words], 1, "stats [member]")
+    if name == "review":
+        if words and words[0].lower() == "remind":
+            if not 2 <= len(words) <= 3:
+                raise UsageProblem(
+                    "Use `/study review remind HH:MM [TZ]` for a daily DM when cards are due, "
+                    "or `/study review remind off`."
+                )
+            return StudyCommand("review", tuple(words))
+        return _at_most(name, words, 0, "review")
     if name == "run":
         # `/study run print(1)` opens the modal with that code already in it.
         return StudyCommand("run", (rest.strip(),) if rest.strip() else ())
