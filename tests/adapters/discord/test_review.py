@@ -46,3 +46,25 @@ async def test_review_remind_is_set_privately(studybot: Studybot, alice: FakeMem
     assert reply.ephemeral and "19:00 (Europe/Berlin)" in embed_text(reply)
     off = await (await studybot.command(alice, "review", {"remind": "off"})).reply()
     assert "Review reminders are off" in embed_text(off)
+
+
+async def test_reminders_are_dms_on_days_with_due_cards(
+    fake: FakeDiscord, studybot: Studybot, alice: FakeMember, bob: FakeMember
+) -> None:
+    question = await studybot.quiz(alice, pack="mini", difficulty="medium")
+    post_id = await _post_id(studybot, question.id)
+    await (await fake.click(question, alice, custom_id=f"studybot:answer:{post_id}:A")).reply()
+    await (await studybot.command(alice, "review", {"remind": "19:00"})).reply()
+    await (await studybot.command(bob, "review", {"remind": "19:00"})).reply()  # no cards
+    service, adapter = studybot.service, studybot.adapter
+    assert await service.deliver_reminders(adapter) == 0  # 09:00: not yet
+    studybot.clock.advance(timedelta(hours=10, minutes=1))
+    assert await service.deliver_reminders(adapter) == 1
+    assert await service.deliver_reminders(adapter) == 0  # once a day
+    [dm] = list(fake.state.dm_channels.values())
+    assert dm.recipients[0].id == alice.id
+    [sent] = fake.messages_in(dm)
+    assert "1 card due for review" in embed_text(sent)
+    for name in ("general", "questions"):  # never in a channel
+        channel = studybot.guild.channel(name)
+        assert not any("due for review" in embed_text(m) for m in fake.messages_in(channel))
