@@ -19,7 +19,7 @@ from bot.core.messages import (
     escape_markup,
     neutralise,
 )
-from bot.core.models import Leaderboard, MemberStats, Post, Window
+from bot.core.models import Leaderboard, MemberStats, Post, ReviewSummary, Window
 from bot.questions.schema import (
     CHOICE_LETTERS,
     Choice,
@@ -302,7 +302,33 @@ def leaderboard_message(board: Leaderboard, caller_name: str) -> Message:
     return Message(title=f"🏆 Leaderboard — {label}{since}", sections=(Section(body=body),))
 
 
-def stats_message(stats: MemberStats, *, own: bool) -> Message:
+def review_section(summary: ReviewSummary) -> Section:
+    """/stats' spaced repetition part: due cards, true retention, mastery per tag."""
+    if summary.cards == 0:
+        return Section(heading="Spaced repetition", body="No cards yet.")
+    retention = (
+        f"{round(100 * summary.recalled / summary.reviewed)}% "
+        f"({summary.recalled} of {summary.reviewed})"
+        if summary.reviewed
+        else "— (no review a day or more after the last yet)"
+    )
+    lines = [
+        f"Cards: {summary.cards} · due now: **{summary.due}**",
+        f"True retention, last 30 days: {retention}",
+    ]
+    if summary.tags:
+        lines.append("Mastery by tag:")
+        lines.extend(
+            f"• {tag or '(untagged)'}: {round(100 * mastery)}% ({count} card"
+            f"{'s' if count != 1 else ''})"
+            for tag, count, mastery in summary.tags
+        )
+    return Section(heading="Spaced repetition", body="\n".join(lines))
+
+
+def stats_message(
+    stats: MemberStats, *, own: bool, reviews: ReviewSummary | None = None
+) -> Message:
     answered, correct = stats.answered, stats.correct
     accuracy = f"{round(100 * correct / answered)}%" if answered else "—"
     streak = f"{stats.current_streak} day{'s' if stats.current_streak != 1 else ''}"
@@ -316,7 +342,10 @@ def stats_message(stats: MemberStats, *, own: bool) -> Message:
     if own and stats.current_streak == 0 and stats.best_streak > 0:
         lines.append("Answer a question today to start a new streak!")
     title = "📈 Your stats" if own else f"📈 Stats for {_name(stats.display_name)}"
-    return Message(title=title, sections=(Section(body="\n".join(lines)),))
+    sections = [Section(body="\n".join(lines))]
+    if reviews is not None:
+        sections.append(review_section(reviews))
+    return Message(title=title, sections=tuple(sections))
 
 
 HELP_COMMANDS = (

@@ -123,7 +123,7 @@ class StudyService:
             store=ReminderStore(db),
             clock=clock,
         )
-        self.standings = Stats(self.places, self.directory, self.scores, clock)
+        self.standings = Stats(self.places, self.directory, self.scores, clock, self.reviews)
         # Packs uploaded in chat are installed here (None: checked only, never installed).
         self.pack_admin = PackAdmin(
             self.catalogue, packs_dir, places=self.places, schedules=self.schedules.store

@@ -273,6 +273,12 @@ class ReviewStore:
         )
         return int(value or 0)
 
+    async def card_count(self, workspace_id: int, member_id: int) -> int:
+        value = await self._db.fetchval(
+            f"SELECT count(*) FROM cards c {_COUNTED}", {"member": member_id, "ws": workspace_id}
+        )
+        return int(value or 0)
+
     async def next_due(self, workspace_id: int, member_id: int, now: datetime) -> datetime | None:
         """When the member's next card falls due after ``now`` (None: no cards at all)."""
         value = await self._db.fetchval(

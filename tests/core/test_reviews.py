@@ -235,3 +235,27 @@ async def test_retention_change_replays_the_cards(
         await conn.execute("UPDATE cards SET stability = stability * 2")
     problems = await service.reviews.replay_problems()
     assert len(problems) == 1 and "replays to" in problems[0]
+
+
+async def test_stats_show_due_cards_true_retention_and_mastery_by_tag(
+    service: StudyService, clock: SimulatedClock
+) -> None:
+    text = (await service.stats(ANN)).plain_text()
+    assert "Spaced repetition:\nNo cards yet." in text
+    draft = await _mc(service)
+    await service.answer(ANN, draft.post.id, "B")
+    card = await _flashcard(service)
+    await service.answer(ANN, card.post.id, "forgot")
+    clock.advance(timedelta(days=2))
+    turn = await service.review_next(ANN)
+    while turn.key is not None:  # the flashcard remembered, the MC question missed
+        word = "A" if turn.message.choices[0] == "A" else "good"
+        turn = await service.review_grade(ANN, turn.key, word, reviewed=turn.reviewed)
+    text = (await service.stats(ANN)).plain_text()
+    assert "Cards: 2 · due now: 0" in text
+    assert "True retention, last 30 days: 50% (1 of 2)" in text
+    assert "• autograd: 100% (1 card)" in text and "• (untagged): 100% (1 card)" in text
+    clock.advance(timedelta(days=40))  # the reviews fall out of the window; recall fades
+    text = (await service.stats(ANN)).plain_text()
+    assert "due now: 2" in text and "last 30 days: — (no review" in text
+    assert "• autograd: 100%" not in text
