@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from bot.backups import BackupJob
 from bot.core.clock import Clock, SystemClock
-from bot.core.gateway import ChatGateway
+from bot.core.gateway import ChatGateway, DirectMessenger
 from bot.core.snippets import RunLimits
 from bot.health import HealthServer
 from bot.log import configure_logging, get_logger
@@ -178,13 +178,25 @@ class Wiring:
             # waits until the platform connection is ready.
             scheduler = self.scheduler(runtime, adapter, concurrency=1 if console else 16)
             async with scheduler.running(), self.operations(runtime, adapter, scheduler):
+                reminders: asyncio.Task[None] | None = None
                 if console:
                     from bot.adapters.console import ConsoleAdapter
 
                     assert isinstance(adapter, ConsoleAdapter)
                     adapter.scheduler = scheduler  # /clock moves it step by step
-                # The scheduler stops first: its sends in flight still need the adapter.
-                await run_until_stopped(adapter, before_stop=scheduler.stop)
+                elif isinstance(adapter, DirectMessenger):
+                    # Review reminders by DM (the console sends its own after each command).
+                    reminders = asyncio.create_task(
+                        runtime.service.run_reminders(adapter), name="review-reminders"
+                    )
+                try:
+                    # The scheduler stops first: its sends in flight still need the adapter.
+                    await run_until_stopped(adapter, before_stop=scheduler.stop)
+                finally:
+                    if reminders is not None:
+                        reminders.cancel()
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await reminders
                 await runtime.service.drain(DRAIN_SECONDS)
 
     @staticmethod

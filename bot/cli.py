@@ -25,7 +25,7 @@ from bot.questions.importers import Format
 from bot.questions.loader import load_packs
 from bot.runtime import StartupError
 from bot.sandbox.cli import sandbox_app, snippet_app
-from bot.settings import Platform
+from bot.settings import Platform, Settings
 
 __all__ = ["app", "main"]
 
@@ -46,7 +46,12 @@ db_app = typer.Typer(help="The SQLite database: backup and integrity check.", no
 app.add_typer(questions_app, name="questions")
 app.add_typer(snippet_app, name="snippet")
 app.add_typer(sandbox_app, name="sandbox")
+review_app = typer.Typer(
+    help="Spaced repetition: fit FSRS parameters, set the retention aimed for.",
+    no_args_is_help=True,
+)
 app.add_typer(db_app, name="db")
+app.add_typer(review_app, name="review")
 
 DbOption = Annotated[
     Path | None,
@@ -239,7 +244,9 @@ def db_backup(
 
 @db_app.command("check")
 def db_check(ctx: typer.Context, db: DbOption = None) -> None:
-    """Run SQLite's integrity and foreign-key checks, and re-add the scores; exit 1 on a problem."""
+    """Run SQLite's integrity and foreign-key checks, re-add the scores and replay the review
+    log against the stored card states; exit 1 on a problem."""
+    from bot.storage.reviews import ReviewStore
     from bot.storage.scores import ScoreStore
 
     wiring = _wiring(ctx)
@@ -252,6 +259,7 @@ def db_check(ctx: typer.Context, db: DbOption = None) -> None:
         async with await wiring.database(settings) as database:
             problems = await database.integrity_problems()
             problems += await ScoreStore(database).consistency_problems()
+            problems += await ReviewStore(database).replay_problems()
             return problems, database.schema_version
 
     problems, version = asyncio.run(check())
@@ -260,6 +268,87 @@ def db_check(ctx: typer.Context, db: DbOption = None) -> None:
     if problems:
         raise typer.Exit(1)
     typer.echo(f"ok: {settings.db_path} (schema version {version})")
+
+
+WorkspaceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--workspace", help="A workspace: its row id or platform id (default: every one)."
+    ),
+]
+
+
+def _existing_db(ctx: typer.Context, db: Path | None) -> Settings:
+    settings = _wiring(ctx).settings(db_path=db)
+    if not Path(settings.db_path).exists():
+        typer.echo(f"no database at {settings.db_path}", err=True)
+        raise typer.Exit(1)
+    return settings
+
+
+@review_app.command("optimize")
+def review_optimize(
+    ctx: typer.Context, workspace: WorkspaceOption = None, db: DbOption = None
+) -> None:
+    """Fit FSRS parameters to each workspace's review log; keep them only if they predict it
+    better (lower log-loss) than the current ones. Runs FSRS's optimizer (torch) here, in
+    this process, never in the bot's."""
+    from bot.services.optimize import FitReport, optimize_workspace
+    from bot.storage.reviews import ReviewStore
+
+    wiring = _wiring(ctx)
+    settings = _existing_db(ctx, db)
+
+    async def fit() -> list[FitReport]:
+        async with await wiring.database(settings) as database:
+            store = ReviewStore(database)
+            if workspace is None:
+                targets = await store.workspaces()
+            else:
+                found = await store.find_workspace(workspace)
+                if found is None:
+                    typer.echo(f"no workspace {workspace!r} in {settings.db_path}", err=True)
+                    raise typer.Exit(1)
+                targets = [found]
+            return [
+                await optimize_workspace(store, target, datetime.now(UTC)) for target in targets
+            ]
+
+    reports = asyncio.run(fit())
+    if not reports:
+        typer.echo("no reviews yet: nothing to fit")
+    for report in reports:
+        typer.echo(report.describe())
+
+
+@review_app.command("retention")
+def review_retention(
+    ctx: typer.Context,
+    workspace: Annotated[str, typer.Argument(help="The workspace: row id or platform id.")],
+    value: Annotated[
+        float, typer.Argument(min=0.70, max=0.97, help="Desired retention, 0.70 to 0.97.")
+    ],
+    db: DbOption = None,
+) -> None:
+    """Set the recall probability FSRS schedules for (default 0.90); reschedules the cards."""
+    from bot.storage.reviews import ReviewStore
+
+    wiring = _wiring(ctx)
+    settings = _existing_db(ctx, db)
+
+    async def apply() -> int | None:
+        async with await wiring.database(settings) as database:
+            store = ReviewStore(database)
+            found = await store.find_workspace(workspace)
+            if found is None:
+                return None
+            return await store.update_settings(found, desired_retention=value)
+
+    cards = asyncio.run(apply())
+    if cards is None:
+        typer.echo(f"no workspace {workspace!r} in {settings.db_path}", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"desired retention {value:.2f}; {cards} card(s) rescheduled")
 
 
 @questions_app.command("lint")

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
+from bot.core.cards import review_value
 from bot.core.clock import Clock, SimulatedClock, check_simulated
 from bot.core.durations import format_duration, parse_duration
 from bot.core.errors import APOLOGY, BadInput, StudyError
@@ -31,7 +32,7 @@ from bot.core.models import ChatContext, Window
 from bot.core.schedule import ScheduleError, parse_filters
 from bot.log import get_logger
 from bot.services.schedules import VERBS
-from bot.services.study import StudyService
+from bot.services.study import ReviewTurn, StudyService
 
 if TYPE_CHECKING:
     from bot.scheduler import Scheduler
@@ -108,6 +109,8 @@ class ConsoleAdapter:
         self.running = True
         self._snippet: list[str] | None = None  # lines of a fenced /run block being typed
         self._graph_of: tuple[str, ...] | None = None  # set while that block is a /graph
+        self._reviewing: dict[str, ReviewTurn] = {}  # by member: the /review card shown
+        self.closed_dms: set[str] = set()  # members whose DMs are closed (`/dms closed`)
         self._lines: asyncio.Queue[str | None] | None = None  # stdin, read by a daemon thread
         self._commands: dict[str, _Command] = {
             "as": _Command("/as NAME [--admin]", "act as another member", self._as),
@@ -126,6 +129,12 @@ class ConsoleAdapter:
             "hint": _Command("/hint [N]", "a hint for the latest open question", self._hint),
             "reveal": _Command(
                 "/reveal", "close the latest question and show the answer", self._reveal
+            ),
+            "review": _Command(
+                "/review [CHOICE | show | more] | remind HH:MM [TZ] | remind off",
+                "your due cards, one at a time (spaced repetition); answer the one shown "
+                "with /review A-E or again|hard|good|easy",
+                self._review,
             ),
             "leaderboard": _Command(
                 "/leaderboard [week|month|all]", "who is ahead", self._leaderboard
@@ -156,6 +165,11 @@ class ConsoleAdapter:
                 "/clock [advance DURATION | set ISO8601]",
                 "move the simulated clock (what falls due on the way posts in order)",
                 self._clock,
+            ),
+            "dms": _Command(
+                "/dms open|closed",
+                "whether you take direct messages (review reminders)",
+                self._dms,
             ),
             "help": _Command("/help", "this list", self._help),
             "quit": _Command("/quit", "leave", self._quit),
@@ -270,6 +284,8 @@ class ConsoleAdapter:
             await work
             if self.scheduler is not None:
                 await self.scheduler.settle()
+            # Review reminders due by now, after the command's own output (deterministic).
+            await self.service.deliver_reminders(self)
         except UsageError as exc:
             line = str(exc) or usage
             self.error(f"usage: {line}: {exc.reason}" if exc.reason else f"usage: {line}")
@@ -386,6 +402,20 @@ class ConsoleAdapter:
     async def edit_post(self, channel: str, message_id: str, message: Message) -> None:
         self.post(channel, message, kind="edit")
 
+    # DirectMessenger: review reminders. Members named in ``closed_dms`` do not take DMs.
+    async def send_dm(self, workspace: str, member: str, message: Message) -> bool:
+        if member in self.closed_dms:
+            return False
+        payload: dict[str, object] = {
+            "kind": "dm",
+            "channel": None,
+            "member": member,
+            "ephemeral": True,
+            "text": message.plain_text(),
+        }
+        self._emit(payload, f"(DM to {member}) {message.plain_text()}")
+        return True
+
     # --- commands ----------------------------------------------------------------------------
 
     async def _as(self, args: list[str]) -> None:
@@ -457,6 +487,64 @@ class ConsoleAdapter:
             raise UsageError
         who = _name(args[0], "@", "/stats [NAME]") if args else None
         self.reply(await self.service.stats(self.context(), who))
+
+    async def _review(self, args: list[str]) -> None:
+        who = self.member.casefold()
+        word = args[0].lower() if args else ""
+        if word == "remind":
+            self.reply(await self.service.review_remind(self.context(), args[1:]))
+            return
+        if len(args) > 1:
+            raise UsageError
+        shown = self._reviewing.get(who)
+        if word in ("", "more"):
+            turn = await self.service.review_next(self.context())
+        elif shown is None or shown.key is None:
+            raise UsageError(reason="no card is being reviewed; start with /review")
+        elif word == "show":
+            turn = await self.service.review_click(
+                self.context(),
+                shown.key,
+                review_value("show", shown.reviewed, shown.card_reviews),
+            )
+            self.reply(turn.message)
+            return
+        else:
+            turn = await self.service.review_grade(
+                self.context(), shown.key, args[0], reviewed=shown.reviewed
+            )
+        self._show_turn(who, turn)
+
+    def _show_turn(self, who: str, turn: ReviewTurn) -> None:
+        if turn.feedback is not None:
+            self.reply(turn.feedback)
+        if turn.key is None:
+            self._reviewing.pop(who, None)
+            self.reply(turn.message)
+            return
+        self._reviewing[who] = turn
+        message = turn.message
+        payload: dict[str, object] = {
+            "kind": "review",
+            "channel": self.channel,
+            "member": self.member,
+            "ephemeral": True,
+            "text": message.plain_text(),
+            "question_id": turn.question_id,
+            "due": turn.due,
+            "choices": list(message.choices),
+        }
+        self._emit(payload, f"(only {self.member} sees this) {message.plain_text()}")
+
+    async def _dms(self, args: list[str]) -> None:
+        if len(args) != 1 or args[0].lower() not in ("open", "closed"):
+            raise UsageError
+        who = self.member.casefold()
+        if args[0].lower() == "closed":
+            self.closed_dms.add(who)
+        else:
+            self.closed_dms.discard(who)
+        self.note(f"direct messages to {self.member} are {args[0].lower()}")
 
     async def _pack(self, args: list[str]) -> None:
         verb = args[0].lower() if args else ""

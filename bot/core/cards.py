@@ -19,7 +19,7 @@ from bot.core.messages import (
     escape_markup,
     neutralise,
 )
-from bot.core.models import Leaderboard, MemberStats, Post, Window
+from bot.core.models import Leaderboard, MemberStats, Post, ReviewSummary, Window
 from bot.questions.schema import (
     CHOICE_LETTERS,
     Choice,
@@ -32,11 +32,14 @@ from bot.questions.schema import (
 
 __all__ = [
     "FORGOT",
+    "GRADES",
     "KNEW",
     "answer_labels",
+    "back_text",
     "card_back",
     "choices_of",
     "correct_letter",
+    "grade_buttons",
     "help_message",
     "hint_message",
     "leaderboard_message",
@@ -46,7 +49,15 @@ __all__ = [
     "stats_message",
 ]
 
-KNEW, FORGOT = "knew", "forgot"
+KNEW, FORGOT = "knew", "forgot"  # the old two grades: aliases of Good and Again
+#: A self-graded item's four grades (FSRS's ratings), as buttons and as typed answers.
+GRADES = ("again", "hard", "good", "easy")
+_GRADE_BUTTONS = (
+    ("again", "Again", ButtonStyle.DANGER),
+    ("hard", "Hard", ButtonStyle.SECONDARY),
+    ("good", "Good", ButtonStyle.SUCCESS),
+    ("easy", "Easy", ButtonStyle.PRIMARY),
+)
 _KIND_LABEL = {
     "flashcard": "Flashcard",
     "multiple_choice": "Multiple choice",
@@ -70,13 +81,14 @@ def self_graded(item: Item) -> bool:
 
 
 def answer_labels(item: Item) -> tuple[str, ...]:
-    """What a member may answer: choice letters, knew/forgot, or nothing for open prompts."""
+    """What a member may answer: choice letters, the four grades (again, hard, good, easy;
+    ``knew``/``forgot`` are accepted as good/again), or nothing for open prompts."""
     if isinstance(item, OpenPrompt):
         return ()
     choices = choices_of(item)
     if choices:
         return tuple(CHOICE_LETTERS[: len(choices)])
-    return (KNEW, FORGOT)
+    return GRADES
 
 
 def correct_letter(item: Item) -> str | None:
@@ -173,25 +185,36 @@ def hint_message(item: Item, index: int, post_id: int) -> Message:
     )
 
 
-def card_back(item: Item, post_id: int) -> Message:
-    """The private "show answer" of a self-graded item, with the two grading buttons."""
+def back_text(item: Item) -> str:
+    """The answer side of a self-graded item."""
     if isinstance(item, Flashcard):
-        back = item.answer
-    elif isinstance(item, Practice):
-        back = item.answer or item.final_answer
-    else:
-        back = ""
+        return item.answer
+    if isinstance(item, Practice):
+        return item.answer or item.final_answer
+    return ""
+
+
+def grade_buttons(action: Action, key: int, suffix: str = "") -> tuple[Button, ...]:
+    """Again, Hard, Good, Easy: ``value`` is the grade word (plus ``suffix``, for /review)."""
+    return tuple(
+        Button(action, key, f"{word}{suffix}", label, style)
+        for word, label, style in _GRADE_BUTTONS
+    )
+
+
+def card_back(item: Item, post_id: int) -> Message:
+    """The private "show answer" of a self-graded item, with the four grading buttons."""
     return Message(
         title="Answer (only you can see this)",
-        sections=(Section(body=back),),
-        buttons=(
-            Button(Action.ANSWER, post_id, KNEW, "I knew it", ButtonStyle.SUCCESS),
-            Button(Action.ANSWER, post_id, FORGOT, "I didn't", ButtonStyle.DANGER),
+        sections=(
+            Section(body=back_text(item)),
+            Section(body="How well did you remember it?"),
         ),
+        buttons=grade_buttons(Action.ANSWER, post_id),
         ephemeral=True,
         tone=Tone.INFO,
         post_id=post_id,
-        choices=(KNEW, FORGOT),
+        choices=GRADES,
     )
 
 
@@ -221,12 +244,13 @@ def reveal_message(post: Post, item: Item, pack_title: str, counts: Mapping[str,
     elif isinstance(item, Flashcard):
         sections.append(Section(heading="Answer", body=item.answer))
     if self_graded(item) and total:
+        forgot = counts.get("again", 0) + counts.get(FORGOT, 0)
         sections.append(
             Section(
                 heading="How the group did",
                 body=" · ".join(
-                    _breakdown_line(label, counts.get(key, 0), total)
-                    for key, label in ((KNEW, "knew it"), (FORGOT, "didn't"))
+                    _breakdown_line(label, count, total)
+                    for label, count in (("knew it", total - forgot), ("didn't", forgot))
                 ),
             )
         )
@@ -278,7 +302,33 @@ def leaderboard_message(board: Leaderboard, caller_name: str) -> Message:
     return Message(title=f"🏆 Leaderboard — {label}{since}", sections=(Section(body=body),))
 
 
-def stats_message(stats: MemberStats, *, own: bool) -> Message:
+def review_section(summary: ReviewSummary) -> Section:
+    """/stats' spaced repetition part: due cards, true retention, mastery per tag."""
+    if summary.cards == 0:
+        return Section(heading="Spaced repetition", body="No cards yet.")
+    retention = (
+        f"{round(100 * summary.recalled / summary.reviewed)}% "
+        f"({summary.recalled} of {summary.reviewed})"
+        if summary.reviewed
+        else "— (no review a day or more after the last yet)"
+    )
+    lines = [
+        f"Cards: {summary.cards} · due now: **{summary.due}**",
+        f"True retention, last 30 days: {retention}",
+    ]
+    if summary.tags:
+        lines.append("Mastery by tag:")
+        lines.extend(
+            f"• {tag or '(untagged)'}: {round(100 * mastery)}% ({count} card"
+            f"{'s' if count != 1 else ''})"
+            for tag, count, mastery in summary.tags
+        )
+    return Section(heading="Spaced repetition", body="\n".join(lines))
+
+
+def stats_message(
+    stats: MemberStats, *, own: bool, reviews: ReviewSummary | None = None
+) -> Message:
     answered, correct = stats.answered, stats.correct
     accuracy = f"{round(100 * correct / answered)}%" if answered else "—"
     streak = f"{stats.current_streak} day{'s' if stats.current_streak != 1 else ''}"
@@ -292,13 +342,18 @@ def stats_message(stats: MemberStats, *, own: bool) -> Message:
     if own and stats.current_streak == 0 and stats.best_streak > 0:
         lines.append("Answer a question today to start a new streak!")
     title = "📈 Your stats" if own else f"📈 Stats for {_name(stats.display_name)}"
-    return Message(title=title, sections=(Section(body="\n".join(lines)),))
+    sections = [Section(body="\n".join(lines))]
+    if reviews is not None:
+        sections.append(review_section(reviews))
+    return Message(title=title, sections=tuple(sections))
 
 
 HELP_COMMANDS = (
     ("quiz [pack]", "post a question in this channel"),
     ("leaderboard [week|month|all]", "who is ahead"),
     ("stats [member]", "points, accuracy and streak"),
+    ("review", "your due cards, privately, one at a time (spaced repetition)"),
+    ("review remind HH:MM [TZ] | off", "a DM on days when cards are due"),
     ("run", "run a Python snippet against torch (CPU) in a sandbox"),
     ("graph [--of NAME]", "run a snippet and draw the autograd graph it built"),
     ("pack list", "the question packs, and which are on in this channel"),
@@ -335,4 +390,128 @@ def help_message(prefix: str, *, admin: bool) -> Message:
         title="studybot — study a little every day",
         sections=(Section(body="\n".join(lines)),),
         ephemeral=True,
+    )
+
+
+# --- spaced repetition (/review) ---------------------------------------------------------------
+
+
+def review_value(what: str, reviewed: int, card_reviews: int) -> str:
+    """A /review button's value: what was clicked, the session's count, the card's count
+    (a second click on the same button finds the count moved on and is refused)."""
+    return f"{what}-{reviewed}-{card_reviews}"
+
+
+def parse_review_value(value: str) -> tuple[str, int, int] | None:
+    parts = value.split("-")
+    if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit():
+        return None
+    return parts[0], int(parts[1]), int(parts[2])
+
+
+def review_card(
+    item: Item, key: int, pack_title: str, *, due: int, reviewed: int, card_reviews: int
+) -> Message:
+    """A due card, privately: choices to click, or "Show answer" for a self-graded card."""
+    sections = _prompt_sections(item)
+    choices = choices_of(item)
+    if choices:
+        sections.append(Section(body=_choice_lines(choices)))
+        buttons = tuple(
+            Button(
+                Action.REVIEW,
+                key,
+                review_value(letter, reviewed, card_reviews),
+                letter,
+                ButtonStyle.PRIMARY,
+            )
+            for letter in CHOICE_LETTERS[: len(choices)]
+        )
+    else:
+        buttons = (
+            Button(
+                Action.REVIEW,
+                key,
+                review_value("show", reviewed, card_reviews),
+                "Show answer",
+                ButtonStyle.PRIMARY,
+            ),
+        )
+    left = f"{due} card{'s' if due != 1 else ''} due"
+    return Message(
+        title=f"🔁 Review · {pack_title} · {item.difficulty.value}",
+        sections=tuple(sections),
+        buttons=buttons,
+        ephemeral=True,
+        tone=Tone.QUESTION,
+        footer=f"{left} · only you see this · {item.id}",
+        question_id=item.id,
+        choices=answer_labels(item),
+    )
+
+
+def review_back(item: Item, key: int, *, reviewed: int, card_reviews: int) -> Message:
+    """The answer side of a card under review, with Again, Hard, Good, Easy."""
+    return Message(
+        title="Answer (only you can see this)",
+        sections=(Section(body=back_text(item)), Section(body="How well did you remember it?")),
+        buttons=grade_buttons(Action.REVIEW, key, f"-{reviewed}-{card_reviews}"),
+        ephemeral=True,
+        tone=Tone.INFO,
+        question_id=item.id,
+        choices=GRADES,
+    )
+
+
+def review_feedback(item: Item, picked: str, grade_word: str, next_in: str) -> Message:
+    """What a graded review says: right or wrong (with the answer), and when it comes back."""
+    letter = correct_letter(item)
+    sections: list[Section] = []
+    if letter is None:
+        text = f"Graded **{grade_word}**."
+        tone = Tone.WARNING if grade_word == "again" else Tone.SUCCESS
+    elif picked == letter:
+        text = f"✅ Correct: {letter}."
+        tone = Tone.SUCCESS
+    else:
+        right = choices_of(item)[CHOICE_LETTERS.index(letter)]
+        text = f"❌ Not quite: you picked {picked}; the answer is **{letter}. {right.text}**"
+        if right.why:
+            text += f"\n{right.why}"
+        tone = Tone.WARNING
+    sections.append(Section(body=f"{text} Next review of this card: in {next_in}."))
+    return Message(sections=tuple(sections), ephemeral=True, tone=tone, question_id=item.id)
+
+
+def review_summary(
+    reviewed: int, next_in: str | None, *, more: int, command: str, stale: bool = False
+) -> Message:
+    """The end of a /review round: how many, when the next card is due, and "more" if any."""
+    if reviewed == 0 and more == 0:
+        if next_in is None:
+            body = (
+                "You have no cards yet. Answer questions (or flashcards) and each one becomes a "
+                f"card that comes back just before you would forget it; then use {command}."
+            )
+        else:
+            body = f"Nothing is due right now. Your next card is due in {next_in}."
+    else:
+        done = f"**{reviewed} reviewed.**"
+        if more:
+            body = f"{done} {more} more card{'s are' if more != 1 else ' is'} due now."
+        elif next_in is None:
+            body = f"{done} Nothing more is due."
+        else:
+            body = f"{done} Next due in {next_in}."
+    if stale:
+        body = "That card was already graded. " + body
+    buttons: tuple[Button, ...] = ()
+    if more:
+        buttons = (
+            Button(
+                Action.REVIEW, 0, review_value("more", 0, 0), "Review more", ButtonStyle.PRIMARY
+            ),
+        )
+    return Message(
+        title="🔁 Review", sections=(Section(body=body),), buttons=buttons, ephemeral=True
     )

@@ -10,7 +10,7 @@ from typing import Protocol, runtime_checkable
 
 from bot.core.messages import Message
 
-__all__ = ["ChatGateway", "PostFinder"]
+__all__ = ["ChatGateway", "DirectMessenger", "PostFinder"]
 
 
 class ChatGateway(Protocol):
@@ -34,4 +34,14 @@ class PostFinder(Protocol):
 
     async def find_post(self, channel: str, post_id: int) -> str | None:
         """The platform message id of ``post_id``'s question in ``channel``, or ``None``."""
+        ...
+
+
+@runtime_checkable
+class DirectMessenger(Protocol):
+    """A gateway that can message one member privately (``/review remind``). Reminders are
+    only ever sent this way, never posted in a channel."""
+
+    async def send_dm(self, workspace: str, member: str, message: Message) -> bool:
+        """Send ``message`` to the member privately; ``False`` if they do not take DMs."""
         ...

@@ -53,6 +53,9 @@ class Action(enum.StrEnum):
     ANSWER = "answer"  # value: a choice letter, or knew/forgot
     SHOW = "show"  # reveal a flashcard's back (privately) before self-grading
     HINT = "hint"  # value: the index of the next hint
+    # A private /review: the "post" slot carries the question's id (0: none), the value is
+    # ``<what>-<reviewed in this session>-<the card's review count>`` (see bot.core.cards).
+    REVIEW = "review"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +75,7 @@ class Button:
 #: The shape of :attr:`Button.custom_id`, named groups included: adapters build their own
 #: routing patterns from it (Discord prefixes it, Slack uses it as the action id).
 ACTION_ID_PATTERN = (
-    r"(?P<action>answer|show|hint):(?P<post>[0-9]{1,18}):(?P<value>[A-Za-z0-9_-]{1,16})"
+    r"(?P<action>answer|show|hint|review):(?P<post>[0-9]{1,18}):(?P<value>[A-Za-z0-9_-]{1,16})"
 )
 _ACTION_ID = re.compile(rf"^{ACTION_ID_PATTERN}$")
 

@@ -17,6 +17,7 @@ __all__ = [
     "LeaderboardRow",
     "MemberStats",
     "Post",
+    "ReviewSummary",
     "Window",
 ]
 
@@ -117,3 +118,16 @@ class MemberStats:
     best_streak: int
     last_day: date | None
     rank_all: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewSummary:
+    """A member's spaced repetition: cards due now, true retention over the last 30 days
+    (recalled of reviewed, counting reviews a day or more after the card's previous one), and
+    per tag the number of cards and their mean predicted recall now (mastery, 0..1)."""
+
+    cards: int
+    due: int
+    recalled: int
+    reviewed: int
+    tags: tuple[tuple[str, int, float], ...]

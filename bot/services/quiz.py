@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from bot.core import cards
+from bot.core import cards, srs
 from bot.core.clock import Clock
 from bot.core.errors import (
     AlreadyAnswered,
@@ -210,10 +210,15 @@ class Quiz:
         labels = cards.answer_labels(item)
         picked = choice.strip()
         picked = picked.upper() if len(picked) == 1 else picked.lower()
-        if picked not in labels:
-            raise BadInput(f"`{choice}` is not an answer here; choose one of {', '.join(labels)}.")
         correct_letter = cards.correct_letter(item)
-        correct = picked == cards.KNEW if correct_letter is None else picked == correct_letter
+        if correct_letter is None and (typed := srs.parse_grade(picked)) is not None:
+            grade = typed  # a self-graded card: the member's own grade (knew/forgot too)
+            picked = grade.word
+        elif picked in labels and correct_letter is not None:
+            grade = srs.grade_for_choice(picked == correct_letter)
+        else:
+            raise BadInput(f"`{choice}` is not an answer here; choose one of {', '.join(labels)}.")
+        correct = grade is not srs.Grade.AGAIN
         tz = zone(workspace.timezone)
         outcome = await self._answers.submit(
             AnswerRequest(
@@ -228,6 +233,8 @@ class Quiz:
                 difficulty=item.difficulty.value,
                 self_graded=cards.self_graded(item),
                 periods=period_keys(now, tz),
+                question_id=stored.question_id,
+                grade=grade,
             )
         )
         if self._metrics is not None:
@@ -239,7 +246,14 @@ class Quiz:
                 f"You already answered this question ({outcome.choice}); only your first "
                 "answer counts."
             )
-        return _feedback(stored, picked, correct, outcome.points, outcome.bonus, outcome.streak)
+        message = _feedback(stored, picked, correct, outcome.points, outcome.bonus, outcome.streak)
+        if outcome.card is not None:
+            when = srs.due_in(outcome.card.due - now)
+            message = replace(
+                message,
+                footer=f"Your next review of this card: in {when} ({ctx.command('review')}).",
+            )
+        return message
 
     async def show_card(self, ctx: ChatContext, post_id: int | None) -> Message:
         """The private back of a flashcard (or a self-graded practice answer).

@@ -6,30 +6,41 @@ turns them into cards in the workspace's time zone.
 
 from __future__ import annotations
 
-from bot.core import cards
+from datetime import timedelta
+
+from bot.core import cards, srs
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, NotFound
 from bot.core.messages import Message
-from bot.core.models import ChatContext, Leaderboard, MemberStats, Window
+from bot.core.models import ChatContext, Leaderboard, MemberStats, ReviewSummary, Window
 from bot.core.scoring import StreakState, current_streak, period_key, window_start
 from bot.services.places import Places
 from bot.services.posting import zone
 from bot.storage.directory import Directory
+from bot.storage.reviews import ReviewStore
 from bot.storage.scores import ScoreStore
 
-__all__ = ["Stats"]
+__all__ = ["RETENTION_WINDOW", "Stats"]
+
+RETENTION_WINDOW = timedelta(days=30)
 
 
 class Stats:
     """Leaderboards and member stats, per workspace."""
 
     def __init__(
-        self, places: Places, directory: Directory, scores: ScoreStore, clock: Clock
+        self,
+        places: Places,
+        directory: Directory,
+        scores: ScoreStore,
+        clock: Clock,
+        reviews: ReviewStore | None = None,
     ) -> None:
         self._places = places
         self._directory = directory
         self._scores = scores
         self._clock = clock
+        self._reviews = reviews
 
     async def leaderboard(self, ctx: ChatContext, window: Window | str = Window.WEEK) -> Message:
         try:
@@ -78,4 +89,30 @@ class Stats:
             last_day=totals.streak_last_day,
             rank_all=totals.rank_all,
         )
-        return cards.stats_message(stats, own=member.external_id == ctx.member)
+        summary = None
+        if self._reviews is not None:
+            summary = await self.review_summary(workspace.id, member.id)
+        return cards.stats_message(stats, own=member.external_id == ctx.member, reviews=summary)
+
+    async def review_summary(self, workspace_id: int, member_id: int) -> ReviewSummary:
+        """Due cards, true retention over 30 days, and mastery per tag (mean recall now)."""
+        assert self._reviews is not None
+        now = self._clock.now()
+        settings = await self._reviews.settings(workspace_id)
+        by_tag = await self._reviews.cards_by_tag(workspace_id, member_id)
+        recalled, reviewed = await self._reviews.retention(member_id, now - RETENTION_WINDOW)
+        tags = tuple(
+            (
+                group.tag,
+                len(group.cards),
+                sum(srs.retrievability(c, now, settings) for c in group.cards) / len(group.cards),
+            )
+            for group in by_tag
+        )
+        return ReviewSummary(
+            cards=await self._reviews.card_count(workspace_id, member_id),
+            due=await self._reviews.due_count(workspace_id, member_id, now),
+            recalled=recalled,
+            reviewed=reviewed,
+            tags=tags,
+        )

@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from bot.core import cards
 from bot.core.clock import Clock
-from bot.core.gateway import ChatGateway
+from bot.core.gateway import ChatGateway, DirectMessenger
 from bot.core.messages import Message
 from bot.core.models import ChatContext, Post, Window
 from bot.core.snippets import RunLimits, SnippetRunner
@@ -29,6 +30,8 @@ from bot.services.packs import PackAdmin
 from bot.services.places import Places
 from bot.services.posting import PostDraft, Posting
 from bot.services.quiz import PostEdit, Quiz, score_rules
+from bot.services.reminders import Reminders
+from bot.services.review import ReviewService, ReviewTurn
 from bot.services.runs import SnippetRuns
 from bot.services.schedules import ScheduleBook, ScheduleReply
 from bot.services.stats import Stats
@@ -43,10 +46,12 @@ from bot.storage.packs import (
     SyncReport,
 )
 from bot.storage.posts import PostStore
+from bot.storage.reminders import ReminderStore
+from bot.storage.reviews import ReviewStore
 from bot.storage.schedules import ScheduleStore
 from bot.storage.scores import ScoreStore
 
-__all__ = ["PostEdit", "StudyService"]  # PostEdit: from bot.services.quiz
+__all__ = ["PostEdit", "ReviewTurn", "StudyService"]  # from bot.services.quiz and .review
 
 log = get_logger(__name__)
 
@@ -75,7 +80,8 @@ class StudyService:
         self.catalogue = Catalogue(self.packs, clock)
         self.posts = PostStore(db)
         self.scores = ScoreStore(db)
-        self._answers = AnswerWriter(db, self.directory, score_rules)
+        self.reviews = ReviewStore(db)
+        self._answers = AnswerWriter(db, self.directory, score_rules, self.reviews)
         self.wakeup = Wakeup()
         self.posting = Posting(self.catalogue, self.posts, clock, self.wakeup, rng)
         self.schedules = ScheduleBook(
@@ -105,7 +111,21 @@ class StudyService:
             runner, clock, runner_starting=runner_starting, run_limits=run_limits, metrics=metrics
         )
         self.run_limits = self.runs.run_limits
-        self.standings = Stats(self.places, self.directory, self.scores, clock)
+        self.review = ReviewService(
+            places=self.places,
+            directory=self.directory,
+            catalogue=self.catalogue,
+            reviews=self.reviews,
+            clock=clock,
+        )
+        self.reminders = Reminders(
+            places=self.places,
+            directory=self.directory,
+            reviews=self.reviews,
+            store=ReminderStore(db),
+            clock=clock,
+        )
+        self.standings = Stats(self.places, self.directory, self.scores, clock, self.reviews)
         # Packs uploaded in chat are installed here (None: checked only, never installed).
         self.pack_admin = PackAdmin(
             self.catalogue,
@@ -257,6 +277,40 @@ class StudyService:
 
     async def stats(self, ctx: ChatContext, who: str | None = None) -> Message:
         return await self.standings.stats(ctx, who)
+
+    # --- spaced repetition (see bot.services.review) -----------------------------------------
+
+    async def review_next(self, ctx: ChatContext, reviewed: int = 0) -> ReviewTurn:
+        """``/review``: the caller's most overdue card, privately, or when the next is due.
+
+        A reminder that turned itself off (DMs closed) is mentioned first, once."""
+        turn = await self.review.next(ctx, reviewed)
+        notice = await self.reminders.notice(ctx)
+        return turn if notice is None else replace(turn, feedback=notice)
+
+    async def deliver_reminders(self, gateway: DirectMessenger) -> int:
+        """Send the review reminders whose time has come (the console, after each command)."""
+        return await self.reminders.deliver(gateway)
+
+    async def run_reminders(self, gateway: DirectMessenger) -> None:
+        """The reminder loop (app.py runs it beside the scheduler on Discord and Slack)."""
+        await self.reminders.run(gateway)
+
+    async def review_remind(self, ctx: ChatContext, args: Sequence[str]) -> Message:
+        """``review remind HH:MM [TZ]`` / ``review remind off`` (see bot.services.reminders)."""
+        return await self.reminders.command(ctx, args)
+
+    async def review_click(self, ctx: ChatContext, question_key: int, value: str) -> ReviewTurn:
+        """A /review button (``review:<question>:<value>``): show, grade, or more."""
+        return await self.review.click(ctx, question_key, value)
+
+    async def review_grade(
+        self, ctx: ChatContext, question_key: int, typed: str, *, reviewed: int
+    ) -> ReviewTurn:
+        """Grade a served card by what was typed (the console's ``/review B``)."""
+        return await self.review.grade(
+            ctx, question_key, typed, reviewed=reviewed, card_reviews=None
+        )
 
     # --- snippets (see bot.services.runs) ----------------------------------------------------
 

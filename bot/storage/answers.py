@@ -23,9 +23,11 @@ from typing import TypeVar
 import aiosqlite
 
 from bot.core.scoring import ScoreDecision, StreakState
+from bot.core.srs import CardState, Grade
 from bot.log import get_logger
 from bot.storage.database import Database, chunks
 from bot.storage.directory import Directory, MemberRow
+from bot.storage.reviews import ReviewItem, ReviewStore
 from bot.storage.timefmt import from_db_opt, to_db
 
 __all__ = ["AnswerOutcome", "AnswerRequest", "AnswerStatus", "AnswerWriter", "Rules"]
@@ -48,6 +50,10 @@ class AnswerRequest:
     difficulty: str
     self_graded: bool
     periods: tuple[str, ...] = ()  # leaderboard periods this answer's points count towards
+    # Spaced repetition: the question (``questions.id``, stable across edits) and how the
+    # answer grades the member's card; None for answers that are not reviews.
+    question_id: int | None = None
+    grade: Grade | None = None
 
 
 class AnswerStatus(enum.StrEnum):
@@ -64,6 +70,7 @@ class AnswerOutcome:
     points: int = 0
     bonus: int = 0
     streak: StreakState = field(default_factory=StreakState)
+    card: CardState | None = None  # the member's card after this answer's review
 
 
 Rules = Callable[[StreakState, AnswerRequest], ScoreDecision]
@@ -86,10 +93,17 @@ class _Batch:
 
 
 class AnswerWriter:
-    def __init__(self, db: Database, directory: Directory, rules: Rules) -> None:
+    def __init__(
+        self,
+        db: Database,
+        directory: Directory,
+        rules: Rules,
+        reviews: ReviewStore | None = None,
+    ) -> None:
         self._db = db
         self._directory = directory
         self._rules = rules
+        self._reviews = reviews  # every graded answer is also a review, in the same commit
         self._pending: list[tuple[AnswerRequest, asyncio.Future[AnswerOutcome]]] = []
         self._drainer: asyncio.Task[None] | None = None
 
@@ -174,7 +188,7 @@ class AnswerWriter:
                         for member_id, s in batch.streaks.items()
                     ],
                 )
-            outcomes = batch.outcomes
+            outcomes = await self._review(conn, requests, batch.outcomes, inserted)
             duplicates = [
                 (r.post_id, o.member_id)
                 for r, o in zip(requests, outcomes, strict=True)
@@ -193,6 +207,45 @@ class AnswerWriter:
         for member, _ in members.values():
             self._directory.remember_member(member)
         return outcomes
+
+    async def _review(
+        self,
+        conn: aiosqlite.Connection,
+        requests: Sequence[AnswerRequest],
+        outcomes: list[AnswerOutcome],
+        inserted: dict[tuple[int, int], int],
+    ) -> list[AnswerOutcome]:
+        """Record a review for every answer recorded in this batch that grades a card."""
+        if self._reviews is None:
+            return outcomes
+        graded = [
+            (index, r, o)
+            for index, (r, o) in enumerate(zip(requests, outcomes, strict=True))
+            if o.status is AnswerStatus.RECORDED
+            and r.grade is not None
+            and r.question_id is not None
+        ]
+        if not graded:
+            return outcomes
+        cards = await self._reviews.record_in(
+            conn,
+            [
+                ReviewItem(
+                    workspace_id=r.workspace_id,
+                    member_id=o.member_id,
+                    question_id=r.question_id,
+                    grade=r.grade,
+                    reviewed_at=r.answered_at,
+                    answer_id=inserted[(r.post_id, o.member_id)],
+                )
+                for _, r, o in graded
+                if r.question_id is not None and r.grade is not None
+            ],
+        )
+        result = list(outcomes)
+        for (index, _, outcome), card in zip(graded, cards, strict=True):
+            result[index] = replace(outcome, card=card)
+        return result
 
     def _score(
         self,

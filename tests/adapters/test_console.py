@@ -99,9 +99,10 @@ def test_scripted_session_json_lines(tmp_path: Path) -> None:
     assert "Stats for bob" in str(out[9]["text"])
 
     card = out[10]
-    assert card["kind"] == "post" and card["choices"] == ["knew", "forgot"]
+    grades = ["again", "hard", "good", "easy"]
+    assert card["kind"] == "post" and card["choices"] == grades
     back = out[11]
-    assert back["ephemeral"] and back["choices"] == ["knew", "forgot"]
+    assert back["ephemeral"] and back["choices"] == grades
     assert "+5 points" in str(out[12]["text"])
 
     # The scheduler closes the flashcard when its quiz window ends, on the way through the day.

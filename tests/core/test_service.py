@@ -69,6 +69,7 @@ async def test_first_answer_counts_and_a_second_is_refused_privately(service: St
     # Wrong, and told so, without the right letter before the reveal.
     assert wrong == (
         "❌ Not quite: you picked A. The answer is shown when the question closes. Streak: 1 day."
+        "\n\nYour next review of this card: in 1 minute (`review`)."
     )
 
 
@@ -135,9 +136,12 @@ async def test_flashcards_are_shown_privately_then_self_graded(service: StudySer
     back = await service.show_card(BOB, draft.post.id)
     assert back.ephemeral and "record operations" in back.plain_text()
     assert [b.custom_id for b in back.buttons] == [
-        f"answer:{draft.post.id}:knew",
-        f"answer:{draft.post.id}:forgot",
+        f"answer:{draft.post.id}:again",
+        f"answer:{draft.post.id}:hard",
+        f"answer:{draft.post.id}:good",
+        f"answer:{draft.post.id}:easy",
     ]
+    # knew/forgot stay as the words for Good and Again.
     assert "+5 points" in (await service.answer(BOB, draft.post.id, "knew")).plain_text()
     assert "+0" in (await service.answer(ANN, draft.post.id, "FORGOT")).plain_text()
     text = (await service.reveal(ADMIN, draft.post.id)).message.plain_text()
@@ -192,7 +196,7 @@ async def test_leaderboard_windows_and_ranks(service: StudyService, clock: Simul
 async def test_stats_and_streak_over_days(service: StudyService, clock: SimulatedClock) -> None:
     for _ in range(3):
         draft = await service.post_question(ADMIN, pack="mini")
-        while draft.message.choices in ((), ("knew", "forgot")):
+        while draft.message.choices in ((), ("again", "hard", "good", "easy")):
             draft = await service.post_question(ADMIN, pack="mini")
         await service.answer(ANN, draft.post.id, "A")
         clock.advance(timedelta(days=1))

@@ -143,6 +143,16 @@ class DiscordAdapter:
                 return str(sent.id)
         return None
 
+    async def send_dm(self, workspace: str, member: str, message: Message) -> bool:
+        """A review reminder, privately; ``False`` when the member does not take DMs."""
+        await self._wait_logged_in()
+        try:
+            user = self.bot.get_user(int(member)) or await self.bot.fetch_user(int(member))
+            await user.send(**render(message).send_kwargs())
+        except discord.Forbidden:
+            return False
+        return True
+
     async def _send(self, channel: str, message: Message) -> discord.Message:
         await self._wait_logged_in()
         target = self.bot.get_partial_messageable(int(channel))

@@ -212,6 +212,31 @@ class StudyCog(commands.Cog, name="studybot"):
             ) from None
         await send_reply(interaction, message.private())
 
+    # --- spaced repetition -------------------------------------------------------------------
+
+    @app_commands.command(name="review")
+    @app_commands.describe(
+        remind="A daily DM at this local time (HH:MM) when cards are due, or off",
+        timezone="The reminder's IANA timezone (default: the server's)",
+    )
+    async def review(
+        self, interaction: Interaction, remind: str | None = None, timezone: str | None = None
+    ) -> None:
+        """Your due cards, one at a time (spaced repetition); only you see them."""
+        ctx = self.context(interaction)
+        if remind is not None:
+            args = [remind, *([timezone] if timezone else [])]
+            await send_reply(interaction, (await self.service.review_remind(ctx, args)).private())
+            return
+        turn = await self.service.review_next(ctx)
+        await send_reply(interaction, turn.as_message())
+
+    @review.autocomplete("timezone")
+    async def _review_timezone(
+        self, interaction: Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        return self.timezone_choices(current)
+
     # --- packs and help ----------------------------------------------------------------------
 
     pack = app_commands.Group(name="pack", description="Question packs")
@@ -535,6 +560,13 @@ class StudyCog(commands.Cog, name="studybot"):
                 return
         elif action is Action.SHOW:
             reply = await self.service.show_card(ctx, post_id)
+        elif action is Action.REVIEW:
+            # The private card is replaced by what comes next: its buttons are gone.
+            reply = (await self.service.review_click(ctx, post_id, value)).as_message()
+            source = interaction.message
+            if source is not None and source.flags.ephemeral:
+                await interaction.response.edit_message(**render(reply).edit_kwargs())
+                return
         else:
             if not value.isdigit():
                 raise BadInput("That hint button is out of date; ask for a new question.")

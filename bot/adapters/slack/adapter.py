@@ -453,6 +453,17 @@ class SlackAdapter:
         for attachment in message.attachments:
             await self._upload(channel, attachment, thread_ts=message_id)
 
+    async def send_dm(self, workspace: str, member: str, message: Message) -> bool:
+        """A review reminder in the member's DM with the app; ``False`` if Slack refuses."""
+        try:
+            opened = await self.client.conversations_open(users=member)
+            channel = _str((opened.get("channel") or {}).get("id")) or member
+            await self.client.chat_postMessage(channel=channel, **render(message).kwargs())
+        except SlackApiError as exc:
+            log.info("cannot DM %s a review reminder: %s", member, _api_error(exc))
+            return False
+        return True
+
     async def _upload(self, channel: str, attachment: Attachment, *, thread_ts: str | None) -> None:
         await self.client.files_upload_v2(
             channel=channel,
@@ -661,6 +672,12 @@ class SlackAdapter:
         elif command.name == "stats":
             stats = await self.service.stats(ctx, args[0] if args else None)
             await self._reply_private(body, respond, stats)
+        elif command.name == "review":
+            if args:  # remind HH:MM [TZ] | remind off
+                reply = await self.service.review_remind(ctx, list(args[1:]))
+            else:
+                reply = (await self.service.review_next(ctx)).as_message()
+            await self._reply_private(body, respond, reply)
         elif command.name == "pack":
             await self._reply_private(body, respond, await self._pack(ctx, args))
         elif command.name == "schedule":
@@ -702,6 +719,8 @@ class SlackAdapter:
             reply = await self.service.answer(ctx, post_id, value)
         elif verb is Action.SHOW:
             reply = await self.service.show_card(ctx, post_id)
+        elif verb is Action.REVIEW:
+            reply = (await self.service.review_click(ctx, post_id, value)).as_message()
         else:
             reply = await self.service.hint(ctx, post_id, int(value) if value.isdigit() else 0)
         await self._reply_private(body, respond, reply)

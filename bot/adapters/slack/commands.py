@@ -67,6 +67,20 @@ def _at_most(name: str, words: list[str], n: int, usage: str) -> StudyCommand:
     return StudyCommand(name, tuple(words))
 
 
+def _graph(rest: str) -> StudyCommand:
+    """`/study graph [--of a,b | --inputs] [code]`: the run modal, drawing those tensors."""
+    body = rest.strip()
+    of = ""
+    if body == "--inputs" or body.startswith("--inputs "):
+        return StudyCommand("graph", ("*", body.removeprefix("--inputs").strip()))
+    if body.startswith("--of"):
+        _, _, after = body.partition(" ")
+        of, _, body = after.strip().partition(" ")
+        if not of:
+            raise UsageProblem("Use `/study graph --of NAME[,NAME] [code]`.")
+    return StudyCommand("graph", (of, body.strip()))
+
+
 def parse_study(raw: str) -> StudyCommand:
     """Parse the text after ``/study``; raise :class:`UsageProblem` for anything unknown."""
     text = unescape(raw).strip()
@@ -81,21 +95,20 @@ def parse_study(raw: str) -> StudyCommand:
         return _at_most(name, words, 1, "leaderboard [week|month|all]")
     if name == "stats":
         return _at_most(name, [w.lstrip("@") for w in words], 1, "stats [member]")
+    if name == "review":
+        if words and words[0].lower() == "remind":
+            if not 2 <= len(words) <= 3:
+                raise UsageProblem(
+                    "Use `/study review remind HH:MM [TZ]` for a daily DM when cards are due, "
+                    "or `/study review remind off`."
+                )
+            return StudyCommand("review", tuple(words))
+        return _at_most(name, words, 0, "review")
     if name == "run":
         # `/study run print(1)` opens the modal with that code already in it.
         return StudyCommand("run", (rest.strip(),) if rest.strip() else ())
     if name == "graph":
-        # `/study graph [--of a,b] [code]`: the same modal; the graph of `a` and `b`.
-        body = rest.strip()
-        of = ""
-        if body == "--inputs" or body.startswith("--inputs "):
-            return StudyCommand("graph", ("*", body.removeprefix("--inputs").strip()))
-        if body.startswith("--of"):
-            _, _, after = body.partition(" ")
-            of, _, body = after.strip().partition(" ")
-            if not of:
-                raise UsageProblem("Use `/study graph --of NAME[,NAME] [code]`.")
-        return StudyCommand("graph", (of, body.strip()))
+        return _graph(rest)
     if name == "pack":
         verb = words[0].lower() if words else ""
         if (verb == "list" and len(words) == 1) or (verb == "upload" and len(words) == 1):

@@ -146,11 +146,13 @@ async def test_flashcard_show_answer_then_knew_it_replaces_the_private_card(
     assert card.ephemeral
     assert "cut from the graph" in embed_text(card)
     assert card.custom_ids == [
-        f"studybot:answer:{post_id}:knew",
-        f"studybot:answer:{post_id}:forgot",
+        f"studybot:answer:{post_id}:again",
+        f"studybot:answer:{post_id}:hard",
+        f"studybot:answer:{post_id}:good",
+        f"studybot:answer:{post_id}:easy",
     ]
 
-    knew = await fake.click(card, alice, label="I knew it")
+    knew = await fake.click(card, alice, label="Good")
     response = await knew.response()
     assert response.type == 7  # the private card itself is updated: no second click possible
     updated = await knew.reply()
@@ -158,7 +160,7 @@ async def test_flashcard_show_answer_then_knew_it_replaces_the_private_card(
     assert updated.ephemeral
     assert "you knew it" in embed_text(updated)
     assert updated.components == []
-    assert await _answers(studybot, post_id) == [(str(alice.id), "knew")]
+    assert await _answers(studybot, post_id) == [(str(alice.id), "good")]
 
 
 async def test_hints_come_privately_one_after_another(

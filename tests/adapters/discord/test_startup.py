@@ -24,7 +24,17 @@ from tests.fakes.discord_api import FakeDiscord, FakeGuild, FakeMember
 
 pytestmark = pytest.mark.timeout(60)
 
-EXPECTED_COMMANDS = ["graph", "help", "leaderboard", "pack", "quiz", "run", "schedule", "stats"]
+EXPECTED_COMMANDS = [
+    "graph",
+    "help",
+    "leaderboard",
+    "pack",
+    "quiz",
+    "review",
+    "run",
+    "schedule",
+    "stats",
+]
 
 
 def _by_name(commands: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -1,0 +1,185 @@
+"""/review: a member's own due cards, one at a time, privately (spaced repetition, FSRS).
+
+Every graded answer anywhere (a posted question, a flashcard) already reviewed the member's
+card for that question (``storage.answers`` records it in the answer's commit); here the
+member works through the cards that are due now. A round serves at most
+:data:`ROUND_SIZE` cards, then says "N reviewed, next due in X" and offers more if more are due.
+
+Buttons carry everything a click needs (question id, the round's count, the card's review
+count), so they survive restarts; the card's count makes a second click on the same button
+a no-op instead of a second review.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from bot.core import cards, srs
+from bot.core.clock import Clock
+from bot.core.errors import BadInput
+from bot.core.messages import Message
+from bot.core.models import ChatContext
+from bot.services.catalogue import Catalogue
+from bot.services.places import Places
+from bot.storage.directory import Directory, MemberRow, WorkspaceRow
+from bot.storage.packs import StoredQuestion
+from bot.storage.reviews import ReviewItem, ReviewStore
+
+__all__ = ["ROUND_SIZE", "ReviewService", "ReviewTurn"]
+
+ROUND_SIZE = 10
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewTurn:
+    """What /review shows next: a card (``question_id`` set) or the round's summary."""
+
+    message: Message
+    question_id: str | None = None  # the item's id in its pack, for a served card
+    key: int | None = None  # questions.id of the served card (what its buttons carry)
+    due: int = 0  # cards due now, the served one included
+    reviewed: int = 0  # graded so far in this round
+    card_reviews: int = 0  # the served card's review count (for its buttons)
+    feedback: Message | None = None  # how the card just graded went, shown before this
+
+    def as_message(self) -> Message:
+        """One private message: the feedback (if any), then the next card or the summary
+        (what a chat platform shows in place of the card just graded)."""
+        if self.feedback is None:
+            return self.message.private()
+        return replace(
+            self.message, sections=self.feedback.sections + self.message.sections, ephemeral=True
+        )
+
+
+class ReviewService:
+    """Serves and grades a member's due cards in the caller's workspace."""
+
+    def __init__(
+        self,
+        *,
+        places: Places,
+        directory: Directory,
+        catalogue: Catalogue,
+        reviews: ReviewStore,
+        clock: Clock,
+    ) -> None:
+        self._places = places
+        self._directory = directory
+        self._catalogue = catalogue
+        self._reviews = reviews
+        self._clock = clock
+
+    async def _who(self, ctx: ChatContext) -> tuple[WorkspaceRow, MemberRow]:
+        workspace = await self._places.workspace(ctx)
+        member = await self._directory.member(
+            workspace, ctx.member, ctx.member_name, self._clock.now()
+        )
+        return workspace, member
+
+    async def next(self, ctx: ChatContext, reviewed: int = 0) -> ReviewTurn:
+        """The member's most overdue card, or the summary when the round is over."""
+        workspace, member = await self._who(ctx)
+        return await self._turn(ctx, workspace, member, reviewed)
+
+    async def _turn(
+        self,
+        ctx: ChatContext,
+        workspace: WorkspaceRow,
+        member: MemberRow,
+        reviewed: int,
+        *,
+        feedback: Message | None = None,
+        stale: bool = False,
+    ) -> ReviewTurn:
+        now = self._clock.now()
+        due = await self._reviews.due_count(workspace.id, member.id, now)
+        if due == 0 or reviewed >= ROUND_SIZE:
+            upcoming = await self._reviews.next_due(workspace.id, member.id, now)
+            next_in = None if upcoming is None else srs.due_in(upcoming - now)
+            summary = cards.review_summary(
+                reviewed, next_in, more=due, command=ctx.command("review"), stale=stale
+            )
+            return ReviewTurn(summary, due=due, reviewed=reviewed, feedback=feedback)
+        first = (await self._reviews.due(workspace.id, member.id, now, limit=1))[0]
+        stored = await self._catalogue.store.question(first.version_id)
+        card = await self._reviews.card(member.id, first.question_id)
+        count = card.reviews if card else 0
+        message = cards.review_card(
+            stored.item,
+            first.question_id,
+            self._catalogue.title(stored.pack),
+            due=due,
+            reviewed=reviewed,
+            card_reviews=count,
+        )
+        return ReviewTurn(
+            message,
+            question_id=stored.item.id,
+            key=first.question_id,
+            due=due,
+            reviewed=reviewed,
+            card_reviews=count,
+            feedback=feedback,
+        )
+
+    async def _question(self, key: int) -> StoredQuestion:
+        version = await self._reviews.current_version(key)
+        if version is None:
+            raise BadInput("That card's question is no longer in any pack.")
+        return await self._catalogue.store.question(version)
+
+    async def click(self, ctx: ChatContext, key: int, value: str) -> ReviewTurn:
+        """A /review button: ``show`` the back, ``more`` for another round, or a grade."""
+        parsed = cards.parse_review_value(value)
+        if parsed is None:
+            raise BadInput("That button is not one of mine.")
+        what, reviewed, card_reviews = parsed
+        if what == "more":
+            return await self.next(ctx, 0)
+        if what == "show":
+            stored = await self._question(key)
+            if not cards.self_graded(stored.item):
+                raise BadInput("This card is answered with its choice buttons.")
+            back = cards.review_back(stored.item, key, reviewed=reviewed, card_reviews=card_reviews)
+            return ReviewTurn(
+                back,
+                question_id=stored.item.id,
+                key=key,
+                reviewed=reviewed,
+                card_reviews=card_reviews,
+            )
+        return await self.grade(ctx, key, what, reviewed=reviewed, card_reviews=card_reviews)
+
+    async def grade(
+        self, ctx: ChatContext, key: int, typed: str, *, reviewed: int, card_reviews: int | None
+    ) -> ReviewTurn:
+        """Grade one card (a choice letter, or again/hard/good/easy/knew/forgot) and serve
+        the next. ``card_reviews`` None: whatever card state there is (the console)."""
+        workspace, member = await self._who(ctx)
+        stored = await self._question(key)
+        item = stored.item
+        letter = cards.correct_letter(item)
+        picked = typed.strip()
+        if letter is None:
+            grade = srs.parse_grade(picked)
+            if grade is None:
+                raise BadInput(f"`{typed}` is not a grade; use again, hard, good or easy.")
+            picked = grade.word
+        else:
+            picked = picked.upper()
+            labels = cards.answer_labels(item)
+            if picked not in labels:
+                raise BadInput(
+                    f"`{typed}` is not an answer here; choose one of {', '.join(labels)}."
+                )
+            grade = srs.grade_for_choice(picked == letter)
+        now = self._clock.now()
+        card = await self._reviews.record(
+            ReviewItem(workspace.id, member.id, key, grade, now),
+            expected_reviews=card_reviews,
+        )
+        if card is None:
+            return await self._turn(ctx, workspace, member, reviewed, stale=True)
+        feedback = cards.review_feedback(item, picked, grade.word, srs.due_in(card.due - now))
+        return await self._turn(ctx, workspace, member, reviewed + 1, feedback=feedback)

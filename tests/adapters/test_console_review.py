@@ -1,0 +1,103 @@
+"""/review in the console: JSON lines, and a simulated month moved by the console's /clock."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from bot.adapters.console import ConsoleAdapter
+from bot.core.clock import SimulatedClock
+from bot.services.study import StudyService
+from tests.adapters.test_console import _run_console
+
+
+class _Console:
+    """The console adapter in this process: type a line, get the JSON lines it printed."""
+
+    def __init__(self, service: StudyService, clock: SimulatedClock) -> None:
+        self.out = io.StringIO()
+        self.adapter = ConsoleAdapter(service, clock, out=self.out, json_mode=True)
+
+    async def type(self, line: str) -> list[dict[str, object]]:
+        start = self.out.tell()
+        await self.adapter.handle_line(line)
+        self.out.seek(start)
+        lines = [json.loads(text) for text in self.out.read().splitlines()]
+        self.out.seek(0, io.SEEK_END)
+        return lines
+
+
+def _served(lines: list[dict[str, object]]) -> dict[str, object] | None:
+    return next((line for line in lines if line["kind"] == "review"), None)
+
+
+async def test_a_simulated_month_wrong_comes_back_soon_right_answers_space_out(
+    service: StudyService, clock: SimulatedClock
+) -> None:
+    console = _Console(service, clock)
+    await console.type("/quiz mini --difficulty medium")
+    await console.type("/answer A")  # wrong: Again
+    nothing = await console.type("/review")
+    assert _served(nothing) is None and "next card is due in" in str(nothing[-1]["text"])
+
+    # Wrong: due again within a day.
+    await console.type("/clock advance 1d")
+    card = _served(await console.type("/review"))
+    assert card is not None and card["question_id"] == "d-mc-1" and card["due"] == 1
+    assert card["member"] == "me" and card["ephemeral"] is True
+
+    # Then right every time it comes round, for a month, looking once a day.
+    review_days: list[datetime] = []
+    lines = await console.type("/review B")
+    review_days.append(datetime.fromisoformat(str(lines[0]["at"])))
+    for _ in range(45):
+        await console.type("/clock advance 1d")
+        served = _served(await console.type("/review"))
+        if served is None:
+            continue
+        graded = await console.type("/review B")
+        assert "Correct" in str(graded[0]["text"])
+        review_days.append(datetime.fromisoformat(str(graded[0]["at"])))
+    gaps = [b - a for a, b in itertools.pairwise(review_days)]
+    print("review gaps (days):", [g.days for g in gaps])
+    assert len(gaps) >= 3, gaps
+    assert all(b >= a for a, b in itertools.pairwise(gaps)), gaps
+    assert gaps[-1] >= 2 * gaps[0] and gaps[-1] >= timedelta(days=7), gaps
+    assert await service.reviews.replay_problems() == []
+
+
+async def test_review_usage_and_grading_words(service: StudyService, clock: SimulatedClock) -> None:
+    console = _Console(service, clock)
+    error = await console.type("/review B")
+    assert error[0]["kind"] == "error" and "start with /review" in str(error[0]["text"])
+    await console.type("/quiz mini --difficulty easy --tag autograd")
+    await console.type("/answer forgot")
+    await console.type("/clock advance 2m")
+    card = _served(await console.type("/review"))
+    assert card is not None and card["question_id"] == "d-flash-1"
+    assert card["choices"] == ["again", "hard", "good", "easy"]
+    back = await console.type("/review show")
+    assert "record operations" in str(back[0]["text"])
+    wrong = await console.type("/review B")
+    assert "not a grade" in str(wrong[0]["text"])
+    done = await console.type("/review easy")
+    assert "Graded easy" in str(done[0]["text"]) and "1 reviewed" in str(done[1]["text"])
+
+
+def test_review_json_lines_from_the_command_line(tmp_path: Path) -> None:
+    out = _run_console(
+        tmp_path / "console.sqlite3",
+        "/quiz mini --difficulty medium\n/answer A\n/as bob\n/answer A\n/as me\n"
+        "/clock advance 1h\n/review\n/review A\n/review\n",
+    )
+    served = [line for line in out if line["kind"] == "review"]
+    assert len(served) == 1
+    line = served[0]
+    assert line["question_id"] == "d-mc-1" and line["member"] == "me" and line["due"] == 1
+    assert line["ephemeral"] is True and line["choices"] == ["A", "B"]
+    assert "❌ Not quite" in str(out[-3]["text"]) and "the answer is B" in str(out[-3]["text"])
+    assert "1 reviewed" in str(out[-2]["text"])
+    assert "Nothing is due right now" in str(out[-1]["text"])
