@@ -53,6 +53,7 @@ from typing import TypeVar
 from bot.core.clock import Clock, SimulatedClock
 from bot.core.gateway import ChatGateway, PostFinder
 from bot.core.models import Post
+from bot.core.resend import Unconfirmed, why_not_resend
 from bot.core.schedule import next_occurrence, occurrence_key
 from bot.log import get_logger
 from bot.services.posting import PostDraft
@@ -717,8 +718,8 @@ class Scheduler:
                 await self._resend(item, now)
 
     async def _resend(self, item: ScheduledPost, now: datetime) -> None:
-        """The crash-mid-send rule: re-send an unconfirmed post once, while it still makes
-        sense; otherwise close it quietly (a reveal of a question nobody saw helps no one)."""
+        """The crash-mid-send rule (``core/resend.py`` decides; this gathers its inputs, then
+        re-sends once or closes the post quietly)."""
         post = item.post
         assert post.schedule_id is not None
         if not post.is_open:
@@ -726,17 +727,14 @@ class Scheduler:
         occurrence = datetime.fromisoformat(item.occurrence.replace("Z", "+00:00"))
         schedule = await self.service.schedules.get(post.schedule_id)
         latest = await self.service.posts.latest_of_schedule(post.schedule_id)
-        reason = None
-        if item.resent:
-            reason = "it was re-sent once already"
-        elif schedule is None:
-            reason = "its schedule was removed"
-        elif latest != post.id:
-            reason = "a newer question of its schedule exists"
-        elif now - occurrence > self.grace:
-            reason = f"it is more than the {self.grace} grace window late"
-        elif post.closes_at is not None and post.closes_at <= now:
-            reason = "its answer window is over"
+        unconfirmed = Unconfirmed(
+            occurrence=occurrence,
+            resent=item.resent,
+            schedule_exists=schedule is not None,
+            is_latest=latest == post.id,
+            closes_at=post.closes_at,
+        )
+        reason = why_not_resend(unconfirmed, now, self.grace)
         if reason is not None:
             await self._close_quietly(post, reason)
             return
