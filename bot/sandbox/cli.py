@@ -92,7 +92,8 @@ async def _run(
     async with Sandbox(config, log_unavailable=False) as sandbox:
         if not sandbox.available:
             raise SandboxUnavailable(sandbox.unavailable_reason or "sandbox unavailable")
-        return await sandbox.run(code, timeout=wall, graph=graph)
+        # The CLI can write an SVG beside the PNG; chats show only the PNG.
+        return await sandbox.run(code, timeout=wall, graph=graph, svg=graph is not None)
 
 
 def _write_files(result: RunResult, out: Path | None) -> None:

@@ -200,6 +200,7 @@ class Sandbox:
         *,
         timeout: float | None = None,  # noqa: ASYNC109
         graph: tuple[str, ...] | None = None,
+        svg: bool = False,
     ) -> RunResult:
         """Run ``code`` once in a fresh jail. ``timeout`` (seconds) is capped at the config's.
 
@@ -212,7 +213,7 @@ class Sandbox:
             "op": "run", "code": text, "timeout": self.config.clamp_timeout(timeout)
         }  # fmt: skip
         if graph is not None:
-            request["graph"] = {"of": list(graph)}
+            request["graph"] = {"of": list(graph), "svg": svg}
         data = await self._request(request)
         return RunResult.from_wire(data)
 

@@ -37,6 +37,7 @@ __all__ = [
 MAX_NODES = 300
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 _GRAPH_PICTURE = "autograd-graph.png"
+_GRAPH_SVG = "autograd-graph.svg"
 
 
 def preload(names: list[str]) -> None:
@@ -368,8 +369,11 @@ def _layers(graph: dict[str, Any]) -> dict[int, int]:
     return depth
 
 
-def draw_graph(graph: dict[str, Any], directory: str, titles: list[str]) -> str | None:
-    """Draw the graph(s) side by side as ``autograd-graph.png``; the file's name, or None."""
+def draw_graph(
+    graph: dict[str, Any], directory: str, titles: list[str], *, svg: bool = False
+) -> str | None:
+    """Draw the graph(s) side by side as ``autograd-graph.png`` (and ``.svg`` if asked); the
+    PNG's name, or None."""
     try:
         import matplotlib
 
@@ -425,5 +429,7 @@ def draw_graph(graph: dict[str, Any], directory: str, titles: list[str]) -> str 
     # At most about 2,500 pixels a side: a chat shows nothing more, and PNG encoding is most
     # of the drawing's time.
     fig.savefig(path, dpi=min(110.0, 2500 / max(fig_w, fig_h)))
+    if svg:  # sharp at any size, for whoever can show it (the CLI's --out, a browser)
+        fig.savefig(os.path.join(directory, _GRAPH_SVG), format="svg")
     plt.close(fig)
     return _GRAPH_PICTURE

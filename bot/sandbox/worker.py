@@ -162,7 +162,9 @@ def _afterwards(
                 else:
                     graph = pictures.walk_graph(roots, namespace)
                     pictures.save_open_figures(here)
-                    graph["picture"] = pictures.draw_graph(graph, here, [n for n, _ in roots])
+                    graph["picture"] = pictures.draw_graph(
+                        graph, here, [n for n, _ in roots], svg=bool(graph_request.get("svg"))
+                    )
                     extras["graph"] = graph
         pictures.save_open_figures(here)
         limits = header.get("files")

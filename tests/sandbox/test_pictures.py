@@ -278,10 +278,13 @@ def test_cli_graph_json_and_out(tmp_path: Path) -> None:
     assert set(payload) >= {"outcome", "nodes", "edges", "truncated", "files"}
     assert payload["outcome"] == "ok" and payload["truncated"] is False
     assert [n["label"] for n in payload["nodes"]] == ["loss", "SumBackward0", "MulBackward0", "x"]
-    assert payload["files"] == [
-        {"name": "autograd-graph.png", "size": payload["files"][0]["size"], "mime": "image/png"}
+    assert [(f["name"], f["mime"]) for f in payload["files"]] == [
+        ("autograd-graph.png", "image/png"),
+        ("autograd-graph.svg", "image/svg+xml"),
     ]
     assert (out / "autograd-graph.png").read_bytes().startswith(b"\x89PNG")
+    svg = (out / "autograd-graph.svg").read_text()
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg
 
 
 def test_cli_run_lists_files_and_writes_them(tmp_path: Path) -> None:
