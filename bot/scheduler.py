@@ -595,14 +595,15 @@ class Scheduler:
         rest = [plan for plan in plans if plan.schedule.id not in found]
         multi = {channel for channel, count in per_channel.items() if count > 1}
         found.update(await self._candidates(rest, multi))
-        taken: dict[int, Counter[int]] = {}
-        last_pick: dict[int, int] = {}
+        picks = self.service.posting.pick_batch(
+            [(plan.schedule.id, plan.schedule.channel_id) for plan in plans], found
+        )
         rows: list[NewScheduledPost] = []
         picked: list[_Due] = []
         for plan in plans:
             schedule = plan.schedule
-            candidates = found.get(schedule.id)
-            if not candidates:  # e.g. the pack was removed since the schedule was added
+            version = picks.get(schedule.id)
+            if version is None:  # e.g. the pack was removed since the schedule was added
                 log.warning(
                     "schedule %d: occurrence %s not posted: no questions match its filters (%s)",
                     schedule.id,
@@ -610,20 +611,6 @@ class Scheduler:
                     schedule.spec.describe(),
                 )
                 continue
-            local = taken.setdefault(schedule.channel_id, Counter())
-            if local:  # count this batch's own picks in the same channel; the last is latest
-                previous = last_pick[schedule.channel_id]
-                candidates = [
-                    Candidate(
-                        c.version_id,
-                        c.times_posted + local[c.version_id],
-                        latest=c.version_id == previous,
-                    )
-                    for c in candidates
-                ]
-            version = self.service.pick(candidates).version_id
-            local[version] += 1
-            last_pick[schedule.channel_id] = version
             rows.append(
                 NewScheduledPost(
                     channel_id=schedule.channel_id,

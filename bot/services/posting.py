@@ -7,7 +7,8 @@ rule, the "pack is off here" answer and the message of a question are written on
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cache
@@ -139,6 +140,40 @@ class Posting:
         """The no-repeat rule: one of the questions this channel has seen least often, and
         never the question it saw last while there is another (see :func:`eligible`)."""
         return self._rng.choice(eligible(candidates))
+
+    def pick_batch(
+        self, wants: Sequence[tuple[int, int]], found: Mapping[int, Sequence[Candidate]]
+    ) -> dict[int, int]:
+        """The same rule for a batch of due schedules: ``wants`` is ``(schedule id, channel
+        id)`` in posting order, ``found`` each schedule's candidates; the result maps each
+        schedule that has candidates to the question version it posts.
+
+        A channel due more than once in one batch counts the batch's own earlier picks as
+        posted (and its last pick as the latest), so it never gets the same question twice.
+        """
+        taken: dict[int, Counter[int]] = {}
+        last_pick: dict[int, int] = {}
+        picks: dict[int, int] = {}
+        for schedule_id, channel_id in wants:
+            candidates = found.get(schedule_id)
+            if not candidates:
+                continue
+            local = taken.setdefault(channel_id, Counter())
+            if local:
+                previous = last_pick[channel_id]
+                candidates = [
+                    Candidate(
+                        c.version_id,
+                        c.times_posted + local[c.version_id],
+                        latest=c.version_id == previous,
+                    )
+                    for c in candidates
+                ]
+            version = self.pick(candidates).version_id
+            local[version] += 1
+            last_pick[channel_id] = version
+            picks[schedule_id] = version
+        return picks
 
     async def draft(
         self,
