@@ -51,6 +51,8 @@ review_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(db_app, name="db")
+scores_app = typer.Typer(help="Scores: export them for a spreadsheet.", no_args_is_help=True)
+app.add_typer(scores_app, name="scores")
 app.add_typer(review_app, name="review")
 
 DbOption = Annotated[
@@ -240,6 +242,49 @@ def db_backup(
         typer.echo(f"studybot: cannot write the backup to {target}: {reason}", err=True)
         raise typer.Exit(1) from None
     typer.echo(f"backed up {settings.db_path} to {target}")
+
+
+EXPORT_HEADER = (
+    "platform", "workspace_id", "workspace", "member_id", "member", "points", "answers",
+    "correct", "current_streak", "best_streak", "last_streak_day",
+)  # fmt: skip
+
+
+@scores_app.command("export")
+def scores_export(
+    ctx: typer.Context,
+    csv_out: Annotated[
+        bool, typer.Option("--csv", help="Comma-separated values with a header.", metavar="")
+    ] = False,
+    workspace: Annotated[
+        str | None, typer.Option("--workspace", help="Only this workspace (its id or name).")
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Print every member's all-time points, answers and streaks, best first, as CSV.
+
+    The same numbers as the boards and /stats, for a spreadsheet or a grade book.
+    """
+    import csv
+
+    if not csv_out:
+        sys.stderr.write("say the format: --csv (the only one so far)\n")
+        raise typer.Exit(2)
+    from bot.storage.scores import ScoreStore
+
+    wiring = _wiring(ctx)
+    settings = wiring.settings(db_path=db)
+    if not Path(settings.db_path).exists():
+        typer.echo(f"no database at {settings.db_path}", err=True)
+        raise typer.Exit(1)
+
+    async def rows() -> list[tuple[object, ...]]:
+        async with await wiring.database(settings) as database:
+            return await ScoreStore(database).export_rows(workspace)
+
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(EXPORT_HEADER)
+    writer.writerows(asyncio.run(rows()))
 
 
 @db_app.command("check")

@@ -238,3 +238,35 @@ def test_help_paragraphs_reflow_to_the_terminal_width() -> None:
     # no line cut short in the middle of a paragraph (the old output ended one at "a pack")
     body = [line for line in lines if line and not line.startswith(("Usage", "╭", "╰", "-"))]
     assert not any(line.endswith("a pack") for line in body), body
+
+
+def test_scores_export_csv_has_every_member_best_first(tmp_path: Path) -> None:
+    import csv
+    import io
+    import subprocess
+    import sys
+
+    from tests.conftest import TEST_PACKS
+
+    root = Path(__file__).resolve().parents[1]
+    db = tmp_path / "s.sqlite3"
+    script = "/quiz mini --difficulty medium\n/answer A\n/as bob\n/answer B\n/quit\n"
+    subprocess.run(
+        [sys.executable, "-m", "bot", "console", "--db", str(db), "--packs", str(TEST_PACKS)],
+        input=script, capture_output=True, text=True, cwd=root, timeout=120, check=True,
+    )  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot", "scores", "export", "--csv", "--db", str(db)],
+        capture_output=True, text=True, cwd=root, timeout=60, check=True,
+    )  # fmt: skip
+    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+    assert [(r["member"], r["points"], r["answers"], r["correct"]) for r in rows][:2] == [
+        ("bob", rows[0]["points"], "1", "1"),
+        ("me", "0", "1", "0"),
+    ]
+    assert int(rows[0]["points"]) > 0 and rows[0]["current_streak"] == "1"
+    refused = subprocess.run(
+        [sys.executable, "-m", "bot", "scores", "export", "--db", str(db)],
+        capture_output=True, text=True, cwd=root, timeout=60, check=False,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "--csv" in refused.stderr

@@ -97,6 +97,26 @@ class ScoreStore:
             rank_all=int(row[9]) if points_all > 0 else None,
         )
 
+    async def export_rows(self, workspace: str | None = None) -> list[tuple[object, ...]]:
+        """Every member's all-time numbers, workspace by workspace, best first (for CSV).
+
+        ``workspace`` narrows to one workspace by its platform id or its name.
+        """
+        rows = await self._db.fetchall(
+            "SELECT w.platform, w.external_id, coalesce(w.name, ''), m.external_id,"
+            " m.display_name, coalesce(t.points, 0), coalesce(t.answers, 0),"
+            " (SELECT count(*) FROM answers WHERE member_id = m.id AND correct = 1),"
+            " m.streak_days, m.best_streak, coalesce(m.streak_last_day, '')"
+            " FROM members m JOIN workspaces w ON w.id = m.workspace_id"
+            " LEFT JOIN score_totals t ON t.workspace_id = m.workspace_id AND t.period = 'all'"
+            "   AND t.member_id = m.id"
+            " WHERE ? IS NULL OR w.external_id = ? OR w.name = ?"
+            " ORDER BY w.platform, w.external_id, coalesce(t.points, 0) DESC,"
+            " m.display_name COLLATE NOCASE",
+            (workspace, workspace, workspace),
+        )
+        return [tuple(row) for row in rows]
+
     async def consistency_problems(self) -> list[str]:
         """All-time totals that disagree with the sum of their score events."""
         rows = await self._db.fetchall(
