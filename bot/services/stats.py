@@ -6,16 +6,20 @@ turns them into cards in the workspace's time zone.
 
 from __future__ import annotations
 
-from datetime import timedelta
+import asyncio
+from collections import Counter
+from dataclasses import replace
+from datetime import timedelta, tzinfo
 
 from bot.core import cards, srs
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, NotFound
-from bot.core.messages import Message
+from bot.core.messages import Attachment, Message
 from bot.core.models import ChatContext, Leaderboard, MemberStats, ReviewSummary, Window
 from bot.core.scoring import StreakState, current_streak, period_key, window_start
 from bot.services.places import Places
 from bot.services.posting import zone
+from bot.services.studychart import WEEKS, StudyChart, TagBar, draw_study_chart
 from bot.storage.directory import Directory
 from bot.storage.reviews import ReviewStore
 from bot.storage.scores import ScoreStore
@@ -62,7 +66,9 @@ class Stats:
         board = Leaderboard(window, since, tuple(rows), mine)
         return cards.leaderboard_message(board, ctx.member_name)
 
-    async def stats(self, ctx: ChatContext, who: str | None = None) -> Message:
+    async def stats(
+        self, ctx: ChatContext, who: str | None = None, *, picture: bool = True
+    ) -> Message:
         workspace = await self._places.workspace(ctx)
         tz = zone(workspace.timezone)
         now = self._clock.now()
@@ -89,10 +95,52 @@ class Stats:
             last_day=totals.streak_last_day,
             rank_all=totals.rank_all,
         )
-        summary = None
-        if self._reviews is not None:
-            summary = await self.review_summary(workspace.id, member.id)
-        return cards.stats_message(stats, own=member.external_id == ctx.member, reviews=summary)
+        if self._reviews is None:
+            return cards.stats_message(stats, own=member.external_id == ctx.member)
+        summary = await self.review_summary(workspace.id, member.id)
+        message = cards.stats_message(stats, own=member.external_id == ctx.member, reviews=summary)
+        if not picture:
+            return message
+        chart = await self.study_chart(workspace.id, member.id, tz, totals.display_name, summary)
+        png = await asyncio.to_thread(draw_study_chart, chart)
+        return replace(
+            message,
+            attachments=(
+                Attachment(
+                    "study-stats.png",
+                    png,
+                    "Study days over the last 26 weeks, and retention and mastery by tag",
+                ),
+            ),
+        )
+
+    async def study_chart(
+        self,
+        workspace_id: int,
+        member_id: int,
+        tz: tzinfo,
+        name: str,
+        summary: ReviewSummary,
+    ) -> StudyChart:
+        """The /stats picture's data: reviews per local day, and per tag retention/mastery."""
+        assert self._reviews is not None
+        today = self._clock.now().astimezone(tz).date()
+        start = today - timedelta(days=today.weekday(), weeks=WEEKS - 1)
+        since = self._clock.now() - timedelta(days=(today - start).days + 2)
+        instants = await self._reviews.study_days(member_id, since)
+        days = Counter(instant.astimezone(tz).date() for instant in instants)
+        kept = {
+            tag: (recalled, reviewed)
+            for tag, recalled, reviewed in await self._reviews.retention_by_tag(
+                workspace_id, member_id, self._clock.now() - RETENTION_WINDOW
+            )
+        }
+        tags = tuple(
+            TagBar(tag, count, *kept.get(tag, (0, 0)), mastery)
+            for tag, count, mastery in summary.tags
+        )
+        settings = await self._reviews.settings(workspace_id)
+        return StudyChart(name, today, days, tags, settings.desired_retention)
 
     async def review_summary(self, workspace_id: int, member_id: int) -> ReviewSummary:
         """Due cards, true retention over 30 days, and mastery per tag (mean recall now)."""

@@ -275,8 +275,11 @@ class StudyService:
     async def leaderboard(self, ctx: ChatContext, window: Window | str = Window.WEEK) -> Message:
         return await self.standings.leaderboard(ctx, window)
 
-    async def stats(self, ctx: ChatContext, who: str | None = None) -> Message:
-        return await self.standings.stats(ctx, who)
+    async def stats(
+        self, ctx: ChatContext, who: str | None = None, *, picture: bool = True
+    ) -> Message:
+        """/stats: the text card, plus (``picture``) the study-days and retention PNG."""
+        return await self.standings.stats(ctx, who, picture=picture)
 
     # --- spaced repetition (see bot.services.review) -----------------------------------------
 

@@ -311,6 +311,29 @@ class ReviewStore:
         )
         return (0, 0) if row is None else (int(row[1]), int(row[0]))
 
+    async def retention_by_tag(
+        self, workspace_id: int, member_id: int, since: datetime
+    ) -> list[tuple[str, int, int]]:
+        """True retention per tag since ``since``: (tag, recalled, reviewed), by tag name.
+
+        The same rule as :meth:`retention` (reviews a day or more after the card's previous
+        one), over the packs that count in the workspace; a question with several tags counts
+        under each.
+        """
+        rows = await self._db.fetchall(
+            "SELECT q.tags, count(*), coalesce(sum(r.rating > 1), 0) FROM reviews r "
+            "JOIN cards c ON c.member_id = r.member_id AND c.question_id = r.question_id "
+            f"{_COUNTED} AND r.reviewed_at >= :since AND r.elapsed_days >= 1 GROUP BY q.tags",
+            {"member": member_id, "ws": workspace_id, "since": to_db(since)},
+        )
+        by_tag: dict[str, list[int]] = {}
+        for tags, reviewed, recalled in rows:
+            for tag in [t for t in str(tags).split(",") if t] or [""]:
+                totals = by_tag.setdefault(tag, [0, 0])
+                totals[0] += int(recalled)
+                totals[1] += int(reviewed)
+        return [(tag, recalled, reviewed) for tag, (recalled, reviewed) in sorted(by_tag.items())]
+
     async def study_days(self, member_id: int, since: datetime) -> list[datetime]:
         """The instants of a member's reviews since ``since`` (for the calendar heatmap)."""
         rows = await self._db.fetchall(

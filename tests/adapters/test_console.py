@@ -131,6 +131,12 @@ def test_state_survives_a_restart_on_the_same_file(tmp_path: Path) -> None:
     out = _run_console(db, "/answer A\n/stats\n")
     assert "already answered" in str(out[0]["text"])
     assert "Points: 20 all time" in str(out[1]["text"])
+    assert "Spaced repetition:\nCards: 1" in str(out[1]["text"])  # the same figures as text
+    [picture] = out[1]["attachments"]  # type: ignore[misc]
+    assert picture["filename"] == "study-stats.png"
+    saved = Path(picture["path"])
+    assert saved.parent == tmp_path / "console-files"
+    assert saved.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
 
 
 def test_bad_clock_is_a_one_line_error(tmp_path: Path) -> None:

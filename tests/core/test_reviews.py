@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import io
+import random
 import shutil
-from datetime import timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
+from PIL import Image
 
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput
@@ -259,3 +263,37 @@ async def test_stats_show_due_cards_true_retention_and_mastery_by_tag(
     text = (await service.stats(ANN)).plain_text()
     assert "due now: 2" in text and "last 30 days: — (no review" in text
     assert "• autograd: 100%" not in text
+
+
+async def test_stats_come_with_a_picture_of_study_days_and_retention_by_tag(
+    db: Database, clock: SimulatedClock
+) -> None:
+    """Study days are the workspace's local days; the bars match the text's figures."""
+    service = StudyService(db, clock, default_timezone="Asia/Tokyo", rng=random.Random(7))
+    await service.sync_packs(load_packs(TEST_PACKS).packs)
+    clock.set(datetime(2026, 3, 2, 14, 30, tzinfo=UTC))  # 23:30 in Tokyo, Monday 2 March
+    draft = await _mc(service)
+    await service.answer(ANN, draft.post.id, "B")
+    clock.advance(timedelta(hours=1))  # 00:30 on Tuesday in Tokyo, still Monday in UTC
+    card = await _flashcard(service)
+    await service.answer(ANN, card.post.id, "forgot")
+    clock.advance(timedelta(days=3))
+    turn = await service.review_next(ANN)
+    while turn.key is not None:  # the flashcard remembered, the MC question missed
+        word = "A" if turn.message.choices[0] == "A" else "good"
+        turn = await service.review_grade(ANN, turn.key, word, reviewed=turn.reviewed)
+
+    message = await service.stats(ANN)
+    [picture] = message.attachments
+    assert picture.filename == "study-stats.png"
+    with Image.open(io.BytesIO(picture.content)) as image:
+        assert image.format == "PNG" and image.width >= 800 and image.height >= 300
+    chart = await service.standings.study_chart(
+        1, 1, ZoneInfo("Asia/Tokyo"), "ann", await service.standings.review_summary(1, 1)
+    )
+    assert chart.today == date(2026, 3, 6)
+    assert dict(chart.days) == {date(2026, 3, 2): 1, date(2026, 3, 3): 1, date(2026, 3, 6): 2}
+    bars = {bar.tag: (bar.cards, bar.recalled, bar.reviewed) for bar in chart.tags}
+    assert bars == {"autograd": (1, 1, 1), "": (1, 0, 1)}
+    assert "True retention, last 30 days: 50% (1 of 2)" in message.plain_text()
+    assert (await service.stats(ANN, picture=False)).attachments == ()

@@ -510,6 +510,24 @@ class SlackAdapter:
                 return
         await self._reply_private(body, respond, message)
 
+    async def _reply_stats(self, body: dict[str, Any], respond: Any, stats: Message) -> None:
+        """The stats privately; the picture (a private reply cannot carry one) to the DM."""
+        if not stats.attachments:
+            await self._reply_private(body, respond, stats)
+            return
+        member = _where(body).user
+        try:
+            opened = await self.client.conversations_open(users=member)
+            channel = _str((opened.get("channel") or {}).get("id")) or member
+            for picture in stats.attachments:
+                await self._upload(channel, picture, thread_ts=None)
+            note = "📎 The picture of these stats is in your direct messages with studybot."
+        except SlackApiError as exc:
+            log.info("cannot send the stats picture to %s: %s", member, _api_error(exc))
+            note = "(I could not send you the picture: direct messages with studybot are off.)"
+        text_only = replace(stats, attachments=(), sections=(*stats.sections, Section(body=note)))
+        await self._reply_private(body, respond, text_only)
+
     async def _attach_output(
         self, channel: str, member: str, thread_ts: str, attachments: tuple[Attachment, ...]
     ) -> None:
@@ -671,7 +689,7 @@ class SlackAdapter:
             await self._reply_public(body, respond, board)
         elif command.name == "stats":
             stats = await self.service.stats(ctx, args[0] if args else None)
-            await self._reply_private(body, respond, stats)
+            await self._reply_stats(body, respond, stats)
         elif command.name == "review":
             if args:  # remind HH:MM [TZ] | remind off
                 reply = await self.service.review_remind(ctx, list(args[1:]))
@@ -813,7 +831,7 @@ class SlackAdapter:
         where = _where(body)
         ctx = await self._context(where)
         try:
-            stats = await self.service.stats(ctx)
+            stats = await self.service.stats(ctx, picture=False)
         except StudyError as exc:
             stats = Message(sections=(Section(body=str(exc)),))
         await self.client.views_publish(user_id=where.user, view=home_view(stats))

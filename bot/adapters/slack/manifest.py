@@ -43,6 +43,9 @@ METHOD_SCOPES: dict[str, str | None] = {
     # A pack file attached to a message: its metadata, and (with the same scope) its bytes
     # from url_private_download.
     "files.info": "files:read",
+    # The member's DM with the app: review reminders, and the /study stats picture (a private
+    # reply cannot carry a file).
+    "conversations.open": "im:write",
     # Called with the app-level token (its scope, connections:write, is set on the token).
     "apps.connections.open": None,
 }
@@ -55,5 +58,6 @@ BOT_SCOPES = (
     "usergroups:read",
     "files:write",
     "files:read",
+    "im:write",
 )
 """The bot token scopes, exactly: ``commands`` for /study and the shortcut, the rest per method."""

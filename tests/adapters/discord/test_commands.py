@@ -51,6 +51,9 @@ async def test_stats_for_yourself_and_for_another_member(
     mine = embed_text(own.data)
     assert "Your stats" in mine
     assert "Answered: 1 · correct: 1" in mine
+    [picture] = own.files  # the study-days heatmap and retention bars, in the embed
+    assert picture.filename == "study-stats.png" and picture.data.startswith(b"\x89PNG\r\n")
+    assert own.embeds[0]["image"]["url"] == "attachment://study-stats.png"
 
     theirs = await (await studybot.command(bob, "stats", {"member": alice})).response()
     assert theirs.ephemeral

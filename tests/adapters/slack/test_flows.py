@@ -200,6 +200,11 @@ async def test_leaderboard_stats_help_and_pack_list(
         await deliver(slack_fake.slash_command(text="stats"))
         stats = (await private_replies(slack_fake, "U0ALICE", 2))[-1]
         assert "Your stats" in (stats.text or "") and "Streak: 1 day" in (stats.text or "")
+        # A private reply cannot carry a file: the picture goes to the member's DM.
+        assert "picture of these stats is in your direct messages" in (stats.text or "")
+        [picture] = [f for f in slack_fake.files.values() if f.filename == "study-stats.png"]
+        assert picture.content is not None and picture.content.startswith(b"\x89PNG\r\n")
+        assert picture.completed and picture.channel_ids == ["D0ALICE"]  # the DM with alice
 
         await deliver(slack_fake.slash_command(text="help"))
         help_reply = (await private_replies(slack_fake, "U0ALICE", 3))[-1]
