@@ -101,6 +101,8 @@ class FakeUser:
     name: str
     bot: bool = False
     global_name: str | None = None
+    #: False: the user does not take DMs from server members (sending gives 403, code 50007).
+    dms_open: bool = True
 
     def to_payload(self) -> dict[str, Any]:
         return {

@@ -464,6 +464,10 @@ class FakeRest:
         has_body = any(body.get(k) for k in ("content", "embeds", "components", "poll"))
         if not has_body and not call.files:
             raise DiscordError(400, 50006, "Cannot send an empty message")
+        if channel.type == 1 and channel.recipients and not channel.recipients[0].dms_open:
+            # The member turned off DMs from server members: opening the DM channel works,
+            # sending into it does not.
+            raise DiscordError(403, 50007, "Cannot send messages to this user")
         # A bot cannot post ephemeral messages to a channel: Discord drops the flag.
         body = {**body, "flags": int(body.get("flags") or 0) & ~(EPHEMERAL | LOADING)}
         message = self.state.create_message(channel, body, call.files)

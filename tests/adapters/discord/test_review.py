@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -68,3 +69,84 @@ async def test_reminders_are_dms_on_days_with_due_cards(
     for name in ("general", "questions"):  # never in a channel
         channel = studybot.guild.channel(name)
         assert not any("due for review" in embed_text(m) for m in fake.messages_in(channel))
+
+
+async def _dm_times(fake: FakeDiscord, member: FakeMember) -> list[datetime]:
+    """When each review reminder DM reached ``member`` (the simulated clock's time)."""
+    return [
+        datetime.fromisoformat(str(m.payload["timestamp"]))
+        for channel in fake.state.dm_channels.values()
+        if channel.recipients[0].id == member.id
+        for m in fake.messages_in(channel)
+    ]
+
+
+async def test_reminders_keep_local_time_across_a_dst_change_and_skip_days_with_nothing_due(
+    fake: FakeDiscord, studybot: Studybot, alice: FakeMember
+) -> None:
+    """19:00 in Berlin is 18:00 UTC until 29 March 2026 and 17:00 UTC after; no due card, no DM."""
+    question = await studybot.quiz(alice, pack="mini", difficulty="medium")
+    post_id = await _post_id(studybot, question.id)
+    await (await fake.click(question, alice, custom_id=f"studybot:answer:{post_id}:A")).reply()
+    remind = {"remind": "19:00", "timezone": "Europe/Berlin"}
+    await (await studybot.command(alice, "review", remind)).reply()
+    service, adapter, clock = studybot.service, studybot.adapter, studybot.clock
+
+    sent: list[datetime] = []
+
+    async def tick_until(end: datetime) -> None:
+        while clock.now() < end:  # the reminder loop's minute ticks, every 15 minutes here
+            clock.advance(timedelta(minutes=15))
+            if await service.deliver_reminders(adapter):
+                sent.append(clock.now())
+
+    await tick_until(datetime(2026, 3, 27, 9, 0, tzinfo=UTC))
+    # Due every day since the wrong answer: one DM a day at 19:00 Berlin (CET, UTC+1).
+    assert sent[0] == datetime(2026, 3, 4, 18, 0, tzinfo=UTC)
+    assert sent == [datetime(2026, 3, d, 18, 0, tzinfo=UTC) for d in range(4, 27)]
+
+    # Alice reviews the card on 27 March and gets it right (through its relearning steps):
+    # it is not due again for days.
+    due = clock.now()
+    while due < clock.now() + timedelta(days=1):
+        clock.set(max(due, clock.now()))
+        card = await (await studybot.command(alice, "review")).reply()
+        await (await fake.click(card, alice, label="B")).reply()
+        due = datetime.fromisoformat(
+            str(await studybot.runtime.db.fetchval("SELECT due FROM cards"))
+        )
+    assert due >= datetime(2026, 3, 29, 18, 0, tzinfo=UTC)  # skips at least the 27th and 28th
+    sent.clear()
+    clock.set(clock.now().replace(minute=0, second=0, microsecond=0) + timedelta(hours=1))
+    await tick_until(due + timedelta(days=3))
+    due_local = due.astimezone(ZoneInfo("Europe/Berlin"))
+    first_day = due_local.date() if due_local.hour < 19 else due_local.date() + timedelta(days=1)
+    assert sent[0].astimezone(ZoneInfo("Europe/Berlin")).date() == first_day
+    # After the change to summer time (CEST, UTC+2), 19:00 in Berlin is 17:00 UTC.
+    assert all(s.hour == 17 and s.minute == 0 for s in sent), sent
+    assert len(sent) == len({s.date() for s in sent}) >= 2  # once a day
+    assert await _dm_times(fake, alice) != []  # the DMs really reached Discord
+
+
+async def test_closed_dms_turn_the_reminder_off_and_the_member_is_told_once(
+    fake: FakeDiscord, studybot: Studybot, bob: FakeMember
+) -> None:
+    question = await studybot.quiz(bob, pack="mini", difficulty="medium")
+    post_id = await _post_id(studybot, question.id)
+    await (await fake.click(question, bob, custom_id=f"studybot:answer:{post_id}:A")).reply()
+    await (await studybot.command(bob, "review", {"remind": "19:00"})).reply()
+    bob.user.dms_open = False  # bob turns off DMs from server members
+    studybot.clock.advance(timedelta(hours=10, minutes=1))
+    service, adapter = studybot.service, studybot.adapter
+    assert await service.deliver_reminders(adapter) == 0
+    studybot.clock.advance(timedelta(days=1))
+    assert await service.deliver_reminders(adapter) == 0  # off: not even tried again
+    attempts = [c for c in fake.calls if c.method == "POST" and "/messages" in c.path]
+    dm_ids = {str(channel.id) for channel in fake.state.dm_channels.values()}
+    assert sum(any(d in c.path for d in dm_ids) for c in attempts) == 1
+
+    first = await (await studybot.command(bob, "review")).reply()
+    assert first.ephemeral
+    assert "review reminder turned itself off" in embed_text(first)
+    again = await (await studybot.command(bob, "review")).reply()
+    assert "turned itself off" not in embed_text(again)  # told once
