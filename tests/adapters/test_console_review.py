@@ -101,3 +101,30 @@ def test_review_json_lines_from_the_command_line(tmp_path: Path) -> None:
     assert "❌ Not quite" in str(out[-3]["text"]) and "the answer is B" in str(out[-3]["text"])
     assert "1 reviewed" in str(out[-2]["text"])
     assert "Nothing is due right now" in str(out[-1]["text"])
+
+
+async def test_reminders_through_the_console_clock_keep_berlin_time_and_stop_on_closed_dms(
+    service: StudyService, clock: SimulatedClock
+) -> None:
+    """19:00 in Berlin: 18:00 UTC before 29 March 2026, 17:00 UTC after; DMs closed: off."""
+    console = _Console(service, clock)
+    await console.type("/quiz mini --difficulty medium")
+    await console.type("/answer A")  # wrong: the card is due again in minutes, and stays due
+    await console.type("/review remind 19:00 Europe/Berlin")
+
+    async def dms_after(moment: str) -> list[dict[str, object]]:
+        return [line for line in await console.type(f"/clock set {moment}") if line["kind"] == "dm"]
+
+    assert await dms_after("2026-03-27T17:55:00Z") == []  # 18:55 in Berlin (CET)
+    [dm] = await dms_after("2026-03-27T18:01:00Z")
+    assert dm["member"] == "me" and "1 card due for review" in str(dm["text"])
+    assert await dms_after("2026-03-27T22:00:00Z") == []  # once a day
+    assert await dms_after("2026-03-29T16:55:00Z") == []  # 18:55 in Berlin (CEST since 01:00 UTC)
+    assert len(await dms_after("2026-03-29T17:01:00Z")) == 1  # 19:01 in Berlin
+    assert await console.type("/dms closed")
+    assert await dms_after("2026-03-30T17:05:00Z") == []  # not sent: the reminder turns off
+    assert await dms_after("2026-03-31T17:05:00Z") == []
+    notice = await console.type("/review")
+    assert "review reminder turned itself off" in str(notice[0]["text"])
+    status = await console.type("/review remind")
+    assert "No review reminder is set" in str(status[0]["text"])
