@@ -130,6 +130,39 @@ def database_check(path: Path) -> Check:
     return Check("database", Status.OK, f"{path}: schema {version}, intact")
 
 
+def timezone_checks(path: Path, default: str) -> list[Check]:
+    """Workspaces whose timezone is not ``STUDYBOT_TIMEZONE``: the setting only seeds new ones.
+
+    A group that set ``STUDYBOT_TIMEZONE`` after its first start would otherwise believe it
+    applies; the line says which zone each workspace really uses and how to change it.
+    """
+    if not path.exists():
+        return []
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as conn:
+            rows = conn.execute(
+                "SELECT platform, external_id, coalesce(name, ''), timezone FROM workspaces "
+                "WHERE timezone != ? ORDER BY id",
+                (default,),
+            ).fetchall()
+    except sqlite3.Error:
+        return []  # an old or broken database: database_check reports it
+    if not rows:
+        return []
+    shown = ", ".join(
+        f"{platform} {name or external} uses {tz}" for platform, external, name, tz in rows[:5]
+    )
+    more = f" (and {len(rows) - 5} more)" if len(rows) > 5 else ""
+    return [
+        Check(
+            "timezone",
+            Status.WARN,
+            f"STUDYBOT_TIMEZONE={default} only applies to new workspaces: {shown}{more}; "
+            "an admin changes it with /settings timezone NAME",
+        )
+    ]
+
+
 def packs_check(packs_dir: Path) -> list[Check]:
     result = lint_packs(packs_dir)
     items = sum(len(p.pack.items) for p in result.packs)
@@ -193,5 +226,6 @@ async def run_checks(settings: Settings, *, http: bool = False) -> list[Check]:
     checks.append(database_check(Path(settings.db_path)))
     checks.extend(packs_check(Path(settings.packs_dir)))
     checks.append(time_check(settings.timezone))
+    checks.extend(timezone_checks(Path(settings.db_path), settings.timezone))
     checks.append(await sandbox_check(settings))
     return checks

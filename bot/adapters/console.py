@@ -140,6 +140,11 @@ class ConsoleAdapter:
                 "/leaderboard [week|month|all]", "who is ahead", self._leaderboard
             ),
             "stats": _Command("/stats [NAME]", "points, accuracy and streak", self._stats),
+            "settings": _Command(
+                "/settings [NAME [VALUE] | history]",
+                "this workspace's timezone, quiz window and points (admins change them)",
+                self._settings,
+            ),
             "pack": _Command(
                 "/pack list | enable NAME | disable NAME | upload PATH [--force]",
                 "the packs here; switch one for this channel (admins); check a pack file",
@@ -481,6 +486,9 @@ class ConsoleAdapter:
         if window not in {w.value for w in Window}:
             raise UsageError(reason=f"`{args[0]}` is not a window")
         self.reply(await self.service.leaderboard(self.context(), window))
+
+    async def _settings(self, args: list[str]) -> None:
+        self.reply(await self.service.settings_command(self.context(), args))
 
     async def _stats(self, args: list[str]) -> None:
         if len(args) > 1:

@@ -352,6 +352,7 @@ HELP_COMMANDS = (
     ("quiz [pack]", "post a question in this channel"),
     ("leaderboard [week|month|all]", "who is ahead"),
     ("stats [member]", "points, accuracy and streak"),
+    ("settings [name]", "this workspace's timezone, quiz window and points"),
     ("review", "your due cards, privately, one at a time (spaced repetition)"),
     ("review remind HH:MM [TZ] | off", "a DM on days when cards are due"),
     ("run", "run a Python snippet against torch (CPU) in a sandbox"),
@@ -371,6 +372,7 @@ ADMIN_COMMANDS = (
     ("schedule pause|resume|skip|now|remove ID", "manage a schedule"),
     ("pack enable|disable NAME", "turn a pack on or off in this channel only"),
     ("pack upload FILE", "a valid pack file is installed: a new pack, or an update"),
+    ("settings NAME VALUE", "timezone, quiz-window, points-easy|medium|hard; `settings history`"),
 )
 
 

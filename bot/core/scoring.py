@@ -54,11 +54,18 @@ def local_day(moment: datetime, tz: ZoneInfo) -> date:
     return moment.astimezone(tz).date()
 
 
-def points_for(difficulty: str, correct: bool, *, self_graded: bool) -> int:
-    """Points for one answer: difficulty-weighted; wrong answers score nothing."""
+def points_for(
+    difficulty: str, correct: bool, *, self_graded: bool, base: int | None = None
+) -> int:
+    """Points for one answer: difficulty-weighted; wrong answers score nothing.
+
+    ``base`` is the workspace's points for that difficulty (``/settings points-hard 40``);
+    ``None`` means the built-in :data:`BASE_POINTS`.
+    """
     if not correct:
         return 0
-    base = BASE_POINTS[Difficulty(difficulty)]
+    if base is None:
+        base = BASE_POINTS[Difficulty(difficulty)]
     return round(base * SELF_GRADED_SHARE) if self_graded else base
 
 
@@ -88,13 +95,19 @@ def current_streak(state: StreakState, today: date) -> int:
 
 
 def decide(
-    state: StreakState, today: date, *, difficulty: str, correct: bool | None, self_graded: bool
+    state: StreakState,
+    today: date,
+    *,
+    difficulty: str,
+    correct: bool | None,
+    self_graded: bool,
+    base: int | None = None,
 ) -> ScoreDecision:
     """Score one first answer. ``correct=None`` means an unscored kind (no points, no streak)."""
     if correct is None:
         return ScoreDecision(0, 0, state)
     streak = advance_streak(state, today)
-    points = points_for(difficulty, correct, self_graded=self_graded)
+    points = points_for(difficulty, correct, self_graded=self_graded, base=base)
     bonus = streak_bonus(streak.days) if correct else 0
     return ScoreDecision(points, bonus, streak)
 

@@ -65,6 +65,7 @@ def score_rules(state: StreakState, request: AnswerRequest) -> ScoreDecision:
         difficulty=request.difficulty,
         correct=request.correct,
         self_graded=request.self_graded,
+        base=request.base_points,
     )
 
 
@@ -169,8 +170,9 @@ class Quiz:
                     workspace, ctx.member, ctx.member_name, self._clock.now()
                 )
             ).id
-            if closes_at is None and self._quiz_window is not None:
-                closes_at = self._clock.now() + self._quiz_window
+            window = workspace.settings.window(self._quiz_window)  # /settings quiz-window
+            if closes_at is None and window is not None:
+                closes_at = self._clock.now() + window
         draft = await self._posting.post_in(
             workspace,
             channel,
@@ -219,7 +221,7 @@ class Quiz:
         else:
             raise BadInput(f"`{choice}` is not an answer here; choose one of {', '.join(labels)}.")
         correct = grade is not srs.Grade.AGAIN
-        tz = zone(workspace.timezone)
+        tz = workspace.zone_at(now)
         outcome = await self._answers.submit(
             AnswerRequest(
                 post_id=post.id,
@@ -235,6 +237,7 @@ class Quiz:
                 periods=period_keys(now, tz),
                 question_id=stored.question_id,
                 grade=grade,
+                base_points=workspace.settings.base_points(item.difficulty),
             )
         )
         if self._metrics is not None:

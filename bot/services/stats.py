@@ -18,7 +18,6 @@ from bot.core.messages import Attachment, Message
 from bot.core.models import ChatContext, Leaderboard, MemberStats, ReviewSummary, Window
 from bot.core.scoring import StreakState, current_streak, period_key, window_start
 from bot.services.places import Places
-from bot.services.posting import zone
 from bot.services.studychart import WEEKS, StudyChart, TagBar, draw_study_chart
 from bot.storage.directory import Directory
 from bot.storage.reviews import ReviewStore
@@ -52,8 +51,8 @@ class Stats:
         except ValueError:
             raise BadInput(f"`{window}` is not a window; use week, month or all.") from None
         workspace = await self._places.workspace(ctx)
-        tz = zone(workspace.timezone)
         now = self._clock.now()
+        tz = workspace.zone_at(now)
         caller = self._directory.cached_member(workspace.id, ctx.member)
         if caller is None:
             caller = await self._directory.find_member(workspace.id, ctx.member)
@@ -70,8 +69,8 @@ class Stats:
         self, ctx: ChatContext, who: str | None = None, *, picture: bool = True
     ) -> Message:
         workspace = await self._places.workspace(ctx)
-        tz = zone(workspace.timezone)
         now = self._clock.now()
+        tz = workspace.zone_at(now)
         if who is None:
             member = await self._directory.member(workspace, ctx.member, ctx.member_name, now)
         else:

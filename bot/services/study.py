@@ -36,6 +36,7 @@ from bot.services.runs import SnippetRuns
 from bot.services.schedules import ScheduleBook, ScheduleReply
 from bot.services.stats import Stats
 from bot.services.wakeup import Wakeup
+from bot.services.workspace_settings import WorkspaceSettingsService
 from bot.storage.answers import AnswerWriter
 from bot.storage.database import Database
 from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
@@ -50,6 +51,7 @@ from bot.storage.reminders import ReminderStore
 from bot.storage.reviews import ReviewStore
 from bot.storage.schedules import ScheduleStore
 from bot.storage.scores import ScoreStore
+from bot.storage.workspace_settings import SettingsStore
 
 __all__ = ["PostEdit", "ReviewTurn", "StudyService"]  # from bot.services.quiz and .review
 
@@ -126,6 +128,13 @@ class StudyService:
             clock=clock,
         )
         self.standings = Stats(self.places, self.directory, self.scores, clock, self.reviews)
+        self.settings = WorkspaceSettingsService(
+            places=self.places,
+            directory=self.directory,
+            store=SettingsStore(db),
+            clock=clock,
+            default_quiz_window=quiz_window,
+        )
         # Packs uploaded in chat are installed here (None: checked only, never installed).
         self.pack_admin = PackAdmin(
             self.catalogue,
@@ -266,11 +275,18 @@ class StudyService:
         """``schedule add|list|remove|pause|resume|skip|now|preview`` (bot.services.schedules)."""
         return await self.schedules.command(ctx, verb, args)
 
+    # --- settings (see bot.services.workspace_settings) ----------------------------------------
+
+    async def settings_command(self, ctx: ChatContext, args: Sequence[str]) -> Message:
+        """``settings [NAME [VALUE]]`` (changing is for admins), ``settings history``."""
+        return await self.settings.command(ctx, args)
+
     # --- scores (see bot.services.stats) ------------------------------------------------------
 
     async def timezone(self, ctx: ChatContext) -> str:
-        """The IANA timezone of the caller's workspace: its days, weeks and shown times."""
-        return (await self.places.workspace(ctx)).timezone
+        """The IANA timezone of the caller's workspace now: its days, weeks and shown times."""
+        workspace = await self.places.workspace(ctx)
+        return workspace.settings.zone_name_at(self.clock.now())
 
     async def leaderboard(self, ctx: ChatContext, window: Window | str = Window.WEEK) -> Message:
         return await self.standings.leaderboard(ctx, window)

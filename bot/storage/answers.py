@@ -54,6 +54,7 @@ class AnswerRequest:
     # answer grades the member's card; None for answers that are not reviews.
     question_id: int | None = None
     grade: Grade | None = None
+    base_points: int | None = None  # the workspace's points for this difficulty; None: built in
 
 
 class AnswerStatus(enum.StrEnum):

@@ -7,12 +7,15 @@ needs no lookup at all for a member it has seen before.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
+from bot.core.workspace_settings import WorkspaceSettings
+from bot.questions.schema import Difficulty
 from bot.storage.database import Database
-from bot.storage.timefmt import to_db
+from bot.storage.timefmt import from_db, to_db
 
 __all__ = ["ChannelRow", "Directory", "MemberRow", "WorkspaceRow"]
 
@@ -22,7 +25,37 @@ class WorkspaceRow:
     id: int
     platform: str
     external_id: str
-    timezone: str
+    timezone: str  # the zone admins chose (it may take over only at the next midnight)
+    settings: WorkspaceSettings
+
+    def zone_at(self, moment: datetime) -> ZoneInfo:
+        """The zone whose local days and weeks ``moment`` belongs to."""
+        return self.settings.zone_at(moment)
+
+
+_WORKSPACE_COLUMNS = (
+    "id, platform, external_id, timezone, previous_timezone, timezone_from, "
+    "quiz_window_seconds, points_easy, points_medium, points_hard"
+)
+
+
+def _workspace(row: Sequence[object]) -> WorkspaceRow:
+    (ws_id, platform, external, tz, previous, since, window, easy, medium, hard) = row
+    points = {
+        level: int(str(value))
+        for level, value in zip(
+            (Difficulty.EASY, Difficulty.MEDIUM, Difficulty.HARD), (easy, medium, hard), strict=True
+        )
+        if value is not None
+    }
+    settings = WorkspaceSettings(
+        timezone=str(tz),
+        previous_timezone=None if previous is None else str(previous),
+        timezone_from=None if since is None else from_db(str(since)),
+        quiz_window=None if window is None else timedelta(seconds=int(str(window))),
+        points=points,
+    )
+    return WorkspaceRow(int(str(ws_id)), str(platform), str(external), str(tz), settings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,24 +97,28 @@ class Directory:
                 (platform, external_id, name, self._default_tz, to_db(now)),
             )
             async with conn.execute(
-                "SELECT id, timezone FROM workspaces WHERE platform = ? AND external_id = ?",
+                f"SELECT {_WORKSPACE_COLUMNS} FROM workspaces "
+                "WHERE platform = ? AND external_id = ?",
                 key,
             ) as cursor:
                 row = await cursor.fetchone()
         assert row is not None
-        found = WorkspaceRow(int(row[0]), platform, external_id, str(row[1]))
+        found = _workspace(tuple(row))
         self._workspaces[key] = self._workspaces_by_id[found.id] = found
         return found
 
     async def workspace_by_id(self, workspace_id: int) -> WorkspaceRow:
         if (cached := self._workspaces_by_id.get(workspace_id)) is not None:
             return cached
+        return await self.reload_workspace(workspace_id)
+
+    async def reload_workspace(self, workspace_id: int) -> WorkspaceRow:
+        """Read the row again (after its settings changed) and cache it."""
         found = await self._db.fetchone(
-            "SELECT id, platform, external_id, timezone FROM workspaces WHERE id = ?",
-            (workspace_id,),
+            f"SELECT {_WORKSPACE_COLUMNS} FROM workspaces WHERE id = ?", (workspace_id,)
         )
         assert found is not None, f"workspace {workspace_id} vanished"
-        ws = WorkspaceRow(int(found[0]), str(found[1]), str(found[2]), str(found[3]))
+        ws = _workspace(tuple(found))
         self._workspaces[(ws.platform, ws.external_id)] = self._workspaces_by_id[ws.id] = ws
         return ws
 

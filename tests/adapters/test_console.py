@@ -518,3 +518,16 @@ def test_uploaded_packs_survive_a_restart_without_the_packs_flag(tmp_path: Path)
     out = [json.loads(line) for line in proc.stdout.splitlines()]
     assert "fresh" in str(out[0]["text"])
     assert out[1]["kind"] == "post" and out[1]["question_id"] == "f-flash-1"
+
+
+def test_settings_in_the_console_change_the_day_boundary_and_persist(tmp_path: Path) -> None:
+    db = tmp_path / "console.sqlite3"
+    out = _run_console(db, "/settings timezone Europe/Berlin\n/as ann\n/settings points-easy 5\n")
+    assert "timezone: UTC → Europe/Berlin" in str(out[0]["text"])
+    assert out[0]["ephemeral"] is True
+    assert "Only admins can change `points-easy`" in str(out[2]["text"])
+    again = _run_console(db, "/settings\n/clock\n/clock advance 1d\n/clock\n")
+    assert "timezone: Europe/Berlin" in str(again[0]["text"])
+    # Days end in UTC until Berlin's next midnight, then in Berlin.
+    assert "09:00 UTC" in str(again[1]["text"])
+    assert "2026-03-05 10:00 Europe/Berlin" in str(again[-1]["text"])

@@ -38,6 +38,7 @@ log = get_logger(__name__)
 
 Difficulty = Literal["easy", "medium", "hard"]
 WindowName = Literal["week", "month", "all"]
+SettingName = Literal["timezone", "quiz-window", "points-easy", "points-medium", "points-hard"]
 Interaction = discord.Interaction[Any]
 
 MAX_CHOICES = 25  # Discord's limit for autocomplete suggestions
@@ -211,6 +212,36 @@ class StudyCog(commands.Cog, name="studybot"):
                 f"{member.display_name} has not answered any questions here yet."
             ) from None
         await send_reply(interaction, message.private())
+
+    # --- settings ----------------------------------------------------------------------------
+
+    @app_commands.command(name="settings")
+    @app_commands.describe(
+        setting="The setting to see or change (leave empty to list them all)",
+        value="Its new value (admins): e.g. Europe/Berlin, 45m, 25",
+    )
+    async def settings(
+        self,
+        interaction: Interaction,
+        setting: SettingName | None = None,
+        value: str | None = None,
+    ) -> None:
+        """This server's timezone, quiz window and points; admins change them."""
+        args: list[str] = [setting] if setting else []
+        if value is not None:
+            if not args:
+                raise BadInput("Pick the `setting` to change as well as its `value`.")
+            args.append(value)
+        ctx = self.context(interaction)
+        await send_reply(interaction, (await self.service.settings_command(ctx, args)).private())
+
+    @settings.autocomplete("value")
+    async def _settings_value(
+        self, interaction: Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        if getattr(interaction.namespace, "setting", None) == "timezone":
+            return self.timezone_choices(current)
+        return []
 
     # --- spaced repetition -------------------------------------------------------------------
 

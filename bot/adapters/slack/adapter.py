@@ -690,6 +690,8 @@ class SlackAdapter:
         elif command.name == "stats":
             stats = await self.service.stats(ctx, args[0] if args else None)
             await self._reply_stats(body, respond, stats)
+        elif command.name == "settings":
+            await self._reply_private(body, respond, await self.service.settings_command(ctx, args))
         elif command.name == "review":
             if args:  # remind HH:MM [TZ] | remind off
                 reply = await self.service.review_remind(ctx, list(args[1:]))

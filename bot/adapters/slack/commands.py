@@ -104,6 +104,8 @@ def parse_study(raw: str) -> StudyCommand:
                 )
             return StudyCommand("review", tuple(words))
         return _at_most(name, words, 0, "review")
+    if name == "settings":  # `settings`, `settings NAME`, `settings NAME VALUE`, `history`
+        return StudyCommand("settings", tuple(words))
     if name == "run":
         # `/study run print(1)` opens the modal with that code already in it.
         return StudyCommand("run", (rest.strip(),) if rest.strip() else ())

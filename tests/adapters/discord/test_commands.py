@@ -199,3 +199,27 @@ async def test_embeds_have_colours_by_tone(
 ) -> None:
     question = await studybot.quiz(alice, difficulty="medium")
     assert question.embeds[0]["color"] == discord.Colour.blurple().value
+
+
+async def test_settings_are_listed_privately_and_changed_by_admins_only(
+    studybot: Studybot, alice: FakeMember, admin: FakeMember
+) -> None:
+    listing = await (await studybot.command(alice, "settings")).response()
+    assert listing.ephemeral and "**timezone**: UTC" in embed_text(listing.data)
+    refused = await (
+        await studybot.command(alice, "settings", {"setting": "timezone", "value": "Europe/Berlin"})
+    ).response()
+    assert refused.ephemeral and refused.content == "Only admins can change `timezone`."
+    changed = await (
+        await studybot.command(admin, "settings", {"setting": "timezone", "value": "Europe/Berlin"})
+    ).response()
+    assert changed.ephemeral and "**timezone**: UTC → **Europe/Berlin**" in embed_text(changed.data)
+    points = await (
+        await studybot.command(admin, "settings", {"setting": "points-easy", "value": "12"})
+    ).response()
+    assert "**points-easy**: 10 → **12**" in embed_text(points.data)
+    alone = await (await studybot.command(admin, "settings", {"value": "12"})).response()
+    assert alone.content == "Pick the `setting` to change as well as its `value`."
+    after = await (await studybot.command(alice, "settings")).response()
+    assert "**timezone**: Europe/Berlin" in embed_text(after.data)
+    assert "**points-easy**: 12" in embed_text(after.data)

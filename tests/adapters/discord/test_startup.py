@@ -33,6 +33,7 @@ EXPECTED_COMMANDS = [
     "review",
     "run",
     "schedule",
+    "settings",
     "stats",
 ]
 
@@ -86,6 +87,15 @@ async def test_global_sync_payload_has_every_command_with_options_and_autocomple
     member = _options(slash["stats"])["member"]
     assert member["type"] == 6  # USER
     assert not member["required"]
+    settings = _options(slash["settings"])
+    assert [c["value"] for c in settings["setting"]["choices"]] == [
+        "timezone",
+        "quiz-window",
+        "points-easy",
+        "points-medium",
+        "points-hard",
+    ]
+    assert settings["value"]["autocomplete"] is True and not settings["value"]["required"]
     pack = _options(slash["pack"])
     assert sorted(pack) == ["disable", "enable", "list", "upload"]
     assert all(sub["type"] == 1 for sub in pack.values())  # subcommands

@@ -387,3 +387,21 @@ async def test_a_rate_limited_post_is_retried(adapter: SlackAdapter, slack_fake:
         msg = await quiz(deliver, slack_fake, count=2)
     assert [c.status for c in slack_fake.calls_to("chat.postMessage")] == [429, 200]
     assert msg.action_ids()
+
+
+async def test_study_settings_lists_and_changes_for_admins_only(
+    adapter: SlackAdapter, slack_fake: FakeSlack
+) -> None:
+    async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
+        await deliver(slack_fake.slash_command(text="settings"))
+        [listing] = await private_replies(slack_fake, "U0ALICE", 1)
+        await deliver(slack_fake.slash_command(text="settings quiz-window 45m"))
+        refused = (await private_replies(slack_fake, "U0ALICE", 2))[-1]
+        await deliver(slack_fake.slash_command(text="settings quiz-window 45m", user_id="U0ADMIN"))
+        [changed] = await private_replies(slack_fake, "U0ADMIN", 1)
+        await deliver(slack_fake.slash_command(text="settings history", user_id="U0ADMIN"))
+        history = (await private_replies(slack_fake, "U0ADMIN", 2))[-1]
+    assert "timezone: UTC" in (listing.text or "")
+    assert "Only admins can change `quiz-window`" in (refused.text or "")
+    assert "quiz-window: no limit → 45m" in (changed.text or "")
+    assert "quiz-window: default → 45m by" in (history.text or "")

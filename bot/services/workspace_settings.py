@@ -1,0 +1,183 @@
+"""``/settings``: the workspace's timezone, quiz window and points, viewed and changed in chat.
+
+Anyone may look (a member should know when their day ends); only admins change, and every
+change is logged with who and when (``/settings history``). A new timezone takes over at the
+next local midnight of that zone, so today's streaks and this week's board finish where they
+started; nothing already earned is rewritten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from zoneinfo import ZoneInfo
+
+from bot.core.clock import Clock
+from bot.core.errors import Forbidden
+from bot.core.messages import Message, Section
+from bot.core.models import ChatContext
+from bot.core.workspace_settings import (
+    Setting,
+    describe_window,
+    next_local_midnight,
+    parse_value,
+)
+from bot.services.places import Places
+from bot.storage.directory import Directory, WorkspaceRow
+from bot.storage.workspace_settings import SettingChange, SettingsStore
+
+__all__ = ["WorkspaceSettingsService"]
+
+_WHAT = {
+    Setting.TIMEZONE: (
+        "where days (streaks) and weeks (boards) begin, and the default for new schedules"
+    ),
+    Setting.QUIZ_WINDOW: "how long a question asked for with quiz stays open",
+    Setting.POINTS_EASY: "points for a correct easy answer",
+    Setting.POINTS_MEDIUM: "points for a correct medium answer",
+    Setting.POINTS_HARD: "points for a correct hard answer",
+}
+
+
+class WorkspaceSettingsService:
+    def __init__(
+        self,
+        *,
+        places: Places,
+        directory: Directory,
+        store: SettingsStore,
+        clock: Clock,
+        default_quiz_window: timedelta | None,
+    ) -> None:
+        self._places = places
+        self._directory = directory
+        self._store = store
+        self._clock = clock
+        self._default_window = default_quiz_window
+
+    def usage(self, ctx: ChatContext) -> str:
+        return (
+            f"usage: {ctx.command('settings')} to see them, "
+            f"{ctx.command('settings NAME VALUE')} to change one (admins), "
+            f"{ctx.command('settings history')} for the change log"
+        )
+
+    async def command(self, ctx: ChatContext, args: Sequence[str]) -> Message:
+        workspace = await self._places.workspace(ctx)
+        if not args:
+            return self._listing(ctx, workspace)
+        if len(args) == 1 and args[0].lower() == "history":
+            return _history(await self._store.history(workspace.id))
+        if len(args) == 1:
+            setting = Setting.named(args[0])
+            return _private(
+                f"**{setting.value}**: {workspace.settings.shown(setting, self._default_window)} "
+                f"— {_WHAT[setting]}. Change it with "
+                f"{ctx.command(f'settings {setting.value} VALUE')} (admins)."
+            )
+        setting = Setting.named(args[0])
+        value = " ".join(args[1:])
+        if not ctx.is_admin:
+            raise Forbidden(f"Only admins can change `{setting.value}`.")
+        stored, warning = parse_value(setting, value)
+        if setting is Setting.TIMEZONE:
+            return await self._set_timezone(ctx, workspace, stored, warning)
+        before = workspace.settings.shown(setting, self._default_window)
+        await self._store.set_value(
+            workspace.id,
+            setting,
+            stored,
+            by=ctx.member,
+            by_name=ctx.member_name,
+            now=self._clock.now(),
+        )
+        updated = await self._directory.reload_workspace(workspace.id)
+        after = updated.settings.shown(setting, self._default_window)
+        note = (
+            "Questions asked from now on close after it; open ones keep their closing time."
+            if setting is Setting.QUIZ_WINDOW
+            else "Answers from now on score it; points already earned stay as they are."
+        )
+        return _private(f"✅ **{setting.value}**: {before} → **{after}**. {note}")
+
+    async def _set_timezone(
+        self, ctx: ChatContext, workspace: WorkspaceRow, new: str, warning: str | None
+    ) -> Message:
+        now = self._clock.now()
+        current = workspace.settings.zone_name_at(now)
+        if new == workspace.timezone and new == current:
+            return _private(f"The timezone is already **{new}**.")
+        new_zone = ZoneInfo(new)
+        takes_over = next_local_midnight(now, new_zone)
+        old = await self._store.set_timezone(
+            workspace.id,
+            new,
+            in_force_now=current,
+            takes_over=takes_over,
+            by=ctx.member,
+            by_name=ctx.member_name,
+            now=now,
+        )
+        await self._directory.reload_workspace(workspace.id)
+        local = takes_over.astimezone(new_zone)
+        lines = [
+            f"✅ **timezone**: {old} → **{new}**.",
+            f"Days and weeks follow {new} from {local:%a %d %b %H:%M} ({new}); until then they "
+            f"end as before ({current}). Streaks and points already earned stay as they are.",
+            "New schedules default to it; existing schedules keep the timezone they were "
+            "created with.",
+        ]
+        if warning:
+            lines.append(f"⚠️ {warning}.")
+        return _private("\n".join(lines))
+
+    def _listing(self, ctx: ChatContext, workspace: WorkspaceRow) -> Message:
+        now = self._clock.now()
+        settings = workspace.settings
+        lines = []
+        for setting in Setting:
+            shown = settings.shown(setting, self._default_window)
+            lines.append(f"**{setting.value}**: {shown} — {_WHAT[setting]}")
+        pending = settings.zone_name_at(now)
+        if pending != settings.timezone and settings.timezone_from is not None:
+            local = settings.timezone_from.astimezone(settings.zone_at(settings.timezone_from))
+            lines.append(
+                f"(until {local:%a %d %b %H:%M} {settings.timezone}, days still end in {pending})"
+            )
+        footer = (
+            f"Change one with {ctx.command('settings NAME VALUE')} (admins), e.g. "
+            f"{ctx.command('settings timezone Europe/Berlin')}; "
+            f"{ctx.command('settings history')} shows who changed what."
+        )
+        return Message(
+            title="⚙️ Settings of this workspace",
+            sections=(Section(body="\n".join(lines)), Section(body=footer)),
+            ephemeral=True,
+        )
+
+
+def _history(changes: list[SettingChange]) -> Message:
+    if not changes:
+        return _private("No setting has been changed here yet: all are the bot's defaults.")
+    lines = [
+        f"{c.changed_at:%Y-%m-%d %H:%M} UTC · **{c.setting}**: {_value(c.setting, c.old_value)}"
+        f" → {_value(c.setting, c.new_value)} by {c.changed_by_name}"
+        for c in changes
+    ]
+    return Message(
+        title="⚙️ Setting changes, newest first",
+        sections=(Section(body="\n".join(lines)),),
+        ephemeral=True,
+    )
+
+
+def _value(setting: str, value: str | None) -> str:
+    if value is None:
+        return "default"
+    if setting == Setting.QUIZ_WINDOW.value:
+        return describe_window(timedelta(seconds=int(value)))
+    return value
+
+
+def _private(text: str) -> Message:
+    return Message(sections=(Section(body=text),), ephemeral=True)
