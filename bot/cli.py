@@ -31,13 +31,15 @@ __all__ = ["app", "main"]
 
 log = get_logger("bot")
 
+HELP_OPTIONS = ["-h", "--help"]
+
 app = typer.Typer(
     name="studybot",
     help="An async study bot for Discord and Slack. Run `studybot console` to try it locally.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    context_settings={"help_option_names": HELP_OPTIONS},
 )
 questions_app = typer.Typer(
     help="Question packs: lint, list, import and check.", no_args_is_help=True
@@ -576,9 +578,17 @@ def _unwrap(text: str) -> str:
 
 
 def _reflow(command: Any) -> None:
-    """Unwrap the help of ``command`` and of every command under it (Typer's own click)."""
+    """Unwrap the help of ``command`` and of every command under it (Typer's own click).
+
+    Also show ``-h``/``--help`` as the flag it is: Typer labels it ``<bool>``, as if it took a
+    value (the option is built lazily and cached, so setting its metavar once sticks).
+    """
     if getattr(command, "help", None):
         command.help = _unwrap(command.help)
+    context = command.context_class(command, help_option_names=HELP_OPTIONS)
+    help_option = command.get_help_option(context)
+    if help_option is not None:
+        help_option.metavar = ""
     for sub in getattr(command, "commands", {}).values():
         _reflow(sub)
 

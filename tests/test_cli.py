@@ -186,6 +186,10 @@ def test_flags_are_not_shown_as_taking_a_value() -> None:
         proc = studybot(*args)
         lines = [line for line in proc.stdout.splitlines() if "--json" in line]
         assert lines and all("<bool>" not in line for line in lines), (args, lines)
+    for args in (("-h",), ("db", "check", "-h"), ("questions", "check", "--help")):
+        proc = studybot(*args)
+        [shown] = [line for line in proc.stdout.splitlines() if "--help" in line]
+        assert "-h" in shown and "<bool>" not in shown, (args, shown)  # a flag, not a value
 
 
 def test_doctor_checks_the_database_named_by_db(tmp_path: Path) -> None:
