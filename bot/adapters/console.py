@@ -140,6 +140,12 @@ class ConsoleAdapter:
                 "/leaderboard [week|month|all]", "who is ahead", self._leaderboard
             ),
             "stats": _Command("/stats [NAME]", "points, accuracy and streak", self._stats),
+            "history": _Command(
+                "/history [N]", "this channel's last N questions (default 5)", self._history
+            ),
+            "question": _Command(
+                "/question ID", "a past question, with its answer once closed", self._question
+            ),
             "settings": _Command(
                 "/settings [NAME [VALUE] | history]",
                 "this workspace's timezone, quiz window and points (admins change them)",
@@ -486,6 +492,16 @@ class ConsoleAdapter:
         if window not in {w.value for w in Window}:
             raise UsageError(reason=f"`{args[0]}` is not a window")
         self.reply(await self.service.leaderboard(self.context(), window))
+
+    async def _history(self, args: list[str]) -> None:
+        if len(args) > 1 or (args and not args[0].isdigit()):
+            raise UsageError
+        self.reply(await self.service.recent_questions(self.context(), int(args[0]) if args else 5))
+
+    async def _question(self, args: list[str]) -> None:
+        if len(args) != 1 or not args[0].lstrip("#").isdigit():
+            raise UsageError
+        self.reply(await self.service.past_question(self.context(), int(args[0].lstrip("#"))))
 
     async def _settings(self, args: list[str]) -> None:
         self.reply(await self.service.settings_command(self.context(), args))

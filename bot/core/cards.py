@@ -7,6 +7,7 @@ Adapters decide only how it looks.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from zoneinfo import ZoneInfo
 
 from bot.core.messages import (
@@ -276,6 +277,78 @@ def reveal_message(post: Post, item: Item, pack_title: str, counts: Mapping[str,
     )
 
 
+def right_share(item: Item, counts: Mapping[str, int]) -> tuple[int, int] | None:
+    """(right, answered) of a post's answers; ``None`` for a kind that is not scored."""
+    total = sum(counts.values())
+    letter = correct_letter(item)
+    if letter is not None:
+        return counts.get(letter, 0), total
+    if self_graded(item):
+        forgot = counts.get("again", 0) + counts.get(FORGOT, 0)
+        return total - forgot, total
+    return None
+
+
+def history_message(
+    channel_name: str,
+    rows: Sequence[tuple[Post, Item, Mapping[str, int]]],
+    tz: ZoneInfo,
+    show: str,
+) -> Message:
+    """``/history``: the channel's recent questions, newest first, one line each."""
+    if not rows:
+        return Message(
+            sections=(Section(body=f"No question has been posted in #{channel_name} yet."),),
+            ephemeral=True,
+        )
+    lines = []
+    for post, item, counts in rows:
+        when = post.posted_at.astimezone(tz)
+        prompt = " ".join(item.prompt.split())
+        prompt = prompt if len(prompt) <= 70 else prompt[:69].rstrip() + "…"
+        share = right_share(item, counts)
+        answered = sum(counts.values())
+        if not post.is_open and share is not None and answered:
+            how = f"{answered} answered, {_percent(share[0], answered)} right"
+        elif not post.is_open:
+            how = f"{answered} answered" if share is not None else "discussion"
+        else:
+            how = "open"
+        lines.append(f"**#{post.id}** · {when:%a %d %b %H:%M} · {prompt} · {how}")
+    return Message(
+        title=f"🕘 Recent questions in #{channel_name}",
+        sections=(Section(body="\n".join(lines)),),
+        footer=f"Times in {tz.key}. See one with {show}.",
+        ephemeral=True,
+    )
+
+
+def past_question_message(
+    post: Post, item: Item, pack_title: str, counts: Mapping[str, int], tz: ZoneInfo, where: str
+) -> Message:
+    """``/question ID``: a closed question as revealed, or an open one without its answer."""
+    posted = post.posted_at.astimezone(tz)
+    if post.is_open:
+        message = question_message(post, item, pack_title, tz)
+        return replace(
+            message,
+            buttons=(),
+            ephemeral=True,
+            footer=f"Still open in #{where} (posted {posted:%a %d %b %H:%M}): answer it there.",
+        )
+    message = reveal_message(post, item, pack_title, counts)
+    closed = post.closed_at.astimezone(tz) if post.closed_at else posted
+    return replace(
+        message,
+        ephemeral=True,
+        footer=(
+            f"{message.footer} · posted in #{where} {posted:%a %d %b %H:%M}, "
+            f"closed {closed:%a %d %b %H:%M} ({tz.key})"
+        ),
+        attachments=(),
+    )
+
+
 def _name(name: str) -> str:
     """A member-chosen display name, safe to put in a message: no pings, no Markdown."""
     return escape_markup(neutralise(name))
@@ -351,6 +424,8 @@ def stats_message(
 HELP_COMMANDS = (
     ("quiz [pack]", "post a question in this channel"),
     ("leaderboard [week|month|all]", "who is ahead"),
+    ("history [N]", "this channel's last questions"),
+    ("question ID", "a past question with its answer and solution"),
     ("stats [member]", "points, accuracy and streak"),
     ("settings [name]", "this workspace's timezone, quiz window and points"),
     ("review", "your due cards, privately, one at a time (spaced repetition)"),

@@ -26,6 +26,7 @@ from bot.metrics import Metrics
 from bot.questions.loader import LoadedPack
 from bot.services.catalogue import Catalogue
 from bot.services.graphs import ItemGraphs
+from bot.services.history import QuestionHistory
 from bot.services.packs import PackAdmin
 from bot.services.places import Places
 from bot.services.posting import PostDraft, Posting
@@ -128,6 +129,13 @@ class StudyService:
             clock=clock,
         )
         self.standings = Stats(self.places, self.directory, self.scores, clock, self.reviews)
+        self.history = QuestionHistory(
+            places=self.places,
+            directory=self.directory,
+            catalogue=self.catalogue,
+            posts=self.posts,
+            clock=clock,
+        )
         self.settings = WorkspaceSettingsService(
             places=self.places,
             directory=self.directory,
@@ -274,6 +282,16 @@ class StudyService:
     ) -> ScheduleReply:
         """``schedule add|list|remove|pause|resume|skip|now|preview`` (bot.services.schedules)."""
         return await self.schedules.command(ctx, verb, args)
+
+    # --- past questions (see bot.services.history) ---------------------------------------------
+
+    async def recent_questions(self, ctx: ChatContext, count: int = 5) -> Message:
+        """``/history [N]``: this channel's last questions, privately."""
+        return await self.history.recent(ctx, count)
+
+    async def past_question(self, ctx: ChatContext, post_id: int) -> Message:
+        """``/question ID``: one question, revealed if it closed, privately."""
+        return await self.history.question(ctx, post_id)
 
     # --- settings (see bot.services.workspace_settings) ----------------------------------------
 

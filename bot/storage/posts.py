@@ -176,6 +176,13 @@ class PostStore:
         )
         return None if row is None else _post(row)
 
+    async def recent(self, channel_id: int, limit: int) -> list[Post]:
+        """The channel's last ``limit`` posts, newest first (``/history``)."""
+        rows = await self._db.fetchall(
+            _SELECT + "WHERE p.channel_id = ? ORDER BY p.id DESC LIMIT ?", (channel_id, limit)
+        )
+        return [_post(row) for row in rows]
+
     async def latest_open(self, channel_id: int) -> Post | None:
         row = await self._db.fetchone(
             _SELECT + "WHERE p.channel_id = ? AND p.closed_at IS NULL ORDER BY p.id DESC LIMIT 1",

@@ -531,3 +531,16 @@ def test_settings_in_the_console_change_the_day_boundary_and_persist(tmp_path: P
     # Days end in UTC until Berlin's next midnight, then in Berlin.
     assert "09:00 UTC" in str(again[1]["text"])
     assert "2026-03-05 10:00 Europe/Berlin" in str(again[-1]["text"])
+
+
+def test_history_and_question_in_the_console(tmp_path: Path) -> None:
+    out = _run_console(
+        tmp_path / "h.sqlite3",
+        "/quiz mini --difficulty medium\n/answer B\n/reveal\n/history\n/question 1\n/question x\n",
+    )
+    history, question, bad = out[-3], out[-2], out[-1]
+    assert "#1 · Wed 04 Mar 09:00 · When is the autograd graph built? · 1 answered, 100% right" in (
+        str(history["text"])
+    )
+    assert question["ephemeral"] is True and "posted in #general" in str(question["text"])
+    assert bad["kind"] == "error" and str(bad["text"]).startswith("usage: /question ID")

@@ -213,6 +213,24 @@ class StudyCog(commands.Cog, name="studybot"):
             ) from None
         await send_reply(interaction, message.private())
 
+    # --- past questions ----------------------------------------------------------------------
+
+    @app_commands.command(name="history")
+    @app_commands.describe(count="How many (default 5, up to 20)")
+    async def history(
+        self, interaction: Interaction, count: app_commands.Range[int, 1, 20] = 5
+    ) -> None:
+        """This channel's last questions, with how the group did (only you see it)."""
+        message = await self.service.recent_questions(self.context(interaction), count)
+        await send_reply(interaction, message.private())
+
+    @app_commands.command(name="question")
+    @app_commands.describe(id="The question's number (#12 in its footer)")
+    async def question(self, interaction: Interaction, id: app_commands.Range[int, 1]) -> None:
+        """A past question, with its answer and solution once it closed (only you see it)."""
+        message = await self.service.past_question(self.context(interaction), id)
+        await send_reply(interaction, message.private())
+
     # --- settings ----------------------------------------------------------------------------
 
     @app_commands.command(name="settings")

@@ -690,6 +690,15 @@ class SlackAdapter:
         elif command.name == "stats":
             stats = await self.service.stats(ctx, args[0] if args else None)
             await self._reply_stats(body, respond, stats)
+        elif command.name == "history":
+            count = int(args[0]) if args else 5
+            await self._reply_private(
+                body, respond, await self.service.recent_questions(ctx, count)
+            )
+        elif command.name == "question":
+            await self._reply_private(
+                body, respond, await self.service.past_question(ctx, int(args[0]))
+            )
         elif command.name == "settings":
             await self._reply_private(body, respond, await self.service.settings_command(ctx, args))
         elif command.name == "review":

@@ -81,6 +81,26 @@ def _graph(rest: str) -> StudyCommand:
     return StudyCommand("graph", (of, body.strip()))
 
 
+def _history(words: list[str]) -> StudyCommand:
+    if len(words) > 1 or (words and not words[0].isdigit()):
+        raise UsageProblem("Use `/study history [N]` for this channel's last N questions.")
+    return StudyCommand("history", tuple(words))
+
+
+def _question(words: list[str]) -> StudyCommand:
+    if len(words) != 1 or not words[0].lstrip("#").isdigit():
+        raise UsageProblem("Use `/study question ID`, e.g. `/study question 12`.")
+    return StudyCommand("question", (words[0].lstrip("#"),))
+
+
+def _settings(words: list[str]) -> StudyCommand:
+    """`settings`, `settings NAME`, `settings NAME VALUE`, `settings history` (core checks)."""
+    return StudyCommand("settings", tuple(words))
+
+
+_SIMPLE = {"history": _history, "question": _question, "settings": _settings}
+
+
 def parse_study(raw: str) -> StudyCommand:
     """Parse the text after ``/study``; raise :class:`UsageProblem` for anything unknown."""
     text = unescape(raw).strip()
@@ -104,8 +124,8 @@ def parse_study(raw: str) -> StudyCommand:
                 )
             return StudyCommand("review", tuple(words))
         return _at_most(name, words, 0, "review")
-    if name == "settings":  # `settings`, `settings NAME`, `settings NAME VALUE`, `history`
-        return StudyCommand("settings", tuple(words))
+    if name in _SIMPLE:
+        return _SIMPLE[name](words)
     if name == "run":
         # `/study run print(1)` opens the modal with that code already in it.
         return StudyCommand("run", (rest.strip(),) if rest.strip() else ())

@@ -223,3 +223,19 @@ async def test_settings_are_listed_privately_and_changed_by_admins_only(
     after = await (await studybot.command(alice, "settings")).response()
     assert "**timezone**: Europe/Berlin" in embed_text(after.data)
     assert "**points-easy**: 12" in embed_text(after.data)
+
+
+async def test_history_and_question_id_are_private_and_never_spoil_an_open_question(
+    fake: FakeDiscord, studybot: Studybot, alice: FakeMember, bob: FakeMember
+) -> None:
+    question = await studybot.quiz(alice, channel="general", difficulty="medium")
+    post_id = int(str(await studybot.runtime.db.fetchval("SELECT max(id) FROM posts")))
+    assert question.id is not None
+    history = await (await studybot.command(bob, "history")).response()
+    assert history.ephemeral and f"**#{post_id}**" in embed_text(history.data)
+    assert "· open" in embed_text(history.data)
+    peek = await (await studybot.command(bob, "question", {"id": post_id})).response()
+    assert peek.ephemeral and peek.components == []
+    assert "Still open in #" in embed_text(peek.data) and "✅" not in embed_text(peek.data)
+    missing = await (await studybot.command(bob, "question", {"id": 9999})).response()
+    assert missing.ephemeral and "There is no question #9999 here" in missing.content

@@ -27,8 +27,10 @@ pytestmark = pytest.mark.timeout(60)
 EXPECTED_COMMANDS = [
     "graph",
     "help",
+    "history",
     "leaderboard",
     "pack",
+    "question",
     "quiz",
     "review",
     "run",

@@ -405,3 +405,19 @@ async def test_study_settings_lists_and_changes_for_admins_only(
     assert "Only admins can change `quiz-window`" in (refused.text or "")
     assert "quiz-window: no limit → 45m" in (changed.text or "")
     assert "quiz-window: default → 45m by" in (history.text or "")
+
+
+async def test_study_history_and_question_reply_privately(
+    adapter: SlackAdapter, slack_fake: FakeSlack
+) -> None:
+    async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
+        msg = await quiz(deliver, slack_fake)
+        post_id = int(msg.action_ids()[0].split(":")[1])
+        await deliver(slack_fake.slash_command(text="history"))
+        [history] = await private_replies(slack_fake, "U0ALICE", 1)
+        await deliver(slack_fake.slash_command(text=f"question #{post_id}"))
+        peek = (await private_replies(slack_fake, "U0ALICE", 2))[-1]
+        ack = await deliver(slack_fake.slash_command(text="question twelve"))
+    assert f"#{post_id} ·" in (history.text or "") and "· open" in (history.text or "")
+    assert "Still open in #" in (peek.text or "")
+    assert ack.payload is not None and "/study question ID" in ack.payload["text"]
