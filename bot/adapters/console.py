@@ -146,6 +146,16 @@ class ConsoleAdapter:
             "question": _Command(
                 "/question ID", "a past question, with its answer once closed", self._question
             ),
+            "report": _Command(
+                "/report [ID] REASON",
+                "tell the admins a question is wrong (default: this channel's latest)",
+                self._report,
+            ),
+            "reports": _Command(
+                "/reports [resolve ITEM_ID]",
+                "the open reports of wrong questions; close a question's reports (admins)",
+                self._reports,
+            ),
             "settings": _Command(
                 "/settings [NAME [VALUE] | history]",
                 "this workspace's timezone, quiz window and points (admins change them)",
@@ -503,6 +513,18 @@ class ConsoleAdapter:
             raise UsageError
         self.reply(await self.service.past_question(self.context(), int(args[0].lstrip("#"))))
 
+    async def _report(self, args: list[str]) -> None:
+        post_id, reason = split_report(args)
+        self.reply(await self.service.report_question(self.context(), post_id, reason))
+
+    async def _reports(self, args: list[str]) -> None:
+        if not args:
+            self.reply(await self.service.open_reports(self.context()))
+        elif len(args) == 2 and args[0].lower() == "resolve":
+            self.reply(await self.service.resolve_reports(self.context(), args[1]))
+        else:
+            raise UsageError
+
     async def _settings(self, args: list[str]) -> None:
         self.reply(await self.service.settings_command(self.context(), args))
 
@@ -803,3 +825,10 @@ def _read_line(prompt: str | None) -> str | None:
         return line if line else None
     except (EOFError, KeyboardInterrupt):
         return None
+
+
+def split_report(args: list[str]) -> tuple[int | None, str]:
+    """``/report [ID] REASON`` words: the post number (``12`` or ``#12``), then the reason."""
+    if args and args[0].lstrip("#").isdigit():
+        return int(args[0].lstrip("#")), " ".join(args[1:])
+    return None, " ".join(args)

@@ -426,6 +426,7 @@ HELP_COMMANDS = (
     ("leaderboard [week|month|all]", "who is ahead"),
     ("history [N]", "this channel's last questions"),
     ("question ID", "a past question with its answer and solution"),
+    ("report [ID] REASON", "tell the admins a question is wrong"),
     ("stats [member]", "points, accuracy and streak"),
     ("settings [name]", "this workspace's timezone, quiz window and points"),
     ("review", "your due cards, privately, one at a time (spaced repetition)"),
@@ -447,6 +448,7 @@ ADMIN_COMMANDS = (
     ("schedule pause|resume|skip|now|remove ID", "manage a schedule"),
     ("pack enable|disable NAME", "turn a pack on or off in this channel only"),
     ("pack upload FILE", "a valid pack file is installed: a new pack, or an update"),
+    ("reports [resolve ITEM_ID]", "the open reports of wrong questions; close them once fixed"),
     ("settings NAME VALUE", "timezone, quiz-window, points-easy|medium|hard; `settings history`"),
 )
 

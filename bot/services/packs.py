@@ -31,7 +31,7 @@ import contextlib
 import os
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
@@ -251,8 +251,11 @@ class PackAdmin:
         off = await self._catalogue.store.disabled_in((await self._channel(ctx)).id)
         return [(summary, summary.slug not in off) for summary in summaries]
 
-    async def listing(self, ctx: ChatContext | None) -> Message:
-        """The packs with their question counts and, given a channel, whether each is on there."""
+    async def listing(
+        self, ctx: ChatContext | None, reports: Mapping[str, int] | None = None
+    ) -> Message:
+        """The packs with their question counts and, given a channel, whether each is on there
+        (and how many open reports of wrong questions each has)."""
         if ctx is None:
             summaries = await self._catalogue.store.summaries()
             if not summaries:
@@ -264,9 +267,11 @@ class PackAdmin:
         states = await self.states(ctx)
         if not states:
             return Message(sections=(Section(body="No packs are loaded."),), ephemeral=True)
+        reports = reports or {}
         lines = [
             f"**{s.slug}** — {s.title} ({_plural(s.questions, 'question')}) · "
             + ("on" if on else "**off** here")
+            + (f" · 🚩 {_plural(reports[s.slug], 'open report')}" if reports.get(s.slug) else "")
             for s, on in states
         ]
         sections = [Section(body="\n".join(lines))]

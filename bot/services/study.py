@@ -32,6 +32,7 @@ from bot.services.places import Places
 from bot.services.posting import PostDraft, Posting
 from bot.services.quiz import PostEdit, Quiz, score_rules
 from bot.services.reminders import Reminders
+from bot.services.reports import QuestionReports
 from bot.services.review import ReviewService, ReviewTurn
 from bot.services.runs import SnippetRuns
 from bot.services.schedules import ScheduleBook, ScheduleReply
@@ -49,6 +50,7 @@ from bot.storage.packs import (
 )
 from bot.storage.posts import PostStore
 from bot.storage.reminders import ReminderStore
+from bot.storage.reports import ReportStore
 from bot.storage.reviews import ReviewStore
 from bot.storage.schedules import ScheduleStore
 from bot.storage.scores import ScoreStore
@@ -134,6 +136,14 @@ class StudyService:
             directory=self.directory,
             catalogue=self.catalogue,
             posts=self.posts,
+            clock=clock,
+        )
+        self.reports = QuestionReports(
+            places=self.places,
+            directory=self.directory,
+            catalogue=self.catalogue,
+            posts=self.posts,
+            store=ReportStore(db),
             clock=clock,
         )
         self.settings = WorkspaceSettingsService(
@@ -293,6 +303,20 @@ class StudyService:
         """``/question ID``: one question, revealed if it closed, privately."""
         return await self.history.question(ctx, post_id)
 
+    # --- reports of wrong questions (see bot.services.reports) ---------------------------------
+
+    async def report_question(self, ctx: ChatContext, post_id: int | None, reason: str) -> Message:
+        """``/report [ID] REASON``: flag a question as wrong (the channel's latest by default)."""
+        return await self.reports.report(ctx, post_id, reason)
+
+    async def open_reports(self, ctx: ChatContext) -> Message:
+        """``/reports``: the open reports (admins)."""
+        return await self.reports.listing(ctx)
+
+    async def resolve_reports(self, ctx: ChatContext, item_id: str) -> Message:
+        """``/reports resolve ITEM_ID``: close a question's reports (admins)."""
+        return await self.reports.resolve(ctx, item_id)
+
     # --- settings (see bot.services.workspace_settings) ----------------------------------------
 
     async def settings_command(self, ctx: ChatContext, args: Sequence[str]) -> Message:
@@ -381,7 +405,9 @@ class StudyService:
 
     async def pack_list(self, ctx: ChatContext | None = None) -> Message:
         """The packs and their question counts; with ``ctx``, whether each is on in its channel."""
-        return await self.pack_admin.listing(ctx)
+        if ctx is None:
+            return await self.pack_admin.listing(None)
+        return await self.pack_admin.listing(ctx, await self.reports.counts_by_pack(ctx))
 
     async def pack_states(self, ctx: ChatContext) -> list[tuple[PackSummary, bool]]:
         """Every pack and whether it is on in the caller's channel (for autocomplete)."""

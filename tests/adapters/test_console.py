@@ -544,3 +544,17 @@ def test_history_and_question_in_the_console(tmp_path: Path) -> None:
     )
     assert question["ephemeral"] is True and "posted in #general" in str(question["text"])
     assert bad["kind"] == "error" and str(bad["text"]).startswith("usage: /question ID")
+
+
+def test_report_a_question_in_the_console(tmp_path: Path) -> None:
+    out = _run_console(
+        tmp_path / "r.sqlite3",
+        "/quiz mini --difficulty medium\n/as ann\n/report #1 the answer should be A\n"
+        "/as me\n/reports\n/pack list\n/reports resolve d-mc-1\n/reports nonsense\n",
+    )
+    texts = [str(line["text"]) for line in out]
+    assert any("your report on #1 (`d-mc-1` in Mini pack) reached the admins" in t for t in texts)
+    assert any("• #1 · ann, 2026-03-04: the answer should be A" in t for t in texts)
+    assert any("mini — Mini pack" in t and "🚩 1 open report" in t for t in texts)
+    assert any("Resolved 1 report on `d-mc-1`" in t for t in texts)
+    assert out[-1]["kind"] == "error" and str(out[-1]["text"]).startswith("usage: /reports")

@@ -231,6 +231,32 @@ class StudyCog(commands.Cog, name="studybot"):
         message = await self.service.past_question(self.context(interaction), id)
         await send_reply(interaction, message.private())
 
+    @app_commands.command(name="report")
+    @app_commands.describe(
+        reason="What is wrong with the question",
+        id="The question's number (default: this channel's latest)",
+    )
+    async def report(
+        self,
+        interaction: Interaction,
+        reason: app_commands.Range[str, 1, 500],
+        id: app_commands.Range[int, 1] | None = None,
+    ) -> None:
+        """Tell the admins a question is wrong (only they see reports)."""
+        message = await self.service.report_question(self.context(interaction), id, reason)
+        await send_reply(interaction, message.private())
+
+    @app_commands.command(name="reports")
+    @app_commands.describe(resolve="Close the open reports on this item id (once it is fixed)")
+    async def reports(self, interaction: Interaction, resolve: str | None = None) -> None:
+        """The open reports of wrong questions (admins)."""
+        ctx = self.context(interaction)
+        if resolve:
+            message = await self.service.resolve_reports(ctx, resolve.strip())
+        else:
+            message = await self.service.open_reports(ctx)
+        await send_reply(interaction, message.private())
+
     # --- settings ----------------------------------------------------------------------------
 
     @app_commands.command(name="settings")

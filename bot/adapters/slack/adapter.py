@@ -699,6 +699,17 @@ class SlackAdapter:
             await self._reply_private(
                 body, respond, await self.service.past_question(ctx, int(args[0]))
             )
+        elif command.name == "report":
+            post_id = int(args[0]) if args[0] else None
+            reply = await self.service.report_question(ctx, post_id, args[1])
+            await self._reply_private(body, respond, reply)
+        elif command.name == "reports":
+            reply = (
+                await self.service.resolve_reports(ctx, args[1])
+                if args
+                else await self.service.open_reports(ctx)
+            )
+            await self._reply_private(body, respond, reply)
         elif command.name == "settings":
             await self._reply_private(body, respond, await self.service.settings_command(ctx, args))
         elif command.name == "review":

@@ -98,7 +98,26 @@ def _settings(words: list[str]) -> StudyCommand:
     return StudyCommand("settings", tuple(words))
 
 
-_SIMPLE = {"history": _history, "question": _question, "settings": _settings}
+def _report(words: list[str]) -> StudyCommand:
+    """`report [#ID] REASON`: the id, or "" for the channel's latest, then the reason."""
+    if words and words[0].lstrip("#").isdigit():
+        return StudyCommand("report", (words[0].lstrip("#"), " ".join(words[1:])))
+    return StudyCommand("report", ("", " ".join(words)))
+
+
+def _reports(words: list[str]) -> StudyCommand:
+    if not words or (len(words) == 2 and words[0].lower() == "resolve"):
+        return StudyCommand("reports", tuple(words))
+    raise UsageProblem("Use `/study reports` to list them, `/study reports resolve ITEM_ID`.")
+
+
+_SIMPLE = {
+    "history": _history,
+    "question": _question,
+    "settings": _settings,
+    "report": _report,
+    "reports": _reports,
+}
 
 
 def parse_study(raw: str) -> StudyCommand:

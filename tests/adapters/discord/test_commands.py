@@ -239,3 +239,23 @@ async def test_history_and_question_id_are_private_and_never_spoil_an_open_quest
     assert "Still open in #" in embed_text(peek.data) and "✅" not in embed_text(peek.data)
     missing = await (await studybot.command(bob, "question", {"id": 9999})).response()
     assert missing.ephemeral and "There is no question #9999 here" in missing.content
+
+
+async def test_a_member_reports_a_question_and_an_admin_sees_and_resolves_it(
+    studybot: Studybot, alice: FakeMember, admin: FakeMember
+) -> None:
+    await studybot.quiz(alice, channel="general", difficulty="medium")
+    sent = await (
+        await studybot.command(alice, "report", {"reason": "the answer should be A"})
+    ).response()
+    assert sent.ephemeral and "reached the admins" in embed_text(sent.data)
+    refused = await (await studybot.command(alice, "reports")).response()
+    assert refused.ephemeral and refused.content.startswith("Only admins can see the reports")
+    listing = await (await studybot.command(admin, "reports")).response()
+    assert "alice" in embed_text(listing.data) and "the answer should be A" in embed_text(
+        listing.data
+    )
+    packs = await (await studybot.command(alice, "pack", subcommand="list")).response()
+    assert "🚩 1 open report" in embed_text(packs.data)
+    done = await (await studybot.command(admin, "reports", {"resolve": "d-mc-1"})).response()
+    assert "Resolved 1 report on `d-mc-1`" in embed_text(done.data)

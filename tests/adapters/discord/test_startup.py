@@ -32,6 +32,8 @@ EXPECTED_COMMANDS = [
     "pack",
     "question",
     "quiz",
+    "report",
+    "reports",
     "review",
     "run",
     "schedule",

@@ -421,3 +421,17 @@ async def test_study_history_and_question_reply_privately(
     assert f"#{post_id} ·" in (history.text or "") and "· open" in (history.text or "")
     assert "Still open in #" in (peek.text or "")
     assert ack.payload is not None and "/study question ID" in ack.payload["text"]
+
+
+async def test_study_report_reaches_the_admins(
+    adapter: SlackAdapter, slack_fake: FakeSlack
+) -> None:
+    async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
+        msg = await quiz(deliver, slack_fake)
+        post_id = int(msg.action_ids()[0].split(":")[1])
+        await deliver(slack_fake.slash_command(text=f"report #{post_id} choice B is also right"))
+        [thanks] = await private_replies(slack_fake, "U0ALICE", 1)
+        await deliver(slack_fake.slash_command(text="reports", user_id="U0ADMIN"))
+        [listing] = await private_replies(slack_fake, "U0ADMIN", 1)
+    assert f"your report on #{post_id}" in (thanks.text or "")
+    assert "choice B is also right" in (listing.text or "") and "alice" in (listing.text or "")

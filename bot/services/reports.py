@@ -1,0 +1,133 @@
+"""``/report``: a member flags a question as wrong; admins read and resolve (``/reports``).
+
+A study bot must never teach a wrong fact, and the members who answer are the first to spot
+one. A report names the question by its post number (or the channel's latest question) and
+says what is wrong; admins see the open reports grouped by question, `pack list` counts them
+per pack, and resolving a question's reports keeps them for the record.
+"""
+
+from __future__ import annotations
+
+from bot.core.clock import Clock
+from bot.core.errors import BadInput, Forbidden, NotFound
+from bot.core.messages import Message, Section
+from bot.core.models import ChatContext
+from bot.services.catalogue import Catalogue
+from bot.services.places import Places
+from bot.storage.directory import Directory
+from bot.storage.posts import PostStore
+from bot.storage.reports import OpenReport, ReportStore
+
+__all__ = ["MAX_REASON", "QuestionReports"]
+
+MIN_REASON = 5
+MAX_REASON = 500
+
+
+class QuestionReports:
+    def __init__(
+        self,
+        *,
+        places: Places,
+        directory: Directory,
+        catalogue: Catalogue,
+        posts: PostStore,
+        store: ReportStore,
+        clock: Clock,
+    ) -> None:
+        self._places = places
+        self._directory = directory
+        self._catalogue = catalogue
+        self._posts = posts
+        self._store = store
+        self._clock = clock
+
+    async def report(self, ctx: ChatContext, post_id: int | None, reason: str) -> Message:
+        """Report question ``post_id`` (default: this channel's latest) as wrong."""
+        reason = " ".join(reason.split())
+        if len(reason) < MIN_REASON:
+            raise BadInput(
+                f"Say what is wrong, e.g. {ctx.command('report 12 the answer should be B')}."
+            )
+        if len(reason) > MAX_REASON:
+            raise BadInput(f"Keep the reason under {MAX_REASON} characters ({len(reason)} now).")
+        workspace, channel = await self._places.channel(ctx)
+        if post_id is None:
+            post = await self._posts.latest(channel.id)
+            if post is None:
+                raise NotFound("There is no question in this channel to report.")
+        else:
+            found = await self._posts.get(post_id)
+            where = None if found is None else await self._directory.channel_by_id(found.channel_id)
+            if found is None or where is None or where.workspace_id != workspace.id:
+                raise NotFound(f"There is no question #{post_id} here.")
+            post = found
+        stored = await self._catalogue.store.question(post.question_version_id)
+        now = self._clock.now()
+        member = await self._directory.member(workspace, ctx.member, ctx.member_name, now)
+        new = await self._store.add(
+            workspace.id, stored.question_id, post.id, member.id, reason, now
+        )
+        verb = "reached the admins" if new else "was updated"
+        return _private(
+            f"🚩 Thank you: your report on #{post.id} (`{stored.item.id}` in "
+            f"{self._catalogue.title(stored.pack)}) {verb}. An admin will look at it."
+        )
+
+    async def listing(self, ctx: ChatContext) -> Message:
+        """Admins: the open reports, grouped by question."""
+        if not ctx.is_admin:
+            raise Forbidden("Only admins can see the reports; report one with `report`.")
+        workspace = await self._places.workspace(ctx)
+        reports = await self._store.open_reports(workspace.id)
+        if not reports:
+            return _private("No open reports. 🎉")
+        return Message(
+            title=f"🚩 Open reports ({len(reports)})",
+            sections=tuple(_grouped(reports)),
+            footer=(
+                f"Fix the item in its pack file, then {ctx.command('reports resolve ITEM_ID')} "
+                "closes its reports."
+            ),
+            ephemeral=True,
+        )
+
+    async def resolve(self, ctx: ChatContext, item_id: str) -> Message:
+        if not ctx.is_admin:
+            raise Forbidden("Only admins can resolve reports.")
+        workspace = await self._places.workspace(ctx)
+        closed = await self._store.resolve(
+            workspace.id, item_id, ctx.member_name, self._clock.now()
+        )
+        if not closed:
+            raise NotFound(f"There are no open reports on `{item_id}`.")
+        return _private(f"✅ Resolved {closed} report{'s' if closed != 1 else ''} on `{item_id}`.")
+
+    async def counts_by_pack(self, ctx: ChatContext) -> dict[str, int]:
+        workspace = await self._places.workspace(ctx)
+        return await self._store.counts_by_pack(workspace.id)
+
+
+def _grouped(reports: list[OpenReport]) -> list[Section]:
+    sections: list[Section] = []
+    current: tuple[str, str] | None = None
+    lines: list[str] = []
+    for report in reports:
+        key = (report.pack, report.question)
+        if key != current:
+            if current is not None:
+                sections.append(
+                    Section(heading=f"{current[1]} ({current[0]})", body="\n".join(lines))
+                )
+            current, lines = key, []
+        post = f"#{report.post_id} · " if report.post_id is not None else ""
+        lines.append(
+            f"• {post}{report.member_name}, {report.reported_at:%Y-%m-%d}: {report.reason}"
+        )
+    if current is not None:
+        sections.append(Section(heading=f"{current[1]} ({current[0]})", body="\n".join(lines)))
+    return sections
+
+
+def _private(text: str) -> Message:
+    return Message(sections=(Section(body=text),), ephemeral=True)
