@@ -137,7 +137,9 @@ class ConsoleAdapter:
                 self._review,
             ),
             "leaderboard": _Command(
-                "/leaderboard [week|month|all]", "who is ahead", self._leaderboard
+                "/leaderboard [week|month|all] [here]",
+                "who is ahead (`here`: this channel's own board)",
+                self._leaderboard,
             ),
             "stats": _Command("/stats [NAME]", "points, accuracy and streak", self._stats),
             "history": _Command(
@@ -496,12 +498,15 @@ class ConsoleAdapter:
         await self.service.apply_edit(edit, self)
 
     async def _leaderboard(self, args: list[str]) -> None:
+        here = bool(args) and args[-1].lower() == "here"
+        if here:
+            args = args[:-1]
         if len(args) > 1:
             raise UsageError
         window = args[0].lower() if args else "week"
         if window not in {w.value for w in Window}:
             raise UsageError(reason=f"`{args[0]}` is not a window")
-        self.reply(await self.service.leaderboard(self.context(), window))
+        self.reply(await self.service.leaderboard(self.context(), window, here=here))
 
     async def _history(self, args: list[str]) -> None:
         if len(args) > 1 or (args and not args[0].isdigit()):

@@ -372,7 +372,8 @@ def leaderboard_message(board: Leaderboard, caller_name: str) -> Message:
     elif board.caller is None and board.rows:
         body += f"\n\n{_name(caller_name)}, you have no points {label} yet."
     since = f" (since {board.since:%a} {board.since.day} {board.since:%b})" if board.since else ""
-    return Message(title=f"🏆 Leaderboard — {label}{since}", sections=(Section(body=body),))
+    where = f" in #{board.channel}" if board.channel else ""
+    return Message(title=f"🏆 Leaderboard{where} — {label}{since}", sections=(Section(body=body),))
 
 
 def review_section(summary: ReviewSummary) -> Section:

@@ -104,6 +104,7 @@ class Leaderboard:
     since: datetime | None
     rows: tuple[LeaderboardRow, ...]
     caller: LeaderboardRow | None
+    channel: str | None = None  # a channel's own board; None: the whole workspace's
 
 
 @dataclass(frozen=True, slots=True)

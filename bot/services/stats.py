@@ -45,11 +45,16 @@ class Stats:
         self._clock = clock
         self._reviews = reviews
 
-    async def leaderboard(self, ctx: ChatContext, window: Window | str = Window.WEEK) -> Message:
+    async def leaderboard(
+        self, ctx: ChatContext, window: Window | str = Window.WEEK, *, here: bool = False
+    ) -> Message:
+        """The workspace's board, or (``here``) the caller's channel's own board."""
         try:
             window = Window(window)
         except ValueError:
             raise BadInput(f"`{window}` is not a window; use week, month or all.") from None
+        if here:
+            return await self._channel_board(ctx, window)
         workspace = await self._places.workspace(ctx)
         now = self._clock.now()
         tz = workspace.zone_at(now)
@@ -63,6 +68,21 @@ class Stats:
         )
         since = window_start(window, now, tz)
         board = Leaderboard(window, since, tuple(rows), mine)
+        return cards.leaderboard_message(board, ctx.member_name)
+
+    async def _channel_board(self, ctx: ChatContext, window: Window) -> Message:
+        workspace, channel = await self._places.channel(ctx)
+        now = self._clock.now()
+        tz = workspace.zone_at(now)
+        caller = self._directory.cached_member(workspace.id, ctx.member)
+        if caller is None:
+            caller = await self._directory.find_member(workspace.id, ctx.member)
+        since = window_start(window, now, tz)
+        rows, mine = await self._scores.channel_leaderboard(
+            workspace.id, channel.id, since, caller_member_id=caller.id if caller else None
+        )
+        name = channel.name or ctx.channel_name or ctx.channel
+        board = Leaderboard(window, since, tuple(rows), mine, channel=name)
         return cards.leaderboard_message(board, ctx.member_name)
 
     async def stats(

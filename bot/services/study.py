@@ -330,8 +330,11 @@ class StudyService:
         workspace = await self.places.workspace(ctx)
         return workspace.settings.zone_name_at(self.clock.now())
 
-    async def leaderboard(self, ctx: ChatContext, window: Window | str = Window.WEEK) -> Message:
-        return await self.standings.leaderboard(ctx, window)
+    async def leaderboard(
+        self, ctx: ChatContext, window: Window | str = Window.WEEK, *, here: bool = False
+    ) -> Message:
+        """The workspace's board for a window, or (``here``) this channel's own board."""
+        return await self.standings.leaderboard(ctx, window, here=here)
 
     async def stats(
         self, ctx: ChatContext, who: str | None = None, *, picture: bool = True

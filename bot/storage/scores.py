@@ -8,11 +8,13 @@ just a new period, and a board costs the same with a hundred events or a million
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 
 from bot.core.models import LeaderboardRow
-from bot.storage.database import Database
+from bot.storage.database import Database, Row
+from bot.storage.timefmt import to_db
 
 __all__ = ["MemberTotals", "ScoreStore"]
 
@@ -54,15 +56,47 @@ class ScoreStore:
             " ORDER BY r.rank, m.display_name COLLATE NOCASE",
             (workspace_id, period, limit, caller_member_id),
         )
-        board: list[LeaderboardRow] = []
-        caller: LeaderboardRow | None = None
-        for row in rows:
-            entry = LeaderboardRow(int(row[0]), int(row[1]), str(row[2]), int(row[3]), int(row[4]))
-            if entry.member_id == caller_member_id:
-                caller = entry
-            if entry.rank <= limit and len(board) < limit:
-                board.append(entry)
-        return board, caller
+        return _board(rows, limit, caller_member_id)
+
+    async def channel_leaderboard(
+        self,
+        workspace_id: int,
+        channel_id: int,
+        since: datetime | None,
+        *,
+        limit: int = 10,
+        caller_member_id: int | None = None,
+    ) -> tuple[list[LeaderboardRow], LeaderboardRow | None]:
+        """The board of one channel: points from answers to questions posted there.
+
+        Summed from the score events (answers and their streak bonuses) since ``since``
+        (``None``: all time), so it needs no running totals of its own; a channel's events are
+        a small share of the workspace's.
+        """
+        rows = await self._db.fetchall(
+            "WITH mine AS ("
+            "  SELECT e.member_id, sum(e.points) AS points,"
+            "    count(DISTINCT CASE WHEN e.reason = 'answer' THEN e.answer_id END) AS answers"
+            "  FROM score_events e JOIN answers a ON a.id = e.answer_id"
+            "  JOIN posts p ON p.id = a.post_id"
+            "  WHERE e.workspace_id = ? AND p.channel_id = ? AND e.created_at >= ?"
+            "  GROUP BY e.member_id HAVING sum(e.points) > 0"
+            "), ranked AS ("
+            "  SELECT member_id, points, answers, rank() OVER (ORDER BY points DESC) AS rank"
+            "  FROM mine"
+            ") SELECT r.rank, r.member_id, m.display_name, r.points, r.answers"
+            " FROM ranked r JOIN members m ON m.id = r.member_id"
+            " WHERE r.rank <= ? OR r.member_id = ?"
+            " ORDER BY r.rank, m.display_name COLLATE NOCASE",
+            (
+                workspace_id,
+                channel_id,
+                "" if since is None else to_db(since),
+                limit,
+                caller_member_id,
+            ),
+        )
+        return _board(rows, limit, caller_member_id)
 
     async def member_totals(self, member_id: int, period: str) -> MemberTotals | None:
         """One member's numbers: all time, one period (e.g. this week), answers, streak."""
@@ -132,3 +166,18 @@ class ScoreStore:
             f"but {r[2]} in score events"
             for r in rows
         ]
+
+
+def _board(
+    rows: Sequence[Row], limit: int, caller_member_id: int | None
+) -> tuple[list[LeaderboardRow], LeaderboardRow | None]:
+    """Ranked rows -> the top ``limit`` and the caller's own row (wherever it ranks)."""
+    board: list[LeaderboardRow] = []
+    caller: LeaderboardRow | None = None
+    for row in rows:
+        entry = LeaderboardRow(int(row[0]), int(row[1]), str(row[2]), int(row[3]), int(row[4]))
+        if entry.member_id == caller_member_id:
+            caller = entry
+        if entry.rank <= limit and len(board) < limit:
+            board.append(entry)
+    return board, caller

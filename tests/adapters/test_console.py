@@ -558,3 +558,16 @@ def test_report_a_question_in_the_console(tmp_path: Path) -> None:
     assert any("mini — Mini pack" in t and "🚩 1 open report" in t for t in texts)
     assert any("Resolved 1 report on `d-mc-1`" in t for t in texts)
     assert out[-1]["kind"] == "error" and str(out[-1]["text"]).startswith("usage: /reports")
+
+
+def test_channel_leaderboard_in_the_console(tmp_path: Path) -> None:
+    out = _run_console(
+        tmp_path / "b.sqlite3",
+        "/quiz mini --difficulty medium\n/answer B\n/channel random\n/as bob\n"
+        "/quiz mini --difficulty medium\n/answer B\n/leaderboard week here\n/leaderboard\n"
+        "/leaderboard here now\n",
+    )
+    here, everywhere, bad = (str(line["text"]) for line in out[-3:])
+    assert "Leaderboard in #random" in here and "bob — 20 pts" in here and "me —" not in here
+    assert "me — 20 pts" in everywhere and "bob — 20 pts" in everywhere
+    assert bad.startswith("usage: /leaderboard [week|month|all] [here]")

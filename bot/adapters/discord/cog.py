@@ -185,12 +185,16 @@ class StudyCog(commands.Cog, name="studybot"):
     # --- scores ------------------------------------------------------------------------------
 
     @app_commands.command(name="leaderboard")
-    @app_commands.describe(window="Which points count (default: this week)")
-    async def leaderboard(self, interaction: Interaction, window: WindowName = "week") -> None:
-        """Who is ahead this week, this month or of all time."""
-        await send_reply(
-            interaction, await self.service.leaderboard(self.context(interaction), window)
-        )
+    @app_commands.describe(
+        window="Which points count (default: this week)",
+        here="Only points from questions in this channel (default: the whole server)",
+    )
+    async def leaderboard(
+        self, interaction: Interaction, window: WindowName = "week", here: bool = False
+    ) -> None:
+        """Who is ahead this week, this month or of all time, on the server or in this channel."""
+        board = await self.service.leaderboard(self.context(interaction), window, here=here)
+        await send_reply(interaction, board)
 
     @app_commands.command(name="stats")
     @app_commands.describe(member="Whose stats (default: yours)")

@@ -685,7 +685,9 @@ class SlackAdapter:
             draft = await self.service.post_question(ctx, pack=args[0] if args else None)
             await self.service.publish(draft, self)
         elif command.name == "leaderboard":
-            board = await self.service.leaderboard(ctx, args[0] if args else "week")
+            here = bool(args) and args[-1].lower() == "here"
+            words = args[:-1] if here else args
+            board = await self.service.leaderboard(ctx, words[0] if words else "week", here=here)
             await self._reply_public(body, respond, board)
         elif command.name == "stats":
             stats = await self.service.stats(ctx, args[0] if args else None)

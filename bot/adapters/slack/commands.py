@@ -130,8 +130,8 @@ def parse_study(raw: str) -> StudyCommand:
         return StudyCommand("help")
     if name == "quiz":
         return _at_most(name, words, 1, "quiz [pack]")
-    if name == "leaderboard":
-        return _at_most(name, words, 1, "leaderboard [week|month|all]")
+    if name == "leaderboard":  # `here` last: this channel's own board
+        return _at_most(name, words, 2, "leaderboard [week|month|all] [here]")
     if name == "stats":
         return _at_most(name, [w.lstrip("@") for w in words], 1, "stats [member]")
     if name == "review":

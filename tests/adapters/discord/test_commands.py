@@ -259,3 +259,14 @@ async def test_a_member_reports_a_question_and_an_admin_sees_and_resolves_it(
     assert "🚩 1 open report" in embed_text(packs.data)
     done = await (await studybot.command(admin, "reports", {"resolve": "d-mc-1"})).response()
     assert "Resolved 1 report on `d-mc-1`" in embed_text(done.data)
+
+
+async def test_leaderboard_here_counts_only_this_channels_questions(
+    fake: FakeDiscord, studybot: Studybot, alice: FakeMember, bob: FakeMember
+) -> None:
+    await _answer(fake, studybot, alice, "B")  # in #questions
+    board = await (await studybot.command(bob, "leaderboard", {"here": True})).response()
+    assert "Leaderboard in #general" in embed_text(board.data)
+    assert "No points yet" in embed_text(board.data)
+    everywhere = await (await studybot.command(bob, "leaderboard")).response()
+    assert "alice" in embed_text(everywhere.data)

@@ -88,6 +88,8 @@ async def test_global_sync_payload_has_every_command_with_options_and_autocomple
     window = _options(slash["leaderboard"])["window"]
     assert [c["value"] for c in window["choices"]] == ["week", "month", "all"]
     assert not window["required"]
+    here = _options(slash["leaderboard"])["here"]
+    assert here["type"] == 5 and not here["required"]  # BOOLEAN: this channel's own board
     member = _options(slash["stats"])["member"]
     assert member["type"] == 6  # USER
     assert not member["required"]
