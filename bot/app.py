@@ -179,6 +179,7 @@ class Wiring:
             scheduler = self.scheduler(runtime, adapter, concurrency=1 if console else 16)
             async with scheduler.running(), self.operations(runtime, adapter, scheduler):
                 reminders: asyncio.Task[None] | None = None
+                recaps: asyncio.Task[None] | None = None
                 if console:
                     from bot.adapters.console import ConsoleAdapter
 
@@ -189,14 +190,22 @@ class Wiring:
                     reminders = asyncio.create_task(
                         runtime.service.run_reminders(adapter), name="review-reminders"
                     )
+                if not console:
+                    # Weekly recaps (the console posts its own after each command).
+                    prefix = "/study " if settings.platform is Platform.SLACK else "/"
+                    recaps = asyncio.create_task(
+                        runtime.service.run_recaps(adapter, command_prefix=prefix),
+                        name="weekly-recaps",
+                    )
                 try:
                     # The scheduler stops first: its sends in flight still need the adapter.
                     await run_until_stopped(adapter, before_stop=scheduler.stop)
                 finally:
-                    if reminders is not None:
-                        reminders.cancel()
-                        with contextlib.suppress(asyncio.CancelledError):
-                            await reminders
+                    for loop_task in (reminders, recaps):
+                        if loop_task is not None:
+                            loop_task.cancel()
+                            with contextlib.suppress(asyncio.CancelledError):
+                                await loop_task
                 await runtime.service.drain(DRAIN_SECONDS)
 
     @staticmethod

@@ -158,6 +158,11 @@ class ConsoleAdapter:
                 "the open reports of wrong questions; close a question's reports (admins)",
                 self._reports,
             ),
+            "recap": _Command(
+                "/recap [on DAY HH:MM | off | now]",
+                "this channel's weekly recap: board, streaks, most missed (admins set it)",
+                self._recap,
+            ),
             "settings": _Command(
                 "/settings [NAME [VALUE] | history]",
                 "this workspace's timezone, quiz window and points (admins change them)",
@@ -309,6 +314,7 @@ class ConsoleAdapter:
                 await self.scheduler.settle()
             # Review reminders due by now, after the command's own output (deterministic).
             await self.service.deliver_reminders(self)
+            await self.service.deliver_recaps(self)  # weekly recaps due by now, likewise
         except UsageError as exc:
             line = str(exc) or usage
             self.error(f"usage: {line}: {exc.reason}" if exc.reason else f"usage: {line}")
@@ -529,6 +535,9 @@ class ConsoleAdapter:
             self.reply(await self.service.resolve_reports(self.context(), args[1]))
         else:
             raise UsageError
+
+    async def _recap(self, args: list[str]) -> None:
+        self.reply(await self.service.recap_command(self.context(), args))
 
     async def _settings(self, args: list[str]) -> None:
         self.reply(await self.service.settings_command(self.context(), args))

@@ -31,6 +31,7 @@ from bot.services.packs import PackAdmin
 from bot.services.places import Places
 from bot.services.posting import PostDraft, Posting
 from bot.services.quiz import PostEdit, Quiz, score_rules
+from bot.services.recaps import Recaps
 from bot.services.reminders import Reminders
 from bot.services.reports import QuestionReports
 from bot.services.review import ReviewService, ReviewTurn
@@ -49,6 +50,7 @@ from bot.storage.packs import (
     SyncReport,
 )
 from bot.storage.posts import PostStore
+from bot.storage.recaps import RecapStore
 from bot.storage.reminders import ReminderStore
 from bot.storage.reports import ReportStore
 from bot.storage.reviews import ReviewStore
@@ -136,6 +138,14 @@ class StudyService:
             directory=self.directory,
             catalogue=self.catalogue,
             posts=self.posts,
+            clock=clock,
+        )
+        self.recaps = Recaps(
+            places=self.places,
+            directory=self.directory,
+            catalogue=self.catalogue,
+            scores=self.scores,
+            store=RecapStore(db),
             clock=clock,
         )
         self.reports = QuestionReports(
@@ -302,6 +312,20 @@ class StudyService:
     async def past_question(self, ctx: ChatContext, post_id: int) -> Message:
         """``/question ID``: one question, revealed if it closed, privately."""
         return await self.history.question(ctx, post_id)
+
+    # --- weekly recaps (see bot.services.recaps) -----------------------------------------------
+
+    async def recap_command(self, ctx: ChatContext, args: Sequence[str]) -> Message:
+        """``recap [on DAY HH:MM | off | now]``: the channel's weekly recap (admins change it)."""
+        return await self.recaps.command(ctx, args)
+
+    async def deliver_recaps(self, gateway: ChatGateway, *, command_prefix: str = "/") -> int:
+        """Post the weekly recaps whose time has come (the console, after each command)."""
+        return await self.recaps.deliver(gateway, command_prefix=command_prefix)
+
+    async def run_recaps(self, gateway: ChatGateway, *, command_prefix: str = "/") -> None:
+        """The recap loop (app.py runs it beside the scheduler on Discord and Slack)."""
+        await self.recaps.run(gateway, command_prefix=command_prefix)
 
     # --- reports of wrong questions (see bot.services.reports) ---------------------------------
 

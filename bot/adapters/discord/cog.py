@@ -38,6 +38,7 @@ log = get_logger(__name__)
 
 Difficulty = Literal["easy", "medium", "hard"]
 WindowName = Literal["week", "month", "all"]
+RecapAction = Literal["show", "on", "off", "now"]
 SettingName = Literal["timezone", "quiz-window", "points-easy", "points-medium", "points-hard"]
 Interaction = discord.Interaction[Any]
 
@@ -260,6 +261,24 @@ class StudyCog(commands.Cog, name="studybot"):
         else:
             message = await self.service.open_reports(ctx)
         await send_reply(interaction, message.private())
+
+    @app_commands.command(name="recap")
+    @app_commands.describe(
+        action="show (default), on, off, or now (post this week's recap here)",
+        when="For on: a day and a local time, e.g. fri 18:00",
+    )
+    async def recap(
+        self,
+        interaction: Interaction,
+        action: RecapAction = "show",
+        when: str | None = None,
+    ) -> None:
+        """This channel's weekly recap: the board, the streaks, the most missed question."""
+        args: list[str] = [] if action == "show" else [action]
+        if when:
+            args.extend(when.split())
+        message = await self.service.recap_command(self.context(interaction), args)
+        await send_reply(interaction, message)
 
     # --- settings ----------------------------------------------------------------------------
 

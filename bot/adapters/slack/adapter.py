@@ -681,7 +681,10 @@ class SlackAdapter:
         self, ctx: ChatContext, command: StudyCommand, body: dict[str, Any], respond: Any
     ) -> None:
         args = command.args
-        if command.name == "quiz":
+        private = await self._private_reply(ctx, command)
+        if private is not None:
+            await self._reply_private(body, respond, private)
+        elif command.name == "quiz":
             draft = await self.service.post_question(ctx, pack=args[0] if args else None)
             await self.service.publish(draft, self)
         elif command.name == "leaderboard":
@@ -692,40 +695,40 @@ class SlackAdapter:
         elif command.name == "stats":
             stats = await self.service.stats(ctx, args[0] if args else None)
             await self._reply_stats(body, respond, stats)
-        elif command.name == "history":
-            count = int(args[0]) if args else 5
-            await self._reply_private(
-                body, respond, await self.service.recent_questions(ctx, count)
-            )
-        elif command.name == "question":
-            await self._reply_private(
-                body, respond, await self.service.past_question(ctx, int(args[0]))
-            )
-        elif command.name == "report":
-            post_id = int(args[0]) if args[0] else None
-            reply = await self.service.report_question(ctx, post_id, args[1])
-            await self._reply_private(body, respond, reply)
-        elif command.name == "reports":
-            reply = (
-                await self.service.resolve_reports(ctx, args[1])
-                if args
-                else await self.service.open_reports(ctx)
-            )
-            await self._reply_private(body, respond, reply)
-        elif command.name == "settings":
-            await self._reply_private(body, respond, await self.service.settings_command(ctx, args))
-        elif command.name == "review":
-            if args:  # remind HH:MM [TZ] | remind off
-                reply = await self.service.review_remind(ctx, list(args[1:]))
-            else:
-                reply = (await self.service.review_next(ctx)).as_message()
-            await self._reply_private(body, respond, reply)
-        elif command.name == "pack":
-            await self._reply_private(body, respond, await self._pack(ctx, args))
+        elif command.name == "recap":
+            reply = await self.service.recap_command(ctx, args)
+            if reply.ephemeral:
+                await self._reply_private(body, respond, reply)
+            else:  # `recap now`: the recap itself, in the channel
+                await self._reply_public(body, respond, reply)
         elif command.name == "schedule":
             await self._schedule(ctx, args[0], list(args[1:]), body, respond)
         else:
             await self._reply_private(body, respond, self.service.help(ctx, prefix=HELP_PREFIX))
+
+    async def _private_reply(self, ctx: ChatContext, command: StudyCommand) -> Message | None:
+        """The subcommands answered only to the member; ``None`` for the others."""
+        args = command.args
+        if command.name == "history":
+            return await self.service.recent_questions(ctx, int(args[0]) if args else 5)
+        if command.name == "question":
+            return await self.service.past_question(ctx, int(args[0]))
+        if command.name == "report":
+            post_id = int(args[0]) if args[0] else None
+            return await self.service.report_question(ctx, post_id, args[1])
+        if command.name == "reports":
+            if args:
+                return await self.service.resolve_reports(ctx, args[1])
+            return await self.service.open_reports(ctx)
+        if command.name == "settings":
+            return await self.service.settings_command(ctx, args)
+        if command.name == "review":
+            if args:  # remind HH:MM [TZ] | remind off
+                return await self.service.review_remind(ctx, list(args[1:]))
+            return (await self.service.review_next(ctx)).as_message()
+        if command.name == "pack":
+            return await self._pack(ctx, args)
+        return None
 
     async def _pack(self, ctx: ChatContext, args: tuple[str, ...]) -> Message:
         """``/study pack list|enable NAME|disable NAME|upload``; the core decides who may."""

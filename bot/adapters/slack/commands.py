@@ -111,7 +111,13 @@ def _reports(words: list[str]) -> StudyCommand:
     raise UsageProblem("Use `/study reports` to list them, `/study reports resolve ITEM_ID`.")
 
 
+def _recap(words: list[str]) -> StudyCommand:
+    """`recap`, `recap on DAY HH:MM`, `recap off`, `recap now` (the core checks the rest)."""
+    return StudyCommand("recap", tuple(words))
+
+
 _SIMPLE = {
+    "recap": _recap,
     "history": _history,
     "question": _question,
     "settings": _settings,

@@ -270,3 +270,24 @@ async def test_leaderboard_here_counts_only_this_channels_questions(
     assert "No points yet" in embed_text(board.data)
     everywhere = await (await studybot.command(bob, "leaderboard")).response()
     assert "alice" in embed_text(everywhere.data)
+
+
+async def test_the_weekly_recap_is_posted_in_its_channel_on_its_day(
+    fake: FakeDiscord, studybot: Studybot, alice: FakeMember, admin: FakeMember
+) -> None:
+    from datetime import timedelta
+
+    set_up = await (
+        await studybot.command(admin, "recap", {"action": "on", "when": "fri 18:00"})
+    ).response()
+    assert set_up.ephemeral and "every Friday at 18:00" in embed_text(set_up.data)
+    refused = await (await studybot.command(alice, "recap", {"action": "off"})).response()
+    assert refused.content.startswith("Only admins")
+    service, adapter, clock = studybot.service, studybot.adapter, studybot.clock
+    assert await service.deliver_recaps(adapter) == 0  # Wednesday
+    clock.advance(timedelta(days=2, hours=9))  # Friday 18:00 UTC
+    assert await service.deliver_recaps(adapter) == 1
+    assert await service.deliver_recaps(adapter) == 0  # once a week
+    general = studybot.guild.channel("general")
+    [recap] = [m for m in fake.messages_in(general) if "Weekly recap" in embed_text(m)]
+    assert "week of Mon 2 Mar" in embed_text(recap)

@@ -32,6 +32,7 @@ EXPECTED_COMMANDS = [
     "pack",
     "question",
     "quiz",
+    "recap",
     "report",
     "reports",
     "review",

@@ -1,0 +1,198 @@
+"""``/recap``: a weekly recap post on an admin's schedule, and the loop that posts it.
+
+Admins choose a day and local time per channel (``recap on fri 18:00``); at that time the
+recap of the week goes up in the channel: the week's board, the longest streaks still alive,
+and the question most members missed (with its answer, and how to look at it again). Each
+channel's week is claimed in the database before the post is sent, so a restart or a second
+process never posts it twice; a bot that was down for the whole recap day skips that week
+rather than posting a stale recap later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from bot.core import cards
+from bot.core.clock import Clock
+from bot.core.errors import BadInput, Forbidden
+from bot.core.gateway import ChatGateway
+from bot.core.messages import Message, Section
+from bot.core.models import ChatContext
+from bot.core.recap import (
+    MissedQuestion,
+    RecapContent,
+    StreakRow,
+    parse_when,
+    recap_message,
+    recap_week,
+    week_key,
+)
+from bot.log import get_logger
+from bot.questions.schema import CHOICE_LETTERS, Flashcard, MultipleChoice, OpenPrompt, Practice
+from bot.services.catalogue import Catalogue
+from bot.services.places import Places
+from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
+from bot.storage.recaps import RecapSchedule, RecapStore
+from bot.storage.scores import ScoreStore
+
+__all__ = ["Recaps"]
+
+log = get_logger(__name__)
+_DAY_WORDS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+BOARD_SIZE = 5
+
+
+class Recaps:
+    def __init__(
+        self,
+        *,
+        places: Places,
+        directory: Directory,
+        catalogue: Catalogue,
+        scores: ScoreStore,
+        store: RecapStore,
+        clock: Clock,
+    ) -> None:
+        self._places = places
+        self._directory = directory
+        self._catalogue = catalogue
+        self._scores = scores
+        self._store = store
+        self._clock = clock
+
+    async def command(self, ctx: ChatContext, args: Sequence[str]) -> Message:
+        """``recap`` (what is set), ``recap on DAY HH:MM``, ``recap off``, ``recap now``."""
+        workspace, channel = await self._places.channel(ctx)
+        where = f"#{channel.name or ctx.channel_name or ctx.channel}"
+        verb = args[0].lower() if args else ""
+        if verb in ("", "status"):
+            return _private(await self._status(ctx, workspace, channel, where))
+        if not ctx.is_admin:
+            raise Forbidden("Only admins can schedule or post the weekly recap.")
+        now = self._clock.now()
+        if verb == "on":
+            weekday, at = parse_when(list(args[1:]))
+            await self._store.set(channel.id, weekday, at, ctx.member_name, now)
+            zone = workspace.settings.timezone
+            return _private(
+                f"📅 The weekly recap will post in {where} every {_DAY_WORDS[weekday]} at "
+                f"{at:%H:%M} ({zone}): the week's board, the longest streaks and the question "
+                f"most people missed. Preview it with {ctx.command('recap now')}."
+            )
+        if verb == "off" and len(args) == 1:
+            was_on = await self._store.turn_off(channel.id, ctx.member_name, now)
+            return _private(
+                f"The weekly recap in {where} is off." if was_on else f"{where} had no recap on."
+            )
+        if verb == "now" and len(args) == 1:
+            start, end = recap_week(now + timedelta(days=1), workspace.zone_at(now))
+            return await self.build(workspace, channel, start, end, prefix=ctx.command_prefix)
+        raise BadInput(
+            f"usage: {ctx.command('recap')} | {ctx.command('recap on DAY HH:MM')} | "
+            f"{ctx.command('recap off')} | {ctx.command('recap now')}"
+        )
+
+    async def _status(
+        self, ctx: ChatContext, workspace: WorkspaceRow, channel: ChannelRow, where: str
+    ) -> str:
+        schedule = await self._store.get(channel.id)
+        if schedule is None or not schedule.enabled:
+            return (
+                f"No weekly recap in {where}. Admins: {ctx.command('recap on fri 18:00')} "
+                "posts one every Friday at 18:00."
+            )
+        return (
+            f"The weekly recap posts in {where} every {_DAY_WORDS[schedule.weekday]} at "
+            f"{schedule.local_time:%H:%M} ({workspace.settings.timezone}). "
+            f"Admins: {ctx.command('recap off')} stops it."
+        )
+
+    async def build(
+        self,
+        workspace: WorkspaceRow,
+        channel: ChannelRow,
+        start: datetime,
+        end: datetime,
+        *,
+        prefix: str,
+    ) -> Message:
+        """The recap of [start, end) for ``channel`` (public); ``prefix`` starts commands."""
+        board, _ = await self._scores.leaderboard(
+            workspace.id, f"w:{start.date().isoformat()}", limit=BOARD_SIZE
+        )
+        today = self._clock.now().astimezone(start.tzinfo).date()
+        streaks = await self._store.longest_streaks(workspace.id, today - timedelta(days=1))
+        missed = None
+        row = await self._store.most_missed(channel.id, start, end)
+        if row is not None:
+            stored = await self._catalogue.store.question(row.version_id)
+            missed = MissedQuestion(
+                row.post_id, stored.item.prompt, row.missed, row.answered, _answer(stored.item)
+            )
+        content = RecapContent(
+            channel=channel.name or channel.external_id,
+            week_start=start.date(),
+            board=tuple(board),
+            streaks=tuple(StreakRow(name, days) for name, days in streaks),
+            missed=missed,
+            questions=await self._store.questions_in(channel.id, start, end),
+        )
+        shown = f"question {missed.post_id}" if missed is not None else "question ID"
+        return recap_message(content, f"`{prefix}{shown}`")
+
+    async def deliver(self, gateway: ChatGateway, *, command_prefix: str = "/") -> int:
+        """Post every recap whose time has come this week; how many were posted."""
+        now = self._clock.now()
+        posted = 0
+        for schedule in await self._store.enabled():
+            try:
+                posted += await self._deliver_one(gateway, schedule, now, command_prefix)
+            except Exception:
+                log.exception("weekly recap for channel %d failed", schedule.channel_id)
+        return posted
+
+    async def _deliver_one(
+        self, gateway: ChatGateway, schedule: RecapSchedule, now: datetime, prefix: str
+    ) -> int:
+        workspace = await self._directory.workspace_by_id(schedule.workspace_id)
+        tz = workspace.zone_at(now)
+        local = now.astimezone(tz)
+        if local.weekday() != schedule.weekday or local.time() < schedule.local_time:
+            return 0
+        start, end = recap_week(now, tz)
+        if not await self._store.claim(schedule.channel_id, week_key(start), now):
+            return 0  # posted already (by this process or another)
+        channel = await self._directory.channel_by_id(schedule.channel_id)
+        message = await self.build(workspace, channel, start, end, prefix=prefix)
+        await gateway.send_post(schedule.channel_external, message)
+        return 1
+
+    async def run(self, gateway: ChatGateway, *, command_prefix: str = "/") -> None:
+        """Check once a minute, on the minute (the simulated clock moves it in tests)."""
+        while True:
+            try:
+                await self.deliver(gateway, command_prefix=command_prefix)
+            except Exception:
+                log.exception("weekly recaps failed; trying again in a minute")
+            now = self._clock.now()
+            await self._clock.sleep_until(
+                now.replace(second=0, microsecond=0) + timedelta(minutes=1)
+            )
+
+
+def _answer(item: Flashcard | MultipleChoice | Practice | OpenPrompt) -> str:
+    """The right answer as a member would read it."""
+    letter = cards.correct_letter(item)
+    if letter is not None:
+        choice = cards.choices_of(item)[CHOICE_LETTERS.index(letter)]
+        return f"{letter}. {choice.text}"
+    if isinstance(item, Flashcard):
+        return item.answer
+    if isinstance(item, Practice):
+        return item.final_answer
+    return "see the question"
+
+
+def _private(text: str) -> Message:
+    return Message(sections=(Section(body=text),), ephemeral=True)

@@ -1,0 +1,69 @@
+"""The weekly recap through the console: scheduled by an admin, posted once on its day."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.adapters.test_console import _run_console
+
+
+def _recaps(out: list[dict[str, object]]) -> list[dict[str, object]]:
+    return [line for line in out if "Weekly recap" in str(line["text"])]
+
+
+def test_a_weekly_recap_posts_once_on_its_day_with_board_streaks_and_most_missed(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "recap.sqlite3"
+    out = _run_console(
+        db,
+        "/recap\n"
+        "/as ann\n/recap on fri 18:00\n"  # members may look, not change
+        "/as me\n/recap on fri 18:00\n/recap on funday 18:00\n"
+        "/quiz mini --difficulty medium\n/as ann\n/answer A\n/as bob\n/answer B\n"
+        "/as me\n/reveal\n"
+        "/clock set 2026-03-06T17:59:00Z\n"
+        "/clock set 2026-03-06T18:00:00Z\n"
+        "/clock advance 3h\n",
+    )
+    texts = [str(line["text"]) for line in out]
+    assert texts[0].startswith("No weekly recap in #general. Admins: `/recap on fri 18:00`")
+    assert "Only admins can schedule or post the weekly recap" in texts[2]
+    assert texts[4].startswith("📅 The weekly recap will post in #general every Friday at 18:00")
+    assert "`funday` is not a day of the week" in texts[5]
+    [recap] = _recaps(out)  # once, at 18:00 on Friday, not at 17:59 and not again at 21:00
+    assert recap["kind"] == "post" and recap["channel"] == "general"
+    assert recap["at"] == "2026-03-06T18:00:00+00:00"
+    text = str(recap["text"])
+    assert text.startswith("📅 Weekly recap — week of Mon 2 Mar")
+    assert (
+        "🥇 bob — 20 pts (1 answer)" in text
+        and "ann" not in text.split("Most missed", maxsplit=1)[0]
+    )
+    assert "#1: When is the autograd graph built?" in text
+    assert "1 of 2 missed it; the answer was B. As the forward pass runs." in text
+    assert "Revisit it with `/question 1`." in text
+    assert "#general · 1 question posted here this week" in text
+
+    # A week later: a new recap of a quiet week; a restart does not post last week's again.
+    later = _run_console(db, "/clock\n", "--clock", "2026-03-13T18:05:00Z")
+    [quiet] = _recaps(later)
+    assert "week of Mon 9 Mar" in str(quiet["text"])
+    assert "Nobody scored this week" in str(quiet["text"])
+    again = _run_console(db, "/clock\n", "--clock", "2026-03-13T19:00:00Z")
+    assert _recaps(again) == []
+
+
+def test_recap_now_previews_and_off_stops_it(tmp_path: Path) -> None:
+    out = _run_console(
+        tmp_path / "r.sqlite3",
+        "/recap on fri 18:00\n/recap now\n/recap off\n/recap off\n"
+        "/clock set 2026-03-06T18:30:00Z\n/recap\n",
+    )
+    texts = [str(line["text"]) for line in out]
+    assert texts[1].startswith("📅 Weekly recap — week of Mon 2 Mar")
+    assert out[1]["ephemeral"] is False  # posted for the channel to see
+    assert texts[2] == "The weekly recap in #general is off."
+    assert texts[3] == "#general had no recap on."
+    assert len(_recaps(out)) == 1  # only the preview: nothing posted on Friday
+    assert texts[-1].startswith("No weekly recap in #general")
