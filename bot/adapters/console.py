@@ -31,6 +31,7 @@ from bot.core.messages import Attachment, Message, terminal_safe
 from bot.core.models import ChatContext, Window
 from bot.core.schedule import ScheduleError, parse_filters
 from bot.log import get_logger
+from bot.questions.written import parse_console_form
 from bot.services.schedules import VERBS
 from bot.services.study import ReviewTurn, StudyService
 
@@ -157,6 +158,11 @@ class ConsoleAdapter:
                 "/reports [resolve ITEM_ID]",
                 "the open reports of wrong questions; close a question's reports (admins)",
                 self._reports,
+            ),
+            "write": _Command(
+                _WRITE_USAGE,
+                "write a question for the group (checked like a pack; admins add it)",
+                self._write_usage,
             ),
             "recap": _Command(
                 "/recap [on DAY HH:MM | off | now]",
@@ -290,6 +296,9 @@ class ConsoleAdapter:
         head, _, rest = text[1:].partition(" ")
         if head.lower() in ("run", "graph"):  # code is taken as typed, not split into words
             await self._guarded(text, self._run(rest, graph=head.lower() == "graph"))
+            return
+        if head.lower() == "write":  # prose with apostrophes: taken as typed too
+            await self._guarded(text, self._write(rest), _WRITE_USAGE)
             return
         try:
             words = shlex.split(text[1:])
@@ -535,6 +544,25 @@ class ConsoleAdapter:
             self.reply(await self.service.resolve_reports(self.context(), args[1]))
         else:
             raise UsageError
+
+    async def _write(self, rest: str) -> None:
+        """``/write [--difficulty D] [--tag T] PROMPT | *RIGHT | WRONG [| why: ...]``."""
+        difficulty, tags = "medium", []
+        words = rest.split(" ")
+        while len(words) >= 2 and words[0] in ("--difficulty", "--tag"):
+            if words[0] == "--difficulty":
+                difficulty = words[1].lower()
+            else:
+                tags.append(words[1])
+            words = words[2:]
+        form = " ".join(words).strip()
+        if "|" not in form:
+            raise UsageError(reason="separate the prompt and the choices with |")
+        question = parse_console_form(form, difficulty=difficulty, tags=tuple(tags))
+        self.reply(await self.service.write_question(self.context(), question))
+
+    async def _write_usage(self, args: list[str]) -> None:
+        raise UsageError  # handled as typed in handle_line; this is only for /help
 
     async def _recap(self, args: list[str]) -> None:
         self.reply(await self.service.recap_command(self.context(), args))
@@ -839,6 +867,12 @@ def _read_line(prompt: str | None) -> str | None:
         return line if line else None
     except (EOFError, KeyboardInterrupt):
         return None
+
+
+_WRITE_USAGE = (
+    "/write [--difficulty D] [--tag T] PROMPT | *RIGHT | WRONG ... [| why: TEXT], "
+    "or PROMPT | = ANSWER"
+)
 
 
 def split_report(args: list[str]) -> tuple[int | None, str]:

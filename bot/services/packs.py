@@ -45,6 +45,7 @@ from bot.log import get_logger
 from bot.questions.check import check_items, check_targets
 from bot.questions.isolated_check import CheckFailed, check_isolated
 from bot.questions.loader import LoadedPack, Problem, load_pack_text
+from bot.questions.written import COMMUNITY_FILE, FormProblem, WrittenQuestion, community_pack_text
 from bot.sandbox.errors import SandboxUnavailable
 
 if TYPE_CHECKING:
@@ -361,7 +362,13 @@ class PackAdmin:
         return check_upload_name(filename, size, self.max_bytes)
 
     async def check_upload(
-        self, ctx: ChatContext, filename: str, raw: bytes, *, force: bool = False
+        self,
+        ctx: ChatContext,
+        filename: str,
+        raw: bytes,
+        *,
+        force: bool = False,
+        written: str | None = None,
     ) -> Message:
         """Lint an uploaded pack file privately; install it if it is valid and ``ctx`` is an admin.
 
@@ -371,7 +378,8 @@ class PackAdmin:
 
         The reply lists every problem as ``file:line: field: reason`` under the upload's name,
         errors and warnings apart, at most :data:`SHOWN_PROBLEMS` lines (the full list is then
-        attached as a text file), and says what happened to the file.
+        attached as a text file), and says what happened to the file. ``written`` is the id
+        of a question written in chat (``/write``): the verdict then speaks of that question.
         """
         name = self.check_file(filename, len(raw))
         for _ in range(CHECK_ATTEMPTS):
@@ -379,10 +387,24 @@ class PackAdmin:
             checked = await self._run_code(await self._check(name, raw, snapshot))
             async with self._lock:
                 if self._loaded is snapshot:
-                    return await self._answer(ctx, name, raw, checked, force=force)
+                    return await self._answer(ctx, name, raw, checked, force, written)
         async with self._lock:  # still changing: check once more, holding the lock this time
             checked = await self._run_code(await self._check(name, raw, self._loaded))
-            return await self._answer(ctx, name, raw, checked, force=force)
+            return await self._answer(ctx, name, raw, checked, force, written)
+
+    async def write_question(self, ctx: ChatContext, question: WrittenQuestion) -> Message:
+        """``/write``: the question as a new item of the ``community`` pack, checked like an
+        uploaded pack (linter, then its code in the sandbox) and added if ``ctx`` is an admin."""
+        current = None
+        if self.packs_dir is not None:
+            path = Path(self.packs_dir) / COMMUNITY_FILE
+            current = await asyncio.to_thread(_read_if_exists, path)
+        try:
+            raw, item_id = community_pack_text(current, question)
+        except FormProblem as exc:
+            raise BadInput(f"{exc.field}: {exc.reason}.") from None
+        report = await self.check_upload(ctx, COMMUNITY_FILE, raw, written=item_id)
+        return replace(report, title=f"✍️ `{item_id}` — {report.title}")
 
     async def _run_code(self, checked: UploadCheck) -> UploadCheck:
         """Run a valid pack's code items in the sandbox; their disagreements, as problems."""
@@ -433,7 +455,13 @@ class PackAdmin:
         return UploadCheck(name, pack, verdict.problems)
 
     async def _answer(
-        self, ctx: ChatContext, name: str, raw: bytes, checked: UploadCheck, *, force: bool
+        self,
+        ctx: ChatContext,
+        name: str,
+        raw: bytes,
+        checked: UploadCheck,
+        force: bool,
+        written: str | None,
     ) -> Message:
         """Under the lock: report the check, and install a valid pack an admin uploaded."""
         log.info(
@@ -445,6 +473,11 @@ class PackAdmin:
             len(checked.errors),
             len(checked.warnings),
         )
+        if written is not None and (checked.pack is None or checked.ran or not ctx.is_admin):
+            failed = checked.pack is None or bool(checked.ran)
+            return _report(
+                checked, _written_verdict(checked), Tone.ERROR if failed else Tone.SUCCESS
+            )
         if checked.pack is None:
             verdict = (
                 "Not installed: fix the errors and upload the file again."
@@ -546,6 +579,21 @@ def _cut_line(line: str) -> str:
     return line if len(line) <= SHOWN_LINE_CHARS else line[: SHOWN_LINE_CHARS - 1] + "…"
 
 
+def _written_verdict(checked: UploadCheck) -> str:
+    """What happened to a question written in chat that was not added."""
+    if checked.pack is None:
+        return "Not added: fix what is listed above and write the question again."
+    if checked.ran:
+        return (
+            "Not added: its code did not do what you said when run in the sandbox (above). "
+            "Fix the code or the expected output and write it again."
+        )
+    return (  # a member's valid question: only admins add questions
+        "Your question is valid. Only admins add questions to the group's pack: ask one to "
+        "write it in with `write`."
+    )
+
+
 def _report(checked: UploadCheck, verdict: str, tone: Tone) -> Message:
     """The private reply to an upload: a headline, the problems, what happened to the file."""
     errors, warnings = checked.errors, checked.warnings
@@ -610,3 +658,10 @@ def _full_list(checked: UploadCheck) -> Attachment:
         ("\n".join(out) + "\n").encode("utf-8"),
         f"every problem in {checked.name}",
     )
+
+
+def _read_if_exists(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None

@@ -24,6 +24,7 @@ from bot.core.snippets import RunLimits, SnippetRunner
 from bot.log import get_logger
 from bot.metrics import Metrics
 from bot.questions.loader import LoadedPack
+from bot.questions.written import WrittenQuestion
 from bot.services.catalogue import Catalogue
 from bot.services.graphs import ItemGraphs
 from bot.services.history import QuestionHistory
@@ -456,6 +457,11 @@ class StudyService:
     def check_pack_file(self, filename: str, size: int | None) -> str:
         """Raise :class:`BadInput` for an upload that must not even be downloaded (name, size)."""
         return self.pack_admin.check_file(filename, size)
+
+    async def write_question(self, ctx: ChatContext, question: WrittenQuestion) -> Message:
+        """``/write``: a question written in chat, checked like a pack upload; admins add it
+        to the ``community`` pack, members see the check."""
+        return await self.pack_admin.write_question(ctx, question)
 
     async def check_pack_upload(
         self, ctx: ChatContext, filename: str, raw: bytes, *, force: bool = False

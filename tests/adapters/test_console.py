@@ -571,3 +571,26 @@ def test_channel_leaderboard_in_the_console(tmp_path: Path) -> None:
     assert "Leaderboard in #random" in here and "bob — 20 pts" in here and "me —" not in here
     assert "me — 20 pts" in everywhere and "bob — 20 pts" in everywhere
     assert bad.startswith("usage: /leaderboard [week|month|all] [here]")
+
+
+def test_write_a_question_in_the_console(tmp_path: Path) -> None:
+    db = tmp_path / "w.sqlite3"
+    out = _run_console(
+        db,
+        "/write --difficulty easy --tag leaf What's a leaf tensor's grad_fn? | *None | "
+        "AccumulateGrad | why: a leaf was not computed by an operation\n"
+        "/quiz community\n"
+        "/as bob\n/write Is this fine? | = yes\n"
+        "/write no separator here\n",
+    )
+    added, posted, _, member, bad = out
+    assert "community-1" in str(added["text"]) and "Installed community" in str(added["text"])
+    assert posted["kind"] == "post" and posted["question_id"] == "community-1"
+    assert "What's a leaf tensor's grad_fn?" in str(posted["text"])
+    assert "Only admins add questions" in str(member["text"])
+    assert bad["kind"] == "error" and "separate the prompt and the choices with |" in str(
+        bad["text"]
+    )
+    # The group's pack persists with the database, whatever the flags of the next start.
+    again = _run_console(db, "/quiz community\n")
+    assert again[0]["question_id"] == "community-1"

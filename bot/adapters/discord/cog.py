@@ -20,7 +20,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.adapters.discord.components import SnippetModal
+from bot.adapters.discord.components import QuestionModal, SnippetModal
 from bot.adapters.discord.errors import PENDING_KEY, report_error
 from bot.adapters.discord.render import render
 from bot.core.errors import BadInput, NotFound, Unavailable
@@ -28,6 +28,7 @@ from bot.core.messages import Action, Message, parse_action
 from bot.core.models import ChatContext
 from bot.core.snippets import first_python_block
 from bot.log import get_logger
+from bot.questions.written import from_fields as written_from_fields
 
 if TYPE_CHECKING:
     from bot.adapters.discord.client import StudyBot
@@ -566,6 +567,25 @@ class StudyCog(commands.Cog, name="studybot"):
             await self.service.publish(reply.draft, self.bot.gateway)
 
     # --- snippets ----------------------------------------------------------------------------
+
+    @app_commands.command(name="write")
+    @app_commands.describe(
+        difficulty="How hard it is (default: medium)",
+        tags="Tags, separated by commas (e.g. autograd, leaf)",
+    )
+    async def write(
+        self, interaction: Interaction, difficulty: Difficulty = "medium", tags: str = ""
+    ) -> None:
+        """Write a question for the group: checked like a pack; admins add it to `community`."""
+        ctx = self.context(interaction)
+        tag_list = tuple(t.strip() for t in tags.split(",") if t.strip())
+
+        async def submit(inner: Interaction, fields: dict[str, str]) -> None:
+            await inner.response.defer(ephemeral=True, thinking=True)  # the sandbox takes seconds
+            question = written_from_fields(fields, difficulty=difficulty, tags=tag_list)
+            await send_reply(inner, (await self.service.write_question(ctx, question)).private())
+
+        await interaction.response.send_modal(QuestionModal(submit, report_error))
 
     @app_commands.command(name="run")
     async def run(self, interaction: Interaction) -> None:

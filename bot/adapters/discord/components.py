@@ -123,3 +123,58 @@ class SnippetModal(discord.ui.Modal):
         self, interaction: discord.Interaction[Any], error: Exception, /
     ) -> None:
         await self._report(interaction, error, "run (modal)")
+
+
+SubmitQuestion = Callable[[discord.Interaction[Any], dict[str, str]], Awaitable[None]]
+
+
+class QuestionModal(discord.ui.Modal):
+    """``/write``: a question in five fields (Discord's most for a modal); submitting hands the
+    typed values, by field name, to ``submit``."""
+
+    def __init__(self, submit: SubmitQuestion, report: ReportError) -> None:
+        super().__init__(title="Write a question", timeout=30 * 60)
+        self._submit = submit
+        self._report = report
+        specs = (
+            ("prompt", "Question", "What you ask", True, 1000, "What does x.grad hold after…?"),
+            (
+                "choices",
+                "Choices (or the answer)",
+                "One per line, * before the right one (one plain line: a flashcard answer)",
+                True,
+                1000,
+                "* tensor([2., 2.])\ntensor([1., 1.])\nNone",
+            ),
+            ("explanation", "Why", "Shown when the question closes", False, 1000, ""),
+            ("code", "Code (optional)", "A snippet the question is about", False, 4000, ""),
+            (
+                "expected",
+                "What the code prints (or the exception)",
+                "Checked in the sandbox before the question is added",
+                False,
+                1000,
+                "",
+            ),
+        )
+        self.inputs: dict[str, discord.ui.TextInput[QuestionModal]] = {}
+        for name, label, description, required, limit, placeholder in specs:
+            text_input: discord.ui.TextInput[QuestionModal] = discord.ui.TextInput(
+                custom_id=f"studybot:write:{name}",
+                style=discord.TextStyle.paragraph,
+                required=required,
+                max_length=limit,
+                placeholder=placeholder or None,
+            )
+            self.inputs[name] = text_input
+            self.add_item(
+                discord.ui.Label(text=label, description=description[:100], component=text_input)
+            )
+
+    async def on_submit(self, interaction: discord.Interaction[Any], /) -> None:
+        await self._submit(interaction, {name: i.value for name, i in self.inputs.items()})
+
+    async def on_error(  # type: ignore[override]
+        self, interaction: discord.Interaction[Any], error: Exception, /
+    ) -> None:
+        await self._report(interaction, error, "write (modal)")

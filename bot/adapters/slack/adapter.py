@@ -70,8 +70,15 @@ from bot.adapters.slack.manifest import (
     RUN_MODAL_CALLBACK,
     RUN_SHORTCUT_CALLBACK,
     SLASH_COMMAND,
+    WRITE_MODAL_CALLBACK,
 )
-from bot.adapters.slack.render import home_view, inline_attachments, render, run_modal
+from bot.adapters.slack.render import (
+    home_view,
+    inline_attachments,
+    render,
+    run_modal,
+    write_modal,
+)
 from bot.core.errors import APOLOGY, BadInput, StudyError, Unavailable
 from bot.core.messages import (
     ACTION_ID_PATTERN,
@@ -84,6 +91,8 @@ from bot.core.messages import (
 )
 from bot.core.models import ChatContext
 from bot.log import get_logger
+from bot.questions.written import WRITE_FIELD_NAMES
+from bot.questions.written import from_fields as written_from_fields
 from bot.runtime import StartupError
 from bot.services.packs import PACK_SUFFIXES
 from bot.services.study import StudyService
@@ -590,6 +599,7 @@ class SlackAdapter:
         app.command(SLASH_COMMAND)(self._guarded(self._on_study))
         app.action(ACTION_PATTERN)(self._guarded(self._on_action))
         app.view(RUN_MODAL_CALLBACK)(self._guarded(self._on_run_submit))
+        app.view(WRITE_MODAL_CALLBACK)(self._guarded(self._on_write_submit))
         app.shortcut(RUN_SHORTCUT_CALLBACK)(self._guarded(self._on_run_shortcut))
         app.shortcut(PACK_SHORTCUT_CALLBACK)(self._guarded(self._on_pack_shortcut))
         app.event("app_home_opened")(self._guarded(self._on_home_opened))
@@ -666,6 +676,15 @@ class SlackAdapter:
             else:
                 code = command.args[0] if command.args else ""
             view = run_modal(_str(body.get("channel_id")), code, graph)
+            await self.client.views_open(trigger_id=_str(body.get("trigger_id")), view=view)
+            return
+        if command.name == "write":  # the trigger id is valid for 3 s: the modal first
+            difficulty, tags = command.args
+            view = write_modal(
+                _str(body.get("channel_id")),
+                difficulty,
+                tuple(t.strip() for t in tags.split(",") if t.strip()),
+            )
             await self.client.views_open(trigger_id=_str(body.get("trigger_id")), view=view)
             return
         ctx = await self._context(_where(body))
@@ -787,6 +806,23 @@ class SlackAdapter:
             reply = await self.service.graph_snippet(ctx, code, graph)
         await self._post_result(body, respond, reply)
 
+    async def _on_write_submit(
+        self, ack: Any, body: dict[str, Any], view: dict[str, Any], respond: Any
+    ) -> None:
+        """The ``/study write`` modal: check the question (and add it for an admin)."""
+        fields = {name: _input_value(view, name, name) for name in WRITE_FIELD_NAMES}
+        if not fields["prompt"].strip():
+            await ack(response_action="errors", errors={"prompt": "Write the question."})
+            return
+        await ack()
+        meta = _metadata(view)
+        tags = tuple(str(t) for t in meta.get("tags") or ())
+        question = written_from_fields(
+            fields, difficulty=str(meta.get("difficulty") or "medium"), tags=tags
+        )
+        ctx = await self._context(_where(body))
+        await self._reply_private(body, respond, await self.service.write_question(ctx, question))
+
     async def _on_run_shortcut(
         self, ack: Any, body: dict[str, Any], shortcut: dict[str, Any], respond: Any
     ) -> None:
@@ -864,13 +900,18 @@ class SlackAdapter:
         await self.client.views_publish(user_id=where.user, view=home_view(stats))
 
 
-def _modal_graph(view: dict[str, Any]) -> tuple[str, ...] | None:
-    """The tensors a ``/study graph`` modal draws (None for a ``/study run`` modal)."""
+def _metadata(view: dict[str, Any]) -> dict[str, Any]:
+    """A modal's ``private_metadata`` (JSON we wrote); ``{}`` if it is not ours."""
     try:
         meta = json.loads(_str(view.get("private_metadata")) or "{}")
     except ValueError:
-        return None
-    graph = meta.get("graph") if isinstance(meta, dict) else None
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _modal_graph(view: dict[str, Any]) -> tuple[str, ...] | None:
+    """The tensors a ``/study graph`` modal draws (None for a ``/study run`` modal)."""
+    graph = _metadata(view).get("graph")
     if not isinstance(graph, list):
         return None
     return tuple(str(n) for n in graph)

@@ -116,7 +116,18 @@ def _recap(words: list[str]) -> StudyCommand:
     return StudyCommand("recap", tuple(words))
 
 
+def _write(words: list[str]) -> StudyCommand:
+    """`write [easy|medium|hard] [tag,tag]`: the modal opens with these preset."""
+    difficulty = "medium"
+    if words and words[0].lower() in ("easy", "medium", "hard"):
+        difficulty, words = words[0].lower(), words[1:]
+    if len(words) > 1:
+        raise UsageProblem("Use `/study write [easy|medium|hard] [tag,tag]`.")
+    return StudyCommand("write", (difficulty, words[0] if words else ""))
+
+
 _SIMPLE = {
+    "write": _write,
     "recap": _recap,
     "history": _history,
     "question": _question,

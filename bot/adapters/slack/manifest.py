@@ -21,6 +21,8 @@ RUN_SHORTCUT_CALLBACK = "studybot_run_message"
 """The message shortcut "Run code block" (runs the first fenced code block of a message)."""
 RUN_MODAL_CALLBACK = "studybot_run"
 """The ``/study run`` modal."""
+WRITE_MODAL_CALLBACK = "studybot_write"
+"""The ``/study write`` modal (a question for the group's ``community`` pack)."""
 PACK_SHORTCUT_CALLBACK = "studybot_check_pack"
 """The message shortcut "Check question pack" (lints the message's .yaml file; admins install)."""
 

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.adapters.slack.manifest import RUN_MODAL_CALLBACK
+from bot.adapters.slack.manifest import RUN_MODAL_CALLBACK, WRITE_MODAL_CALLBACK
 from bot.core.messages import (
     BOLD,
     Button,
@@ -44,6 +44,7 @@ __all__ = [
     "mrkdwn",
     "render",
     "run_modal",
+    "write_modal",
 ]
 
 Block = dict[str, Any]
@@ -313,4 +314,50 @@ def run_modal(channel_id: str, code: str = "", graph: tuple[str, ...] | None = N
             },
             _context("Runs on CPU in a sandbox with no network; the output is posted here."),
         ],
+    }
+
+
+_WRITE_FIELDS = (
+    ("prompt", "Question", "What does x.grad hold after…?", False),
+    ("choices", "Choices (or the answer)", "* the right one\nanother choice\n…", False),
+    ("explanation", "Why", "Shown when the question closes", True),
+    ("code", "Code", "A snippet the question is about", True),
+    ("expected", "What the code prints (or the exception)", "tensor([2., 2.])", True),
+)
+
+
+def write_modal(channel_id: str, difficulty: str, tags: tuple[str, ...]) -> Block:
+    """The ``/study write`` modal; ``private_metadata`` keeps the channel, difficulty, tags."""
+    blocks: list[Block] = [
+        {
+            "type": "input",
+            "block_id": name,
+            "optional": optional,
+            "label": {"type": "plain_text", "text": label},
+            "element": {
+                "type": "plain_text_input",
+                "action_id": name,
+                "multiline": name != "prompt",
+                "max_length": MAX_MODAL_INPUT if name == "code" else 1000,
+                "placeholder": {"type": "plain_text", "text": placeholder},
+            },
+        }
+        for name, label, placeholder, optional in _WRITE_FIELDS
+    ]
+    blocks.append(
+        _context(
+            "Put * before the right choice; one line without * makes a flashcard. Code is run "
+            "in the sandbox and must print what you say before the question is added."
+        )
+    )
+    return {
+        "type": "modal",
+        "callback_id": WRITE_MODAL_CALLBACK,
+        "private_metadata": json.dumps(
+            {"channel": channel_id, "difficulty": difficulty, "tags": list(tags)}
+        ),
+        "title": {"type": "plain_text", "text": "Write a question"},
+        "submit": {"type": "plain_text", "text": "Check"},
+        "close": {"type": "plain_text", "text": "Cancel"},
+        "blocks": blocks,
     }

@@ -291,3 +291,24 @@ async def test_the_weekly_recap_is_posted_in_its_channel_on_its_day(
     general = studybot.guild.channel("general")
     [recap] = [m for m in fake.messages_in(general) if "Weekly recap" in embed_text(m)]
     assert "week of Mon 2 Mar" in embed_text(recap)
+
+
+async def test_write_opens_a_modal_and_an_admins_question_is_added(
+    fake: FakeDiscord, studybot: Studybot, admin: FakeMember, alice: FakeMember
+) -> None:
+    opened = await (
+        await studybot.command(admin, "write", {"difficulty": "easy", "tags": "leaf, autograd"})
+    ).response()
+    assert opened.is_modal and opened.title == "Write a question"
+    fields = {
+        "Question": "Which tensor is a leaf: x = torch.ones(2, requires_grad=True) or y = x * 2?",
+        "Choices (or the answer)": "* x\ny\nboth",
+        "Why": "x was created by you; y was computed by an operation.",
+    }
+    submitted = await fake.submit_modal(opened.custom_id, admin, fields)
+    result = await submitted.followup(0)
+    assert result.ephemeral
+    text = embed_text(result.payload)
+    assert "community-1" in text and "Installed" in text
+    question = await studybot.quiz(alice, channel="general", pack="community")
+    assert "Which tensor is a leaf" in embed_text(question)

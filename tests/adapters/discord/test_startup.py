@@ -40,6 +40,7 @@ EXPECTED_COMMANDS = [
     "schedule",
     "settings",
     "stats",
+    "write",
 ]
 
 

@@ -7,6 +7,7 @@ own web server over a real socket, Socket Mode through the fake's websocket with
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -435,3 +436,25 @@ async def test_study_report_reaches_the_admins(
         [listing] = await private_replies(slack_fake, "U0ADMIN", 1)
     assert f"your report on #{post_id}" in (thanks.text or "")
     assert "choice B is also right" in (listing.text or "") and "alice" in (listing.text or "")
+
+
+async def test_study_write_opens_a_modal_and_checks_the_question(
+    adapter: SlackAdapter, slack_fake: FakeSlack
+) -> None:
+    async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
+        ack = await deliver(slack_fake.slash_command(text="write hard autograd"))
+        assert ack.status == 200
+        opened = await slack_fake.wait_for_call("views.open")
+        assert opened.ok, opened.response
+        view = opened.args["view"]
+        view = json.loads(view) if isinstance(view, str) else view
+        assert view["callback_id"] == "studybot_write"
+        assert json.loads(view["private_metadata"])["difficulty"] == "hard"
+        values = {
+            "prompt": {"prompt": "What does backward() fill in?"},
+            "choices": {"choices": "* the .grad of leaves\nthe .grad of every tensor"},
+        }
+        await deliver(slack_fake.view_submission("studybot_write", values))
+        [reply] = await private_replies(slack_fake, "U0ALICE", 1)
+    assert "community-1" in (reply.text or "")
+    assert "Only admins add questions" in (reply.text or "")  # alice is no admin
