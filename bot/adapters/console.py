@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import shlex
+import signal
 import sys
 import textwrap
 import threading
@@ -20,7 +21,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from bot.core.cards import review_value
@@ -113,6 +114,7 @@ class ConsoleAdapter:
         self._reviewing: dict[str, ReviewTurn] = {}  # by member: the /review card shown
         self.closed_dms: set[str] = set()  # members whose DMs are closed (`/dms closed`)
         self._lines: asyncio.Queue[str | None] | None = None  # stdin, read by a daemon thread
+        self._prompt: Any = None  # the interactive prompt session while it runs
         self._commands: dict[str, _Command] = {
             "as": _Command("/as NAME [--admin]", "act as another member", self._as),
             "channel": _Command("/channel NAME", "switch channel", self._channel),
@@ -242,6 +244,10 @@ class ConsoleAdapter:
                     return
             return
         interactive = sys.stdin.isatty()
+        if interactive and sys.stdout.isatty() and not self.json_mode:
+            self._print_welcome()
+            await self._prompt_loop()
+            return
         if interactive:
             _enable_line_editing()
             self._print_welcome()
@@ -275,10 +281,51 @@ class ConsoleAdapter:
                 return
             await self.handle_line(typed)
 
+    async def _prompt_loop(self) -> None:
+        """The interactive prompt (a terminal on both ends): line editing and history, output
+        printed above the prompt as it arrives, and Ctrl-C clearing the line being typed (or
+        the code block being collected) instead of stopping the bot; Ctrl-D or /quit leave.
+        """
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.patch_stdout import patch_stdout
+
+        session: PromptSession[str] = PromptSession()
+        self._prompt = session
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            # Ctrl-C while a command runs (the terminal is not in raw mode then): a hint.
+            loop.add_signal_handler(signal.SIGINT, self._interrupted)
+        real_out = self.out
+        try:
+            with patch_stdout(raw=True):
+                self.out = sys.stdout  # the proxy: output goes above the prompt
+                while self.running:
+                    collecting = self._snippet is not None
+                    prompt = "... " if collecting else f"[#{self.channel} as {self.member}] > "
+                    try:
+                        line = await session.prompt_async(prompt)
+                    except KeyboardInterrupt:  # Ctrl-C at the prompt: the line is gone
+                        if self._snippet is not None:
+                            self._snippet = None
+                            self._graph_of = None
+                            self.note("(code block cancelled)")
+                        continue
+                    except EOFError:  # Ctrl-D, or stop()
+                        return
+                    await self.handle_line(line)
+        finally:
+            self.out = real_out
+            self._prompt = None
+
+    def _interrupted(self) -> None:
+        self.note("(Ctrl-C: type /quit or press Ctrl-D to leave)")
+
     async def stop(self) -> None:
         self.running = False
         if self._lines is not None:
             self._lines.put_nowait(None)  # wake run() if it is waiting for a line
+        if self._prompt is not None and self._prompt.app.is_running:
+            self._prompt.app.exit(exception=EOFError)  # wake the interactive prompt
 
     def is_connected(self) -> bool:
         return self.running
