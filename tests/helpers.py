@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
+from bot.adapters.text_commands import run_schedule_command
 from bot.core.models import ChatContext
+from bot.services.schedules import ScheduleReply
+from bot.services.study import StudyService
 
 #: A one-question pack that no test pack has, for uploads and installs.
 FRESH = (Path(__file__).parent / "data" / "uploads" / "fresh.yaml").read_text()
@@ -23,3 +27,10 @@ def member(
         is_admin=admin,
         channel_name=channel,
     )
+
+
+async def schedule_command(
+    service: StudyService, ctx: ChatContext, verb: str, args: Sequence[str]
+) -> ScheduleReply:
+    """``schedule VERB ARGS...`` as typed in the console or Slack (the shared text grammar)."""
+    return await run_schedule_command(service.schedules, ctx, verb, args)

@@ -33,7 +33,7 @@ from bot.scheduler import Scheduler
 from bot.services.study import StudyService
 from bot.storage.database import Database
 from tests.conftest import TEST_PACKS
-from tests.helpers import member
+from tests.helpers import member, schedule_command
 
 ROOT = Path(__file__).parents[1]
 GRACE = timedelta(hours=2)
@@ -618,14 +618,14 @@ async def test_concurrent_edits_leave_the_scheduler_and_the_database_agreeing(
     async with Scheduler(service, Recorder(), clock, GRACE, concurrency=4).running() as sched:
         for ctx in admins:
             for hour in (10, 11, 12):
-                await service.schedule_command(ctx, "add", [f"{hour}:00", "--window", "30m"])
+                await schedule_command(service, ctx, "add", [f"{hour}:00", "--window", "30m"])
         verbs = ["pause", "remove", "resume", "skip", "pause", "resume"]
         calls = [
-            service.schedule_command(admins[i % 8], verb, [str(i)])
+            schedule_command(service, admins[i % 8], verb, [str(i)])
             for i in range(1, 25)
             for verb in random.Random(i).sample(verbs, len(verbs))
         ]
-        calls += [service.schedule_command(ctx, "add", ["10:30"]) for ctx in admins]
+        calls += [schedule_command(service, ctx, "add", ["10:30"]) for ctx in admins]
         await asyncio.gather(*calls, return_exceptions=True)
         await sched.settle()
         rows = await db.fetchall(
@@ -657,7 +657,7 @@ async def test_an_idle_scheduler_sleeps_without_waking(
 ) -> None:
     console = ConsoleAdapter(service, clock, out=io.StringIO())
     async with Scheduler(service, console, clock, GRACE).running() as sched:
-        await service.schedule_command(member("root", admin=True), "add", ["10:00"])
+        await schedule_command(service, member("root", admin=True), "add", ["10:00"])
         await sched.settle()
         passes = sched.passes
         await asyncio.sleep(0.2)  # nothing is due, nothing changes: no pass runs
@@ -689,7 +689,8 @@ async def test_a_channel_due_twice_at_once_gets_two_different_questions(
     async with Scheduler(service, gateway, clock, GRACE, concurrency=4).running() as sched:
         for i in range(10):
             for hours in (1, 2):  # two hard questions exist: each channel must get both
-                await service.schedule_command(  # (not identical: those are refused)
+                await schedule_command(
+                    service,  # (not identical: those are refused)
                     member("root", admin=True, channel=f"c{i}"),
                     "add",
                     ["10:00", "--difficulty", "hard", "--window", f"{hours}h"],
@@ -711,7 +712,7 @@ async def test_two_due_at_once_in_a_channel_do_not_repeat_each_other(
     gateway = Recorder()
     async with Scheduler(service, gateway, clock, GRACE).running() as sched:
         for window in ([], ["--window", "1h"]):  # two alike, not identical: those are refused
-            await service.schedule_command(root, "add", ["10:00", "--difficulty", "hard", *window])
+            await schedule_command(service, root, "add", ["10:00", "--difficulty", "hard", *window])
         await sched.advance(clock, utc("2026-03-04T10:00:00Z"))
     assert sorted(q for _, q in gateway.posts) == ["d-mc-3", "d-prac-1"]
 
@@ -721,8 +722,8 @@ async def test_a_daily_schedule_never_posts_the_same_question_twice_in_a_row(
 ) -> None:
     gateway = Recorder()
     async with Scheduler(service, gateway, clock, GRACE).running() as sched:
-        await service.schedule_command(
-            member("root", admin=True), "add", ["10:00", "--difficulty", "hard"]
+        await schedule_command(
+            service, member("root", admin=True), "add", ["10:00", "--difficulty", "hard"]
         )
         first = await service.post_question(member("root"), difficulty="hard")  # asked at 09:00
         await sched.advance(clock, utc("2026-03-24T10:00:00Z"))
@@ -743,7 +744,7 @@ async def test_a_prepared_batch_rechecks_channels_that_posted_since(
     )
     async with sched.running():
         for ctx in admins:
-            await service.schedule_command(ctx, "add", ["10:00", "--difficulty", "hard"])
+            await schedule_command(service, ctx, "add", ["10:00", "--difficulty", "hard"])
         with caplog.at_level(logging.INFO, logger="bot.scheduler"):
             await sched.advance(clock, utc("2026-03-04T09:55:00Z"))
         assert "prepared 20 question(s) due at 2026-03-04T10:00:00+00:00" in caplog.text
@@ -765,9 +766,9 @@ async def test_a_schedule_posts_no_open_prompt_unless_asked_to(
     """A day whose only question nobody can answer broke every streak (issue 17)."""
     gateway = Recorder()
     async with Scheduler(service, gateway, clock, GRACE).running() as sched:
-        await service.schedule_command(member("root", admin=True), "add", ["10:00"])
-        await service.schedule_command(
-            member("root", admin=True, channel="talk"), "add", ["10:00", "--kinds", "open"]
+        await schedule_command(service, member("root", admin=True), "add", ["10:00"])
+        await schedule_command(
+            service, member("root", admin=True, channel="talk"), "add", ["10:00", "--kinds", "open"]
         )
         await sched.advance(clock, utc("2026-03-24T10:00:00Z"))
     general = {q for c, q in gateway.posts if c == "general"}

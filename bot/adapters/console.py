@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
+from bot.adapters.text_commands import run_schedule_command
 from bot.core.cards import review_value
 from bot.core.clock import Clock, SimulatedClock, check_simulated
 from bot.core.durations import format_duration, parse_duration
@@ -799,7 +800,9 @@ class ConsoleAdapter:
             raise UsageError
         verb = args[0].lower()
         try:
-            reply = await self.service.schedule_command(self.context(), verb, args[1:])
+            reply = await run_schedule_command(
+                self.service.schedules, self.context(), verb, args[1:]
+            )
         except BadInput as exc:  # the core's "args that do not parse" (its docstring)
             if str(exc).startswith("usage:"):
                 raise

@@ -28,7 +28,6 @@ import datetime as dt
 import difflib
 import json
 import re
-import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -46,6 +45,7 @@ __all__ = [
     "MIN_WINDOW",
     "DaySpec",
     "ScheduleError",
+    "ScheduleForm",
     "ScheduleSpec",
     "build_spec",
     "canonical_timezone",
@@ -55,9 +55,8 @@ __all__ = [
     "occurrence_key",
     "occurrences",
     "parse_filters",
-    "parse_schedule_args",
     "preview",
-    "split_args",
+    "word_kind",
 ]
 
 DIFFICULTIES = tuple(d.value for d in Difficulty)
@@ -429,25 +428,6 @@ class ScheduleSpec:
         on = days if days == "daily" else f"on {days}"
         return f"{self.time:%H:%M} {self.timezone} {on}"
 
-    def to_args(self) -> list[str]:
-        """Console arguments that :func:`parse_schedule_args` turns back into this spec."""
-        if self.time is None:
-            args = ["--cron", self.days.text, self.timezone]
-        else:
-            args = [f"{self.time:%H:%M}", self.timezone, self.days.text]
-        for flag, value in (("--pack", self.pack), ("--difficulty", self.difficulty)):
-            if value:
-                args += [flag, value]
-        for tag in self.tags:
-            args += ["--tag", tag]
-        if self.window is not None:
-            args += ["--window", format_duration(self.window)]
-        if self.mention:
-            args += ["--mention", self.mention]
-        if self.kinds:
-            args += ["--kinds", ",".join(self.kinds)]
-        return args
-
 
 def build_spec(
     *,
@@ -481,6 +461,38 @@ def build_spec(
         mention=_parse_mention(mention),
         kinds=_parse_kinds(kinds),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleForm:
+    """A schedule as typed into a form, field by field (a Discord or Slack form, or the words
+    of the text grammar once sorted): strings as given, checked only by :meth:`spec`."""
+
+    time: str | None = None
+    timezone: str | None = None  # None: the workspace's zone
+    days: str | None = None
+    cron: str | None = None
+    pack: str | None = None
+    tags: tuple[str, ...] = ()
+    difficulty: str | None = None
+    window: str | None = None
+    mention: str | None = None
+    kinds: tuple[str, ...] = ()
+
+    def spec(self, default_timezone: str) -> ScheduleSpec:
+        """The validated spec (:class:`ScheduleError` names the field that is wrong)."""
+        return build_spec(
+            time=self.time,
+            timezone=_blank(self.timezone) or default_timezone,
+            days=self.days,
+            cron=self.cron,
+            pack=self.pack,
+            tags=self.tags,
+            difficulty=self.difficulty,
+            window=self.window,
+            mention=self.mention,
+            kinds=self.kinds,
+        )
 
 
 def _parse_kinds(kinds: Iterable[str]) -> tuple[str, ...]:
@@ -622,120 +634,8 @@ SCORED_KINDS = ("flashcard", "multiple_choice", "practice")
 """What a schedule posts by default: kinds a member can answer, so a streak can go on."""
 KIND_ALIASES = {"mc": "multiple_choice", "prompt": "open", "prompts": "open"}
 
-_OPTION_FIELDS = {
-    "--pack": "pack",
-    "--tag": "tags",
-    "--difficulty": "difficulty",
-    "--window": "window",
-    "--mention": "mention",
-    "--cron": "cron",
-    "--kinds": "kinds",
-}
-_REPEATABLE = frozenset({"--tag", "--kinds"})
-_CRON_FIELDS = 5
 
-
-_SMART_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
-
-
-def split_args(text: str) -> list[str]:
-    """Split a typed command shell-style, so ``--cron "0 9 * * 1-5"`` is one argument.
-
-    Curly quotes are straightened first: chat clients (Slack on macOS, phones) turn ``"``
-    into ``“`` as people type. Unbalanced quotes raise :class:`ScheduleError`.
-    """
-    try:
-        return shlex.split(text.translate(_SMART_QUOTES))
-    except ValueError as exc:
-        raise ScheduleError("args", f"{exc} (a quote is not closed)") from exc
-
-
-def parse_schedule_args(args: Sequence[str], default_timezone: str) -> ScheduleSpec:
-    """Parse ``TIME [TZ] [DAYS] [--pack P] [--tag T]... [--difficulty D] [--window W]
-    [--mention M]``, or the same with ``--cron EXPR`` in place of ``TIME`` and ``DAYS``.
-
-    ``args`` are the words after ``/schedule add``, split by :func:`split_args` (so a quoted
-    cron expression is one word; an unquoted ``--cron 0 9 * * 1-5`` takes the next five).
-    TZ and DAYS are told apart by their form, so their order does not matter. A cron
-    expression is only ever given with ``--cron``, never as DAYS, and then TIME and DAYS
-    must be left out. ``--opt=value`` works as well as ``--opt value``.
-    """
-    positional, options = _split_args(list(args))
-    words = _classify_positional(positional)
-
-    def one(flag: str) -> str | None:
-        return options[flag][0] if flag in options else None
-
-    return build_spec(
-        time=words.get("time"),
-        timezone=words.get("timezone", default_timezone),
-        days=words.get("days"),
-        cron=one("--cron"),
-        pack=one("--pack"),
-        tags=options.get("--tag", []),
-        difficulty=one("--difficulty"),
-        window=one("--window"),
-        mention=one("--mention"),
-        kinds=options.get("--kinds", []),
-    )
-
-
-def _split_args(args: list[str]) -> tuple[list[str], dict[str, list[str]]]:
-    positional: list[str] = []
-    options: dict[str, list[str]] = {}
-    i = 0
-    while i < len(args):
-        token = args[i]
-        if not token.startswith("--"):
-            positional.append(token)
-            i += 1
-            continue
-        flag, eq, inline = token.partition("=")
-        flag = flag.lower()
-        if flag not in _OPTION_FIELDS:
-            raise _unknown_option(flag)
-        if flag in options and flag not in _REPEATABLE:
-            raise ScheduleError(_OPTION_FIELDS[flag], f"{flag} given twice")
-        if eq:
-            value, i = inline, i + 1
-        else:
-            value, i = _option_value(args, i + 1, flag)
-        options.setdefault(flag, []).append(value)
-    return positional, options
-
-
-def _option_value(args: list[str], i: int, flag: str) -> tuple[str, int]:
-    """The value after ``flag`` and the index after it; an unquoted cron takes five words."""
-    if i >= len(args) or args[i].startswith("--"):
-        raise ScheduleError(_OPTION_FIELDS[flag], f"{flag} needs a value")
-    if flag != "--cron" or len(args[i].split()) > 1:
-        return args[i], i + 1
-    end = i
-    while end < min(len(args), i + _CRON_FIELDS) and not args[end].startswith("--"):
-        end += 1
-    return " ".join(args[i:end]), end
-
-
-def _unknown_option(flag: str) -> ScheduleError:
-    close = difflib.get_close_matches(flag, _OPTION_FIELDS, n=1, cutoff=0.6)
-    hint = f" — did you mean {close[0]}?" if close else f"; known: {', '.join(_OPTION_FIELDS)}"
-    return ScheduleError("args", f"unknown option {flag}{hint}", suggestions=close)
-
-
-def _classify_positional(positional: list[str]) -> dict[str, str]:
-    """Sort the bare words into time, timezone and days, each at most once."""
-    words: dict[str, str] = {}
-    for token in positional:
-        if not token.strip():
-            continue  # `""` from a shell-style split carries nothing.
-        kind = _kind_of(token)
-        if kind in words:
-            raise ScheduleError(kind, f"{kind} given twice: {words[kind]!r} and {token!r}")
-        words[kind] = token
-    return words
-
-
-def _kind_of(token: str) -> str:
+def word_kind(token: str) -> str:
     """Times start with a digit, days are day words; anything else is treated as a timezone
     unless it looks more like a misspelt day, so that the error names the right field."""
     if token[:1].isdigit():

@@ -1,21 +1,22 @@
 """Channel schedules as admins manage them: ``schedule add|list|remove|pause|resume|skip|now|
 preview``, the rules the scheduler follows after downtime, and the hook that wakes it.
 
-Adapters call one method, :meth:`StudyService.schedule_command`, with the console grammar's
-words (Discord and Slack build them from their form fields), and get a :class:`ScheduleReply`.
+Adapters call typed methods (:meth:`ScheduleBook.add` with a
+:class:`~bot.core.schedule.ScheduleForm`, :meth:`ScheduleBook.remove` with an id, ...) and get a
+:class:`ScheduleReply`; the console and Slack get there through one text grammar
+(:mod:`bot.adapters.text_commands`), Discord from its typed options.
 Permissions are decided here, not in the adapters: only ``ctx.is_admin`` (workspace admins, or
 the configured admin role or user group, as the adapter reads them) may change schedules;
 everyone may list and preview them.
 
-Parsing and occurrence maths are :mod:`bot.core.schedule` (pure, DST-tested); this module only
-stores specs, applies admin verbs and decides what to do with occurrences that came due while
-nobody was looking (:func:`catch_up`). The loop that posts is :mod:`bot.scheduler`.
+Checking specs and occurrence maths are :mod:`bot.core.schedule` (pure, DST-tested); this
+module only stores specs, applies admin actions and decides what to do with occurrences that
+came due while nobody was looking (:func:`catch_up`). The loop that posts is :mod:`bot.scheduler`.
 """
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -26,12 +27,12 @@ from bot.core.messages import Message, Section, Tone
 from bot.core.models import ChatContext
 from bot.core.schedule import (
     ScheduleError,
+    ScheduleForm,
     ScheduleSpec,
     decode_spec,
     encode_spec,
     next_occurrence,
     occurrences,
-    parse_schedule_args,
     preview,
     timezone_warning,
 )
@@ -221,16 +222,6 @@ class ScheduleBook:
         self._directory = directory
         self._clock = clock
         self._wakeup = wakeup
-        self._verbs: dict[str, Callable[[ChatContext, list[str]], Awaitable[ScheduleReply]]] = {
-            "add": self._add,
-            "list": self._list,
-            "remove": self._remove,
-            "pause": self._pause,
-            "resume": self._resume,
-            "skip": self._skip,
-            "now": self._now,
-            "preview": self._preview,
-        }
 
     # --- the scheduler's side ----------------------------------------------------------------
 
@@ -279,30 +270,18 @@ class ScheduleBook:
 
     # --- commands ----------------------------------------------------------------------------
 
-    async def command(self, ctx: ChatContext, verb: str, args: Sequence[str]) -> ScheduleReply:
-        """Run one ``schedule VERB ARGS...`` command for the caller in ``ctx``.
-
-        Raises :class:`Forbidden` (not an admin), :class:`BadInput` (args that do not parse;
-        for ``add`` the text names the field, the reason and an example) or
-        :class:`NotFound` (no such schedule in this workspace).
-        """
-        name = verb.strip().lower()
-        handler = self._verbs.get(name)
-        if handler is None:
-            close = difflib.get_close_matches(name, VERBS, n=1)
-            hint = f" Did you mean `schedule {close[0]}`?" if close else ""
-            raise BadInput(
-                f"`{verb}` is not a schedule command; use {', '.join(VERBS[:-1])} or "
-                f"{VERBS[-1]}.{hint}"
-            )
-        if name in ADMIN_VERBS and not ctx.is_admin:
+    def require_admin(self, ctx: ChatContext) -> None:
+        """Raise :class:`Forbidden` unless ``ctx`` may change schedules."""
+        if not ctx.is_admin:
             raise Forbidden(_FORBIDDEN)
-        return await handler(ctx, [a for a in args if a.strip()])
 
-    async def _add(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
+    async def add(self, ctx: ChatContext, form: ScheduleForm) -> ScheduleReply:
+        """Add a schedule to the caller's channel (admins); the form's zone defaults to the
+        workspace's."""
+        self.require_admin(ctx)
         workspace, channel = await self._where(ctx)
         try:
-            spec = parse_schedule_args(args, workspace.timezone)
+            spec = form.spec(workspace.timezone)
         except ScheduleError as exc:
             raise BadInput(str(exc)) from None
         await self._check_filters(channel, spec)
@@ -382,9 +361,8 @@ class ScheduleBook:
                 )
             )
 
-    async def _list(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
-        if args:
-            raise BadInput("usage: `schedule list` (the schedules of this channel)")
+    async def list(self, ctx: ChatContext) -> ScheduleReply:
+        """The caller's channel's schedules and when each posts next (everyone)."""
         _, channel = await self._where(ctx)
         now = self._clock.now()
         lines = []
@@ -413,9 +391,13 @@ class ScheduleBook:
             Message(title=f"🗓️ Schedules in {where}", sections=(Section(body=body),), ephemeral=True)
         )
 
-    async def _remove(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
+    async def remove(
+        self, ctx: ChatContext, schedule_id: int, *, channel: str | None = None
+    ) -> ScheduleReply:
+        """Remove a schedule (admins). ``channel`` names another channel's schedule."""
+        self.require_admin(ctx)
         # by row, not parsed: a schedule whose stored spec no longer reads can still go
-        schedule = await self._named_row(ctx, args, "remove")
+        schedule = await self._named_row(ctx, schedule_id, channel, "remove")
         now = self._clock.now()
         if not await self.store.delete(schedule.id, now):
             raise _not_found(schedule.id)
@@ -430,8 +412,12 @@ class ScheduleBook:
                 text += " Its open question stays open until an admin reveals it."
         return _reply(text)
 
-    async def _pause(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
-        schedule = await self._named(ctx, args, "pause")
+    async def pause(
+        self, ctx: ChatContext, schedule_id: int, *, channel: str | None = None
+    ) -> ScheduleReply:
+        """Pause a schedule until it is resumed (admins)."""
+        self.require_admin(ctx)
+        schedule = await self._named(ctx, schedule_id, channel, "pause")
         row = await self.store.set_paused(schedule.id, True, self._clock.now())
         if row is None:
             raise _not_found(schedule.id)
@@ -441,8 +427,12 @@ class ScheduleBook:
             f"nothing posts until `schedule resume {schedule.id}`."
         )
 
-    async def _resume(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
-        schedule = await self._named(ctx, args, "resume")
+    async def resume(
+        self, ctx: ChatContext, schedule_id: int, *, channel: str | None = None
+    ) -> ScheduleReply:
+        """Resume a paused schedule (admins); the paused days are not made up."""
+        self.require_admin(ctx)
+        schedule = await self._named(ctx, schedule_id, channel, "resume")
         now = self._clock.now()
         row = await self.store.set_paused(schedule.id, False, now)
         if row is None:
@@ -456,8 +446,12 @@ class ScheduleBook:
             tone=Tone.SUCCESS,
         )
 
-    async def _skip(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
-        schedule = await self._named(ctx, args, "skip")
+    async def skip(
+        self, ctx: ChatContext, schedule_id: int, *, channel: str | None = None
+    ) -> ScheduleReply:
+        """Skip a schedule's next occurrence (admins)."""
+        self.require_admin(ctx)
+        schedule = await self._named(ctx, schedule_id, channel, "skip")
         now = self._clock.now()
         skipped = schedule.next_after(now)
         row = await self.store.skip_until(schedule.id, skipped, now)
@@ -472,15 +466,19 @@ class ScheduleBook:
             f"Next question: {_next_text(updated, now)}."
         )
 
-    async def _now(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
-        schedule = await self._named(ctx, args, "now")
-        channel = await self._directory.channel_by_id(schedule.channel_id)
-        workspace = await self._directory.workspace_by_id(channel.workspace_id)
+    async def now(
+        self, ctx: ChatContext, schedule_id: int, *, channel: str | None = None
+    ) -> ScheduleReply:
+        """Post a question from a schedule now (admins); the reply carries the draft."""
+        self.require_admin(ctx)
+        schedule = await self._named(ctx, schedule_id, channel, "now")
+        posts_in = await self._directory.channel_by_id(schedule.channel_id)
+        workspace = await self._directory.workspace_by_id(posts_in.workspace_id)
         spec = schedule.spec
         now = self._clock.now()
         draft = await self._posting.post_in(
             workspace,
-            channel,
+            posts_in,
             pack=spec.pack,
             difficulty=spec.difficulty,
             tags=spec.tags,
@@ -499,22 +497,23 @@ class ScheduleBook:
         return ScheduleReply(
             _reply(
                 f"📨 Posting a question from schedule **#{schedule.id}** in "
-                f"#{_channel_name(channel)} now."
+                f"#{_channel_name(posts_in)} now."
             ).message,
             draft=draft,
         )
 
-    async def _preview(self, ctx: ChatContext, args: list[str]) -> ScheduleReply:
-        args, named = _channel_option(args, "preview")
-        if len(args) not in (1, 2):
-            raise BadInput("usage: `schedule preview ID [N]`, e.g. `schedule preview 3 10`")
-        count = PREVIEW_DEFAULT
-        if len(args) == 2:
-            if not args[1].isdigit() or not 1 <= int(args[1]) <= PREVIEW_MAX:
-                raise BadInput(f"N is how many to show: a number from 1 to {PREVIEW_MAX}.")
-            count = int(args[1])
-        channel_arg = ["--channel", named] if named is not None else []
-        schedule = await self._named(ctx, [*args[:1], *channel_arg], "preview")
+    async def preview(
+        self,
+        ctx: ChatContext,
+        schedule_id: int,
+        count: int = PREVIEW_DEFAULT,
+        *,
+        channel: str | None = None,
+    ) -> ScheduleReply:
+        """When a schedule posts next, ``count`` times, in its own zone (everyone)."""
+        if not 1 <= count <= PREVIEW_MAX:
+            raise BadInput(f"N is how many to show: a number from 1 to {PREVIEW_MAX}.")
+        schedule = await self._named(ctx, schedule_id, channel, "preview")
         now = self._clock.now()
         times = preview(schedule.spec, max(schedule.after, now), count)
         body = "\n".join(f"• {t}" for t in times)
@@ -532,9 +531,11 @@ class ScheduleBook:
     async def _where(self, ctx: ChatContext) -> tuple[WorkspaceRow, ChannelRow]:
         return await self._places.channel(ctx)
 
-    async def _named(self, ctx: ChatContext, args: list[str], verb: str) -> Schedule:
-        """The schedule named by ``ID``, checked to belong to the caller's workspace."""
-        row = await self._named_row(ctx, args, verb)
+    async def _named(
+        self, ctx: ChatContext, schedule_id: int, named: str | None, verb: str
+    ) -> Schedule:
+        """The schedule ``schedule_id``, checked to belong to the caller's workspace."""
+        row = await self._named_row(ctx, schedule_id, named, verb)
         schedule = self._readable(row)
         if schedule is None:
             raise BadInput(
@@ -543,21 +544,16 @@ class ScheduleBook:
             )
         return schedule
 
-    async def _named_row(self, ctx: ChatContext, args: list[str], verb: str) -> ScheduleRow:
-        """The stored row named by ``ID`` in the caller's channel, parsed or not.
+    async def _named_row(
+        self, ctx: ChatContext, schedule_id: int, named: str | None, verb: str
+    ) -> ScheduleRow:
+        """The stored row ``schedule_id`` in the caller's channel, parsed or not.
 
         Ids are numbered across the workspace, but an id typed in one channel must not act on
         another channel's schedule by accident (``remove 1`` in #torch-help once removed
         #general's daily question). A schedule of another channel is refused unless that
         channel is named with ``--channel NAME``.
         """
-        args, named = _channel_option(args, verb)
-        if len(args) != 1:
-            raise BadInput(f"usage: `schedule {verb} ID` (`schedule list` shows the ids)")
-        text = args[0].lstrip("#")
-        if not text.isdigit() or len(text) > 18:
-            raise BadInput(f"`{args[0]}` is not a schedule id; `schedule list` shows the ids.")
-        schedule_id = int(text)
         row = await self.store.get(schedule_id)
         workspace, here = await self._where(ctx)
         if row is None or row.workspace_id != workspace.id:
@@ -598,16 +594,6 @@ def _posting_together(
             if any(abs((moment - t).total_seconds()) < NEAR_SECONDS for t in theirs):
                 return other, moment
     return None
-
-
-def _channel_option(args: list[str], verb: str) -> tuple[list[str], str | None]:
-    """``args`` without ``--channel NAME``, and the name (None when not given)."""
-    if "--channel" not in args:
-        return args, None
-    at = args.index("--channel")
-    if at + 1 >= len(args):
-        raise BadInput(f"usage: `schedule {verb} ID --channel NAME`")
-    return args[:at] + args[at + 2 :], args[at + 1]
 
 
 def _channel_name(channel: ChannelRow) -> str:

@@ -37,7 +37,7 @@ from bot.services.reminders import Reminders
 from bot.services.reports import QuestionReports
 from bot.services.review import ReviewService, ReviewTurn
 from bot.services.runs import SnippetRuns
-from bot.services.schedules import ScheduleBook, ScheduleReply
+from bot.services.schedules import ScheduleBook
 from bot.services.stats import Stats
 from bot.services.wakeup import Wakeup
 from bot.services.workspace_settings import WorkspaceSettingsService
@@ -298,11 +298,9 @@ class StudyService:
 
     # --- schedules ---------------------------------------------------------------------------
 
-    async def schedule_command(
-        self, ctx: ChatContext, verb: str, args: Sequence[str]
-    ) -> ScheduleReply:
-        """``schedule add|list|remove|pause|resume|skip|now|preview`` (bot.services.schedules)."""
-        return await self.schedules.command(ctx, verb, args)
+    # Typed methods on ``self.schedules`` (:class:`ScheduleBook`): ``add(ctx, form)``,
+    # ``list(ctx)``, ``remove|pause|resume|skip|now(ctx, id)``, ``preview(ctx, id, count)``;
+    # the console and Slack reach them through bot.adapters.text_commands.
 
     # --- past questions (see bot.services.history) ---------------------------------------------
 

@@ -118,7 +118,7 @@ def test_scripted_session_json_lines(tmp_path: Path) -> None:
         "unknown command /frobnicate; try /help",
         "usage: /answer CHOICE",
         "commands start with /; try /help",
-        "usage: /leaderboard [week|month|all]: `forever` is not a window",
+        "usage: /leaderboard [week|month|all] [here]: `forever` is not a window",
     ]
     assert "no pack called `nosuchpack`" in str(out[-2]["text"])
     assert "`forever` is not a window" in str(out[-1]["text"])
@@ -414,8 +414,8 @@ def test_bad_arguments_are_usage_errors(tmp_path: Path) -> None:
     out = _run_console(tmp_path / "usage.sqlite3", script)
     errors, (no_question, board) = out[:-2], out[-2:]
     assert [e["text"] for e in errors] == [
-        "usage: /leaderboard [week|month|all]: `decade` is not a window",
-        "usage: /leaderboard [week|month|all]",
+        "usage: /leaderboard [week|month|all] [here]: `decade` is not a window",
+        "usage: /leaderboard [week|month|all] [here]",
         "usage: /quiz [PACK] [--difficulty easy|medium|hard] [--tag TAG]: unknown option "
         "--frobnicate",
         "usage: /stats [NAME]: the name can't be blank",

@@ -23,7 +23,7 @@ from bot.services.packs import MAX_UPLOAD_BYTES, SHOWN_PROBLEMS
 from bot.services.study import StudyService
 from bot.storage.database import Database
 from tests.conftest import TEST_PACKS
-from tests.helpers import FRESH, member
+from tests.helpers import FRESH, member, schedule_command
 
 ADMIN = member("root", admin=True)
 ANN = member("ann")
@@ -201,20 +201,20 @@ async def test_disable_keeps_quiz_off_the_pack_in_that_channel_only(service: Stu
 async def test_disabled_packs_are_never_posted_by_schedules_in_that_channel(
     service: StudyService,
 ) -> None:
-    reply = await service.schedule_command(ADMIN, "add", ["09:00"])
+    reply = await schedule_command(service, ADMIN, "add", ["09:00"])
     any_pack = int(reply.message.plain_text().split("#", 1)[1].split(" ", 1)[0])
-    reply = await service.schedule_command(ADMIN, "add", ["10:00", "--pack", "mini"])
+    reply = await schedule_command(service, ADMIN, "add", ["10:00", "--pack", "mini"])
     only_mini = int(reply.message.plain_text().split("#", 1)[1].split(" ", 1)[0])
 
     off = (await service.pack_disable(ADMIN, "mini")).plain_text()
     assert f"Schedule #{only_mini} here asks for this pack" in off
     assert f"#{any_pack}" not in off.split("Schedule", 1)[1]
     for _ in range(6):
-        draft = (await service.schedule_command(ADMIN, "now", [str(any_pack)])).draft
+        draft = (await schedule_command(service, ADMIN, "now", [str(any_pack)])).draft
         assert draft is not None
         assert (await service.packs.question(draft.post.question_version_id)).pack == "extra"
     with pytest.raises(NotFound, match="off in this channel"):
-        await service.schedule_command(ADMIN, "now", [str(only_mini)])
+        await schedule_command(service, ADMIN, "now", [str(only_mini)])
 
 
 async def test_disabling_the_last_pack_is_allowed_and_says_quiz_finds_nothing(

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from bot.adapters.text_commands import parse_schedule_args, spec_words, split_args
 from bot.core.cron import parse_cron
 from bot.core.schedule import (
     DIFFICULTIES,
@@ -32,9 +33,7 @@ from bot.core.schedule import (
     next_occurrence,
     occurrence_key,
     occurrences,
-    parse_schedule_args,
     preview,
-    split_args,
 )
 from bot.questions.schema import Difficulty
 
@@ -502,7 +501,7 @@ def test_blank_words_and_blank_tags_are_ignored() -> None:
     assert build_spec(time="09:00", timezone="UTC", tags=[" "]).tags == ()
 
 
-# --- describe and to_args ------------------------------------------------------------------
+# --- describe and spec_words ------------------------------------------------------------------
 
 
 def test_describe_the_example_from_the_issue() -> None:
@@ -546,9 +545,9 @@ def test_describe(args: tuple[str, ...], expected: str) -> None:
     assert spec_of(*args).describe() == expected
 
 
-def test_to_args_is_the_canonical_command() -> None:
+def test_spec_words_are_the_canonical_command() -> None:
     spec = spec_of("9am", "europe/berlin", "fri,mon", "--window", "90m", "--tag", "x")
-    assert spec.to_args() == [
+    assert spec_words(spec) == [
         "09:00",
         "Europe/Berlin",
         "mon,fri",
@@ -558,8 +557,8 @@ def test_to_args_is_the_canonical_command() -> None:
         "1h30m",
     ]
     cron = spec_of("--cron", "0 9 * * MON", "UTC")
-    assert cron.to_args() == ["--cron", "0 9 * * mon", "UTC"]
-    assert parse_schedule_args(cron.to_args(), "Asia/Tokyo") == cron
+    assert spec_words(cron) == ["--cron", "0 9 * * mon", "UTC"]
+    assert parse_schedule_args(spec_words(cron), "Asia/Tokyo") == cron
 
 
 # --- occurrences: plain weeks --------------------------------------------------------------
@@ -1145,9 +1144,9 @@ def full_specs(draw: st.DrawFn) -> ScheduleSpec:
 
 @PROPERTY_SETTINGS
 @given(spec=full_specs())
-def test_property_to_args_round_trips(spec: ScheduleSpec) -> None:
-    assert parse_schedule_args(spec.to_args(), "UTC") == spec
-    assert spec.describe().startswith(spec.to_args()[0] if spec.time else "cron")
+def test_property_spec_words_round_trip(spec: ScheduleSpec) -> None:
+    assert parse_schedule_args(spec_words(spec), "UTC") == spec
+    assert spec.describe().startswith(spec_words(spec)[0] if spec.time else "cron")
 
 
 def test_kinds_parse_describe_and_round_trip() -> None:
@@ -1156,7 +1155,7 @@ def test_kinds_parse_describe_and_round_trip() -> None:
     assert spec.posted_kinds == spec.kinds
     assert spec.describe().endswith("kinds multiple_choice, practice, open")
     assert decode_spec(encode_spec(spec)) == spec
-    assert parse_schedule_args(spec.to_args(), "UTC") == spec
+    assert parse_schedule_args(spec_words(spec), "UTC") == spec
     plain = parse_schedule_args(["09:00"], "UTC")
     assert plain.kinds == () and "open" not in plain.posted_kinds
     assert "kinds" not in json.loads(encode_spec(plain))  # older schedules' JSON unchanged

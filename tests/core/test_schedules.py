@@ -1,4 +1,4 @@
-"""Schedule commands through StudyService.schedule_command, as the adapters call them, on a real
+"""Schedule commands through the shared text grammar, as the console and Slack call them, on a real
 SQLite file; and the pure catch-up rule that decides what posts after downtime.
 
 The clock starts on Wednesday 2026-03-04 09:00 UTC (tests/conftest.py).
@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.adapters.text_commands import parse_schedule_args
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput, Forbidden, NotFound
 from bot.core.schedule import (
@@ -23,7 +24,6 @@ from bot.core.schedule import (
     encode_spec,
     next_occurrence,
     occurrences,
-    parse_schedule_args,
 )
 from bot.services.schedules import (
     MAX_SCHEDULES_PER_CHANNEL,
@@ -33,7 +33,7 @@ from bot.services.schedules import (
 )
 from bot.services.study import StudyService
 from bot.storage.database import Database
-from tests.helpers import member
+from tests.helpers import member, schedule_command
 
 ADMIN = member("root", admin=True)
 ANN = member("ann")
@@ -45,7 +45,7 @@ def text(reply: ScheduleReply) -> str:
 
 
 async def add(service: StudyService, *args: str, who=ADMIN) -> int:  # type: ignore[no-untyped-def]
-    reply = await service.schedule_command(who, "add", list(args))
+    reply = await schedule_command(service, who, "add", list(args))
     assert reply.message.ephemeral and reply.draft is None
     body = text(reply)
     assert body.startswith("✅ Schedule #"), body
@@ -60,8 +60,11 @@ def utc(*args: int) -> datetime:
 
 
 async def test_add_confirms_with_the_description_and_first_question(service: StudyService) -> None:
-    reply = await service.schedule_command(
-        ADMIN, "add", ["09:00", "Europe/Berlin", "weekdays", "--pack", "mini", "--window", "90m"]
+    reply = await schedule_command(
+        service,
+        ADMIN,
+        "add",
+        ["09:00", "Europe/Berlin", "weekdays", "--pack", "mini", "--window", "90m"],
     )
     assert text(reply) == (
         "✅ Schedule #1 added in #general: 09:00 Europe/Berlin on weekdays, pack mini, answers close after "
@@ -70,15 +73,15 @@ async def test_add_confirms_with_the_description_and_first_question(service: Stu
 
 
 async def test_add_today_if_the_time_is_still_ahead(service: StudyService) -> None:
-    reply = await service.schedule_command(ADMIN, "add", ["09:01"])  # workspace default: UTC
+    reply = await schedule_command(service, ADMIN, "add", ["09:01"])  # workspace default: UTC
     assert text(reply).endswith("First question: Wed 2026-03-04 09:01 UTC.")
 
 
 async def test_list_is_for_everyone_and_shows_next_times(service: StudyService) -> None:
     first = await add(service, "09:00", "Europe/Berlin", "weekdays")
     second = await add(service, "18:30", "America/New_York", "mon,wed,fri", "--difficulty", "easy")
-    await service.schedule_command(ADMIN, "pause", [str(second)])
-    reply = await service.schedule_command(ANN, "list", [])
+    await schedule_command(service, ADMIN, "pause", [str(second)])
+    reply = await schedule_command(service, ANN, "list", [])
     assert reply.message.ephemeral
     assert text(reply) == (
         "🗓️ Schedules in #general\n\n"
@@ -90,47 +93,47 @@ async def test_list_is_for_everyone_and_shows_next_times(service: StudyService) 
 
 
 async def test_list_of_an_empty_channel_says_how_to_add(service: StudyService) -> None:
-    body = text(await service.schedule_command(ANN, "list", []))
+    body = text(await schedule_command(service, ANN, "list", []))
     assert "No schedules in #general yet" in body and "schedule add 09:00" in body
 
 
 async def test_schedules_belong_to_their_channel(service: StudyService) -> None:
     await add(service, "09:00")
     other = member("root", admin=True, channel="random")
-    assert "No schedules in #random" in text(await service.schedule_command(other, "list", []))
+    assert "No schedules in #random" in text(await schedule_command(service, other, "list", []))
 
 
 async def test_a_bad_spec_names_the_field_the_reason_and_an_example(service: StudyService) -> None:
     with pytest.raises(BadInput) as caught:
-        await service.schedule_command(ADMIN, "add", ["09:00", "Europe/Berln"])
+        await schedule_command(service, ADMIN, "add", ["09:00", "Europe/Berln"])
     assert str(caught.value) == (
         "timezone: unknown timezone 'Europe/Berln' — did you mean Europe/Berlin? "
         "(example: /schedule add 09:00 Europe/Berlin weekdays)"
     )
     with pytest.raises(BadInput, match=r"^days: unknown day 'wendesday' — did you mean wednesday"):
-        await service.schedule_command(ADMIN, "add", ["09:00", "wendesday"])
+        await schedule_command(service, ADMIN, "add", ["09:00", "wendesday"])
     with pytest.raises(BadInput, match=r"^time: missing TIME"):
-        await service.schedule_command(ADMIN, "add", [])
+        await schedule_command(service, ADMIN, "add", [])
 
 
 async def test_add_refuses_filters_that_could_never_post(service: StudyService) -> None:
     with pytest.raises(BadInput, match=r"^pack: no pack called 'mimi' — did you mean mini\?"):
-        await service.schedule_command(ADMIN, "add", ["09:00", "--pack", "mimi"])
+        await schedule_command(service, ADMIN, "add", ["09:00", "--pack", "mimi"])
     with pytest.raises(BadInput, match=r"^filters: no questions match pack mini, tag nope"):
-        await service.schedule_command(ADMIN, "add", ["09:00", "--pack", "mini", "--tag", "nope"])
-    assert "No schedules" in text(await service.schedule_command(ADMIN, "list", []))
+        await schedule_command(service, ADMIN, "add", ["09:00", "--pack", "mini", "--tag", "nope"])
+    assert "No schedules" in text(await schedule_command(service, ADMIN, "list", []))
 
 
 async def test_a_channel_has_at_most_so_many_schedules(service: StudyService) -> None:
     await asyncio.gather(
-        *(service.schedule_command(ADMIN, "add", [f"{h:02d}:00"]) for h in range(20)),
-        *(service.schedule_command(ADMIN, "add", [f"{h:02d}:30"]) for h in range(10)),
+        *(schedule_command(service, ADMIN, "add", [f"{h:02d}:00"]) for h in range(20)),
+        *(schedule_command(service, ADMIN, "add", [f"{h:02d}:30"]) for h in range(10)),
         return_exceptions=True,
     )
     rows = await service.db.fetchval("SELECT count(*) FROM schedules WHERE deleted_at IS NULL")
     assert rows == MAX_SCHEDULES_PER_CHANNEL
     with pytest.raises(BadInput, match="already has 25 schedules"):
-        await service.schedule_command(ADMIN, "add", ["23:59"])
+        await schedule_command(service, ADMIN, "add", ["23:59"])
 
 
 async def test_the_spec_is_stored_as_readable_json(service: StudyService, db: Database) -> None:
@@ -168,37 +171,39 @@ async def test_members_who_are_not_admins_cannot_change_schedules(
 ) -> None:
     await add(service, "10:00")
     with pytest.raises(Forbidden, match=r"^Only admins can change schedules"):
-        await service.schedule_command(ANN, verb, args)
-    body = text(await service.schedule_command(ANN, "list", []))
+        await schedule_command(service, ANN, verb, args)
+    body = text(await schedule_command(service, ANN, "list", []))
     assert "#1 10:00 UTC daily" in body and "paused" not in body  # nothing changed
 
 
 async def test_everyone_may_preview(service: StudyService) -> None:
     await add(service, "10:00")
-    assert "Wed 2026-03-04 10:00 UTC" in text(await service.schedule_command(ANN, "preview", ["1"]))
+    assert "Wed 2026-03-04 10:00 UTC" in text(
+        await schedule_command(service, ANN, "preview", ["1"])
+    )
 
 
 async def test_a_schedule_of_another_workspace_is_not_found(service: StudyService) -> None:
     await add(service, "10:00")
     for verb in ("remove", "pause", "resume", "skip", "now", "preview"):
         with pytest.raises(NotFound, match=r"There is no schedule #1 here"):
-            await service.schedule_command(ELSEWHERE, verb, ["1"])
+            await schedule_command(service, ELSEWHERE, verb, ["1"])
     with pytest.raises(NotFound):
-        await service.schedule_command(ADMIN, "pause", ["99"])
+        await schedule_command(service, ADMIN, "pause", ["99"])
 
 
 async def test_bad_ids_verbs_and_counts(service: StudyService) -> None:
     await add(service, "10:00")
     with pytest.raises(BadInput, match="`one` is not a schedule id"):
-        await service.schedule_command(ADMIN, "pause", ["one"])
+        await schedule_command(service, ADMIN, "pause", ["one"])
     with pytest.raises(BadInput, match=r"usage: `schedule remove ID`"):
-        await service.schedule_command(ADMIN, "remove", [])
+        await schedule_command(service, ADMIN, "remove", [])
     with pytest.raises(BadInput, match="Did you mean `schedule pause`"):
-        await service.schedule_command(ADMIN, "puase", ["1"])
+        await schedule_command(service, ADMIN, "puase", ["1"])
     with pytest.raises(BadInput, match="from 1 to 25"):
-        await service.schedule_command(ADMIN, "preview", ["1", "100"])
+        await schedule_command(service, ADMIN, "preview", ["1", "100"])
     # `#1` is accepted as well as `1`
-    assert "paused" in text(await service.schedule_command(ADMIN, "pause", ["#1"]))
+    assert "paused" in text(await schedule_command(service, ADMIN, "pause", ["#1"]))
 
 
 # --- pause, resume, skip, remove, preview --------------------------------------------------
@@ -209,7 +214,7 @@ async def test_preview_in_the_schedule_timezone_across_dst(
 ) -> None:
     clock.set(utc(2026, 3, 27, 12))
     await add(service, "02:30", "Europe/Berlin")
-    body = text(await service.schedule_command(ANN, "preview", ["1", "3"]))
+    body = text(await schedule_command(service, ANN, "preview", ["1", "3"]))
     assert body == (
         "🗓️ Next 3 of schedule #1 in #general (Europe/Berlin)\n\n"
         "• Sat 2026-03-28 02:30 CET\n"
@@ -222,15 +227,15 @@ async def test_skip_skips_the_next_occurrence_and_again_the_one_after(
     service: StudyService,
 ) -> None:
     await add(service, "10:00")
-    first = text(await service.schedule_command(ADMIN, "skip", ["1"]))
+    first = text(await schedule_command(service, ADMIN, "skip", ["1"]))
     assert first == (
         "⏭️ Schedule #1 in #general skips Wed 2026-03-04 10:00 UTC (UTC). "
         "Next question: Thu 2026-03-05 10:00 UTC."
     )
-    second = text(await service.schedule_command(ADMIN, "skip", ["1"]))
+    second = text(await schedule_command(service, ADMIN, "skip", ["1"]))
     assert "skips Thu 2026-03-05 10:00 UTC" in second and "Next question: Fri" in second
     assert "• Fri 2026-03-06 10:00 UTC" in text(
-        await service.schedule_command(ANN, "preview", ["1", "1"])
+        await schedule_command(service, ANN, "preview", ["1", "1"])
     )
 
 
@@ -239,14 +244,14 @@ async def test_pause_then_resume_posts_from_now_on(
 ) -> None:
     await add(service, "10:00")
     assert "paused: nothing posts until `schedule resume 1`" in text(
-        await service.schedule_command(ADMIN, "pause", ["1"])
+        await schedule_command(service, ADMIN, "pause", ["1"])
     )
-    preview = text(await service.schedule_command(ANN, "preview", ["1", "1"]))
+    preview = text(await schedule_command(service, ANN, "preview", ["1", "1"]))
     assert preview.startswith(
         "🗓️ Next 1 of schedule #1 in #general (UTC)\n\nPaused: these are the times"
     )
     clock.advance(timedelta(days=3, hours=2))  # Sat 11:00
-    resumed = text(await service.schedule_command(ADMIN, "resume", ["1"]))
+    resumed = text(await schedule_command(service, ADMIN, "resume", ["1"]))
     assert resumed.endswith("Next question: Sun 2026-03-08 10:00 UTC.")
 
 
@@ -254,12 +259,12 @@ async def test_remove_hides_the_schedule_and_later_commands_do_not_find_it(
     service: StudyService, db: Database
 ) -> None:
     await add(service, "10:00")
-    assert text(await service.schedule_command(ADMIN, "remove", ["1"])) == (
+    assert text(await schedule_command(service, ADMIN, "remove", ["1"])) == (
         "🗑️ Schedule #1 in #general removed; it will not post again."
     )
     with pytest.raises(NotFound):
-        await service.schedule_command(ADMIN, "remove", ["1"])
-    assert "No schedules" in text(await service.schedule_command(ADMIN, "list", []))
+        await schedule_command(service, ADMIN, "remove", ["1"])
+    assert "No schedules" in text(await schedule_command(service, ADMIN, "list", []))
     assert await db.fetchval("SELECT deleted_at IS NOT NULL FROM schedules WHERE id = 1") == 1
 
 
@@ -272,13 +277,13 @@ async def test_a_schedule_that_no_longer_reads_can_still_be_removed(
     async with db.write() as conn:
         await conn.execute("UPDATE schedules SET spec = ? WHERE id = 1", (json.dumps(spec),))
     service.schedules.changed(1)
-    listed = text(await service.schedule_command(ANN, "list", []))
+    listed = text(await schedule_command(service, ANN, "list", []))
     assert "#1 — cannot be read any more; remove it (`schedule remove 1`)" in listed
     with pytest.raises(BadInput, match="cannot be read any more"):
-        await service.schedule_command(ADMIN, "pause", ["1"])
-    removed = text(await service.schedule_command(ADMIN, "remove", ["1"]))
+        await schedule_command(service, ADMIN, "pause", ["1"])
+    removed = text(await schedule_command(service, ADMIN, "remove", ["1"]))
     assert removed == "🗑️ Schedule #1 in #general removed; it will not post again."
-    assert "No schedules" in text(await service.schedule_command(ADMIN, "list", []))
+    assert "No schedules" in text(await schedule_command(service, ADMIN, "list", []))
 
 
 # --- now -----------------------------------------------------------------------------------
@@ -291,7 +296,7 @@ async def test_now_returns_a_draft_with_the_schedule_filters_and_mention(
         service, "10:00", "--pack", "mini", "--difficulty", "medium", "--window", "30m",
         "--mention", "@study-group",
     )  # fmt: skip
-    reply = await service.schedule_command(ADMIN, "now", ["1"])
+    reply = await schedule_command(service, ADMIN, "now", ["1"])
     assert text(reply) == "📨 Posting a question from schedule #1 in #general now."
     draft = reply.draft
     assert draft is not None and draft.channel == "general"
@@ -305,11 +310,11 @@ async def test_now_closes_the_previous_until_next_post(
     service: StudyService, clock: SimulatedClock
 ) -> None:
     await add(service, "10:00")
-    first = (await service.schedule_command(ADMIN, "now", ["1"])).draft
+    first = (await schedule_command(service, ADMIN, "now", ["1"])).draft
     assert first is not None and first.post.closes_at is None
     assert "Answers close when the next question posts." in first.message.plain_text()
     clock.advance(timedelta(minutes=5))
-    await service.schedule_command(ADMIN, "now", ["1"])
+    await schedule_command(service, ADMIN, "now", ["1"])
     assert [p.id for p in await service.posts.due_to_close(clock.now())] == [first.post.id]
 
 
@@ -323,8 +328,8 @@ async def test_concurrent_edits_leave_one_consistent_state(
     calls = []
     for schedule_id in ids:
         for verb in ("pause", "remove", "resume", "skip", "pause"):
-            calls.append(service.schedule_command(ADMIN, verb, [str(schedule_id)]))
-    calls += [service.schedule_command(ADMIN, "add", [f"{h:02d}:15"]) for h in range(6)]
+            calls.append(schedule_command(service, ADMIN, verb, [str(schedule_id)]))
+    calls += [schedule_command(service, ADMIN, "add", [f"{h:02d}:15"]) for h in range(6)]
     results = await asyncio.gather(*calls, return_exceptions=True)
     assert all(isinstance(r, ScheduleReply | NotFound) for r in results), results
     # Whatever the interleaving: the removed ones are gone, the added ones are all there.
@@ -332,7 +337,7 @@ async def test_concurrent_edits_leave_one_consistent_state(
     assert len(rows) == 12
     removed = {int(r[0]) for r in rows if r[2] is not None}
     assert removed == set(ids)
-    listing = text(await service.schedule_command(ADMIN, "list", [])).split("\n\n", 1)[1]
+    listing = text(await schedule_command(service, ADMIN, "list", [])).split("\n\n", 1)[1]
     assert [line.split(" ")[1] for line in listing.splitlines()] == [
         f"{h:02d}:15" for h in range(6)
     ]
@@ -454,13 +459,13 @@ async def test_an_id_from_another_channel_is_refused_and_names_the_owner(
 ) -> None:
     schedule_id = await add(service, "09:00", "Europe/Berlin")  # in #general
     with pytest.raises(BadInput) as info:
-        await service.schedule_command(TORCH_HELP, verb, [str(schedule_id)])
+        await schedule_command(service, TORCH_HELP, verb, [str(schedule_id)])
     assert str(info.value) == (
         f"Schedule #{schedule_id} posts in #general, not in this channel. Run "
         f"`schedule {verb} {schedule_id}` in #general, or name that channel: "
         f"`schedule {verb} {schedule_id} --channel general`."
     )
-    listed = text(await service.schedule_command(ADMIN, "list", []))
+    listed = text(await schedule_command(service, ADMIN, "list", []))
     assert f"#{schedule_id}" in listed and "paused" not in listed  # untouched
 
 
@@ -469,12 +474,12 @@ async def test_naming_the_channel_acts_on_its_schedule_and_the_reply_says_where(
 ) -> None:
     schedule_id = await add(service, "09:00", "Europe/Berlin")
     reply = text(
-        await service.schedule_command(
-            TORCH_HELP, "remove", [str(schedule_id), "--channel", "#general"]
+        await schedule_command(
+            service, TORCH_HELP, "remove", [str(schedule_id), "--channel", "#general"]
         )
     )
     assert reply == f"🗑️ Schedule #{schedule_id} in #general removed; it will not post again."
-    assert "No schedules in #general" in text(await service.schedule_command(ADMIN, "list", []))
+    assert "No schedules in #general" in text(await schedule_command(service, ADMIN, "list", []))
 
 
 async def test_an_identical_schedule_is_refused_with_the_existing_id(
@@ -482,14 +487,14 @@ async def test_an_identical_schedule_is_refused_with_the_existing_id(
 ) -> None:
     first = await add(service, "09:00", "Europe/Berlin")
     with pytest.raises(BadInput) as info:
-        await service.schedule_command(ADMIN, "add", ["09:00", "Europe/Berlin"])
+        await schedule_command(service, ADMIN, "add", ["09:00", "Europe/Berlin"])
     assert str(info.value).startswith(f"#general already has this schedule: #{first} (09:00")
-    listed = text(await service.schedule_command(ADMIN, "list", []))
+    listed = text(await schedule_command(service, ADMIN, "list", []))
     assert [line for line in listed.splitlines() if line.startswith("#")] == [
         line for line in listed.splitlines() if line.startswith(f"#{first} ")
     ]
     # The same schedule in another channel is a different schedule.
-    await service.schedule_command(TORCH_HELP, "add", ["09:00", "Europe/Berlin"])
+    await schedule_command(service, TORCH_HELP, "add", ["09:00", "Europe/Berlin"])
 
 
 async def test_a_schedule_posting_within_a_minute_of_another_is_added_with_a_warning(
@@ -497,21 +502,21 @@ async def test_a_schedule_posting_within_a_minute_of_another_is_added_with_a_war
 ) -> None:
     first = await add(service, "09:00", "Europe/Berlin")
     reply = text(
-        await service.schedule_command(ADMIN, "add", ["09:00", "Europe/Berlin", "weekdays"])
+        await schedule_command(service, ADMIN, "add", ["09:00", "Europe/Berlin", "weekdays"])
     )
     assert reply.startswith("✅ Schedule #")
     assert f"⚠️ It posts within a minute of schedule #{first}" in reply
-    apart = text(await service.schedule_command(ADMIN, "add", ["09:05", "Europe/Berlin"]))
+    apart = text(await schedule_command(service, ADMIN, "add", ["09:05", "Europe/Berlin"]))
     assert "⚠️" not in apart
 
 
 async def test_a_legacy_zone_is_accepted_with_a_warning_naming_the_city_zone(
     service: StudyService,
 ) -> None:
-    reply = text(await service.schedule_command(ADMIN, "add", ["09:00", "EST"]))
+    reply = text(await schedule_command(service, ADMIN, "add", ["09:00", "EST"]))
     assert reply.startswith("✅ Schedule #")
     assert "⚠️ EST is a legacy zone name" in reply and "use America/New_York" in reply
-    gmt = text(await service.schedule_command(ADMIN, "add", ["10:00", "Etc/GMT+5"]))
+    gmt = text(await schedule_command(service, ADMIN, "add", ["10:00", "Etc/GMT+5"]))
     assert "Etc/GMT+5 is UTC-5" in gmt
-    berlin = text(await service.schedule_command(ADMIN, "add", ["11:00", "Europe/Berlin"]))
+    berlin = text(await schedule_command(service, ADMIN, "add", ["11:00", "Europe/Berlin"]))
     assert "⚠️" not in berlin

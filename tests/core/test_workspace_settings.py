@@ -21,7 +21,7 @@ from bot.questions.loader import load_packs
 from bot.services.study import StudyService
 from bot.storage.database import Database
 from tests.conftest import TEST_PACKS
-from tests.helpers import member
+from tests.helpers import member, schedule_command
 
 ANN = member("ann")
 ADMIN = member("root", admin=True)
@@ -71,7 +71,7 @@ async def test_a_new_timezone_takes_over_at_its_next_midnight_without_breaking_a
     assert "Streak: 2 days" in stats  # in UTC it would still be Wednesday: 1 day
     assert await service.timezone(ANN) == "Asia/Tokyo"
     # New schedules default to the new zone.
-    added = await service.schedule_command(ADMIN, "add", ["10:00"])
+    added = await schedule_command(service, ADMIN, "add", ["10:00"])
     assert "Asia/Tokyo" in added.message.plain_text()
 
 

@@ -12,7 +12,7 @@ description Discord shows.
 from __future__ import annotations
 
 import zoneinfo
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -26,14 +26,16 @@ from bot.adapters.discord.render import render
 from bot.core.errors import BadInput, NotFound, Unavailable
 from bot.core.messages import Action, Message, parse_action
 from bot.core.models import ChatContext
+from bot.core.schedule import ScheduleForm
 from bot.core.snippets import first_python_block
 from bot.log import get_logger
 from bot.questions.written import from_fields as written_from_fields
 
 if TYPE_CHECKING:
     from bot.adapters.discord.client import StudyBot
+    from bot.services.schedules import ScheduleReply
 
-__all__ = ["StudyCog", "schedule_add_args", "send_reply", "suggest"]
+__all__ = ["StudyCog", "schedule_form_of", "send_reply", "suggest"]
 
 log = get_logger(__name__)
 
@@ -76,7 +78,7 @@ def suggest(options: Iterable[tuple[str, str]], current: str) -> list[app_comman
     return (starts + contains)[:MAX_CHOICES]
 
 
-def schedule_add_args(
+def schedule_form_of(
     *,
     time: str | None,
     timezone: str | None,
@@ -88,28 +90,24 @@ def schedule_add_args(
     mention: str | None,
     cron: str | None,
     kinds: str | None = None,
-) -> list[str]:
-    """The ``/schedule add`` form as the console grammar's words, for ``schedule_command``.
+) -> ScheduleForm:
+    """The ``/schedule add`` form's fields as a :class:`ScheduleForm` (checked by the core).
 
-    A form field is one value, so days typed with spaces (``mon wed``) are joined with commas
-    and tags are split into one ``--tag`` each.
+    A form field is one value, so days typed with spaces (``mon wed``) are joined with commas,
+    and tags and kinds typed with spaces or commas become one entry each.
     """
-    args = [word for word in (time, timezone) if word and word.strip()]
-    if days and days.strip():
-        args.append(",".join(days.replace(",", " ").split()))
-    for flag, value in (
-        ("--pack", pack),
-        ("--difficulty", difficulty),
-        ("--window", window),
-        ("--mention", mention),
-        ("--cron", cron),
-        ("--kinds", ",".join((kinds or "").replace(",", " ").split()) or None),
-    ):
-        if value and value.strip():
-            args += [flag, value.strip()]
-    for tag in (tags or "").replace(",", " ").split():
-        args += ["--tag", tag]
-    return args
+    return ScheduleForm(
+        time=time,
+        timezone=timezone,
+        days=",".join(days.replace(",", " ").split()) if days and days.strip() else None,
+        cron=cron,
+        pack=pack,
+        tags=tuple((tags or "").replace(",", " ").split()),
+        difficulty=difficulty,
+        window=window,
+        mention=mention,
+        kinds=tuple((kinds or "").replace(",", " ").split()),
+    )
 
 
 @cache
@@ -452,12 +450,12 @@ class StudyCog(commands.Cog, name="studybot"):
     ) -> None:
         """Add a scheduled question to this channel (admins).
 
-        The form fields become the console grammar's words (``09:00 Europe/Berlin weekdays
-        --pack p``), so the core parses and checks one syntax for every platform.
+        The typed fields go to the core as a form; it checks them exactly as it checks the
+        text grammar's words on the console and Slack.
         """
         if mention is not None and mention.is_default():
             raise BadInput("@everyone would ping the whole server; pick a role to notify.")
-        args = schedule_add_args(
+        form = schedule_form_of(
             time=time,
             timezone=timezone,
             days=days,
@@ -469,7 +467,8 @@ class StudyCog(commands.Cog, name="studybot"):
             cron=cron,
             kinds=kinds,
         )
-        await self._schedule(interaction, "add", args)
+        ctx = self.context(interaction)
+        await self._schedule(interaction, self.service.schedules.add(ctx, form))
 
     @schedule_add.autocomplete("timezone")
     async def _schedule_timezone(
@@ -486,7 +485,8 @@ class StudyCog(commands.Cog, name="studybot"):
     @schedule.command(name="list")
     async def schedule_list(self, interaction: Interaction) -> None:
         """This channel's schedules and when each posts next."""
-        await self._schedule(interaction, "list", [])
+        ctx = self.context(interaction)
+        await self._schedule(interaction, self.service.schedules.list(ctx))
 
     @schedule.command(name="preview")
     @app_commands.rename(schedule_id="id")
@@ -498,7 +498,8 @@ class StudyCog(commands.Cog, name="studybot"):
         count: app_commands.Range[int, 1, 25] = 5,
     ) -> None:
         """When a schedule posts next, in its own timezone."""
-        await self._schedule(interaction, "preview", [str(schedule_id), str(count)])
+        ctx = self.context(interaction)
+        await self._schedule(interaction, self.service.schedules.preview(ctx, schedule_id, count))
 
     @schedule.command(name="remove")
     @app_commands.rename(schedule_id="id")
@@ -509,7 +510,8 @@ class StudyCog(commands.Cog, name="studybot"):
         schedule_id: app_commands.Range[int, 1],
     ) -> None:
         """Remove a schedule (admins)."""
-        await self._schedule(interaction, "remove", [str(schedule_id)])
+        ctx = self.context(interaction)
+        await self._schedule(interaction, self.service.schedules.remove(ctx, schedule_id))
 
     @schedule.command(name="pause")
     @app_commands.rename(schedule_id="id")
@@ -520,7 +522,8 @@ class StudyCog(commands.Cog, name="studybot"):
         schedule_id: app_commands.Range[int, 1],
     ) -> None:
         """Pause a schedule until it is resumed (admins)."""
-        await self._schedule(interaction, "pause", [str(schedule_id)])
+        ctx = self.context(interaction)
+        await self._schedule(interaction, self.service.schedules.pause(ctx, schedule_id))
 
     @schedule.command(name="resume")
     @app_commands.rename(schedule_id="id")
@@ -531,7 +534,8 @@ class StudyCog(commands.Cog, name="studybot"):
         schedule_id: app_commands.Range[int, 1],
     ) -> None:
         """Resume a paused schedule (admins)."""
-        await self._schedule(interaction, "resume", [str(schedule_id)])
+        ctx = self.context(interaction)
+        await self._schedule(interaction, self.service.schedules.resume(ctx, schedule_id))
 
     @schedule.command(name="skip")
     @app_commands.rename(schedule_id="id")
@@ -542,7 +546,8 @@ class StudyCog(commands.Cog, name="studybot"):
         schedule_id: app_commands.Range[int, 1],
     ) -> None:
         """Skip a schedule's next question (admins)."""
-        await self._schedule(interaction, "skip", [str(schedule_id)])
+        ctx = self.context(interaction)
+        await self._schedule(interaction, self.service.schedules.skip(ctx, schedule_id))
 
     @schedule.command(name="now")
     @app_commands.rename(schedule_id="id")
@@ -553,15 +558,16 @@ class StudyCog(commands.Cog, name="studybot"):
         schedule_id: app_commands.Range[int, 1],
     ) -> None:
         """Post a schedule's question right now (admins)."""
-        await self._schedule(interaction, "now", [str(schedule_id)])
+        ctx = self.context(interaction)
+        await self._schedule(interaction, self.service.schedules.now(ctx, schedule_id))
 
-    async def _schedule(self, interaction: Interaction, verb: str, args: list[str]) -> None:
+    async def _schedule(self, interaction: Interaction, call: Awaitable[ScheduleReply]) -> None:
         """Permissions are the core's: ``ctx.is_admin`` says what the adapter saw.
 
         ``now`` answers the admin first, then publishes through the gateway like the
         scheduler does, so the question is a plain channel post that keeps no token.
         """
-        reply = await self.service.schedule_command(self.context(interaction), verb, args)
+        reply = await call
         await send_reply(interaction, reply.message.private())
         if reply.draft is not None:
             await self.service.publish(reply.draft, self.bot.gateway)

@@ -79,6 +79,7 @@ from bot.adapters.slack.render import (
     run_modal,
     write_modal,
 )
+from bot.adapters.text_commands import run_schedule_command
 from bot.core.errors import APOLOGY, BadInput, StudyError, Unavailable
 from bot.core.messages import (
     ACTION_ID_PATTERN,
@@ -764,7 +765,7 @@ class SlackAdapter:
         self, ctx: ChatContext, verb: str, args: list[str], body: dict[str, Any], respond: Any
     ) -> None:
         """``/study schedule VERB ...``: the core checks the verb, the words and who may."""
-        reply = await self.service.schedule_command(ctx, verb, args)
+        reply = await run_schedule_command(self.service.schedules, ctx, verb, args)
         await self._reply_private(body, respond, reply.message)
         if reply.draft is not None:  # `now`: a question to post in the schedule's channel
             await self.service.publish(reply.draft, self)

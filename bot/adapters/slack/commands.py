@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bot.core.schedule import ScheduleError, split_args
+from bot.adapters.text_commands import split_args
+from bot.core.schedule import ScheduleError
 from bot.core.snippets import first_python_block
 from bot.services.schedules import VERBS
 

@@ -7,8 +7,9 @@ from typing import Any
 import discord
 import pytest
 
-from bot.adapters.discord.cog import schedule_add_args
+from bot.adapters.discord.cog import schedule_form_of
 from bot.adapters.discord.render import mention_target, render
+from bot.adapters.text_commands import parse_schedule_args
 from bot.core.messages import Message
 from tests.adapters.discord.conftest import Studybot, embed_text
 from tests.fakes.discord_api import FakeDiscord, FakeGuild, FakeMember
@@ -207,8 +208,8 @@ async def test_timezone_autocomplete(
     assert all(c["value"].startswith("Europe/") for c in (await europe.response()).choices)
 
 
-def test_schedule_add_args_follow_the_console_grammar() -> None:
-    assert schedule_add_args(
+def test_the_discord_form_and_the_text_grammar_give_the_same_schedule() -> None:
+    form = schedule_form_of(
         time="09:00",
         timezone="Europe/Berlin",
         days="mon wed, fri",
@@ -218,27 +219,33 @@ def test_schedule_add_args_follow_the_console_grammar() -> None:
         window="90m",
         mention="<@&5>",
         cron=None,
-    ) == [
-        "09:00",
-        "Europe/Berlin",
-        "mon,wed,fri",
-        "--pack",
-        "mini",
-        "--difficulty",
-        "easy",
-        "--window",
-        "90m",
-        "--mention",
-        "<@&5>",
-        "--tag",
-        "autograd",
-        "--tag",
-        "leaf",
-    ]
+    )
+    typed = parse_schedule_args(
+        [
+            "09:00",
+            "Europe/Berlin",
+            "mon,wed,fri",
+            "--pack",
+            "mini",
+            "--difficulty",
+            "easy",
+            "--window",
+            "90m",
+            "--mention",
+            "<@&5>",
+            "--tag",
+            "autograd",
+            "--tag",
+            "leaf",
+        ],
+        "UTC",
+    )
+    assert form.spec("UTC") == typed
     empty = dict.fromkeys(
         ("time", "timezone", "days", "pack", "difficulty", "tags", "window", "mention"), None
     )
-    assert schedule_add_args(**empty, cron="0 9 * * 1-5") == ["--cron", "0 9 * * 1-5"]
+    cron = schedule_form_of(**empty, cron="0 9 * * 1-5")
+    assert cron.spec("Asia/Tokyo") == parse_schedule_args(["--cron", "0 9 * * 1-5"], "Asia/Tokyo")
 
 
 def test_mention_target_resolves_roles_only() -> None:
