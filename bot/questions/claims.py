@@ -22,7 +22,6 @@ from typing import Any
 
 __all__ = [
     "INLINE_CODE",
-    "LINTED",
     "NUMBERED",
     "SINGLE",
     "ClaimRefError",
@@ -35,9 +34,8 @@ __all__ = [
 SINGLE = ("answer", "explanation", "final_answer", "model_answer", "hint")
 # A numbered text: `choice 2` is the second entry of `choices`, and so on.
 NUMBERED = {"choice": "choices", "step": "steps", "hint": "hints", "mistake": "common_mistakes"}
-# The texts `questions lint` expects a check for when they show inline code.
-LINTED = ("explanation", "choice", "step", "mistake")
 
+# Inline code in Markdown: what `questions lint` looks for in an item's prose.
 INLINE_CODE = re.compile(r"`[^`\n]+`")
 _NUMBERED_REF = re.compile(r"^(choice|step|hint|mistake)\s+([0-9]{1,3})$")
 _EXPECTED = (
