@@ -405,7 +405,8 @@ def questions_lint(
 ) -> None:
     """Check packs against the schema; print every problem as file:line: field: reason.
 
-    Near-duplicate questions are printed as warnings; they do not change the exit code.
+    Near-duplicate questions, and explanations, why notes, steps and common mistakes that show
+    code no check backs, are printed as warnings; they do not change the exit code.
     """
     from bot.questions.lint import lint_packs
 
@@ -516,10 +517,11 @@ def questions_check(
         bool, typer.Option("--json", help="Print the results as JSON.", metavar="")
     ] = False,
 ) -> None:
-    """Run every code item's snippet in the sandbox and compare it with its expectation.
+    """Run every code item's snippet and every check in the sandbox against its expectation.
 
-    Prints id, expected, got and verdict per item; exits 1 on any disagreement (or a pack
-    that does not load) and 2 when the sandbox is unavailable. Never runs unsandboxed.
+    Prints id (with the texts a check backs), expected, got and verdict per snippet; exits 1
+    on any disagreement (or a pack that does not load) and 2 when the sandbox is unavailable.
+    Never runs unsandboxed.
     """
     import json
 
@@ -538,7 +540,7 @@ def questions_check(
         typer.echo(str(problem), err=True)
     targets = check_targets(result.packs)
     if not targets:
-        typer.echo("no code items to check")
+        typer.echo("no code items or checks to run")
         raise typer.Exit(1 if result.errors else 0)
     base = SandboxConfig.from_settings(settings)
     workers = jobs or max(1, base.pool_size)

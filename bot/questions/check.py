@@ -1,11 +1,13 @@
-"""``studybot questions check``: run every code item in the sandbox and judge it.
+"""``studybot questions check``: run every code item and every check in the sandbox and judge it.
 
 Each item with ``code`` says what its snippet does (``expect_stdout`` or ``expect_error``). For
 an item written by an author that is a promise the pack makes; for an imported item it is the
-*claim* of the source material (see :mod:`bot.questions.importers.cheatsheet`). Either way the
-snippet is run in :class:`bot.sandbox.Sandbox` and the result judged by
+*claim* of the source material (see :mod:`bot.questions.importers.cheatsheet`). An item's
+``checks`` back statements of its prose (an explanation, a choice's ``why``, a step) the same
+way: a snippet and what it does. Either way the snippet is run in
+:class:`bot.sandbox.Sandbox` and the result judged by
 :func:`bot.questions.expectations.compare`, the same rules the shipped-pack test uses, so a
-row that says "disagrees" is a place where real torch and the item part ways.
+row that says "disagrees" is a place where real torch and the pack part ways.
 
 Snippets never run outside the sandbox here: when it is unavailable the check stops with
 the sandbox's reason. The runner is a small protocol so that the table and the verdicts can
@@ -21,9 +23,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from bot.questions.expectations import compare, exception_name, normalize_output
+from bot.questions.expectations import (
+    SupportsExpectation,
+    compare,
+    exception_name,
+    normalize_output,
+)
 from bot.questions.loader import LoadedPack
-from bot.questions.schema import Item
+from bot.questions.schema import Check, Item
 from bot.sandbox import Sandbox, SandboxConfig, SandboxUnavailable, SnippetRejected
 from bot.sandbox.result import Outcome, RunResult
 
@@ -51,12 +58,34 @@ class SnippetRunner(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class CheckTarget:
-    """A code item and where it is written."""
+    """A snippet to run and where it is written: an item's own ``code`` (``check`` is None),
+    or one of its ``checks``, at the check's line."""
 
     item: Item
     pack: str
     path: str
     line: int
+    check: Check | None = None
+
+    @property
+    def code(self) -> str:
+        code = self.check.code if self.check is not None else self.item.code
+        assert code is not None, "a target always has code"
+        return code
+
+    @property
+    def expectation(self) -> SupportsExpectation:
+        return self.check if self.check is not None else self.item
+
+    @property
+    def claim(self) -> str | None:
+        """The texts a check backs (``"choice 2, step 3"``); None for the item's own code."""
+        return self.check.claim if self.check is not None else None
+
+    @property
+    def label(self) -> str:
+        """The item id, and for a check the texts it backs: ``dg-mc-12 [explanation]``."""
+        return self.item.id if self.claim is None else f"{self.item.id} [{self.claim}]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +112,11 @@ class CheckRow:
         return self.target.item.id
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON shape of ``studybot questions check --json`` (one object per item)."""
+        """The JSON shape of ``studybot questions check --json``: one object per snippet, with
+        ``claim`` naming the texts a check backs (``None`` for the item's own code)."""
         return {
             "id": self.item_id,
+            "claim": self.target.claim,
             "pack": self.target.pack,
             "path": self.target.path,
             "line": self.target.line,
@@ -101,13 +132,18 @@ class CheckRow:
 
 
 def check_targets(packs: Iterable[LoadedPack]) -> list[CheckTarget]:
-    """The items with code, in pack order."""
-    return [
-        CheckTarget(item, loaded.pack.pack, loaded.path, loaded.item_lines.get(item.id, 1))
-        for loaded in packs
-        for item in loaded.pack.items
-        if item.code is not None
-    ]
+    """Every snippet, in pack order: each item's own code, then its checks."""
+    targets: list[CheckTarget] = []
+    for loaded in packs:
+        slug, path = loaded.pack.pack, loaded.path
+        for item in loaded.pack.items:
+            line = loaded.item_lines.get(item.id, 1)
+            if item.code is not None:
+                targets.append(CheckTarget(item, slug, path, line))
+            for number, check in enumerate(item.checks):
+                at = loaded.check_lines.get((item.id, number), line)
+                targets.append(CheckTarget(item, slug, path, at, check))
+    return targets
 
 
 async def check_items(
@@ -132,14 +168,15 @@ async def check_items(
 
 
 async def _check_one(target: CheckTarget, runner: SnippetRunner, timeout: float) -> CheckRow:  # noqa: ASYNC109
-    item = target.item
-    assert item.code is not None
-    claim = _expected_cell(item)
+    expectation = target.expectation
+    expected = _expected_cell(expectation)
     try:
-        result = await runner.run(item.code, timeout=timeout)
+        result = await runner.run(target.code, timeout=timeout)
     except SnippetRejected as exc:  # too large, NUL bytes: a row, not the end of the check
-        return CheckRow(target, False, "not run", claim, "(rejected)", exc.reason, None, None, None)
-    verdict = compare(item, result.stdout, result.stderr, result.exit_code)
+        return CheckRow(
+            target, False, "not run", expected, "(rejected)", exc.reason, None, None, None
+        )
+    verdict = compare(expectation, result.stdout, result.stderr, result.exit_code)
     reason = verdict.reason
     if result.truncated:
         reason += " (output was cut at the sandbox's limit)"
@@ -157,8 +194,8 @@ async def _check_one(target: CheckTarget, runner: SnippetRunner, timeout: float)
         target,
         verdict.ok,
         word,
-        claim,
-        _got_cell(item, result),
+        expected,
+        _got_cell(expectation, result),
         reason,
         exception_line(result.stderr),
         result.outcome.value,
@@ -166,13 +203,13 @@ async def _check_one(target: CheckTarget, runner: SnippetRunner, timeout: float)
     )
 
 
-def _expected_cell(item: Item) -> str:
+def _expected_cell(item: SupportsExpectation) -> str:
     if item.expect_error is not None:
         return item.expect_error
     return _output_cell(item.expect_stdout or "")
 
 
-def _got_cell(item: Item, result: RunResult) -> str:
+def _got_cell(item: SupportsExpectation, result: RunResult) -> str:
     if result.exit_code is None or result.outcome in {Outcome.TIMEOUT, Outcome.KILLED}:
         return f"({result.outcome.value})"
     if result.outcome is Outcome.MEMORY_LIMIT:
@@ -206,9 +243,14 @@ def _cell(text: str, width: int = _CELL) -> str:
 
 
 def render_table(rows: Sequence[CheckRow]) -> str:
-    """The table ``questions check`` prints, then one line per disagreement, then a summary."""
+    """The table ``questions check`` prints, then one line per disagreement, then a summary.
+
+    A check's row is labelled with its item's id and the texts it backs:
+    ``dg-mc-12 [explanation]`` in the table, ``file:line: dg-mc-12: check backing
+    explanation: reason`` (at the check's line) among the disagreements.
+    """
     header = ("id", "expected", "got", "verdict")
-    body = [(r.item_id, _cell(r.expected), _cell(r.got), r.verdict) for r in rows]
+    body = [(r.target.label, _cell(r.expected), _cell(r.got), r.verdict) for r in rows]
     widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
 
     def line(cells: Sequence[str]) -> str:
@@ -222,13 +264,15 @@ def render_table(rows: Sequence[CheckRow]) -> str:
         for row in bad:
             where = f"{row.target.path}:{row.target.line}"
             detail = f" [{row.detail}]" if row.detail and row.detail != row.got else ""
-            out.append(f"{where}: {row.item_id}: {row.reason}{detail}")
+            backing = "" if row.target.claim is None else f"check backing {row.target.claim}: "
+            out.append(f"{where}: {row.item_id}: {backing}{row.reason}{detail}")
     out.append("")
+    checks = sum(row.target.check is not None for row in rows)
+    counted = f"{len(rows) - checks} code item(s)" + (f" and {checks} check(s)" if checks else "")
     out.append(
-        f"{len(rows)} code item(s): {len(rows) - len(bad)} ok, {len(bad)} disagree "
-        "with their expectation"
+        f"{counted}: {len(rows) - len(bad)} ok, {len(bad)} disagree with their expectation"
         if bad
-        else f"{len(rows)} code item(s): all agree with their expectation"
+        else f"{counted}: all agree with their expectation"
     )
     return "\n".join(out)
 

@@ -19,13 +19,17 @@ import yaml
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
+from bot.questions.claims import NUMBERED
 from bot.questions.schema import (
+    Check,
     Flashcard,
     Item,
     MultipleChoice,
     OpenPrompt,
     Pack,
     Practice,
+    backs_problems,
+    claim_refs,
     expectation_problem,
     practice_problem,
 )
@@ -80,6 +84,8 @@ class LoadedPack:
     pack: Pack
     content_hash: str
     item_lines: dict[str, int] = field(hash=False, compare=False)
+    # The line of each item's checks: (item id, index in `checks`) -> line.
+    check_lines: dict[tuple[str, int], int] = field(default_factory=dict, hash=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,14 +93,16 @@ class PackContents:
     """What one pack file declares, whether or not it loads, for the checks across files.
 
     ``ids`` holds every readable id with the line of its item (invalid items included, first
-    copy only); ``items`` the items that validate, with their lines. A file with errors is
-    still compared with the others, so one lint run reports everything at once.
+    copy only); ``items`` the items that validate, with their lines; ``text_lines`` the line
+    of each text of those items that a check can back, by ``(id, "step 2")``. A file with
+    errors is still compared with the others, so one lint run reports everything at once.
     """
 
     path: str
     pack_name: str | None
     ids: dict[str, int] = field(hash=False, compare=False)
     items: tuple[tuple[Item, int], ...] = field(hash=False, compare=False)
+    text_lines: dict[tuple[str, str], int] = field(default_factory=dict, hash=False, compare=False)
 
     @classmethod
     def of(cls, loaded: LoadedPack) -> PackContents:
@@ -120,8 +128,13 @@ class LoadResult:
 
 
 def item_hash(item: Item) -> str:
-    """A stable content hash of one item, used to version edited questions."""
-    canonical = json.dumps(item.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+    """A stable content hash of one item, used to version edited questions.
+
+    Its ``checks`` are left out: members never see them, so adding or editing a check does
+    not make a new version of the question.
+    """
+    body = item.model_dump(mode="json", exclude={"checks"})
+    canonical = json.dumps(body, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
@@ -207,9 +220,14 @@ def read_pack_text(
     valid, ids = _check_items(name, lines, items_raw, problems)
     good_items = [item for item, _ in valid]
     item_lines = {item.id: line for item, line in valid}
+    check_lines, text_lines = _claim_lines(lines, items_raw, good_items)
     pack_name = data.get("pack")
     contents = PackContents(
-        name, pack_name.strip() if isinstance(pack_name, str) else None, ids, tuple(valid)
+        name,
+        pack_name.strip() if isinstance(pack_name, str) else None,
+        ids,
+        tuple(valid),
+        text_lines,
     )
     header = {k: v for k, v in data.items() if k != "items"}
     if "items" in data:
@@ -228,7 +246,41 @@ def read_pack_text(
     if problems:
         return None, problems, contents
     digest = hashlib.sha256(raw).hexdigest()
-    return LoadedPack(name, pack, digest, item_lines), problems, contents
+    return LoadedPack(name, pack, digest, item_lines, check_lines), problems, contents
+
+
+def _claim_lines(
+    lines: dict[Path_, int], items_raw: Any, items: Sequence[Item]
+) -> tuple[dict[tuple[str, int], int], dict[tuple[str, str], int]]:
+    """The line of every check of the valid items, and of every text a check can back."""
+    checks: dict[tuple[str, int], int] = {}
+    texts: dict[tuple[str, str], int] = {}
+    index_of: dict[str, int] = {}
+    for position, item_raw in enumerate(items_raw if isinstance(items_raw, list) else ()):
+        item_id = _readable_id(item_raw)
+        if item_id is not None:
+            index_of.setdefault(item_id, position)  # a valid item is the first copy of its id
+    for item in items:
+        found = index_of.get(item.id)
+        if found is None:
+            continue
+        base: Path_ = ("items", found)
+        item_line = lines.get(base, 1)
+        for number in range(len(item.checks)):
+            checks[item.id, number] = lines.get((*base, "checks", number), item_line)
+        for ref in claim_refs(item):
+            texts[item.id, ref] = _closest_line(lines, (*base, *_text_path(ref)))
+    return checks, texts
+
+
+def _text_path(ref: str) -> Path_:
+    """Where a text a check can back is written in its item (``step 2`` -> steps[1])."""
+    word, _, number = ref.partition(" ")
+    if not number:
+        return (ref,)
+    if word == "choice":
+        return ("choices", int(number) - 1, "why")
+    return (NUMBERED[word], int(number) - 1)
 
 
 def _runaway_quote(text: str, at: yaml.Mark) -> tuple[int, int, int] | None:
@@ -276,6 +328,7 @@ def _check_items(
                 for err in _meaningful(exc.errors())
             )
             problems.extend(_item_rule_problems(name, lines, item_path, label, item_raw, exc))
+            problems.extend(_check_rule_problems(name, lines, item_path, label, item_raw, exc))
         item_id = item.id if item is not None else _readable_id(item_raw)
         if item_id is not None:
             if item_id in seen:
@@ -334,6 +387,55 @@ def _item_rule_problems(
         found = practice_problem(raw.get("choices"), raw.get("answer"))
     if found:
         yield Problem(name, line, label, found)
+
+
+def _check_rule_problems(
+    name: str,
+    lines: dict[Path_, int],
+    item_path: Path_,
+    label: str,
+    raw: Any,
+    exc: ValidationError,
+) -> Iterable[Problem]:
+    """The rules of ``checks`` that field errors kept pydantic from applying.
+
+    A check whose fields fail never reaches its own code/expectation rule, and one invalid
+    check keeps the item from asking whether the others' ``backs`` name texts it has; both
+    are applied here to the raw data, so all of an item's problems come back at once.
+    """
+    if not isinstance(raw, dict) or not isinstance(raw.get("checks"), list):
+        return
+    locs = [_strip_union_tags(tuple(err["loc"]), raw) for err in exc.errors()]
+    in_checks = [loc for loc in locs if len(loc) >= 2 and loc[0] == "checks"]
+    if not in_checks or any(err["type"] == "claim_not_found" for err in exc.errors()):
+        return  # every check validated, and the item judged their `backs` itself
+    checks: list[Check | None] = []
+    for index, check_raw in enumerate(raw["checks"]):
+        mine = [loc for loc in in_checks if loc[1] == index]
+        if not mine:
+            checks.append(Check.model_validate(check_raw))
+            continue
+        checks.append(None)
+        if isinstance(check_raw, dict) and all(len(loc) > 2 for loc in mine):
+            found = expectation_problem(
+                check_raw.get("code"),
+                check_raw.get("expect_stdout"),
+                check_raw.get("expect_error"),
+                subject="a check",
+            )
+            if found:
+                where = (*item_path, "checks", index)
+                yield Problem(name, _closest_line(lines, where), f"{label}.checks[{index}]", found)
+    failed = {loc[0] for loc in locs if loc}
+    fields = {key: value for key, value in raw.items() if key not in failed}
+    model = KINDS.get(raw["kind"]) if isinstance(raw.get("kind"), str) else None
+    for key, info in model.model_fields.items() if model is not None else ():
+        if key not in raw and not info.is_required():
+            fields[key] = info.default
+    for (index, _, position), message in backs_problems(raw.get("kind"), fields, checks):
+        loc = _strip_union_tags(("checks", index, "backs", position), raw)
+        path = (*item_path, *loc)
+        yield Problem(name, _closest_line(lines, path), _join(label, loc), message)
 
 
 def _cross_pack_problems(files: Sequence[PackContents]) -> Iterable[Problem]:
@@ -512,6 +614,8 @@ def _strip_union_tags(loc: Path_, raw: Any) -> Path_:
             continue
         if part.__class__ is str and "[" in str(part):  # e.g. "function-after[...]"
             continue
+        if isinstance(part, int) and isinstance(current, str):
+            continue  # `backs: step 2` is read as a list of one; the place is the text itself
         out.append(part)
         if isinstance(current, dict):
             current = current.get(part)
@@ -597,6 +701,8 @@ def _entries(count: object) -> str:
 
 def _allowed_fields(raw: Any, loc: Path_) -> str:
     # For an unknown key inside an item, list the keys that kind of item accepts.
+    if len(loc) >= 3 and loc[-3] == "checks" and isinstance(loc[-2], int):
+        return ", ".join(Check.model_fields)
     if loc and isinstance(raw, dict):
         owner: Any = raw
         for part in loc[:-1]:

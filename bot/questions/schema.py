@@ -8,18 +8,32 @@ pack authors, not for Python programmers.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Literal, Self
 
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
+    ValidationError,
+    ValidationInfo,
     model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from bot.questions.claims import (
+    NUMBERED,
+    ClaimRefError,
+    describe_available,
+    item_texts,
+    parse_ref,
 )
 
 __all__ = [
+    "Check",
     "Choice",
     "Difficulty",
     "Flashcard",
@@ -28,6 +42,8 @@ __all__ = [
     "OpenPrompt",
     "Pack",
     "Practice",
+    "backs_problems",
+    "claim_refs",
     "expectation_problem",
     "practice_problem",
 ]
@@ -42,6 +58,7 @@ Tag = Annotated[
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
 ShortText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=600)]
 ExceptionName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")]
+Code = Annotated[str, StringConstraints(min_length=1, max_length=4000)]
 
 MAX_CHOICES = 5  # Discord fits five buttons on a row; letters A-E.
 CHOICE_LETTERS = "ABCDE"
@@ -65,12 +82,131 @@ class Choice(_Strict):
     why: Text | None = None
 
 
+CHECK = "a check"
+
+
+def _one_or_more(value: object) -> object:
+    """``backs: explanation`` is a list of one."""
+    return [value] if isinstance(value, str) else value
+
+
+def _claim_ref(value: str) -> str:
+    try:
+        return parse_ref(value)
+    except ClaimRefError as exc:
+        raise ValueError(str(exc)) from None
+
+
+ClaimRef = Annotated[str, AfterValidator(_claim_ref)]
+
+
+class Check(_Strict):
+    """A snippet that backs statements in an item's prose (``backs``), run like ``code``.
+
+    ``backs`` names the texts (see :mod:`bot.questions.claims`); the snippet and its
+    expectation follow the rules of an item's own ``code`` and are judged the same way.
+    Whether the named texts exist is checked by the item (:data:`Checks`).
+    """
+
+    backs: Annotated[
+        tuple[ClaimRef, ...], BeforeValidator(_one_or_more), Field(min_length=1, max_length=20)
+    ]
+    code: Code
+    expect_stdout: str | None = None
+    expect_error: ExceptionName | None = None
+
+    @model_validator(mode="after")
+    def _has_expectation(self) -> Self:
+        problem = expectation_problem(
+            self.code, self.expect_stdout, self.expect_error, subject=CHECK
+        )
+        if problem:
+            raise ValueError(problem)
+        return self
+
+    @property
+    def claim(self) -> str:
+        """The texts it backs, as one label: ``"choice 2, step 3"``."""
+        return ", ".join(self.backs)
+
+
+def backs_problems(
+    kind: object, fields: Mapping[str, object], checks: Sequence[Check | None]
+) -> list[tuple[tuple[int, str, int], str]]:
+    """``backs`` entries naming a text the item does not have: ``((check, "backs", entry),
+    message)``, the message saying which texts the item has.
+
+    ``fields`` are the item's fields that are valid; a text whose field is missing from them
+    (it failed validation, and is reported there) is not judged.
+    """
+    model = _KINDS.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        return []
+    texts = item_texts(fields, tuple(model.model_fields))
+    found: list[tuple[tuple[int, str, int], str]] = []
+    for index, check in enumerate(checks):
+        for position, ref in enumerate(check.backs if check is not None else ()):
+            if texts.get(ref) is not None:
+                continue
+            word, _, number = ref.partition(" ")
+            field = NUMBERED[word] if number else ref
+            if field not in model.model_fields:
+                what = f"{_KIND_NAMES[model]} has no {field.replace('_', ' ')}"
+            elif field in fields:
+                what = f"this item has no {ref}"
+            else:
+                continue
+            available = describe_available(texts)
+            found.append(
+                (
+                    (index, "backs", position),
+                    f"`{ref}`: {what}; expected one of its texts: {available}",
+                )
+            )
+    return found
+
+
+def _backs_exist(checks: tuple[Check, ...], info: ValidationInfo) -> tuple[Check, ...]:
+    """Every ``backs`` names a text this item has; each one that does not is an error at its
+    own place (``checks[1].backs``).
+
+    A field validator, so the item's valid fields are in ``info.data`` (``checks`` comes last
+    in every kind).
+    """
+    found = backs_problems(info.data.get("kind"), info.data, checks)
+    if found:
+        raise ValidationError.from_exception_data(
+            "checks",
+            [
+                InitErrorDetails(
+                    type=PydanticCustomError("claim_not_found", "{message}", {"message": text}),
+                    loc=loc,
+                    input=checks[loc[0]].backs[loc[2]],
+                )
+                for loc, text in found
+            ],
+        )
+    return checks
+
+
+def claim_refs(item: object) -> list[str]:
+    """The names of every text of ``item`` a check can back, in the item's order."""
+    model = type(item)
+    if model not in _KIND_NAMES:
+        return []
+    fields = {name: getattr(item, name) for name in model.model_fields}
+    return [ref for ref, text in item_texts(fields, tuple(fields)).items() if text is not None]
+
+
+Checks = Annotated[tuple[Check, ...], AfterValidator(_backs_exist)]
+
+
 class _ItemBase(_Strict):
     id: Slug
     difficulty: Difficulty
     tags: tuple[Tag, ...] = ()
     prompt: Text
-    code: Annotated[str, StringConstraints(min_length=1, max_length=4000)] | None = None
+    code: Code | None = None
     expect_stdout: str | None = None
     expect_error: ExceptionName | None = None
     # The reveal attaches a picture of the autograd graph this item's code builds.
@@ -86,8 +222,10 @@ class _ItemBase(_Strict):
         return self
 
 
-def expectation_problem(code: object, expect_stdout: object, expect_error: object) -> str | None:
-    """The code/expectation rule, shared by the model and the loader's raw-data pass.
+def expectation_problem(
+    code: object, expect_stdout: object, expect_error: object, *, subject: str = "an item with code"
+) -> str | None:
+    """The code/expectation rule, shared by items, checks and the loader's raw-data pass.
 
     The loader applies it to raw data too, so it is reported even when other fields fail.
     """
@@ -95,7 +233,7 @@ def expectation_problem(code: object, expect_stdout: object, expect_error: objec
         return "give either expect_stdout or expect_error, not both"
     if code is not None and expect_stdout is None and expect_error is None:
         return (
-            "an item with code needs a machine-checkable expectation: "
+            f"{subject} needs a machine-checkable expectation: "
             "expect_stdout (the exact output) or expect_error (an exception type name)"
         )
     if code is None and (expect_stdout is not None or expect_error is not None):
@@ -134,6 +272,7 @@ class Flashcard(_ItemBase):
 
     kind: Literal["flashcard"]
     answer: Text
+    checks: Checks = ()
 
 
 class MultipleChoice(_ItemBase):
@@ -142,6 +281,7 @@ class MultipleChoice(_ItemBase):
     kind: Literal["multiple_choice"]
     choices: ChoiceList
     explanation: Text | None = None
+    checks: Checks = ()
 
 
 class Practice(_ItemBase):
@@ -154,6 +294,7 @@ class Practice(_ItemBase):
     hints: tuple[Text, ...] = ()
     common_mistakes: tuple[Text, ...] = ()
     final_answer: Text
+    checks: Checks = ()
 
     @model_validator(mode="after")
     def _choices_or_answer(self) -> Self:
@@ -169,7 +310,22 @@ class OpenPrompt(_ItemBase):
     kind: Literal["open"]
     hint: Text | None = None
     model_answer: Text
+    checks: Checks = ()
 
+
+_KINDS: dict[str, type[_ItemBase]] = {
+    "flashcard": Flashcard,
+    "multiple_choice": MultipleChoice,
+    "practice": Practice,
+    "open": OpenPrompt,
+}
+
+_KIND_NAMES: dict[type[_ItemBase], str] = {
+    Flashcard: "a flashcard",
+    MultipleChoice: "a multiple-choice item",
+    Practice: "a practice item",
+    OpenPrompt: "an open prompt",
+}
 
 Item = Annotated[Flashcard | MultipleChoice | Practice | OpenPrompt, Field(discriminator="kind")]
 

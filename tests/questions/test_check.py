@@ -201,6 +201,7 @@ async def test_as_dict_is_the_json_shape() -> None:
     row = (await _rows())[1]
     assert row.as_dict() == {
         "id": "c-wrong-output",
+        "claim": None,
         "pack": "claims",
         "path": "claims.yaml",
         "line": 13,

@@ -12,7 +12,7 @@ import pytest
 
 from bot.questions.expectations import compare
 from bot.questions.loader import load_pack_text
-from bot.questions.schema import Item
+from bot.questions.schema import Check, Item
 from tests.questions.snippets import explain, run_snippet
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "PACKS.md"
@@ -46,4 +46,20 @@ def test_doc_example_snippet_expectation_holds(item: Item, tmp_path: Path) -> No
     assert item.code is not None
     stdout, stderr, exit_code = run_snippet(item.code, tmp_path)
     verdict = compare(item, stdout, stderr, exit_code)
+    assert verdict.ok, explain(verdict, stderr)
+
+
+def test_doc_has_an_example_of_a_check() -> None:
+    assert any(item.checks for item in _items())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "check",
+    [check for item in _items() for check in item.checks],
+    ids=lambda check: check.claim.replace(" ", ""),
+)
+def test_doc_example_check_holds(check: Check, tmp_path: Path) -> None:
+    stdout, stderr, exit_code = run_snippet(check.code, tmp_path)
+    verdict = compare(check, stdout, stderr, exit_code)
     assert verdict.ok, explain(verdict, stderr)

@@ -1,8 +1,10 @@
 """The packs in ``questions/`` load cleanly, meet the issue's bar, and tell the truth.
 
-The last part runs every code snippet in a plain subprocess of this interpreter (the torch
-installed in the venv, 2.13 on CI) and judges it with the same :func:`compare` that the
-sandboxed ``questions check`` will use, one test per item id so a failure names the item.
+The last part runs every code snippet, and every check that backs a statement of an item's
+prose, in a plain subprocess of this interpreter (the torch installed in the venv, 2.13 on CI)
+and judges it with the same :func:`compare` that the sandboxed ``questions check`` uses: one
+test per item id, and one per check (``dg-mc-12-check1-explanation``), so a failure names
+the item and the text.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from bot.questions.expectations import Expectation, compare
+from bot.questions.lint import lint_packs
 from bot.questions.loader import load_packs
-from bot.questions.schema import Item, Pack, Practice
+from bot.questions.schema import Check, Item, Pack, Practice
 from tests.questions.snippets import explain, run_snippet
 
 PACKS_DIR = Path(__file__).resolve().parents[2] / "questions"
@@ -53,6 +56,16 @@ def _code_items() -> list[Item]:
     return [item for pack in _packs() for item in pack.items if item.code is not None]
 
 
+def _checks() -> list[tuple[str, Check]]:
+    """Every check of every shipped item, with a test id naming the item and the texts."""
+    return [
+        (f"{item.id}-check{number}-{'-'.join(check.backs).replace(' ', '')}", check)
+        for pack in _packs()
+        for item in pack.items
+        for number, check in enumerate(item.checks, 1)
+    ]
+
+
 # --- (a) every pack loads ---------------------------------------------------------------------
 
 
@@ -60,6 +73,12 @@ def test_every_shipped_pack_loads_without_problems() -> None:
     result = load_packs(PACKS_DIR)
     assert not result.problems, "\n".join(str(problem) for problem in result.problems)
     assert result.packs, f"no packs in {PACKS_DIR}"
+
+
+def test_every_shipped_pack_lints_without_a_warning() -> None:
+    """No near-duplicates, and no prose that shows code without a check backing it."""
+    result = lint_packs(PACKS_DIR)
+    assert not result.problems, "\n".join(str(problem) for problem in result.problems)
 
 
 # --- (b) the first pack meets the issue ------------------------------------------------------
@@ -133,3 +152,11 @@ def test_code_item_expectation_holds(item: Item, tmp_path: Path) -> None:
     stdout, stderr, exit_code = run_snippet(item.code, tmp_path)
     verdict = compare(item, stdout, stderr, exit_code)
     assert verdict.ok, explain(verdict, stderr)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "check"), _checks(), ids=[name for name, _ in _checks()])
+def test_check_of_a_claim_holds(name: str, check: Check, tmp_path: Path) -> None:
+    stdout, stderr, exit_code = run_snippet(check.code, tmp_path)
+    verdict = compare(check, stdout, stderr, exit_code)
+    assert verdict.ok, f"{name}\n" + explain(verdict, stderr)
