@@ -428,7 +428,9 @@ class PackAdmin:
                 checked.name,
                 row.target.line,
                 row.item_id,
-                row.reason + (f"; {row.detail}" if row.detail else ""),
+                (f"check backing {row.target.claim}: " if row.target.claim else "")
+                + row.reason
+                + (f"; {row.detail}" if row.detail else ""),
             )
             for row in rows
             if not row.ok

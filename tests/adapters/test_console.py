@@ -594,3 +594,13 @@ def test_write_a_question_in_the_console(tmp_path: Path) -> None:
     # The group's pack persists with the database, whatever the flags of the next start.
     again = _run_console(db, "/quiz community\n")
     assert again[0]["question_id"] == "community-1"
+
+
+def test_an_uploaded_pack_with_a_wrong_claim_names_the_text_it_backs(tmp_path: Path) -> None:
+    wrong = Path(__file__).resolve().parents[1] / "data" / "packs" / "claims" / "wrong-claim.yaml"
+    upload = tmp_path / "wrong-claim.yaml"
+    upload.write_bytes(wrong.read_bytes())
+    [reply] = _run_console(tmp_path / "c.sqlite3", f"/pack upload {upload}\n")
+    text = str(reply["text"])
+    assert "wrong-claim.yaml:" in text and "wc-mc-1: check backing explanation:" in text
+    assert "Not installed" in text
