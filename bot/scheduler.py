@@ -51,25 +51,17 @@ from functools import partial
 from typing import TypeVar
 
 from bot.core.clock import Clock, SimulatedClock
-from bot.core.gateway import ChatGateway, PostFinder
-from bot.core.models import Post
-from bot.core.resend import Unconfirmed, why_not_resend
+from bot.core.gateway import ChatGateway
 from bot.core.schedule import next_occurrence, occurrence_key
 from bot.log import get_logger
-from bot.services.posting import PostDraft
-from bot.services.quiz import PostEdit
+from bot.services.scheduled_posts import RESEND_DELAY, Due, Prepared, ScheduledPosts
 from bot.services.schedules import MIN_GRACE, Schedule, catch_up, local_text
 from bot.services.study import StudyService
-from bot.storage.directory import ChannelRow, WorkspaceRow
-from bot.storage.packs import Candidate
-from bot.storage.posts import NewScheduledPost, ScheduledPost
 
-__all__ = ["PREPARE_LEAD", "PREPARE_MIN", "RESEND_DELAY", "Scheduler"]
+__all__ = ["PREPARE_LEAD", "PREPARE_MIN", "RESEND_DELAY", "Scheduler"]  # RESEND_DELAY: re-export
 
 log = get_logger(__name__)
 
-RESEND_DELAY = timedelta(minutes=1)
-"""How long after a failed send the post is tried again (once)."""
 _FAILED_PASS_DELAY = timedelta(minutes=1)
 _BATCH = 500  # occurrences picked, inserted and sent together
 PREPARE_LEAD = timedelta(seconds=10)
@@ -78,30 +70,6 @@ PREPARE_MIN = 50
 """A batch this large is worth preparing (at 09:00, thousands of channels may be due)."""
 _STOP_TIMEOUT = 3.0  # seconds a stopping scheduler may spend finishing sends in flight
 T = TypeVar("T")
-
-
-# A plan's filters (pack, difficulty, tags, kinds) and whether its channel needs every candidate.
-_Filters = tuple[str | None, str | None, tuple[str, ...], tuple[str, ...], bool]
-
-
-@dataclass(frozen=True, slots=True)
-class _Due:
-    """One occurrence to post now."""
-
-    schedule: Schedule
-    occurrence: datetime
-    key: str  # occurrence_key(occurrence), the UNIQUE key of its post row
-    closes_at: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class _Prepared:
-    """Questions picked ahead of a large batch, valid for channels that get no other post
-    before it is due (checked against the ``watermark``, the newest post id at the time)."""
-
-    due: datetime
-    watermark: int
-    picks: dict[int, list[Candidate]]  # schedule id -> its channel's least-posted candidates
 
 
 @dataclass(slots=True)
@@ -142,16 +110,28 @@ class Scheduler:
         self.gateway = gateway
         self.clock = clock
         self.grace = max(grace, MIN_GRACE)
+        # What each due batch is handed to: picking, inserting, sending, re-sending, reveals.
+        self.posts = ScheduledPosts(
+            directory=service.directory,
+            posts=service.posts,
+            packs=service.packs,
+            posting=service.posting,
+            quiz=service.quiz,
+            schedules=service.schedules,
+            gateway=gateway,
+            clock=clock,
+            grace=self.grace,
+            metrics=service.metrics,
+        )
         self._concurrency = max(1, concurrency)
         self._prepare_lead = prepare_lead
         self._prepare_min = max(1, prepare_min)
-        self._prepared: _Prepared | None = None
+        self._prepared: Prepared | None = None
         self._sized: tuple[datetime, int] | None = None  # (due, how many are due then)
         self._entries: dict[int, _Entry] = {}
         self._heap: list[tuple[datetime, int, int]] = []  # (due, schedule id, version)
         self._versions = itertools.count()
         self._pending: set[int] = set()
-        self._retries: dict[int, tuple[datetime, int, str]] = {}  # post -> (at, schedule, occ)
         self._next_close: datetime | None = None
         self._marks: list[tuple[int, datetime]] = []
         self._wake = asyncio.Event()
@@ -256,7 +236,7 @@ class Scheduler:
 
     def next_due(self) -> datetime | None:
         """When the loop next has something to do (as of its last pass)."""
-        candidates = [self._next_close, *(at for at, _, _ in self._retries.values())]
+        candidates = [self._next_close, self.posts.next_retry()]
         if (top := self._top()) is not None:
             candidates.append(top)
         found = [c for c in candidates if c is not None]
@@ -318,10 +298,12 @@ class Scheduler:
         re-sends, then new posts (each reveals its until-next predecessor just before)."""
         await self._reload()
         if self._first_pass:
-            await self._resend_unconfirmed(now)
+            await self._per_channel(
+                await self.posts.unconfirmed(), partial(self.posts.resend, now=now)
+            )
             self._first_pass = False
-        await self._reveal_due(now)
-        await self._retry_due(now)
+        await self._per_channel(await self.posts.reveals_due(now), _call)
+        await self.posts.retry_due(now)
         await self._post_due(now)
         marks, self._marks = self._marks, []
         await self.service.schedules.mark_handled(marks)
@@ -370,12 +352,12 @@ class Scheduler:
         await self.service.directory.load_channels(e.schedule.channel_id for e in entries)
         per_channel = Counter(e.schedule.channel_id for e in entries)
         singles = [
-            _Due(e.schedule, top, occurrence_key(top), None)
+            Due(e.schedule, top, occurrence_key(top), None)
             for e in entries
             if per_channel[e.schedule.channel_id] == 1
         ]
-        picks = await self._candidates(singles, set())
-        self._prepared = _Prepared(top, watermark, picks)
+        picks = await self.posts.prepare(singles)
+        self._prepared = Prepared(top, watermark, picks)
         log.info(
             "prepared %d question(s) due at %s in %.0f ms",
             len(picks),
@@ -449,8 +431,10 @@ class Scheduler:
                 chunk = due[start : start + _BATCH]
                 plans = [plan for entry in chunk if (plan := self._plan(entry, now)) is not None]
                 try:
-                    if not await self._post_batch(plans, now):
+                    work = await self.posts.post_batch(plans, now, self._prepared, self.is_stopping)
+                    if work is None:
                         return  # stopping before anything was inserted: they stay due
+                    await self._per_channel(work, _call)
                 except Exception:
                     log.exception("posting %d scheduled question(s) failed", len(plans))
                 for entry in chunk:  # dealt with, whatever happened: never retried into a burst
@@ -464,7 +448,7 @@ class Scheduler:
             current.after = max(current.after, now)
             self._put(current.schedule, entry.upcoming if current is entry else None)
 
-    def _plan(self, entry: _Entry, now: datetime) -> _Due | None:
+    def _plan(self, entry: _Entry, now: datetime) -> Due | None:
         """Which occurrence of a due schedule (if any) posts now; the rest is logged."""
         schedule, spec = entry.schedule, entry.schedule.spec
         try:
@@ -508,296 +492,7 @@ class Scheduler:
                 local_text(spec, occurrence),
                 _round(now - occurrence),
             )
-        return _Due(schedule, occurrence, occurrence_key(occurrence), closes_at)
-
-    async def _post_batch(self, plans: Sequence[_Due], now: datetime) -> bool:
-        """Pick, insert, reveal the until-next predecessors, then send: ``False`` if the
-        scheduler began stopping before the rows were inserted (nothing happened)."""
-        service = self.service
-        where: dict[int, tuple[ChannelRow, WorkspaceRow]] = {}
-        for plan in plans:
-            channel = await service.directory.channel_by_id(plan.schedule.channel_id)
-            where[channel.id] = (
-                channel,
-                await service.directory.workspace_by_id(channel.workspace_id),
-            )
-        rows, picked = await self._pick(plans)
-        if self.is_stopping():
-            return False
-        posts = await service.posts.create_many(rows, now)
-        created: list[tuple[_Due, Post]] = []
-        for plan, post in zip(picked, posts, strict=True):
-            if post is None:
-                await self._already_there(plan)
-            else:
-                created.append((plan, post))
-        if not created:
-            return True
-        try:
-            # "Until the next question": the open predecessors close now and are revealed just
-            # before their successor is sent, in the same channel.
-            new_ids = {post.id for _, post in created}
-            until_next = [
-                plan.schedule.id for plan, _ in created if plan.schedule.spec.window is None
-            ]
-            superseded = [
-                p.id
-                for p in await service.posts.open_until_next_many(until_next)
-                if p.id not in new_ids
-            ]
-            work: dict[int, list[Callable[[], Awaitable[None]]]] = {}
-            for edit in await service.reveal_many(superseded):
-                work.setdefault(edit.post.channel_id, []).append(partial(self._apply, edit))
-            for plan, post in created:
-                channel, workspace = where[post.channel_id]
-                spec = plan.schedule.spec
-                draft = await service.draft(
-                    post,
-                    channel.external_id,
-                    workspace,
-                    mention=spec.mention,
-                    timezone=spec.timezone,
-                )
-                work.setdefault(post.channel_id, []).append(
-                    partial(self._send, draft, plan.schedule.id, plan.key)
-                )
-        except Exception:
-            # The rows exist but nothing was sent: queue each for the resend path, so a bad
-            # moment never costs a channel its day's question.
-            log.exception(
-                "preparing %d scheduled post(s) failed; retrying in %s", len(created), RESEND_DELAY
-            )
-            for plan, post in created:
-                self._retries[post.id] = (now + RESEND_DELAY, plan.schedule.id, plan.key)
-            return True
-        await self._per_channel(list(work.values()), _call)
-        return True
-
-    async def _pick(self, plans: Sequence[_Due]) -> tuple[list[NewScheduledPost], list[_Due]]:
-        """One question per occurrence by the no-repeat rule, in order; a channel due twice
-        in one batch does not get the same question twice."""
-        per_channel = Counter(plan.schedule.channel_id for plan in plans)
-        found: dict[int, list[Candidate]] = {}
-        prepared = self._prepared
-        if prepared is not None:
-            usable = [
-                plan
-                for plan in plans
-                if plan.occurrence == prepared.due
-                and plan.schedule.id in prepared.picks
-                and per_channel[plan.schedule.channel_id] == 1
-            ]
-            if usable:
-                stale = await self.service.posts.channels_posted_since(prepared.watermark)
-                for plan in usable:
-                    if plan.schedule.channel_id not in stale:
-                        found[plan.schedule.id] = prepared.picks[plan.schedule.id]
-        rest = [plan for plan in plans if plan.schedule.id not in found]
-        multi = {channel for channel, count in per_channel.items() if count > 1}
-        found.update(await self._candidates(rest, multi))
-        picks = self.service.posting.pick_batch(
-            [(plan.schedule.id, plan.schedule.channel_id) for plan in plans], found
-        )
-        rows: list[NewScheduledPost] = []
-        picked: list[_Due] = []
-        for plan in plans:
-            schedule = plan.schedule
-            version = picks.get(schedule.id)
-            if version is None:  # e.g. the pack was removed since the schedule was added
-                log.warning(
-                    "schedule %d: occurrence %s not posted: no questions match its filters (%s)",
-                    schedule.id,
-                    local_text(schedule.spec, plan.occurrence),
-                    schedule.spec.describe(),
-                )
-                continue
-            rows.append(
-                NewScheduledPost(
-                    channel_id=schedule.channel_id,
-                    version_id=version,
-                    schedule_id=schedule.id,
-                    occurrence=plan.key,
-                    closes_at=plan.closes_at,
-                )
-            )
-            picked.append(plan)
-        return rows, picked
-
-    async def _candidates(
-        self, plans: Sequence[_Due], multi: set[int]
-    ) -> dict[int, list[Candidate]]:
-        """Each plan's candidates, one query per filter set: just the least-posted ones,
-        except for channels in ``multi`` (due more than once), which need every one."""
-        groups: dict[_Filters, list[_Due]] = {}
-        for plan in plans:
-            spec = plan.schedule.spec
-            every = plan.schedule.channel_id in multi
-            key = (spec.pack, spec.difficulty, spec.tags, spec.posted_kinds, every)
-            groups.setdefault(key, []).append(plan)
-        found: dict[int, list[Candidate]] = {}
-        for (pack, difficulty, tags, kinds, every), group in groups.items():
-            by_channel = await self.service.packs.candidates_many(
-                [plan.schedule.channel_id for plan in group],
-                pack=pack,
-                difficulty=difficulty,
-                tags=tags,
-                kinds=kinds,
-                fewest_only=not every,
-            )
-            for plan in group:
-                if (candidates := by_channel.get(plan.schedule.channel_id)) is not None:
-                    found[plan.schedule.id] = candidates
-        return found
-
-    async def _already_there(self, plan: _Due) -> None:
-        """The occurrence has its row already: posted before a restart, or by another
-        process. If it was never confirmed as sent, the re-send rule decides."""
-        existing = await self.service.posts.by_occurrence(plan.schedule.id, plan.key)
-        if existing is not None and existing.post.platform_message_id is None:
-            await self._resend(existing, self.clock.now())
-
-    async def _send(self, draft: PostDraft, schedule_id: int, occurrence: str) -> None:
-        try:
-            message_id = await self.gateway.send_post(draft.channel, draft.message)
-        except Exception:
-            log.exception(
-                "sending post %d (schedule %d) to channel %s failed; it is tried once more in %s",
-                draft.post.id,
-                schedule_id,
-                draft.channel,
-                RESEND_DELAY,
-            )
-            self._retries[draft.post.id] = (
-                self.clock.now() + RESEND_DELAY,
-                schedule_id,
-                occurrence,
-            )
-            return
-        await self.service.attach_message(draft.post.id, message_id)
-        metrics = self.service.metrics
-        if metrics is not None:
-            metrics.posts.labels(origin="scheduled").inc()
-            due = datetime.fromisoformat(occurrence)
-            metrics.scheduler_lag.observe(max(0.0, (self.clock.now() - due).total_seconds()))
-
-    # --- unconfirmed sends -------------------------------------------------------------------
-
-    async def _resend_unconfirmed(self, now: datetime) -> None:
-        """At start-up: posts the previous process inserted but never confirmed as sent."""
-        # A crash in the 09:00 burst can leave hundreds, in as many channels: served like a
-        # burst, several channels at once, each channel's posts in order.
-        by_channel: dict[int, list[ScheduledPost]] = {}
-        for item in await self.service.posts.unsent_scheduled():
-            by_channel.setdefault(item.post.channel_id, []).append(item)
-
-        async def resend(item: ScheduledPost) -> None:
-            await self._resend(item, now)
-
-        await self._per_channel(list(by_channel.values()), resend)
-
-    async def _retry_due(self, now: datetime) -> None:
-        for post_id, (at, schedule_id, occurrence) in list(self._retries.items()):
-            if at > now:
-                continue
-            del self._retries[post_id]
-            item = await self.service.posts.by_occurrence(schedule_id, occurrence)
-            if item is not None and item.post.platform_message_id is None:
-                await self._resend(item, now)
-
-    async def _resend(self, item: ScheduledPost, now: datetime) -> None:
-        """The crash-mid-send rule (``core/resend.py`` decides; this gathers its inputs, then
-        re-sends once or closes the post quietly)."""
-        post = item.post
-        assert post.schedule_id is not None
-        if not post.is_open:
-            return
-        occurrence = datetime.fromisoformat(item.occurrence.replace("Z", "+00:00"))
-        schedule = await self.service.schedules.get(post.schedule_id)
-        latest = await self.service.posts.latest_of_schedule(post.schedule_id)
-        unconfirmed = Unconfirmed(
-            occurrence=occurrence,
-            resent=item.resent,
-            schedule_exists=schedule is not None,
-            is_latest=latest == post.id,
-            closes_at=post.closes_at,
-        )
-        reason = why_not_resend(unconfirmed, now, self.grace)
-        if reason is not None:
-            await self._close_quietly(post, reason)
-            return
-        assert schedule is not None
-        # Only now ask the platform (a network call): a post that would not be re-sent anyway
-        # is settled by the database alone.
-        channel = await self.service.directory.channel_by_id(post.channel_id)
-        shown = await self._shown_already(channel.external_id, post.id)
-        if shown is not None:
-            log.info("post %d shows in its channel after all (message %s)", post.id, shown)
-            await self.service.attach_message(post.id, shown)
-            return
-        if not await self.service.posts.claim_resend(post.id):
-            return
-        log.warning(
-            "re-sending post %d (schedule %d, occurrence %s) once: its first send was never "
-            "confirmed",
-            post.id,
-            post.schedule_id,
-            item.occurrence,
-        )
-        workspace = await self.service.directory.workspace_by_id(channel.workspace_id)
-        draft = await self.service.draft(
-            post,
-            channel.external_id,
-            workspace,
-            mention=schedule.spec.mention,
-            timezone=schedule.spec.timezone,
-        )
-        try:
-            message_id = await self.gateway.send_post(draft.channel, draft.message)
-        except Exception:
-            log.exception("re-sending post %d failed; it is not tried again", post.id)
-            await self._close_quietly(post, "the re-send failed too")
-            return
-        await self.service.attach_message(post.id, message_id)
-
-    async def _shown_already(self, channel: str, post_id: int) -> str | None:
-        """The message of a post whose send was never confirmed, if the platform shows it."""
-        if not isinstance(self.gateway, PostFinder):
-            return None
-        try:
-            return await self.gateway.find_post(channel, post_id)
-        except Exception:
-            log.warning("cannot tell whether post %d shows already", post_id, exc_info=True)
-            return None
-
-    async def _close_quietly(self, post: Post, reason: str) -> None:
-        log.warning(
-            "post %d (schedule %s) was never confirmed as sent and is not re-sent: %s; "
-            "closed without a reveal",
-            post.id,
-            post.schedule_id,
-            reason,
-        )
-        await self.service.posts.close(post.id, self.clock.now())
-
-    # --- reveals -----------------------------------------------------------------------------
-
-    async def _reveal_due(self, now: datetime) -> None:
-        due = await self.service.posts.due_to_close(now)
-        if not due:
-            return
-        work: dict[int, list[Callable[[], Awaitable[None]]]] = {}
-        for edit in await self.service.reveal_many([post.id for post in due]):
-            work.setdefault(edit.post.channel_id, []).append(partial(self._apply, edit))
-        await self._per_channel(list(work.values()), _call)
-
-    async def _apply(self, edit: PostEdit) -> None:
-        if edit.message_id is None and edit.post.schedule_id is not None:
-            log.info("post %d closed without a reveal: it was never sent", edit.post.id)
-            return
-        try:
-            await self.service.apply_edit(edit, self.gateway)
-        except Exception:
-            log.exception("revealing post %d in channel %s failed", edit.post.id, edit.channel)
+        return Due(schedule, occurrence, occurrence_key(occurrence), closes_at)
 
     # --- fan-out -----------------------------------------------------------------------------
 

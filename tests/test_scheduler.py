@@ -30,6 +30,7 @@ from bot.core.clock import SimulatedClock
 from bot.core.messages import Message
 from bot.questions.loader import load_packs
 from bot.scheduler import Scheduler
+from bot.services.posting import Posting
 from bot.services.study import StudyService
 from bot.storage.database import Database
 from tests.conftest import TEST_PACKS
@@ -479,15 +480,15 @@ async def test_a_failure_between_inserting_and_sending_is_retried(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The post row exists but rendering it failed once: the channel still gets its question."""
-    real_draft = StudyService.draft
+    real_draft = Posting.draft
     failures = [RuntimeError("the renderer hiccupped")]
 
-    async def flaky_draft(self: StudyService, *args: object, **kwargs: object) -> object:
+    async def flaky_draft(self: Posting, *args: object, **kwargs: object) -> object:
         if failures:
             raise failures.pop()
         return await real_draft(self, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(StudyService, "draft", flaky_draft)
+    monkeypatch.setattr(Posting, "draft", flaky_draft)
     run = await session(
         tmp_path / "bot.sqlite3",
         "2026-03-04T08:00:00Z",

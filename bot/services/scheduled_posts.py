@@ -1,0 +1,399 @@
+"""Posting scheduled occurrences durably: what the scheduler's loop hands each due batch to.
+
+The loop (:mod:`bot.scheduler`) decides *when*; this decides *what* and does it, with every
+store it touches given to it: pick a question per occurrence by the no-repeat rule (from
+questions picked ahead of a large batch where still valid), insert the post rows keyed
+``UNIQUE(schedule_id, occurrence)`` before anything is sent, reveal the "until the next
+question" predecessors, draft and send, and the crash-mid-send rule (``core/resend.py``
+decides; this gathers its inputs and acts). A send that fails is retried once a minute later:
+the retry table lives here and the loop asks :meth:`ScheduledPosts.next_retry` when to wake.
+
+Work for the chat platform comes back as one list of steps per channel, so the loop can serve
+many channels at once while each channel's posts and reveals go out in order.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import partial
+
+from bot.core.clock import Clock
+from bot.core.gateway import ChatGateway, PostFinder
+from bot.core.models import Post
+from bot.core.resend import Unconfirmed, why_not_resend
+from bot.log import get_logger
+from bot.metrics import Metrics
+from bot.services.posting import PostDraft, Posting
+from bot.services.quiz import PostEdit, Quiz
+from bot.services.schedules import Schedule, ScheduleBook, local_text
+from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
+from bot.storage.packs import Candidate, PackStore
+from bot.storage.posts import NewScheduledPost, PostStore, ScheduledPost
+
+__all__ = ["RESEND_DELAY", "Due", "Prepared", "ScheduledPosts", "Step"]
+
+log = get_logger(__name__)
+
+RESEND_DELAY = timedelta(minutes=1)
+"""How long after a failed send the post is tried again (once)."""
+
+Step = Callable[[], Awaitable[None]]
+"""One send or reveal for one channel; a channel's steps run in order."""
+
+# A plan's filters (pack, difficulty, tags, kinds) and whether its channel needs every candidate.
+_Filters = tuple[str | None, str | None, tuple[str, ...], tuple[str, ...], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Due:
+    """One occurrence to post now."""
+
+    schedule: Schedule
+    occurrence: datetime
+    key: str  # occurrence_key(occurrence), the UNIQUE key of its post row
+    closes_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """Questions picked ahead of a large batch, valid for channels that get no other post
+    before it is due (checked against the ``watermark``, the newest post id at the time)."""
+
+    due: datetime
+    watermark: int
+    picks: dict[int, list[Candidate]]  # schedule id -> its channel's least-posted candidates
+
+
+class ScheduledPosts:
+    def __init__(
+        self,
+        *,
+        directory: Directory,
+        posts: PostStore,
+        packs: PackStore,
+        posting: Posting,
+        quiz: Quiz,
+        schedules: ScheduleBook,
+        gateway: ChatGateway,
+        clock: Clock,
+        grace: timedelta,
+        metrics: Metrics | None = None,
+    ) -> None:
+        self._directory = directory
+        self._posts = posts
+        self._packs = packs
+        self._posting = posting
+        self._quiz = quiz
+        self._schedules = schedules
+        self._gateway = gateway
+        self._clock = clock
+        self._grace = grace
+        self._metrics = metrics
+        self._retries: dict[int, tuple[datetime, int, str]] = {}  # post -> (at, schedule, occ)
+
+    # --- a due batch -------------------------------------------------------------------------
+
+    async def post_batch(
+        self,
+        plans: Sequence[Due],
+        now: datetime,
+        prepared: Prepared | None,
+        stopping: Callable[[], bool],
+    ) -> list[list[Step]] | None:
+        """Pick, insert and reveal the until-next predecessors; the sends and reveals, per
+        channel. ``None`` if ``stopping()`` said so before the rows were inserted (nothing
+        happened, so the occurrences stay due)."""
+        where: dict[int, tuple[ChannelRow, WorkspaceRow]] = {}
+        for plan in plans:
+            channel = await self._directory.channel_by_id(plan.schedule.channel_id)
+            where[channel.id] = (
+                channel,
+                await self._directory.workspace_by_id(channel.workspace_id),
+            )
+        rows, picked = await self._pick(plans, prepared)
+        if stopping():
+            return None
+        posts = await self._posts.create_many(rows, now)
+        created: list[tuple[Due, Post]] = []
+        for plan, post in zip(picked, posts, strict=True):
+            if post is None:
+                await self._already_there(plan)
+            else:
+                created.append((plan, post))
+        if not created:
+            return []
+        try:
+            # "Until the next question": the open predecessors close now and are revealed just
+            # before their successor is sent, in the same channel.
+            new_ids = {post.id for _, post in created}
+            until_next = [
+                plan.schedule.id for plan, _ in created if plan.schedule.spec.window is None
+            ]
+            superseded = [
+                p.id
+                for p in await self._posts.open_until_next_many(until_next)
+                if p.id not in new_ids
+            ]
+            work: dict[int, list[Step]] = {}
+            for edit in await self._quiz.reveal_many(superseded):
+                work.setdefault(edit.post.channel_id, []).append(partial(self.apply, edit))
+            for plan, post in created:
+                channel, workspace = where[post.channel_id]
+                spec = plan.schedule.spec
+                draft = await self._posting.draft(
+                    post,
+                    channel.external_id,
+                    workspace,
+                    mention=spec.mention,
+                    timezone=spec.timezone,
+                )
+                work.setdefault(post.channel_id, []).append(
+                    partial(self._send, draft, plan.schedule.id, plan.key)
+                )
+        except Exception:
+            # The rows exist but nothing was sent: queue each for the resend path, so a bad
+            # moment never costs a channel its day's question.
+            log.exception(
+                "preparing %d scheduled post(s) failed; retrying in %s", len(created), RESEND_DELAY
+            )
+            for plan, post in created:
+                self._retries[post.id] = (now + RESEND_DELAY, plan.schedule.id, plan.key)
+            return []
+        return list(work.values())
+
+    async def prepare(self, plans: Sequence[Due]) -> dict[int, list[Candidate]]:
+        """The least-posted candidates of each plan's channel, ahead of a large batch."""
+        return await self._candidates(plans, set())
+
+    async def _pick(
+        self, plans: Sequence[Due], prepared: Prepared | None
+    ) -> tuple[list[NewScheduledPost], list[Due]]:
+        """One question per occurrence by the no-repeat rule, in order; a channel due twice
+        in one batch does not get the same question twice."""
+        per_channel = Counter(plan.schedule.channel_id for plan in plans)
+        found: dict[int, list[Candidate]] = {}
+        if prepared is not None:
+            usable = [
+                plan
+                for plan in plans
+                if plan.occurrence == prepared.due
+                and plan.schedule.id in prepared.picks
+                and per_channel[plan.schedule.channel_id] == 1
+            ]
+            if usable:
+                stale = await self._posts.channels_posted_since(prepared.watermark)
+                for plan in usable:
+                    if plan.schedule.channel_id not in stale:
+                        found[plan.schedule.id] = prepared.picks[plan.schedule.id]
+        rest = [plan for plan in plans if plan.schedule.id not in found]
+        multi = {channel for channel, count in per_channel.items() if count > 1}
+        found.update(await self._candidates(rest, multi))
+        picks = self._posting.pick_batch(
+            [(plan.schedule.id, plan.schedule.channel_id) for plan in plans], found
+        )
+        rows: list[NewScheduledPost] = []
+        picked: list[Due] = []
+        for plan in plans:
+            schedule = plan.schedule
+            version = picks.get(schedule.id)
+            if version is None:  # e.g. the pack was removed since the schedule was added
+                log.warning(
+                    "schedule %d: occurrence %s not posted: no questions match its filters (%s)",
+                    schedule.id,
+                    local_text(schedule.spec, plan.occurrence),
+                    schedule.spec.describe(),
+                )
+                continue
+            rows.append(
+                NewScheduledPost(
+                    channel_id=schedule.channel_id,
+                    version_id=version,
+                    schedule_id=schedule.id,
+                    occurrence=plan.key,
+                    closes_at=plan.closes_at,
+                )
+            )
+            picked.append(plan)
+        return rows, picked
+
+    async def _candidates(
+        self, plans: Sequence[Due], multi: set[int]
+    ) -> dict[int, list[Candidate]]:
+        """Each plan's candidates, one query per filter set: just the least-posted ones,
+        except for channels in ``multi`` (due more than once), which need every one."""
+        groups: dict[_Filters, list[Due]] = {}
+        for plan in plans:
+            spec = plan.schedule.spec
+            every = plan.schedule.channel_id in multi
+            key = (spec.pack, spec.difficulty, spec.tags, spec.posted_kinds, every)
+            groups.setdefault(key, []).append(plan)
+        found: dict[int, list[Candidate]] = {}
+        for (pack, difficulty, tags, kinds, every), group in groups.items():
+            by_channel = await self._packs.candidates_many(
+                [plan.schedule.channel_id for plan in group],
+                pack=pack,
+                difficulty=difficulty,
+                tags=tags,
+                kinds=kinds,
+                fewest_only=not every,
+            )
+            for plan in group:
+                if (candidates := by_channel.get(plan.schedule.channel_id)) is not None:
+                    found[plan.schedule.id] = candidates
+        return found
+
+    async def _already_there(self, plan: Due) -> None:
+        """The occurrence has its row already: posted before a restart, or by another
+        process. If it was never confirmed as sent, the re-send rule decides."""
+        existing = await self._posts.by_occurrence(plan.schedule.id, plan.key)
+        if existing is not None and existing.post.platform_message_id is None:
+            await self.resend(existing, self._clock.now())
+
+    async def _send(self, draft: PostDraft, schedule_id: int, occurrence: str) -> None:
+        try:
+            message_id = await self._gateway.send_post(draft.channel, draft.message)
+        except Exception:
+            log.exception(
+                "sending post %d (schedule %d) to channel %s failed; it is tried once more in %s",
+                draft.post.id,
+                schedule_id,
+                draft.channel,
+                RESEND_DELAY,
+            )
+            self._retries[draft.post.id] = (
+                self._clock.now() + RESEND_DELAY,
+                schedule_id,
+                occurrence,
+            )
+            return
+        await self._posting.attach_message(draft.post.id, message_id)
+        if self._metrics is not None:
+            self._metrics.posts.labels(origin="scheduled").inc()
+            due = datetime.fromisoformat(occurrence)
+            lag = max(0.0, (self._clock.now() - due).total_seconds())
+            self._metrics.scheduler_lag.observe(lag)
+
+    # --- unconfirmed sends -------------------------------------------------------------------
+
+    async def unconfirmed(self) -> list[list[ScheduledPost]]:
+        """At start-up: posts a previous process inserted but never confirmed, per channel.
+
+        A crash in the 09:00 burst can leave hundreds, in as many channels: served like a
+        burst, several channels at once, each channel's posts in order.
+        """
+        by_channel: dict[int, list[ScheduledPost]] = {}
+        for item in await self._posts.unsent_scheduled():
+            by_channel.setdefault(item.post.channel_id, []).append(item)
+        return list(by_channel.values())
+
+    def next_retry(self) -> datetime | None:
+        """When the soonest failed send is tried again (None: none waits)."""
+        return min((at for at, _, _ in self._retries.values()), default=None)
+
+    async def retry_due(self, now: datetime) -> None:
+        for post_id, (at, schedule_id, occurrence) in list(self._retries.items()):
+            if at > now:
+                continue
+            del self._retries[post_id]
+            item = await self._posts.by_occurrence(schedule_id, occurrence)
+            if item is not None and item.post.platform_message_id is None:
+                await self.resend(item, now)
+
+    async def resend(self, item: ScheduledPost, now: datetime) -> None:
+        """The crash-mid-send rule (``core/resend.py`` decides; this gathers its inputs, then
+        re-sends once or closes the post quietly)."""
+        post = item.post
+        assert post.schedule_id is not None
+        if not post.is_open:
+            return
+        occurrence = datetime.fromisoformat(item.occurrence.replace("Z", "+00:00"))
+        schedule = await self._schedules.get(post.schedule_id)
+        latest = await self._posts.latest_of_schedule(post.schedule_id)
+        unconfirmed = Unconfirmed(
+            occurrence=occurrence,
+            resent=item.resent,
+            schedule_exists=schedule is not None,
+            is_latest=latest == post.id,
+            closes_at=post.closes_at,
+        )
+        reason = why_not_resend(unconfirmed, now, self._grace)
+        if reason is not None:
+            await self._close_quietly(post, reason)
+            return
+        assert schedule is not None
+        # Only now ask the platform (a network call): a post that would not be re-sent anyway
+        # is settled by the database alone.
+        channel = await self._directory.channel_by_id(post.channel_id)
+        shown = await self._shown_already(channel.external_id, post.id)
+        if shown is not None:
+            log.info("post %d shows in its channel after all (message %s)", post.id, shown)
+            await self._posting.attach_message(post.id, shown)
+            return
+        if not await self._posts.claim_resend(post.id):
+            return
+        log.warning(
+            "re-sending post %d (schedule %d, occurrence %s) once: its first send was never "
+            "confirmed",
+            post.id,
+            post.schedule_id,
+            item.occurrence,
+        )
+        workspace = await self._directory.workspace_by_id(channel.workspace_id)
+        draft = await self._posting.draft(
+            post,
+            channel.external_id,
+            workspace,
+            mention=schedule.spec.mention,
+            timezone=schedule.spec.timezone,
+        )
+        try:
+            message_id = await self._gateway.send_post(draft.channel, draft.message)
+        except Exception:
+            log.exception("re-sending post %d failed; it is not tried again", post.id)
+            await self._close_quietly(post, "the re-send failed too")
+            return
+        await self._posting.attach_message(post.id, message_id)
+
+    async def _shown_already(self, channel: str, post_id: int) -> str | None:
+        """The message of a post whose send was never confirmed, if the platform shows it."""
+        if not isinstance(self._gateway, PostFinder):
+            return None
+        try:
+            return await self._gateway.find_post(channel, post_id)
+        except Exception:
+            log.warning("cannot tell whether post %d shows already", post_id, exc_info=True)
+            return None
+
+    async def _close_quietly(self, post: Post, reason: str) -> None:
+        log.warning(
+            "post %d (schedule %s) was never confirmed as sent and is not re-sent: %s; "
+            "closed without a reveal",
+            post.id,
+            post.schedule_id,
+            reason,
+        )
+        await self._posts.close(post.id, self._clock.now())
+
+    # --- reveals -----------------------------------------------------------------------------
+
+    async def reveals_due(self, now: datetime) -> list[list[Step]]:
+        """The reveals whose answer windows ended by ``now``, per channel."""
+        due = await self._posts.due_to_close(now)
+        if not due:
+            return []
+        work: dict[int, list[Step]] = {}
+        for edit in await self._quiz.reveal_many([post.id for post in due]):
+            work.setdefault(edit.post.channel_id, []).append(partial(self.apply, edit))
+        return list(work.values())
+
+    async def apply(self, edit: PostEdit) -> None:
+        if edit.message_id is None and edit.post.schedule_id is not None:
+            log.info("post %d closed without a reveal: it was never sent", edit.post.id)
+            return
+        try:
+            await self._quiz.apply_edit(edit, self._gateway)
+        except Exception:
+            log.exception("revealing post %d in channel %s failed", edit.post.id, edit.channel)
