@@ -391,7 +391,7 @@ def review_section(summary: ReviewSummary) -> Section:
         f"True retention, last 30 days: {retention}",
     ]
     if summary.tags:
-        lines.append("Mastery by tag:")
+        lines.append("Mastery by tag (recall a week from now):")
         lines.extend(
             f"• {tag or '(untagged)'}: {round(100 * mastery)}% ({count} card"
             f"{'s' if count != 1 else ''})"

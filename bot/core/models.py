@@ -125,7 +125,7 @@ class MemberStats:
 class ReviewSummary:
     """A member's spaced repetition: cards due now, true retention over the last 30 days
     (recalled of reviewed, counting reviews a day or more after the card's previous one), and
-    per tag the number of cards and their mean predicted recall now (mastery, 0..1)."""
+    per tag the number of cards and their mean predicted recall a week from now (mastery, 0..1)."""
 
     cards: int
     due: int

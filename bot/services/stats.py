@@ -26,6 +26,9 @@ from bot.storage.scores import ScoreStore
 __all__ = ["RETENTION_WINDOW", "Stats"]
 
 RETENTION_WINDOW = timedelta(days=30)
+MASTERY_HORIZON = timedelta(days=7)
+"""Mastery is the recall FSRS predicts this far ahead: right after a review every card is
+remembered (a card just answered wrong would show 100%), a week later only the learned ones."""
 
 
 class Stats:
@@ -162,7 +165,8 @@ class Stats:
         return StudyChart(name, today, days, tags, settings.desired_retention)
 
     async def review_summary(self, workspace_id: int, member_id: int) -> ReviewSummary:
-        """Due cards, true retention over 30 days, and mastery per tag (mean recall now)."""
+        """Due cards, true retention over 30 days, and mastery per tag (mean predicted recall
+        a week from now, :data:`MASTERY_HORIZON`)."""
         assert self._reviews is not None
         now = self._clock.now()
         settings = await self._reviews.settings(workspace_id)
@@ -172,7 +176,8 @@ class Stats:
             (
                 group.tag,
                 len(group.cards),
-                sum(srs.retrievability(c, now, settings) for c in group.cards) / len(group.cards),
+                sum(srs.retrievability(c, now + MASTERY_HORIZON, settings) for c in group.cards)
+                / len(group.cards),
             )
             for group in by_tag
         )

@@ -34,7 +34,7 @@ _MUTED = "#718096"
 @dataclass(frozen=True, slots=True)
 class TagBar:
     """One tag's bars: true retention over 30 days (None without a qualifying review), and
-    mastery now (mean predicted recall of its cards)."""
+    mastery (mean predicted recall of its cards a week from now)."""
 
     tag: str
     cards: int
@@ -136,7 +136,7 @@ def _heatmap(ax: Axes, chart: StudyChart) -> None:
 def _bars(ax: Axes, chart: StudyChart) -> None:
     tags = sorted(chart.tags, key=lambda t: (-t.cards, t.tag))[:MAX_TAGS]
     ax.set_title(
-        "Retention by tag: true retention, last 30 days, and mastery now",
+        "Retention by tag: true retention, last 30 days, and mastery (recall in a week)",
         loc="left",
         fontsize=10,
         color=_TEXT,
@@ -151,7 +151,7 @@ def _bars(ax: Axes, chart: StudyChart) -> None:
     ax.barh([r - 0.18 for r in rows], retention, height=0.34, color=_RETENTION,
             label="true retention (30 days)")  # fmt: skip
     ax.barh([r + 0.18 for r in rows], [t.mastery for t in tags], height=0.34, color=_MASTERY,
-            label="mastery now")  # fmt: skip
+            label="mastery (recall in a week)")  # fmt: skip
     for r, tag in zip(rows, tags, strict=True):
         kept = tag.retention
         note = (
