@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from bot.core.clock import SimulatedClock  # noqa: E402
 from bot.core.messages import Message  # noqa: E402
-from bot.core.schedule import (  # noqa: E402
+from bot.core.schedule_spec import (  # noqa: E402
     build_spec,
     encode_spec,
     next_occurrence,

@@ -30,7 +30,7 @@ from bot.scheduler import Scheduler
 from bot.services.study import StudyService
 from bot.settings import Platform, Settings
 from bot.storage.database import Database
-from bot.storage.migrations import MigrationError
+from bot.storage.migrate import MigrationError
 
 __all__ = ["StartupError", "Wiring", "run_until_stopped"]
 

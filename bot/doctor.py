@@ -19,7 +19,7 @@ from pydantic import SecretStr
 
 from bot.questions.lint import lint_packs
 from bot.settings import Platform, Settings
-from bot.storage.migrations import available_migrations
+from bot.storage.migrate import available_migrations
 
 __all__ = ["Check", "Status", "run_checks"]
 

@@ -13,7 +13,7 @@ Durability comes from the database, not from this loop's memory:
   the same occurrence twice.
 - ``schedules.handled_until`` records how far each schedule got, so a restart resumes there.
 - After downtime only the latest missed occurrence is posted, and only within the grace window
-  (:func:`bot.services.schedules.catch_up`); the others are skipped with a log line.
+  (:func:`bot.services.schedule_book.catch_up`); the others are skipped with a log line.
 - Crash mid-send: a post row without a platform message id means the send was never confirmed.
   First the platform is asked whether the channel shows it after all (Discord: the channel's
   recent messages, matched by the post id in their buttons); if so, that message is adopted and
@@ -52,10 +52,10 @@ from typing import TypeVar
 
 from bot.core.clock import Clock, SimulatedClock
 from bot.core.gateway import ChatGateway
-from bot.core.schedule import next_occurrence, occurrence_key
+from bot.core.schedule_spec import next_occurrence, occurrence_key
 from bot.log import get_logger
+from bot.services.schedule_book import MIN_GRACE, Schedule, catch_up, local_text
 from bot.services.scheduled_posts import RESEND_DELAY, Due, Prepared, ScheduledPosts
-from bot.services.schedules import MIN_GRACE, Schedule, catch_up, local_text
 from bot.services.study import StudyService
 
 __all__ = ["PREPARE_LEAD", "PREPARE_MIN", "RESEND_DELAY", "Scheduler"]  # RESEND_DELAY: re-export

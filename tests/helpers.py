@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bot.adapters.text_commands import run_schedule_command
 from bot.core.models import ChatContext
-from bot.services.schedules import ScheduleReply
+from bot.services.schedule_book import ScheduleReply
 from bot.services.study import StudyService
 
 #: A one-question pack that no test pack has, for uploads and installs.

@@ -31,10 +31,10 @@ from bot.core.durations import format_duration, parse_duration
 from bot.core.errors import APOLOGY, BadInput, StudyError
 from bot.core.messages import Attachment, Message, terminal_safe
 from bot.core.models import ChatContext, Window
-from bot.core.schedule import ScheduleError, parse_filters
+from bot.core.schedule_spec import ScheduleError, parse_filters
 from bot.log import get_logger
 from bot.questions.written import parse_console_form
-from bot.services.schedules import VERBS
+from bot.services.schedule_book import VERBS
 from bot.services.study import ReviewTurn, StudyService
 
 if TYPE_CHECKING:

@@ -1,8 +1,8 @@
 """The text grammar of schedule commands, shared by the console and Slack.
 
 ``schedule add 09:00 Europe/Berlin weekdays --pack P``, ``schedule remove 3 --channel
-general``: typed words become a :class:`~bot.core.schedule.ScheduleForm` or a schedule id
-and options, then one typed call on :class:`~bot.services.schedules.ScheduleBook`. Discord
+general``: typed words become a :class:`~bot.core.schedule_spec.ScheduleForm` or a schedule id
+and options, then one typed call on :class:`~bot.services.schedule_book.ScheduleBook`. Discord
 has typed options of its own and calls those methods directly, so the core never parses words
 and the platforms cannot drift apart in what they accept: both text platforms use this module.
 
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from bot.core.durations import format_duration
 from bot.core.errors import BadInput
 from bot.core.models import ChatContext
-from bot.core.schedule import ScheduleError, ScheduleForm, ScheduleSpec, word_kind
-from bot.services.schedules import (
+from bot.core.schedule_spec import ScheduleError, ScheduleForm, ScheduleSpec, word_kind
+from bot.services.schedule_book import (
     ADMIN_VERBS,
     PREVIEW_DEFAULT,
     PREVIEW_MAX,

@@ -4,7 +4,7 @@ Why our own instead of croniter: croniter steps through instants and its behavio
 gaps and overlaps is hard to pin down. A schedule is a promise about *local* wall time, so this
 module only answers two questions about a local date -- does the expression admit it, and which
 wall times does it fire at -- and leaves turning wall times into instants (and the DST rules) to
-:mod:`bot.core.schedule`. It never looks at a clock and never loops without a bound.
+:mod:`bot.core.schedule_spec`. It never looks at a clock and never loops without a bound.
 
 Syntax: ``minute hour day-of-month month day-of-week``; each field is ``*`` or a comma list of
 ``N``, ``N-M``, ``*/S``, ``N-M/S`` or ``N/S`` (``N`` to the field's maximum, step ``S``). Months

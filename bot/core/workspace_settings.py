@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 
 from bot.core.durations import parse_duration
 from bot.core.errors import BadInput
-from bot.core.schedule import ScheduleError, canonical_timezone, timezone_warning
+from bot.core.schedule_spec import ScheduleError, canonical_timezone, timezone_warning
 from bot.core.scoring import BASE_POINTS
 from bot.questions.schema import Difficulty
 

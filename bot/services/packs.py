@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 from bot.core.errors import BadInput, Forbidden, NotFound
 from bot.core.messages import Attachment, Message, Section, Tone, escape_markup, neutralise
 from bot.core.models import ChatContext
-from bot.core.schedule import decode_spec
+from bot.core.schedule_spec import decode_spec
 from bot.core.snippets import SnippetRunner as CodeRunner
 from bot.log import get_logger
 from bot.questions.check import check_items, check_targets
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from bot.services.places import Places
     from bot.storage.directory import ChannelRow
     from bot.storage.packs import PackSummary, SyncReport
-    from bot.storage.schedules import ScheduleStore
+    from bot.storage.schedule_store import ScheduleStore
 
 __all__ = [
     "MAX_UPLOAD_BYTES",

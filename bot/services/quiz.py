@@ -22,7 +22,7 @@ from bot.core.errors import (
 from bot.core.gateway import ChatGateway
 from bot.core.messages import Message, Section, Tone
 from bot.core.models import ChatContext, Post
-from bot.core.schedule import ScheduleError, parse_filters
+from bot.core.schedule_spec import ScheduleError, parse_filters
 from bot.core.scoring import (
     ScoreDecision,
     StreakState,

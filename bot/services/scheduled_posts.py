@@ -28,7 +28,7 @@ from bot.log import get_logger
 from bot.metrics import Metrics
 from bot.services.posting import PostDraft, Posting
 from bot.services.quiz import PostEdit, Quiz
-from bot.services.schedules import Schedule, ScheduleBook, local_text
+from bot.services.schedule_book import Schedule, ScheduleBook, local_text
 from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
 from bot.storage.packs import Candidate, PackStore
 from bot.storage.posts import NewScheduledPost, PostStore, ScheduledPost

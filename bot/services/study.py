@@ -37,7 +37,7 @@ from bot.services.reminders import Reminders
 from bot.services.reports import QuestionReports
 from bot.services.review import ReviewService, ReviewTurn
 from bot.services.runs import SnippetRuns
-from bot.services.schedules import ScheduleBook
+from bot.services.schedule_book import ScheduleBook
 from bot.services.stats import Stats
 from bot.services.wakeup import Wakeup
 from bot.services.workspace_settings import WorkspaceSettingsService
@@ -55,7 +55,7 @@ from bot.storage.recaps import RecapStore
 from bot.storage.reminders import ReminderStore
 from bot.storage.reports import ReportStore
 from bot.storage.reviews import ReviewStore
-from bot.storage.schedules import ScheduleStore
+from bot.storage.schedule_store import ScheduleStore
 from bot.storage.scores import ScoreStore
 from bot.storage.workspace_settings import SettingsStore
 

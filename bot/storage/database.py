@@ -21,7 +21,7 @@ from typing import Any, Self, TypeVar
 import aiosqlite
 
 from bot.log import get_logger
-from bot.storage.migrations import apply_migrations
+from bot.storage.migrate import apply_migrations
 
 __all__ = ["CHUNK", "Database", "Row", "chunks"]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.storage.database import Database
-from bot.storage.migrations import MigrationError, available_migrations
+from bot.storage.migrate import MigrationError, available_migrations
 
 
 async def test_open_migrates_a_new_file_and_sets_pragmas(tmp_path: Path) -> None:

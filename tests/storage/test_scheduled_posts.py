@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.core.clock import SimulatedClock
-from bot.core.schedule import build_spec, encode_spec
+from bot.core.schedule_spec import build_spec, encode_spec
 from bot.questions.loader import load_packs
 from bot.services.study import StudyService
 from bot.storage.database import Database

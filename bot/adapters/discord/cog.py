@@ -26,14 +26,14 @@ from bot.adapters.discord.render import render
 from bot.core.errors import BadInput, NotFound, Unavailable
 from bot.core.messages import Action, Message, parse_action
 from bot.core.models import ChatContext
-from bot.core.schedule import ScheduleForm
+from bot.core.schedule_spec import ScheduleForm
 from bot.core.snippets import first_python_block
 from bot.log import get_logger
 from bot.questions.written import from_fields as written_from_fields
 
 if TYPE_CHECKING:
     from bot.adapters.discord.client import StudyBot
-    from bot.services.schedules import ScheduleReply
+    from bot.services.schedule_book import ScheduleReply
 
 __all__ = ["StudyCog", "schedule_form_of", "send_reply", "suggest"]
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.adapters.text_commands import split_args
-from bot.core.schedule import ScheduleError
+from bot.core.schedule_spec import ScheduleError
 from bot.core.snippets import first_python_block
-from bot.services.schedules import VERBS
+from bot.services.schedule_book import VERBS
 
 __all__ = [
     "StudyCommand",

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from bot.adapters.text_commands import parse_schedule_args
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput, Forbidden, NotFound
-from bot.core.schedule import (
+from bot.core.schedule_spec import (
     ScheduleSpec,
     build_spec,
     decode_spec,
@@ -25,7 +25,7 @@ from bot.core.schedule import (
     next_occurrence,
     occurrences,
 )
-from bot.services.schedules import (
+from bot.services.schedule_book import (
     MAX_SCHEDULES_PER_CHANNEL,
     CatchUp,
     ScheduleReply,

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from bot.adapters.text_commands import parse_schedule_args, spec_words, split_args
 from bot.core.cron import parse_cron
-from bot.core.schedule import (
+from bot.core.schedule_spec import (
     DIFFICULTIES,
     DaySpec,
     ScheduleError,
@@ -799,7 +799,7 @@ def test_a_time_shifted_past_midnight_does_not_hide_an_earlier_one_next_day(
     # No real zone does this today: UTC+10 springs forward 30 minutes at 23:45 on the first
     # Sunday of October, so 23:50 becomes Monday 00:20 while Monday 00:15 exists.
     zone = _synthetic_zone("XST-10XDT-10:30,M10.1.0/23:45,M4.1.0/2", 36000, b"XST")
-    monkeypatch.setattr("bot.core.schedule.ZoneInfo", lambda key: zone)
+    monkeypatch.setattr("bot.core.schedule_spec.ZoneInfo", lambda key: zone)
     spec = spec_of("--cron", "15,50 0,23 * * *", "UTC")
     assert occurrences(spec, utc(2026, 10, 4, 13, 30), 3) == [  # Sunday 23:30 +10
         utc(2026, 10, 4, 13, 45),  # Monday 00:15 +10:30

@@ -2,14 +2,14 @@
 preview``, the rules the scheduler follows after downtime, and the hook that wakes it.
 
 Adapters call typed methods (:meth:`ScheduleBook.add` with a
-:class:`~bot.core.schedule.ScheduleForm`, :meth:`ScheduleBook.remove` with an id, ...) and get a
-:class:`ScheduleReply`; the console and Slack get there through one text grammar
+:class:`~bot.core.schedule_spec.ScheduleForm`, :meth:`ScheduleBook.remove` with an id, ...)
+and get a :class:`ScheduleReply`; the console and Slack get there through one text grammar
 (:mod:`bot.adapters.text_commands`), Discord from its typed options.
 Permissions are decided here, not in the adapters: only ``ctx.is_admin`` (workspace admins, or
 the configured admin role or user group, as the adapter reads them) may change schedules;
 everyone may list and preview them.
 
-Checking specs and occurrence maths are :mod:`bot.core.schedule` (pure, DST-tested); this
+Checking specs and occurrence maths are :mod:`bot.core.schedule_spec` (pure, DST-tested); this
 module only stores specs, applies admin actions and decides what to do with occurrences that
 came due while nobody was looking (:func:`catch_up`). The loop that posts is :mod:`bot.scheduler`.
 """
@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo
 from bot.core.errors import BadInput, Forbidden, NotFound
 from bot.core.messages import Message, Section, Tone
 from bot.core.models import ChatContext
-from bot.core.schedule import (
+from bot.core.schedule_spec import (
     ScheduleError,
     ScheduleForm,
     ScheduleSpec,
@@ -38,7 +38,7 @@ from bot.core.schedule import (
 )
 from bot.log import get_logger
 from bot.services.wakeup import ScheduleListener, Wakeup
-from bot.storage.schedules import ScheduleRow, ScheduleStore
+from bot.storage.schedule_store import ScheduleRow, ScheduleStore
 
 if TYPE_CHECKING:
     from bot.core.clock import Clock

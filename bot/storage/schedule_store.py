@@ -1,7 +1,7 @@
 """Schedules: which channel gets a question when, and where the scheduler left off with each.
 
-The spec itself is stored as JSON written and read by :mod:`bot.services.schedules`; storage keeps
-it as text and decides nothing about it. Admin edits and the scheduler touch different
+The spec itself is stored as JSON written and read by :mod:`bot.services.schedule_book`;
+storage keeps it as text and decides nothing about it. Admin edits and the scheduler touch different
 columns (``paused``/``skip_until``/``deleted_at`` versus ``handled_until``), and every change is
 one statement, so concurrent edits and a running scheduler can never undo each other.
 """
