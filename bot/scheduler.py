@@ -54,8 +54,8 @@ from bot.core.clock import Clock, SimulatedClock
 from bot.core.gateway import ChatGateway
 from bot.core.schedule_spec import next_occurrence, occurrence_key
 from bot.log import get_logger
-from bot.services.schedule_book import MIN_GRACE, Schedule, catch_up, local_text
-from bot.services.scheduled_posts import RESEND_DELAY, Due, Prepared, ScheduledPosts
+from bot.services.schedule_book import MIN_GRACE, Schedule
+from bot.services.scheduled_posts import RESEND_DELAY, Due, Prepared, ScheduledPosts, plan_due
 from bot.services.study import StudyService
 
 __all__ = ["PREPARE_LEAD", "PREPARE_MIN", "RESEND_DELAY", "Scheduler"]  # RESEND_DELAY: re-export
@@ -449,50 +449,11 @@ class Scheduler:
             self._put(current.schedule, entry.upcoming if current is entry else None)
 
     def _plan(self, entry: _Entry, now: datetime) -> Due | None:
-        """Which occurrence of a due schedule (if any) posts now; the rest is logged."""
-        schedule, spec = entry.schedule, entry.schedule.spec
-        try:
-            plan = catch_up(
-                spec, entry.after, now, self.grace, first=entry.due, following=entry.following
-            )
-        except ValueError:
-            log.exception("schedule %d: cannot compute its occurrences", schedule.id)
-            return None
-        entry.upcoming = plan.upcoming
-        if plan.too_late_since is not None:
-            log.info(
-                "schedule %d: occurrences from %s on were missed by more than the %s grace "
-                "window and are skipped",
-                schedule.id,
-                local_text(spec, plan.too_late_since),
-                self.grace,
-            )
-        for skipped in plan.skipped:
-            log.info(
-                "schedule %d: missed occurrence %s skipped (a later one is due; never a burst)",
-                schedule.id,
-                local_text(spec, skipped),
-            )
-        if plan.post is None:
-            return None
-        occurrence = plan.post
-        closes_at = None if spec.window is None else occurrence + spec.window
-        if closes_at is not None and closes_at <= now:
-            log.info(
-                "schedule %d: occurrence %s skipped: its answer window ended while the bot was "
-                "down",
-                schedule.id,
-                local_text(spec, occurrence),
-            )
-            return None
-        if occurrence < now - MIN_GRACE:
-            log.info(
-                "schedule %d: posting occurrence %s late (%s after it was due)",
-                schedule.id,
-                local_text(spec, occurrence),
-                _round(now - occurrence),
-            )
-        return Due(schedule, occurrence, occurrence_key(occurrence), closes_at)
+        """Which occurrence of a due schedule (if any) posts now (see :func:`plan_due`)."""
+        due, entry.upcoming = plan_due(
+            entry.schedule, entry.after, entry.due, entry.following, now, self.grace
+        )
+        return due
 
     # --- fan-out -----------------------------------------------------------------------------
 
@@ -522,7 +483,3 @@ class Scheduler:
 
 async def _call(thunk: Callable[[], Awaitable[None]]) -> None:
     await thunk()
-
-
-def _round(delta: timedelta) -> timedelta:
-    return timedelta(seconds=round(delta.total_seconds()))

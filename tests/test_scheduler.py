@@ -333,7 +333,7 @@ async def test_three_days_down_posts_at_most_one_late_question(
 ) -> None:
     db = tmp_path / "bot.sqlite3"
     await session(db, "2026-03-02T08:00:00Z", "/schedule add 09:00 --window 1d")  # Monday
-    with caplog.at_level(logging.INFO, logger="bot.scheduler"):
+    with caplog.at_level(logging.INFO, logger="bot"):
         back = await session(db, "2026-03-05T10:00:00Z", "/clock advance 10m")  # Thursday
     assert back.post_times() == ["2026-03-05T10:00Z"]  # Thursday's, one hour late
     assert "missed by more than the 2:00:00 grace window" in caplog.text

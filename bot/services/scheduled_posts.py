@@ -24,16 +24,17 @@ from bot.core.clock import Clock
 from bot.core.gateway import ChatGateway, PostFinder
 from bot.core.models import Post
 from bot.core.resend import Unconfirmed, why_not_resend
+from bot.core.schedule_spec import occurrence_key
 from bot.log import get_logger
 from bot.metrics import Metrics
 from bot.services.posting import PostDraft, Posting
 from bot.services.quiz import PostEdit, Quiz
-from bot.services.schedule_book import Schedule, ScheduleBook, local_text
+from bot.services.schedule_book import MIN_GRACE, Schedule, ScheduleBook, catch_up, local_text
 from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
 from bot.storage.packs import Candidate, PackStore
 from bot.storage.posts import NewScheduledPost, PostStore, ScheduledPost
 
-__all__ = ["RESEND_DELAY", "Due", "Prepared", "ScheduledPosts", "Step"]
+__all__ = ["RESEND_DELAY", "Due", "Prepared", "ScheduledPosts", "Step", "plan_due"]
 
 log = get_logger(__name__)
 
@@ -65,6 +66,61 @@ class Prepared:
     due: datetime
     watermark: int
     picks: dict[int, list[Candidate]]  # schedule id -> its channel's least-posted candidates
+
+
+def plan_due(
+    schedule: Schedule,
+    after: datetime,
+    first: datetime,
+    following: datetime | None,
+    now: datetime,
+    grace: timedelta,
+) -> tuple[Due | None, datetime | None]:
+    """Which occurrence of a due schedule (if any) posts now, and when it is due next.
+
+    :func:`~bot.services.schedule_book.catch_up` decides (never a burst after downtime); the
+    occurrences it skips, and a late post, are logged here so an admin can see why.
+    """
+    spec = schedule.spec
+    try:
+        plan = catch_up(spec, after, now, grace, first=first, following=following)
+    except ValueError:
+        log.exception("schedule %d: cannot compute its occurrences", schedule.id)
+        return None, None
+    if plan.too_late_since is not None:
+        log.info(
+            "schedule %d: occurrences from %s on were missed by more than the %s grace "
+            "window and are skipped",
+            schedule.id,
+            local_text(spec, plan.too_late_since),
+            grace,
+        )
+    for skipped in plan.skipped:
+        log.info(
+            "schedule %d: missed occurrence %s skipped (a later one is due; never a burst)",
+            schedule.id,
+            local_text(spec, skipped),
+        )
+    if plan.post is None:
+        return None, plan.upcoming
+    occurrence = plan.post
+    closes_at = None if spec.window is None else occurrence + spec.window
+    if closes_at is not None and closes_at <= now:
+        log.info(
+            "schedule %d: occurrence %s skipped: its answer window ended while the bot was down",
+            schedule.id,
+            local_text(spec, occurrence),
+        )
+        return None, plan.upcoming
+    if occurrence < now - MIN_GRACE:
+        late = timedelta(seconds=round((now - occurrence).total_seconds()))
+        log.info(
+            "schedule %d: posting occurrence %s late (%s after it was due)",
+            schedule.id,
+            local_text(spec, occurrence),
+            late,
+        )
+    return Due(schedule, occurrence, occurrence_key(occurrence), closes_at), plan.upcoming
 
 
 class ScheduledPosts:
