@@ -824,7 +824,9 @@ class ConsoleAdapter:
     def _print_welcome(self) -> None:
         self.out.write(
             "studybot console: you are 'me' (admin) in #general. Try /quiz, then /answer B.\n"
-            "Type /help for all commands, /quit to leave.\n"
+            "Then /review (your spaced repetition), /stats, /run print(1), /graph for an\n"
+            "autograd graph, /as alice to play another member. /help lists everything;\n"
+            "Ctrl-C clears a line, /quit or Ctrl-D leaves.\n"
         )
 
 
