@@ -27,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bot.app import build_service  # noqa: E402
 from bot.core.clock import SimulatedClock  # noqa: E402
 from bot.core.models import ChatContext  # noqa: E402
 from bot.questions.loader import load_packs  # noqa: E402
@@ -119,7 +120,7 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         db = await Database.open(Path(tmp) / "bench.sqlite3")
         clock = SimulatedClock(NOW)
-        service = StudyService(db, clock, default_timezone="Europe/Berlin", rng=random.Random(3))
+        service = build_service(db, clock, default_timezone="Europe/Berlin", rng=random.Random(3))
         await service.sync_packs(load_packs(PACKS).packs)
 
         rates = await answers_per_second(service, args.members, args.rounds)

@@ -40,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bot.app import build_service  # noqa: E402
 from bot.core.clock import SimulatedClock  # noqa: E402
 from bot.core.models import ChatContext  # noqa: E402
 from bot.questions.loader import load_packs  # noqa: E402
@@ -58,7 +59,7 @@ def ctx(i: int) -> ChatContext:
 async def fill(path: Path, members: int) -> tuple[StudyService, Database, int]:
     """A database of ``members`` members, each with a card for every bundled question."""
     db = await Database.open(path)
-    service = StudyService(db, SimulatedClock(NOW), default_timezone="UTC", rng=random.Random(1))
+    service = build_service(db, SimulatedClock(NOW), default_timezone="UTC", rng=random.Random(1))
     await service.sync_packs(load_packs(ROOT / "questions").packs)
     await service.stats(ctx(0), picture=False)  # creates the workspace and member 0
     ws = int(await db.fetchval("SELECT id FROM workspaces"))

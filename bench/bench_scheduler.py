@@ -40,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bot.app import build_service  # noqa: E402
 from bot.core.clock import SimulatedClock  # noqa: E402
 from bot.core.messages import Message  # noqa: E402
 from bot.core.schedule_spec import (  # noqa: E402
@@ -131,7 +132,7 @@ def rss_kib() -> int:
 
 async def open_service(path: Path, clock: object) -> tuple[Database, StudyService]:
     db = await Database.open(path)
-    service = StudyService(db, clock, default_timezone="UTC", rng=random.Random(1))  # type: ignore[arg-type]
+    service = build_service(db, clock, default_timezone="UTC", rng=random.Random(1))  # type: ignore[arg-type]
     await service.sync_packs(load_packs(PACKS).packs)
     return db, service
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import signal
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -20,17 +23,44 @@ from pydantic import ValidationError
 from bot.backups import BackupJob
 from bot.core.clock import Clock, SystemClock
 from bot.core.gateway import ChatGateway, DirectMessenger
-from bot.core.snippets import RunLimits
+from bot.core.snippets import RunLimits, SnippetRunner
 from bot.health import HealthServer
 from bot.log import configure_logging, get_logger
 from bot.metrics import Metrics
 from bot.questions.loader import load_packs
 from bot.runtime import PlatformAdapter, Runtime, StartupError
 from bot.scheduler import Scheduler
-from bot.services.study import StudyService
+from bot.services.catalogue import Catalogue
+from bot.services.graphs import ItemGraphs
+from bot.services.history import QuestionHistory
+from bot.services.packs import PackAdmin
+from bot.services.places import Places
+from bot.services.posting import Posting
+from bot.services.quiz import Quiz, score_rules
+from bot.services.recaps import Recaps
+from bot.services.reminders import Reminders
+from bot.services.reports import QuestionReports
+from bot.services.review import ReviewService
+from bot.services.runs import SnippetRuns
+from bot.services.schedule_book import ScheduleBook
+from bot.services.stats import Stats
+from bot.services.study import Features, StudyService
+from bot.services.wakeup import Wakeup
+from bot.services.workspace_settings import WorkspaceSettingsService
 from bot.settings import Platform, Settings
+from bot.storage.answers import AnswerWriter
 from bot.storage.database import Database
+from bot.storage.directory import Directory
 from bot.storage.migrate import MigrationError
+from bot.storage.packs import PackStore
+from bot.storage.posts import PostStore
+from bot.storage.recaps import RecapStore
+from bot.storage.reminders import ReminderStore
+from bot.storage.reports import ReportStore
+from bot.storage.reviews import ReviewStore
+from bot.storage.schedule_store import ScheduleStore
+from bot.storage.scores import ScoreStore
+from bot.storage.workspace_settings import SettingsStore
 
 __all__ = ["StartupError", "Wiring", "run_until_stopped"]
 
@@ -114,7 +144,7 @@ class Wiring:
         with contextlib.suppress(OSError):  # unwritable: uploads are checked, not installed
             settings.uploads_dir.mkdir(exist_ok=True)
         try:
-            service = StudyService(
+            service = build_service(
                 db,
                 clock,
                 default_timezone=settings.timezone,
@@ -335,3 +365,126 @@ def _settings_problem(exc: ValidationError) -> str:
         field = ".".join(str(p) for p in err["loc"])
         parts.append(f"{field}: {err['msg'].removeprefix('Value error, ')}")
     return "invalid settings: " + "; ".join(parts)
+
+
+def build_service(
+    db: Database,
+    clock: Clock,
+    *,
+    default_timezone: str = "UTC",
+    quiz_window: timedelta | None = None,
+    rng: random.Random | None = None,
+    runner: SnippetRunner | None = None,
+    runner_starting: asyncio.Future[None] | None = None,
+    run_limits: RunLimits | None = None,
+    metrics: Metrics | None = None,
+    packs_dir: Path | None = None,
+) -> StudyService:
+    """Build every store and feature service, each with exactly what it touches, and the
+    :class:`StudyService` bundle adapters receive. The one place the services are wired.
+
+    ``packs_dir`` is where packs uploaded (or questions written) in chat are installed; None:
+    they are checked, never installed.
+    """
+    directory = Directory(db, default_timezone)
+    places = Places(directory, clock)
+    packs = PackStore(db)
+    catalogue = Catalogue(packs, clock)
+    posts = PostStore(db)
+    scores = ScoreStore(db)
+    reviews = ReviewStore(db)
+    answers = AnswerWriter(db, directory, score_rules, reviews)
+    wakeup = Wakeup()
+    posting = Posting(catalogue, posts, clock, wakeup, rng)
+    schedule_store = ScheduleStore(db)
+    schedules = ScheduleBook(
+        schedule_store,
+        places=places,
+        catalogue=catalogue,
+        posting=posting,
+        posts=posts,
+        directory=directory,
+        clock=clock,
+        wakeup=wakeup,
+    )
+    quiz = Quiz(
+        places=places,
+        catalogue=catalogue,
+        posting=posting,
+        posts=posts,
+        directory=directory,
+        answers=answers,
+        clock=clock,
+        quiz_window=quiz_window,
+        metrics=metrics,
+        graphs=ItemGraphs(runner, runner_starting=runner_starting),
+    )
+    runs = SnippetRuns(
+        runner, clock, runner_starting=runner_starting, run_limits=run_limits, metrics=metrics
+    )
+    features = Features(
+        db=db,
+        clock=clock,
+        directory=directory,
+        places=places,
+        packs=packs,
+        catalogue=catalogue,
+        posts=posts,
+        scores=scores,
+        reviews=reviews,
+        answers=answers,
+        wakeup=wakeup,
+        posting=posting,
+        schedules=schedules,
+        quiz=quiz,
+        runs=runs,
+        review=ReviewService(
+            places=places, directory=directory, catalogue=catalogue, reviews=reviews, clock=clock
+        ),
+        reminders=Reminders(
+            places=places,
+            directory=directory,
+            reviews=reviews,
+            store=ReminderStore(db),
+            clock=clock,
+        ),
+        standings=Stats(places, directory, scores, clock, reviews),
+        history=QuestionHistory(
+            places=places, directory=directory, catalogue=catalogue, posts=posts, clock=clock
+        ),
+        recaps=Recaps(
+            places=places,
+            directory=directory,
+            catalogue=catalogue,
+            scores=scores,
+            store=RecapStore(db),
+            clock=clock,
+        ),
+        reports=QuestionReports(
+            places=places,
+            directory=directory,
+            catalogue=catalogue,
+            posts=posts,
+            store=ReportStore(db),
+            clock=clock,
+        ),
+        settings=WorkspaceSettingsService(
+            places=places,
+            directory=directory,
+            store=SettingsStore(db),
+            clock=clock,
+            default_quiz_window=quiz_window,
+        ),
+        pack_admin=PackAdmin(
+            catalogue,
+            packs_dir,
+            places=places,
+            schedules=schedule_store,
+            runner=runner,
+            runner_starting=runner_starting,
+            code_timeout=(run_limits or RunLimits()).timeout_s,
+        ),
+        metrics=metrics,
+        quiz_window=quiz_window,
+    )
+    return StudyService(features)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.app import build_service
 from bot.core.clock import SimulatedClock
 from bot.questions.loader import load_packs
 from bot.services.study import StudyService
@@ -34,7 +35,7 @@ async def db(tmp_path: Path) -> AsyncIterator[Database]:
 
 @pytest.fixture
 async def service(db: Database, clock: SimulatedClock) -> StudyService:
-    svc = StudyService(db, clock, default_timezone="UTC", rng=random.Random(7))
+    svc = build_service(db, clock, default_timezone="UTC", rng=random.Random(7))
     result = load_packs(TEST_PACKS)
     assert not result.problems, result.problems
     await svc.sync_packs(result.packs)

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.app import build_service
 from bot.core.clock import SimulatedClock
 from bot.core.srs import Grade, SrsSettings, review
 from bot.questions.loader import load_packs
-from bot.services.study import StudyService
 from bot.storage.database import Database
 from bot.storage.reviews import ReviewItem
 from tests.conftest import TEST_PACKS
@@ -28,7 +28,7 @@ async def _simulated_log(path: Path, members: int, days: int, seed: int = 3) -> 
     rng = random.Random(seed)
     clock = SimulatedClock(T0)
     async with await Database.open(path) as db:
-        service = StudyService(db, clock)
+        service = build_service(db, clock)
         await service.sync_packs(load_packs(TEST_PACKS).packs)
         workspace = await service.directory.workspace("console", "console", "console", T0)
         questions = [int(r[0]) for r in await db.fetchall("SELECT id FROM questions")]

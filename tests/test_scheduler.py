@@ -26,6 +26,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.adapters.console import ConsoleAdapter
+from bot.app import build_service
 from bot.core.clock import SimulatedClock
 from bot.core.messages import Message
 from bot.questions.loader import load_packs
@@ -140,7 +141,7 @@ async def session(
     out = io.StringIO()
     db = await Database.open(db_path)
     try:
-        service = StudyService(db, clock, default_timezone="UTC", rng=random.Random(7))
+        service = build_service(db, clock, default_timezone="UTC", rng=random.Random(7))
         await service.sync_packs(load_packs(TEST_PACKS).packs)
         adapter = console(service, clock, out=out, json_mode=True)
         scheduler = Scheduler(service, adapter, clock, grace, concurrency=concurrency)
@@ -161,7 +162,7 @@ async def crashed_session(
     out = io.StringIO()
     db = await Database.open(db_path)
     try:
-        service = StudyService(db, clock, default_timezone="UTC", rng=random.Random(7))
+        service = build_service(db, clock, default_timezone="UTC", rng=random.Random(7))
         await service.sync_packs(load_packs(TEST_PACKS).packs)
         adapter = console(service, clock, out=out, json_mode=True)
         scheduler = Scheduler(service, adapter, clock, GRACE, concurrency=1)

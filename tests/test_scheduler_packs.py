@@ -14,10 +14,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bot.adapters.console import ConsoleAdapter
+from bot.app import build_service
 from bot.core.clock import SimulatedClock
 from bot.questions.loader import load_packs
 from bot.scheduler import Scheduler
-from bot.services.study import StudyService
 from bot.storage.database import Database
 from tests.conftest import TEST_PACKS
 
@@ -40,7 +40,7 @@ async def _session(tmp_path: Path, script: str) -> list[dict[str, object]]:
     clock = SimulatedClock(datetime(2026, 3, 4, 6, 0, tzinfo=UTC))
     out = io.StringIO()
     async with await Database.open(tmp_path / "bot.sqlite3") as db:
-        service = StudyService(db, clock, rng=random.Random(7))
+        service = build_service(db, clock, rng=random.Random(7))
         await service.sync_packs(packs)
         console = ConsoleAdapter(service, clock, out=out, json_mode=True)
         scheduler = Scheduler(service, console, clock, timedelta(hours=2), concurrency=1)

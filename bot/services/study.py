@@ -8,30 +8,25 @@ here with exactly what it touches; this class only forwards, so adapters see one
 
 from __future__ import annotations
 
-import asyncio
-import random
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from pathlib import Path
 
 from bot.core import cards
 from bot.core.clock import Clock
 from bot.core.gateway import ChatGateway, DirectMessenger
 from bot.core.messages import Message
 from bot.core.models import ChatContext, Post, Window
-from bot.core.snippets import RunLimits, SnippetRunner
 from bot.log import get_logger
 from bot.metrics import Metrics
 from bot.questions.loader import LoadedPack
 from bot.questions.written import WrittenQuestion
 from bot.services.catalogue import Catalogue
-from bot.services.graphs import ItemGraphs
 from bot.services.history import QuestionHistory
 from bot.services.packs import PackAdmin
 from bot.services.places import Places
 from bot.services.posting import PostDraft, Posting
-from bot.services.quiz import PostEdit, Quiz, score_rules
+from bot.services.quiz import PostEdit, Quiz
 from bot.services.recaps import Recaps
 from bot.services.reminders import Reminders
 from bot.services.reports import QuestionReports
@@ -51,129 +46,86 @@ from bot.storage.packs import (
     SyncReport,
 )
 from bot.storage.posts import PostStore
-from bot.storage.recaps import RecapStore
-from bot.storage.reminders import ReminderStore
-from bot.storage.reports import ReportStore
 from bot.storage.reviews import ReviewStore
-from bot.storage.schedule_store import ScheduleStore
 from bot.storage.scores import ScoreStore
-from bot.storage.workspace_settings import SettingsStore
 
-__all__ = ["PostEdit", "ReviewTurn", "StudyService"]  # from bot.services.quiz and .review
+__all__ = [
+    "Features",
+    "PostEdit",
+    "ReviewTurn",
+    "StudyService",
+]  # from bot.services.quiz and .review
 
 log = get_logger(__name__)
 
 
+@dataclass(frozen=True, slots=True)
+class Features:
+    """Every store and feature service, built once by :func:`bot.app.build_service`.
+
+    Each service was given exactly what it touches; this is only the bundle that hands them
+    to :class:`StudyService` (and to the scheduler's loop, which posts through them).
+    """
+
+    db: Database
+    clock: Clock
+    directory: Directory
+    places: Places
+    packs: PackStore
+    catalogue: Catalogue
+    posts: PostStore
+    scores: ScoreStore
+    reviews: ReviewStore
+    answers: AnswerWriter
+    wakeup: Wakeup
+    posting: Posting
+    schedules: ScheduleBook
+    quiz: Quiz
+    runs: SnippetRuns
+    review: ReviewService
+    reminders: Reminders
+    standings: Stats
+    history: QuestionHistory
+    recaps: Recaps
+    reports: QuestionReports
+    settings: WorkspaceSettingsService
+    pack_admin: PackAdmin
+    metrics: Metrics | None = None
+    quiz_window: timedelta | None = None
+
+
 class StudyService:
-    def __init__(
-        self,
-        db: Database,
-        clock: Clock,
-        *,
-        default_timezone: str = "UTC",
-        quiz_window: timedelta | None = None,
-        rng: random.Random | None = None,
-        runner: SnippetRunner | None = None,
-        runner_starting: asyncio.Future[None] | None = None,
-        run_limits: RunLimits | None = None,
-        metrics: Metrics | None = None,
-        packs_dir: Path | None = None,
-    ) -> None:
-        self.db = db
-        self.clock = clock
-        self.quiz_window = quiz_window
-        self.directory = Directory(db, default_timezone)
-        self.places = Places(self.directory, clock)
-        self.packs = PackStore(db)
-        self.catalogue = Catalogue(self.packs, clock)
-        self.posts = PostStore(db)
-        self.scores = ScoreStore(db)
-        self.reviews = ReviewStore(db)
-        self._answers = AnswerWriter(db, self.directory, score_rules, self.reviews)
-        self.wakeup = Wakeup()
-        self.posting = Posting(self.catalogue, self.posts, clock, self.wakeup, rng)
-        self.schedules = ScheduleBook(
-            ScheduleStore(db),
-            places=self.places,
-            catalogue=self.catalogue,
-            posting=self.posting,
-            posts=self.posts,
-            directory=self.directory,
-            clock=clock,
-            wakeup=self.wakeup,
-        )
-        self.metrics = metrics
-        self.quiz = Quiz(
-            places=self.places,
-            catalogue=self.catalogue,
-            posting=self.posting,
-            posts=self.posts,
-            directory=self.directory,
-            answers=self._answers,
-            clock=clock,
-            quiz_window=quiz_window,
-            metrics=metrics,
-            graphs=ItemGraphs(runner, runner_starting=runner_starting),
-        )
-        self.runs = SnippetRuns(
-            runner, clock, runner_starting=runner_starting, run_limits=run_limits, metrics=metrics
-        )
-        self.run_limits = self.runs.run_limits
-        self.review = ReviewService(
-            places=self.places,
-            directory=self.directory,
-            catalogue=self.catalogue,
-            reviews=self.reviews,
-            clock=clock,
-        )
-        self.reminders = Reminders(
-            places=self.places,
-            directory=self.directory,
-            reviews=self.reviews,
-            store=ReminderStore(db),
-            clock=clock,
-        )
-        self.standings = Stats(self.places, self.directory, self.scores, clock, self.reviews)
-        self.history = QuestionHistory(
-            places=self.places,
-            directory=self.directory,
-            catalogue=self.catalogue,
-            posts=self.posts,
-            clock=clock,
-        )
-        self.recaps = Recaps(
-            places=self.places,
-            directory=self.directory,
-            catalogue=self.catalogue,
-            scores=self.scores,
-            store=RecapStore(db),
-            clock=clock,
-        )
-        self.reports = QuestionReports(
-            places=self.places,
-            directory=self.directory,
-            catalogue=self.catalogue,
-            posts=self.posts,
-            store=ReportStore(db),
-            clock=clock,
-        )
-        self.settings = WorkspaceSettingsService(
-            places=self.places,
-            directory=self.directory,
-            store=SettingsStore(db),
-            clock=clock,
-            default_quiz_window=quiz_window,
-        )
-        # Packs uploaded in chat are installed here (None: checked only, never installed).
-        self.pack_admin = PackAdmin(
-            self.catalogue,
-            packs_dir,
-            places=self.places,
-            schedules=self.schedules.store,
-            runner=runner,
-            runner_starting=runner_starting,
-            code_timeout=(run_limits or RunLimits()).timeout_s,
-        )
+    """The one object adapters receive: the features of :class:`Features`, and methods that
+    forward to them (no rules of its own). Built by :func:`bot.app.build_service`."""
+
+    def __init__(self, features: Features) -> None:
+        self.features = features
+        self.db = features.db
+        self.clock = features.clock
+        self.quiz_window = features.quiz_window
+        self.directory = features.directory
+        self.places = features.places
+        self.packs = features.packs
+        self.catalogue = features.catalogue
+        self.posts = features.posts
+        self.scores = features.scores
+        self.reviews = features.reviews
+        self._answers = features.answers
+        self.wakeup = features.wakeup
+        self.posting = features.posting
+        self.schedules = features.schedules
+        self.metrics = features.metrics
+        self.quiz = features.quiz
+        self.runs = features.runs
+        self.run_limits = features.runs.run_limits
+        self.review = features.review
+        self.reminders = features.reminders
+        self.standings = features.standings
+        self.history = features.history
+        self.recaps = features.recaps
+        self.reports = features.reports
+        self.settings = features.settings
+        self.pack_admin = features.pack_admin
 
     # --- set-up ------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.app import build_service
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput, Forbidden, NotFound
 from bot.core.messages import Message
@@ -114,7 +115,7 @@ def packs_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 async def service(db: Database, clock: SimulatedClock, packs_dir: Path) -> StudyService:
     """The service as the Wiring builds it: it knows the packs folder and the loaded packs."""
-    svc = StudyService(db, clock, rng=random.Random(7), packs_dir=packs_dir)
+    svc = build_service(db, clock, rng=random.Random(7), packs_dir=packs_dir)
     result = load_packs(packs_dir)
     assert not result.problems, result.problems
     await svc.sync_packs(result.packs)
@@ -329,7 +330,7 @@ async def test_an_admins_valid_upload_is_installed_under_its_slug_and_quizzable(
         "fresh — Fresh questions (1 question) · on" in (await service.pack_list(ANN)).plain_text()
     )
     # A restart loads the same file and finds nothing to change.
-    again = StudyService(db, clock, packs_dir=packs_dir)
+    again = build_service(db, clock, packs_dir=packs_dir)
     report = await again.sync_packs(load_packs(packs_dir).packs)
     assert (report.packs, report.added, report.updated, report.retired) == (3, 0, 0, 0)
 
@@ -446,7 +447,7 @@ async def test_a_pack_living_in_another_file_is_not_installed_twice(
     folder = tmp_path / "odd"
     folder.mkdir()
     shutil.copy(TEST_PACKS / "mini.yaml", folder / "mini-pack.yaml")  # pack mini, other name
-    service = StudyService(db, clock, packs_dir=folder)
+    service = build_service(db, clock, packs_dir=folder)
     await service.sync_packs(load_packs(folder).packs)
     raw = (TEST_PACKS / "mini.yaml").read_bytes().replace(b"Mini pack", b"Mini pack 2")
     reply = await service.check_pack_upload(ADMIN, "mini-pack.yaml", raw)
@@ -471,7 +472,7 @@ async def test_an_upload_named_like_another_packs_file_is_not_installed_beside_i
 async def test_an_unwritable_packs_folder_is_reported_not_raised(
     db: Database, clock: SimulatedClock, packs_dir: Path, tmp_path: Path
 ) -> None:
-    service = StudyService(db, clock, packs_dir=tmp_path / "gone")
+    service = build_service(db, clock, packs_dir=tmp_path / "gone")
     await service.sync_packs(load_packs(packs_dir).packs)
     reply = await service.check_pack_upload(ADMIN, "fresh.yaml", FRESH.encode())
     assert "Not installed: the packs folder cannot be written on this host" in reply.plain_text()
@@ -482,7 +483,7 @@ async def test_an_unwritable_packs_folder_is_reported_not_raised(
 async def test_without_a_packs_folder_uploads_are_only_checked(
     db: Database, clock: SimulatedClock
 ) -> None:
-    service = StudyService(db, clock)
+    service = build_service(db, clock)
     await service.sync_packs(load_packs(TEST_PACKS).packs)
     reply = await service.check_pack_upload(ADMIN, "fresh.yaml", FRESH.encode())
     assert "installing packs from chat is off on this bot" in reply.plain_text()

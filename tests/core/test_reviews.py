@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from PIL import Image
 
+from bot.app import build_service
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput
 from bot.core.messages import Action
@@ -103,7 +104,7 @@ async def test_editing_a_question_keeps_its_cards_history(
 ) -> None:
     folder = tmp_path / "packs"
     shutil.copytree(TEST_PACKS, folder)
-    service = StudyService(db, clock)
+    service = build_service(db, clock)
     await service.sync_packs(load_packs(folder).packs)
     first = await _mc(service)
     await service.answer(BOB, first.post.id, "B")
@@ -272,7 +273,7 @@ async def test_stats_come_with_a_picture_of_study_days_and_retention_by_tag(
     db: Database, clock: SimulatedClock
 ) -> None:
     """Study days are the workspace's local days; the bars match the text's figures."""
-    service = StudyService(db, clock, default_timezone="Asia/Tokyo", rng=random.Random(7))
+    service = build_service(db, clock, default_timezone="Asia/Tokyo", rng=random.Random(7))
     await service.sync_packs(load_packs(TEST_PACKS).packs)
     clock.set(datetime(2026, 3, 2, 14, 30, tzinfo=UTC))  # 23:30 in Tokyo, Monday 2 March
     draft = await _mc(service)

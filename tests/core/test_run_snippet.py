@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.app import build_service
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput, RateLimited, Unavailable
 from bot.core.snippets import RunLimits
@@ -41,7 +42,7 @@ def _service(
         max_bytes=limits.get("max_bytes", 65536),
         per_minute=limits.get("per_minute", 20),
     )
-    return StudyService(db, clock, rng=random.Random(1), runner=runner, run_limits=run_limits)
+    return build_service(db, clock, rng=random.Random(1), runner=runner, run_limits=run_limits)
 
 
 async def test_output_is_shown_with_mentions_defused(

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 
+from bot.app import build_service
 from bot.core.clock import SimulatedClock
 from bot.core.errors import AlreadyAnswered, BadInput, Forbidden, NotFound, PostClosed
 from bot.core.messages import Action
@@ -257,7 +258,7 @@ async def test_an_asked_for_question_closes_after_the_quiz_window(
     from bot.questions.loader import load_packs
     from tests.conftest import TEST_PACKS
 
-    svc = StudyService(db, clock, quiz_window=timedelta(minutes=30))
+    svc = build_service(db, clock, quiz_window=timedelta(minutes=30))
     await svc.sync_packs(load_packs(TEST_PACKS).packs)
     draft = await svc.post_question(ANN, pack="mini", difficulty="medium")
     assert draft.post.closes_at == clock.now() + timedelta(minutes=30)

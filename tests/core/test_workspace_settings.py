@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.app import build_service
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput, Forbidden
 from bot.doctor import Status, timezone_checks
@@ -28,7 +29,7 @@ ADMIN = member("root", admin=True)
 
 
 async def _service(db: Database, clock: SimulatedClock, **kwargs: object) -> StudyService:
-    service = StudyService(db, clock, rng=random.Random(7), **kwargs)  # type: ignore[arg-type]
+    service = build_service(db, clock, rng=random.Random(7), **kwargs)  # type: ignore[arg-type]
     await service.sync_packs(load_packs(TEST_PACKS).packs)
     return service
 

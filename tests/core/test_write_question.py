@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bot.app import build_service
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput
 from bot.questions.loader import load_packs
@@ -44,7 +45,7 @@ async def service(
     packs = tmp_path / "packs"
     packs.mkdir()
     shutil.copy(TEST_PACKS / "mini.yaml", packs / "mini.yaml")
-    svc = StudyService(db, clock, rng=random.Random(3), packs_dir=packs, runner=sandbox)
+    svc = build_service(db, clock, rng=random.Random(3), packs_dir=packs, runner=sandbox)
     await svc.sync_packs(load_packs(packs).packs)
     return svc
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from bot.app import build_service
 from bot.core.clock import SimulatedClock
 from bot.questions.loader import load_packs
-from bot.services.study import StudyService
 from bot.storage.database import Database
 from tests.conftest import TEST_PACKS
 from tests.helpers import member
@@ -22,7 +22,7 @@ def _packs_copy(tmp_path: Path) -> Path:
 async def test_second_sync_of_unchanged_files_changes_nothing(
     db: Database, clock: SimulatedClock, tmp_path: Path
 ) -> None:
-    service = StudyService(db, clock)
+    service = build_service(db, clock)
     folder = _packs_copy(tmp_path)
     first = await service.sync_packs(load_packs(folder).packs)
     assert first.added == 6 and first.updated == 0
@@ -34,7 +34,7 @@ async def test_second_sync_of_unchanged_files_changes_nothing(
 async def test_an_edited_question_keeps_the_old_version_for_old_posts(
     db: Database, clock: SimulatedClock, tmp_path: Path
 ) -> None:
-    service = StudyService(db, clock)
+    service = build_service(db, clock)
     folder = _packs_copy(tmp_path)
     await service.sync_packs(load_packs(folder).packs)
     draft = await service.post_question(member("ann"), pack="mini", difficulty="medium")
@@ -67,7 +67,7 @@ async def test_an_edited_question_keeps_the_old_version_for_old_posts(
 async def test_removed_items_and_packs_are_retired_not_deleted(
     db: Database, clock: SimulatedClock, tmp_path: Path
 ) -> None:
-    service = StudyService(db, clock)
+    service = build_service(db, clock)
     folder = _packs_copy(tmp_path)
     await service.sync_packs(load_packs(folder).packs)
     (folder / "mini.yaml").unlink()

@@ -21,6 +21,7 @@ import pytest_asyncio
 
 from bot.adapters.slack import SlackAdapter
 from bot.adapters.slack.manifest import METHOD_SCOPES
+from bot.app import build_service
 from bot.core.clock import SimulatedClock
 from bot.questions.loader import load_packs
 from bot.services.study import StudyService
@@ -65,7 +66,7 @@ async def slack_fake(caplog: pytest.LogCaptureFixture) -> AsyncIterator[FakeSlac
 async def slack_service(tmp_path: Path, clock: SimulatedClock) -> AsyncIterator[StudyService]:
     db = await Database.open(tmp_path / "slack.sqlite3")
     try:
-        service = StudyService(db, clock, default_timezone="UTC", rng=random.Random(7))
+        service = build_service(db, clock, default_timezone="UTC", rng=random.Random(7))
         packs = load_packs(TEST_PACKS).packs + load_packs(SLACK_PACKS).packs
         await service.sync_packs(packs)
         yield service

@@ -19,10 +19,10 @@ import pytest_asyncio
 from bot.adapters.slack import SlackAdapter
 from bot.adapters.slack.files import SlackFile, download, may_carry_token
 from bot.adapters.slack.manifest import PACK_SHORTCUT_CALLBACK
+from bot.app import build_service
 from bot.core.clock import SimulatedClock
 from bot.core.errors import Unavailable
 from bot.questions.loader import load_packs
-from bot.services.study import StudyService
 from bot.storage.database import Database
 from tests.adapters.slack.conftest import SLACK_PACKS, slack_settings
 from tests.adapters.slack.test_flows import private_replies, quiz
@@ -49,7 +49,7 @@ async def pack_adapter(
 ) -> AsyncIterator[SlackAdapter]:
     """The adapter over a service that knows its packs folder, as the Wiring builds it."""
     async with await Database.open(tmp_path / "packs.sqlite3") as db:
-        service = StudyService(db, clock, rng=random.Random(7), packs_dir=packs_dir)
+        service = build_service(db, clock, rng=random.Random(7), packs_dir=packs_dir)
         await service.sync_packs(load_packs(packs_dir).packs)
         adapter = SlackAdapter(service, slack_settings(slack_fake))
         yield adapter

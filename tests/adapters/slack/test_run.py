@@ -14,6 +14,7 @@ import pytest
 
 from bot.adapters.slack import SlackAdapter
 from bot.adapters.slack.manifest import RUN_MODAL_CALLBACK, RUN_SHORTCUT_CALLBACK
+from bot.app import build_service
 from bot.core.clock import SimulatedClock
 from bot.core.errors import RateLimited
 from bot.core.messages import Attachment, Message, Section, neutralise
@@ -253,7 +254,7 @@ async def test_the_modal_runs_real_torch_in_the_sandbox(
     config = sandbox_config(pool_size=1, memory_mb=1024)
     async with Sandbox(config) as sandbox, await Database.open(tmp_path / "run.sqlite3") as db:
         assert sandbox.available, sandbox.unavailable_reason
-        service = StudyService(db, clock, runner=sandbox)  # as the Wiring builds it
+        service = build_service(db, clock, runner=sandbox)  # as the Wiring builds it
         adapter = SlackAdapter(service, slack_settings(slack_fake))
         code = (
             "import torch\nx = torch.tensor(3.0, requires_grad=True)\n"
@@ -275,7 +276,7 @@ async def test_study_graph_uploads_the_autograd_picture(
     config = sandbox_config(forks_ahead=1)
     async with Sandbox(config) as sandbox, await Database.open(tmp_path / "run.sqlite3") as db:
         assert sandbox.available, sandbox.unavailable_reason
-        service = StudyService(db, clock, runner=sandbox)  # as the Wiring builds it
+        service = build_service(db, clock, runner=sandbox)  # as the Wiring builds it
         adapter = SlackAdapter(service, slack_settings(slack_fake))
         code = "import torch\nx = torch.ones(2, requires_grad=True)\ny = x * 2\nz = y.sum()\n"
         async with bolt_delivery("socket", adapter.app, slack_fake) as deliver:
