@@ -14,19 +14,10 @@ Durability comes from the database, not from this loop's memory:
 - ``schedules.handled_until`` records how far each schedule got, so a restart resumes there.
 - After downtime only the latest missed occurrence is posted, and only within the grace window
   (:func:`bot.services.schedule_book.catch_up`); the others are skipped with a log line.
-- Crash mid-send: a post row without a platform message id means the send was never confirmed.
-  First the platform is asked whether the channel shows it after all (Discord: the channel's
-  recent messages, matched by the post id in their buttons); if so, that message is adopted and
-  nothing is sent. Otherwise it is re-sent **once** if it is still the schedule's latest post,
-  its answer window is open and it is within the grace window; otherwise it is closed without a
-  reveal. Where the platform cannot tell (Slack, without reading channel history), members
-  would rather see the rare duplicate of the *same* post (its buttons carry the same post id,
-  so every answer still counts once) than lose a day and everyone's streak. A send that fails
-  while the bot runs is retried the same way a minute later.
-- Windows: ``closes_at = occurrence + window``, so a late post keeps the schedule's rhythm (and a
-  late post whose window is already over is not posted at all). "Until the next question": the
-  schedule's previous open post is revealed just before the next one is sent. Reveals that came
-  due while the bot was down happen at start-up.
+- What a due batch does, and the crash-mid-send and answer-window rules, are
+  :mod:`bot.services.scheduled_posts`; which occurrence of a due schedule posts is its
+  :func:`~bot.services.scheduled_posts.plan_due`; the timetable is
+  :mod:`bot.services.timetable`. This module is the loop: when, and how many at once.
 
 Many at once: at 09:00 thousands of channels may be due together, so a due batch is handled in
 a few set-based statements (one candidates query per filter set, one insert, one close), with
@@ -39,24 +30,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import heapq
-import itertools
 import time
-from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 from typing import TypeVar
 
 from bot.core.clock import Clock, SimulatedClock
 from bot.core.gateway import ChatGateway
-from bot.core.schedule_spec import next_occurrence, occurrence_key
+from bot.core.schedule_spec import next_occurrence
 from bot.log import get_logger
-from bot.services.schedule_book import MIN_GRACE, Schedule
+from bot.services.schedule_book import MIN_GRACE
 from bot.services.scheduled_posts import RESEND_DELAY, Due, Prepared, ScheduledPosts, plan_due
 from bot.services.study import StudyService
+from bot.services.timetable import Entry, Timetable
 
 __all__ = ["PREPARE_LEAD", "PREPARE_MIN", "RESEND_DELAY", "Scheduler"]  # RESEND_DELAY: re-export
 
@@ -70,18 +58,6 @@ PREPARE_MIN = 50
 """A batch this large is worth preparing (at 09:00, thousands of channels may be due)."""
 _STOP_TIMEOUT = 3.0  # seconds a stopping scheduler may spend finishing sends in flight
 T = TypeVar("T")
-
-
-@dataclass(slots=True)
-class _Entry:
-    """A schedule the loop is watching: its spec, where it got to, and when it is due."""
-
-    schedule: Schedule
-    after: datetime  # every occurrence at or before this has been dealt with
-    due: datetime
-    version: int
-    upcoming: datetime | None = None  # when it is due next, once the pass has planned it
-    following: datetime | None = None  # the occurrence after ``due``, if computed ahead
 
 
 class Scheduler:
@@ -127,10 +103,7 @@ class Scheduler:
         self._prepare_lead = prepare_lead
         self._prepare_min = max(1, prepare_min)
         self._prepared: Prepared | None = None
-        self._sized: tuple[datetime, int] | None = None  # (due, how many are due then)
-        self._entries: dict[int, _Entry] = {}
-        self._heap: list[tuple[datetime, int, int]] = []  # (due, schedule id, version)
-        self._versions = itertools.count()
+        self._timetable = Timetable()
         self._pending: set[int] = set()
         self._next_close: datetime | None = None
         self._marks: list[tuple[int, datetime]] = []
@@ -156,7 +129,7 @@ class Scheduler:
         began = time.perf_counter()
         schedules = await self.service.schedules.active()
         for schedule in schedules:
-            self._put(schedule)
+            self._timetable.put(schedule)
         self.loaded_in = time.perf_counter() - began
         log.info(
             "scheduler started: %d schedule(s) loaded in %.0f ms, grace %s",
@@ -237,7 +210,7 @@ class Scheduler:
     def next_due(self) -> datetime | None:
         """When the loop next has something to do (as of its last pass)."""
         candidates = [self._next_close, self.posts.next_retry()]
-        if (top := self._top()) is not None:
+        if (top := self._timetable.top()) is not None:
             candidates.append(top)
         found = [c for c in candidates if c is not None]
         return min(found) if found else None
@@ -313,85 +286,30 @@ class Scheduler:
     def _next_wake(self, now: datetime) -> datetime | None:
         """:meth:`next_due`, or earlier if a large batch should be prepared first."""
         wake = self.next_due()
-        top = self._top()
+        top = self._timetable.top()
         if top is None or (self._prepared is not None and self._prepared.due == top):
             return wake
         prepare_at = top - self._prepare_lead
         if prepare_at <= now or (wake is not None and prepare_at >= wake):
             return wake
-        return prepare_at if self._batch_size(top) >= self._prepare_min else wake
-
-    def _batch_size(self, due: datetime) -> int:
-        if self._sized is None or self._sized[0] != due:
-            self._sized = (due, len(self._due_at(due)))
-        return self._sized[1]
-
-    def _due_at(self, due: datetime) -> list[_Entry]:
-        found = []
-        for when, schedule_id, version in self._heap:
-            entry = self._entries.get(schedule_id)
-            if when == due and entry is not None and entry.version == version:
-                found.append(entry)
-        return found
+        return prepare_at if self._timetable.batch_size(top) >= self._prepare_min else wake
 
     async def _prepare(self, now: datetime) -> None:
         """Pick the questions of the next large batch ahead of time (and load its channels),
         so the due instant is not spent reading thousands of channels' history."""
-        top = self._top()
+        top = self._timetable.top()
         if top is None or top <= now or top - now > self._prepare_lead:
             return
         if self._prepared is not None and self._prepared.due == top:
             return
-        if self._batch_size(top) < self._prepare_min:
+        if self._timetable.batch_size(top) < self._prepare_min:
             return
-        entries = self._due_at(top)
-        began = time.perf_counter()
+        entries = self._timetable.due_at(top)
         for entry in entries:  # the pure part of planning, ahead of time too
             entry.following = next_occurrence(entry.schedule.spec, entry.due)
-        watermark = await self.service.posts.last_id()  # before reading any history
-        await self.service.directory.load_channels(e.schedule.channel_id for e in entries)
-        per_channel = Counter(e.schedule.channel_id for e in entries)
-        singles = [
-            Due(e.schedule, top, occurrence_key(top), None)
-            for e in entries
-            if per_channel[e.schedule.channel_id] == 1
-        ]
-        picks = await self.posts.prepare(singles)
-        self._prepared = Prepared(top, watermark, picks)
-        log.info(
-            "prepared %d question(s) due at %s in %.0f ms",
-            len(picks),
-            top.isoformat(),
-            (time.perf_counter() - began) * 1000,
-        )
+        self._prepared = await self.posts.prepare(top, [e.schedule for e in entries])
 
     # --- the plan ----------------------------------------------------------------------------
-
-    def _put(self, schedule: Schedule, due: datetime | None = None) -> None:
-        """Watch a schedule; ``due`` is its next occurrence after ``after`` if known."""
-        previous = self._entries.get(schedule.id)
-        after = schedule.after if previous is None else max(schedule.after, previous.after)
-        try:
-            if due is None or due <= after:
-                due = next_occurrence(schedule.spec, after)
-        except ValueError:
-            log.exception("schedule %d: cannot compute its next occurrence", schedule.id)
-            self._entries.pop(schedule.id, None)
-            return
-        entry = _Entry(schedule, after, due, next(self._versions))
-        self._entries[schedule.id] = entry
-        heapq.heappush(self._heap, (due, schedule.id, entry.version))
-        self._sized = None  # batch sizes are counted afresh
-
-    def _top(self) -> datetime | None:
-        """The soonest valid occurrence (stale heap items are dropped on the way)."""
-        while self._heap:
-            due, schedule_id, version = self._heap[0]
-            entry = self._entries.get(schedule_id)
-            if entry is not None and entry.version == version:
-                return due
-            heapq.heappop(self._heap)
-        return None
 
     async def _reload(self) -> None:
         """Re-read the schedules that commands changed since the last pass."""
@@ -406,10 +324,9 @@ class Scheduler:
         for schedule_id in ids:
             schedule = found.get(schedule_id)
             if schedule is None or schedule.paused:
-                self._entries.pop(schedule_id, None)  # its heap items go stale
-                self._sized = None
+                self._timetable.drop(schedule_id)
             else:
-                self._put(schedule)
+                self._timetable.put(schedule)
 
     # --- posting -----------------------------------------------------------------------------
 
@@ -417,10 +334,7 @@ class Scheduler:
         """Every schedule due at ``now``, in batches: at 09:00 thousands of channels may be
         due together, and one query or transaction per batch (not per post) is what keeps
         them all within a second."""
-        due: list[_Entry] = []
-        while (top := self._top()) is not None and top <= now:
-            _, schedule_id, _ = heapq.heappop(self._heap)
-            due.append(self._entries[schedule_id])  # heap order: due time, then schedule id
+        due = self._timetable.pop_due(now)
         held = (
             self.service.db.checkpoints_held()
             if len(due) >= self._prepare_min
@@ -440,15 +354,15 @@ class Scheduler:
                 for entry in chunk:  # dealt with, whatever happened: never retried into a burst
                     self._done(entry, now)
 
-    def _done(self, entry: _Entry, now: datetime) -> None:
+    def _done(self, entry: Entry, now: datetime) -> None:
         schedule_id = entry.schedule.id
         self._marks.append((schedule_id, now))
-        current = self._entries.get(schedule_id)  # None if it was paused or removed meanwhile
+        current = self._timetable.get(schedule_id)  # None if it was paused or removed meanwhile
         if current is not None:
             current.after = max(current.after, now)
-            self._put(current.schedule, entry.upcoming if current is entry else None)
+            self._timetable.put(current.schedule, entry.upcoming if current is entry else None)
 
-    def _plan(self, entry: _Entry, now: datetime) -> Due | None:
+    def _plan(self, entry: Entry, now: datetime) -> Due | None:
         """Which occurrence of a due schedule (if any) posts now (see :func:`plan_due`)."""
         due, entry.upcoming = plan_due(
             entry.schedule, entry.after, entry.due, entry.following, now, self.grace

@@ -747,7 +747,7 @@ async def test_a_prepared_batch_rechecks_channels_that_posted_since(
     async with sched.running():
         for ctx in admins:
             await schedule_command(service, ctx, "add", ["10:00", "--difficulty", "hard"])
-        with caplog.at_level(logging.INFO, logger="bot.scheduler"):
+        with caplog.at_level(logging.INFO, logger="bot"):
             await sched.advance(clock, utc("2026-03-04T09:55:00Z"))
         assert "prepared 20 question(s) due at 2026-03-04T10:00:00+00:00" in caplog.text
         asked = {}

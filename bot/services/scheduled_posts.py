@@ -8,12 +8,29 @@ question" predecessors, draft and send, and the crash-mid-send rule (``core/rese
 decides; this gathers its inputs and acts). A send that fails is retried once a minute later:
 the retry table lives here and the loop asks :meth:`ScheduledPosts.next_retry` when to wake.
 
+The rules it keeps:
+
+- Crash mid-send: a post row without a platform message id means the send was never confirmed.
+  First the platform is asked whether the channel shows it after all (Discord: the channel's
+  recent messages, matched by the post id in their buttons); if so, that message is adopted and
+  nothing is sent. Otherwise it is re-sent **once** if it is still the schedule's latest post,
+  its answer window is open and it is within the grace window; otherwise it is closed without a
+  reveal. Where the platform cannot tell (Slack, without reading channel history), members
+  would rather see the rare duplicate of the *same* post (its buttons carry the same post id,
+  so every answer still counts once) than lose a day and everyone's streak. A send that fails
+  while the bot runs is retried the same way a minute later.
+- Windows: ``closes_at = occurrence + window``, so a late post keeps the schedule's rhythm (and a
+  late post whose window is already over is not posted at all). "Until the next question": the
+  schedule's previous open post is revealed just before the next one is sent. Reveals that came
+  due while the bot was down happen at start-up.
+
 Work for the chat platform comes back as one list of steps per channel, so the loop can serve
 many channels at once while each channel's posts and reveals go out in order.
 """
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -220,9 +237,27 @@ class ScheduledPosts:
             return []
         return list(work.values())
 
-    async def prepare(self, plans: Sequence[Due]) -> dict[int, list[Candidate]]:
-        """The least-posted candidates of each plan's channel, ahead of a large batch."""
-        return await self._candidates(plans, set())
+    async def prepare(self, due: datetime, schedules: Sequence[Schedule]) -> Prepared:
+        """Pick the questions of a large batch due at ``due`` ahead of time (and load its
+        channels), so the due instant is not spent reading thousands of channels' history.
+        Channels due more than once in the batch are left to the due instant."""
+        began = time.perf_counter()
+        watermark = await self._posts.last_id()  # before reading any history
+        await self._directory.load_channels(s.channel_id for s in schedules)
+        per_channel = Counter(s.channel_id for s in schedules)
+        singles = [
+            Due(s, due, occurrence_key(due), None)
+            for s in schedules
+            if per_channel[s.channel_id] == 1
+        ]
+        picks = await self._candidates(singles, set())
+        log.info(
+            "prepared %d question(s) due at %s in %.0f ms",
+            len(picks),
+            due.isoformat(),
+            (time.perf_counter() - began) * 1000,
+        )
+        return Prepared(due, watermark, picks)
 
     async def _pick(
         self, plans: Sequence[Due], prepared: Prepared | None
