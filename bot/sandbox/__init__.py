@@ -1,4 +1,5 @@
-"""The snippet sandbox: isolated, pre-warmed, single-use jailed Python+torch workers.
+"""The snippet sandbox: each run is a fresh child of a torch-warm fork server, in its own
+namespaces, cgroup and seccomp filter, used once (single-use jails are the fallback).
 
 Public API: :class:`Sandbox` (async context manager; ``run()`` -> :class:`RunResult`),
 :class:`SandboxConfig` (``from_settings``), :func:`validate_snippet`, and the two exceptions
