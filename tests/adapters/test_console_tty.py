@@ -79,7 +79,9 @@ def test_ctrl_c_clears_the_line_and_ctrl_d_leaves(tmp_path: Path) -> None:
         term.wait_for("...")  # the continuation prompt: a code block is being collected
         term.type("\x03")  # Ctrl-C in a code block: the block is cancelled
         term.wait_for("(code block cancelled)")
+        term.typed_at = term.seen.index("(code block cancelled)", term.typed_at)
+        term.wait_for("[#general as me] >")  # a fresh prompt after the note
         term.type("\x04")  # Ctrl-D on an empty line: leave
-        assert term.proc.wait(timeout=30) == 0
+        assert term.proc.wait(timeout=60) == 0
     finally:
         term.close()
