@@ -43,7 +43,9 @@ def test_slash_command_shortcut_events_and_modes() -> None:
     assert command["command"] == SLASH_COMMAND
     assert command["should_escape"] is True  # mentions arrive as <@U…|name>, parsed to ids
     # Slack shows the hint as members type: every subcommand parse_study knows is in it
-    for sub in ("quiz", "leaderboard", "stats", "run", "pack list", "schedule list", "help"):
+    subs = ("quiz", "leaderboard", "stats", "run", "pack list", "schedule list", "help")
+    newer = ("review", "history", "question 1", "report x is wrong", "recap", "write", "settings")
+    for sub in (*subs, *newer):
         assert sub.split()[0] in command["usage_hint"].split(" ")
         assert parse_study(sub).name == sub.split()[0]
     run, check_pack = features["shortcuts"]
