@@ -463,11 +463,15 @@ class SlackAdapter:
         for attachment in message.attachments:
             await self._upload(channel, attachment, thread_ts=message_id)
 
+    async def _dm_channel(self, member: str) -> str:
+        """The id of the member's DM with the app (``conversations.open``; needs ``im:write``)."""
+        opened = await self.client.conversations_open(users=member)
+        return _str((opened.get("channel") or {}).get("id")) or member
+
     async def send_dm(self, workspace: str, member: str, message: Message) -> bool:
         """A review reminder in the member's DM with the app; ``False`` if Slack refuses."""
         try:
-            opened = await self.client.conversations_open(users=member)
-            channel = _str((opened.get("channel") or {}).get("id")) or member
+            channel = await self._dm_channel(member)
             await self.client.chat_postMessage(channel=channel, **render(message).kwargs())
         except SlackApiError as exc:
             log.info("cannot DM %s a review reminder: %s", member, _api_error(exc))
@@ -527,8 +531,7 @@ class SlackAdapter:
             return
         member = _where(body).user
         try:
-            opened = await self.client.conversations_open(users=member)
-            channel = _str((opened.get("channel") or {}).get("id")) or member
+            channel = await self._dm_channel(member)
             for picture in stats.attachments:
                 await self._upload(channel, picture, thread_ts=None)
             note = "📎 The picture of these stats is in your direct messages with studybot."
