@@ -125,6 +125,11 @@ class Message:
     def private(self) -> Message:
         return replace(self, ephemeral=True)
 
+    @classmethod
+    def note(cls, text: str, *, tone: Tone = Tone.INFO) -> Message:
+        """A short private reply: one section of prose that only the caller sees."""
+        return cls(sections=(Section(body=text),), ephemeral=True, tone=tone)
+
     def plain_text(self) -> str:
         """The whole message as plain text (markup removed): console, notifications, tests."""
         parts: list[str] = []

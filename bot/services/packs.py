@@ -315,10 +315,10 @@ class PackAdmin:
         where = _where_label(ctx)
         state = "on" if enabled else "off"
         if was_enabled == enabled:
-            return _note(f"**{slug}** is already {state} in {where}.")
+            return Message.note(f"**{slug}** is already {state} in {where}.")
         log.info("pack %s turned %s in channel %d by %s", slug, state, channel.id, ctx.member)
         if enabled:
-            return _note(
+            return Message.note(
                 f"✅ **{slug}** is on in {where} again: `quiz` and schedules here can pick its "
                 "questions.",
                 tone=Tone.SUCCESS,
@@ -342,7 +342,7 @@ class PackAdmin:
                 "the pack is on again."
             )
         tone = Tone.WARNING if len(lines) > 1 else Tone.SUCCESS
-        return _note("\n".join(lines), tone=tone)
+        return Message.note("\n".join(lines), tone=tone)
 
     async def _schedules_using(self, channel_id: int, slug: str) -> list[int]:
         found = []
@@ -571,10 +571,6 @@ def _installed_text(pack: LoadedPack, report: SyncReport, *, new: bool) -> str:
         f"{report.retired} retired and {unchanged} unchanged questions. Questions already asked "
         "keep their history."
     )
-
-
-def _note(text: str, *, tone: Tone = Tone.INFO) -> Message:
-    return Message(sections=(Section(body=text),), ephemeral=True, tone=tone)
 
 
 def _cut_line(line: str) -> str:

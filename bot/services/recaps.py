@@ -17,7 +17,7 @@ from bot.core import cards
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, Forbidden
 from bot.core.gateway import ChatGateway
-from bot.core.messages import Message, Section
+from bot.core.messages import Message
 from bot.core.models import ChatContext
 from bot.core.recap import (
     MissedQuestion,
@@ -67,7 +67,7 @@ class Recaps:
         where = f"#{channel.name or ctx.channel_name or ctx.channel}"
         verb = args[0].lower() if args else ""
         if verb in ("", "status"):
-            return _private(await self._status(ctx, workspace, channel, where))
+            return Message.note(await self._status(ctx, workspace, channel, where))
         if not ctx.is_admin:
             raise Forbidden("Only admins can schedule or post the weekly recap.")
         now = self._clock.now()
@@ -75,14 +75,14 @@ class Recaps:
             weekday, at = parse_when(list(args[1:]))
             await self._store.set(channel.id, weekday, at, ctx.member_name, now)
             zone = workspace.settings.timezone
-            return _private(
+            return Message.note(
                 f"📅 The weekly recap will post in {where} every {_DAY_WORDS[weekday]} at "
                 f"{at:%H:%M} ({zone}): the week's board, the longest streaks and the question "
                 f"most people missed. Preview it with {ctx.command('recap now')}."
             )
         if verb == "off" and len(args) == 1:
             was_on = await self._store.turn_off(channel.id, ctx.member_name, now)
-            return _private(
+            return Message.note(
                 f"The weekly recap in {where} is off." if was_on else f"{where} had no recap on."
             )
         if verb == "now" and len(args) == 1:
@@ -192,7 +192,3 @@ def _answer(item: Flashcard | MultipleChoice | Practice | OpenPrompt) -> str:
     if isinstance(item, Practice):
         return item.final_answer
     return "see the question"
-
-
-def _private(text: str) -> Message:
-    return Message(sections=(Section(body=text),), ephemeral=True)

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from bot.core.clock import Clock
 from bot.core.errors import BadInput
 from bot.core.gateway import DirectMessenger
-from bot.core.messages import Message, Section
+from bot.core.messages import Message
 from bot.core.models import ChatContext
 from bot.log import get_logger
 from bot.services.places import Places
@@ -68,10 +68,10 @@ class Reminders:
                 text = f"No review reminder is set. {usage.removeprefix('usage: ')}."
             else:
                 text = f"Your review reminder: {current.local_time} ({current.timezone}) by DM."
-            return _private(text)
+            return Message.note(text)
         if len(args) == 1 and args[0].lower() == "off":
             was_on = await self._store.turn_off(member.id)
-            return _private(
+            return Message.note(
                 "Review reminders are off." if was_on else "You had no review reminder on."
             )
         match = _TIME.match(args[0])
@@ -85,7 +85,7 @@ class Reminders:
         # Already past that time today: the first reminder is tomorrow's.
         handled = local_now.date() if local_now.time() >= at else local_now.date() - timedelta(1)
         await self._store.set(member.id, local_time, tz.key, handled)
-        return _private(
+        return Message.note(
             f"I'll DM you at {local_time} ({tz.key}) on days when you have cards due. "
             f"Turn it off with {ctx.command('review remind off')}."
         )
@@ -102,7 +102,7 @@ class Reminders:
         if reminder is None or reminder.told or reminder.off_reason != DM_CLOSED:
             return None
         await self._store.mark_told(member.id)
-        return _private(
+        return Message.note(
             "Your review reminder turned itself off: I couldn't send you a direct message. "
             f"Allow DMs from this server's members, then set it again with "
             f"{ctx.command('review remind HH:MM')}."
@@ -132,7 +132,7 @@ class Reminders:
             if due == 0:
                 continue
             workspace = await self._directory.workspace_by_id(reminder.workspace_id)
-            message = _private(
+            message = Message.note(
                 f"🔁 You have {due} card{'s' if due != 1 else ''} due for review. "
                 "Use /review when you have a few minutes."
             )
@@ -158,7 +158,3 @@ class Reminders:
             await self._clock.sleep_until(
                 now.replace(second=0, microsecond=0) + timedelta(minutes=1)
             )
-
-
-def _private(text: str) -> Message:
-    return Message(sections=(Section(body=text),), ephemeral=True)

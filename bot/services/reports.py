@@ -69,7 +69,7 @@ class QuestionReports:
             workspace.id, stored.question_id, post.id, member.id, reason, now
         )
         verb = "reached the admins" if new else "was updated"
-        return _private(
+        return Message.note(
             f"🚩 Thank you: your report on #{post.id} (`{stored.item.id}` in "
             f"{self._catalogue.title(stored.pack)}) {verb}. An admin will look at it."
         )
@@ -81,7 +81,7 @@ class QuestionReports:
         workspace = await self._places.workspace(ctx)
         reports = await self._store.open_reports(workspace.id)
         if not reports:
-            return _private("No open reports. 🎉")
+            return Message.note("No open reports. 🎉")
         return Message(
             title=f"🚩 Open reports ({len(reports)})",
             sections=tuple(_grouped(reports)),
@@ -101,7 +101,9 @@ class QuestionReports:
         )
         if not closed:
             raise NotFound(f"There are no open reports on `{item_id}`.")
-        return _private(f"✅ Resolved {closed} report{'s' if closed != 1 else ''} on `{item_id}`.")
+        return Message.note(
+            f"✅ Resolved {closed} report{'s' if closed != 1 else ''} on `{item_id}`."
+        )
 
     async def counts_by_pack(self, ctx: ChatContext) -> dict[str, int]:
         workspace = await self._places.workspace(ctx)
@@ -127,7 +129,3 @@ def _grouped(reports: list[OpenReport]) -> list[Section]:
     if current is not None:
         sections.append(Section(heading=f"{current[1]} ({current[0]})", body="\n".join(lines)))
     return sections
-
-
-def _private(text: str) -> Message:
-    return Message(sections=(Section(body=text),), ephemeral=True)

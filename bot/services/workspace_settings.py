@@ -70,7 +70,7 @@ class WorkspaceSettingsService:
             return _history(await self._store.history(workspace.id))
         if len(args) == 1:
             setting = Setting.named(args[0])
-            return _private(
+            return Message.note(
                 f"**{setting.value}**: {workspace.settings.shown(setting, self._default_window)} "
                 f"— {_WHAT[setting]}. Change it with "
                 f"{ctx.command(f'settings {setting.value} VALUE')} (admins)."
@@ -98,7 +98,7 @@ class WorkspaceSettingsService:
             if setting is Setting.QUIZ_WINDOW
             else "Answers from now on score it; points already earned stay as they are."
         )
-        return _private(f"✅ **{setting.value}**: {before} → **{after}**. {note}")
+        return Message.note(f"✅ **{setting.value}**: {before} → **{after}**. {note}")
 
     async def _set_timezone(
         self, ctx: ChatContext, workspace: WorkspaceRow, new: str, warning: str | None
@@ -106,7 +106,7 @@ class WorkspaceSettingsService:
         now = self._clock.now()
         current = workspace.settings.zone_name_at(now)
         if new == workspace.timezone and new == current:
-            return _private(f"The timezone is already **{new}**.")
+            return Message.note(f"The timezone is already **{new}**.")
         new_zone = ZoneInfo(new)
         takes_over = next_local_midnight(now, new_zone)
         old = await self._store.set_timezone(
@@ -129,7 +129,7 @@ class WorkspaceSettingsService:
         ]
         if warning:
             lines.append(f"⚠️ {warning}.")
-        return _private("\n".join(lines))
+        return Message.note("\n".join(lines))
 
     def _listing(self, ctx: ChatContext, workspace: WorkspaceRow) -> Message:
         now = self._clock.now()
@@ -158,7 +158,7 @@ class WorkspaceSettingsService:
 
 def _history(changes: list[SettingChange]) -> Message:
     if not changes:
-        return _private("No setting has been changed here yet: all are the bot's defaults.")
+        return Message.note("No setting has been changed here yet: all are the bot's defaults.")
     lines = [
         f"{c.changed_at:%Y-%m-%d %H:%M} UTC · **{c.setting}**: {_value(c.setting, c.old_value)}"
         f" → {_value(c.setting, c.new_value)} by {c.changed_by_name}"
@@ -177,7 +177,3 @@ def _value(setting: str, value: str | None) -> str:
     if setting == Setting.QUIZ_WINDOW.value:
         return describe_window(timedelta(seconds=int(value)))
     return value
-
-
-def _private(text: str) -> Message:
-    return Message(sections=(Section(body=text),), ephemeral=True)
