@@ -449,9 +449,7 @@ def build_service(
             clock=clock,
         ),
         standings=Stats(places, directory, scores, clock, reviews),
-        history=QuestionHistory(
-            places=places, directory=directory, catalogue=catalogue, posts=posts, clock=clock
-        ),
+        history=QuestionHistory(places=places, catalogue=catalogue, posts=posts, clock=clock),
         recaps=Recaps(
             places=places,
             directory=directory,

@@ -14,7 +14,6 @@ from bot.core.messages import Message
 from bot.core.models import ChatContext
 from bot.services.catalogue import Catalogue
 from bot.services.places import Places
-from bot.storage.directory import Directory
 from bot.storage.posts import PostStore
 
 __all__ = ["DEFAULT_COUNT", "MAX_COUNT", "QuestionHistory"]
@@ -28,13 +27,11 @@ class QuestionHistory:
         self,
         *,
         places: Places,
-        directory: Directory,
         catalogue: Catalogue,
         posts: PostStore,
         clock: Clock,
     ) -> None:
         self._places = places
-        self._directory = directory
         self._catalogue = catalogue
         self._posts = posts
         self._clock = clock
@@ -61,8 +58,8 @@ class QuestionHistory:
         """One question of this workspace by its number, privately."""
         workspace = await self._places.workspace(ctx)
         post = await self._posts.get(post_id)
-        channel = None if post is None else await self._directory.channel_by_id(post.channel_id)
-        if post is None or channel is None or channel.workspace_id != workspace.id:
+        channel = await self._places.channel_of(workspace, post)
+        if post is None or channel is None:
             raise NotFound(
                 f"There is no question #{post_id} here; {ctx.command('history')} lists the "
                 "recent ones."

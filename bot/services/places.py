@@ -8,7 +8,7 @@ shows its new name in listings).
 from __future__ import annotations
 
 from bot.core.clock import Clock
-from bot.core.models import ChatContext
+from bot.core.models import ChatContext, Post
 from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
 
 __all__ = ["Places"]
@@ -34,3 +34,14 @@ class Places:
             workspace, ctx.channel, ctx.channel_name, self._clock.now()
         )
         return workspace, channel
+
+    async def channel_of(self, workspace: WorkspaceRow, post: Post | None) -> ChannelRow | None:
+        """The channel ``post`` was posted in, if it is one of ``workspace``'s, else None.
+
+        Post ids are numbered across every workspace: a number typed in one workspace must
+        never reach another's question.
+        """
+        if post is None:
+            return None
+        channel = await self._directory.channel_by_id(post.channel_id)
+        return channel if channel.workspace_id == workspace.id else None

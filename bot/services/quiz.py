@@ -109,11 +109,9 @@ class Quiz:
         """A post, checked to belong to the caller's workspace (ids are global)."""
         post = await self._posts.get(post_id)
         workspace = await self._workspace(ctx)
-        if post is not None:
-            channel = await self._directory.channel_by_id(post.channel_id)
-            if channel.workspace_id == workspace.id:
-                return workspace, post
-        raise NotFound("That question no longer exists.")
+        if post is None or await self._places.channel_of(workspace, post) is None:
+            raise NotFound("That question no longer exists.")
+        return workspace, post
 
     async def _post_or_latest(self, ctx: ChatContext, post_id: int | None) -> Post:
         if post_id is None:

@@ -58,8 +58,7 @@ class QuestionReports:
                 raise NotFound("There is no question in this channel to report.")
         else:
             found = await self._posts.get(post_id)
-            where = None if found is None else await self._directory.channel_by_id(found.channel_id)
-            if found is None or where is None or where.workspace_id != workspace.id:
+            if found is None or await self._places.channel_of(workspace, found) is None:
                 raise NotFound(f"There is no question #{post_id} here.")
             post = found
         stored = await self._catalogue.store.question(post.question_version_id)
