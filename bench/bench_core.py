@@ -32,7 +32,7 @@ from bot.core.clock import SimulatedClock  # noqa: E402
 from bot.core.models import ChatContext  # noqa: E402
 from bot.questions.loader import load_packs  # noqa: E402
 from bot.services.study import StudyService  # noqa: E402
-from bot.storage.database import Database  # noqa: E402
+from bot.storage.database import Database, open_database  # noqa: E402
 
 PACKS = ROOT / "tests" / "data" / "packs"
 NOW = datetime(2026, 3, 18, 12, 0, tzinfo=UTC)
@@ -118,7 +118,7 @@ async def main() -> None:
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        db = await Database.open(Path(tmp) / "bench.sqlite3")
+        db = await open_database(Path(tmp) / "bench.sqlite3")
         clock = SimulatedClock(NOW)
         service = build_service(db, clock, default_timezone="Europe/Berlin", rng=random.Random(3))
         await service.sync_packs(load_packs(PACKS).packs)

@@ -46,7 +46,7 @@ from bot.core.models import ChatContext  # noqa: E402
 from bot.questions.loader import load_packs  # noqa: E402
 from bot.services.study import StudyService  # noqa: E402
 from bot.services.studychart import StudyChart, TagBar, draw_study_chart  # noqa: E402
-from bot.storage.database import Database  # noqa: E402
+from bot.storage.database import Database, open_database  # noqa: E402
 from bot.storage.timefmt import to_db  # noqa: E402
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
@@ -58,7 +58,7 @@ def ctx(i: int) -> ChatContext:
 
 async def fill(path: Path, members: int) -> tuple[StudyService, Database, int]:
     """A database of ``members`` members, each with a card for every bundled question."""
-    db = await Database.open(path)
+    db = await open_database(path)
     service = build_service(db, SimulatedClock(NOW), default_timezone="UTC", rng=random.Random(1))
     await service.sync_packs(load_packs(ROOT / "questions").packs)
     await service.stats(ctx(0), picture=False)  # creates the workspace and member 0
@@ -71,7 +71,7 @@ async def fill(path: Path, members: int) -> tuple[StudyService, Database, int]:
             "VALUES (?, ?, ?, ?)",
             [(ws, f"u{i}", f"member{i}", to_db(NOW)) for i in range(1, members)],
         )
-        ids = [int(r[0]) for r in await conn.execute_fetchall("SELECT id FROM members")]
+        ids = [int(r[0]) for r in await conn.fetchall("SELECT id FROM members")]
         reviews, cards = [], []
         review_id = 0
         for member in ids:

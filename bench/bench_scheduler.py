@@ -53,7 +53,7 @@ from bot.questions.loader import load_packs  # noqa: E402
 from bot.scheduler import Scheduler  # noqa: E402
 from bot.services.study import StudyService  # noqa: E402
 from bot.settings import default_packs_dir  # noqa: E402
-from bot.storage.database import Database  # noqa: E402
+from bot.storage.database import Database, open_database  # noqa: E402
 from bot.storage.timefmt import to_db  # noqa: E402
 
 PACKS = default_packs_dir()
@@ -131,7 +131,7 @@ def rss_kib() -> int:
 
 
 async def open_service(path: Path, clock: object) -> tuple[Database, StudyService]:
-    db = await Database.open(path)
+    db = await open_database(path)
     service = build_service(db, clock, default_timezone="UTC", rng=random.Random(1))  # type: ignore[arg-type]
     await service.sync_packs(load_packs(PACKS).packs)
     return db, service

@@ -18,6 +18,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 from pydantic import ValidationError
 
 from bot.backups import BackupJob
@@ -49,7 +50,7 @@ from bot.services.wakeup import Wakeup
 from bot.services.workspace_settings import WorkspaceSettingsService
 from bot.settings import Platform, Settings
 from bot.storage.answers import AnswerWriter
-from bot.storage.database import Database
+from bot.storage.database import Database, open_database
 from bot.storage.directory import Directory
 from bot.storage.migrate import MigrationError
 from bot.storage.packs import PackStore
@@ -102,6 +103,7 @@ class Wiring:
                 settings.slack_bot_token,
                 settings.slack_app_token,
                 settings.slack_signing_secret,
+                settings.database_url,
             )
             if s is not None
         ]
@@ -111,9 +113,9 @@ class Wiring:
     async def database(self, settings: Settings) -> Database:
         """Open (and migrate) the database, or say in one line why it cannot be opened."""
         try:
-            return await Database.open(settings.db_path)
-        except (MigrationError, sqlite3.Error, OSError) as exc:
-            raise StartupError(f"cannot open database {settings.db_path}: {exc}") from None
+            return await open_database(settings.database_target)
+        except (MigrationError, sqlite3.Error, OSError, asyncpg.PostgresError) as exc:
+            raise StartupError(f"cannot open database {settings.database_name}: {exc}") from None
 
     @asynccontextmanager
     async def runtime(

@@ -52,6 +52,9 @@ class Settings(BaseSettings):
     # --- general -----------------------------------------------------------------------------
     platform: Platform = Field(Platform.CONSOLE, validation_alias="STUDYBOT_PLATFORM")
     db_path: Path = Field(Path("studybot.sqlite3"), validation_alias="STUDYBOT_DB")
+    # PostgreSQL (postgresql://user:password@host/db) instead of the SQLite file: for several
+    # bot processes. A secret: it may carry a password.
+    database_url: SecretStr | None = Field(None, validation_alias="DATABASE_URL")
     packs_dir: Path = Field(default_factory=default_packs_dir, validation_alias="STUDYBOT_PACKS")
     timezone: str = Field("UTC", validation_alias="STUDYBOT_TIMEZONE")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
@@ -126,6 +129,31 @@ class Settings(BaseSettings):
     def files_dir(self) -> Path:
         """Where the console saves what runs return (figures, files, graphs): beside the DB."""
         return self.db_path.with_name(f"{self.db_path.stem}-files")
+
+    @field_validator("database_url")
+    @classmethod
+    def _postgres_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value():
+            return None
+        if not value.get_secret_value().startswith(("postgresql://", "postgres://")):
+            raise ValueError("expected a postgresql://user:password@host:port/database URL")
+        return value
+
+    @property
+    def database_target(self) -> Path | str:
+        """What ``Database.open`` is given: the PostgreSQL URL if set, else the SQLite file."""
+        if self.database_url is not None:
+            return self.database_url.get_secret_value()
+        return self.db_path
+
+    @property
+    def database_name(self) -> str:
+        """The database for messages and logs: the file, or the URL without its password."""
+        if self.database_url is None:
+            return str(self.db_path)
+        from bot.storage.postgres import redact
+
+        return redact(self.database_url.get_secret_value())
 
     @field_validator("timezone")
     @classmethod

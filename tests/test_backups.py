@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bot.backups import BackupJob
 from bot.core.clock import SimulatedClock
-from bot.storage.database import Database
+from bot.storage.database import Database, open_database
 
 
 async def test_backups_are_daily_and_pruned(
@@ -52,7 +52,7 @@ async def test_a_backup_that_fails_at_the_end_leaves_no_partial_file(tmp_path: P
     destination = tmp_path / "taken"
     destination.mkdir()
     (destination / "keep").write_text("a folder in the way")  # the final rename must fail
-    async with await Database.open(db_path) as db:
+    async with await open_database(db_path) as db:
         try:
             await db.backup(destination)
         except OSError:

@@ -14,7 +14,7 @@ from bot.app import build_service
 from bot.core.clock import SimulatedClock
 from bot.core.srs import Grade, SrsSettings, review
 from bot.questions.loader import load_packs
-from bot.storage.database import Database
+from bot.storage.database import open_database
 from bot.storage.reviews import ReviewItem
 from tests.conftest import TEST_PACKS
 from tests.test_cli import studybot
@@ -27,7 +27,7 @@ async def _simulated_log(path: Path, members: int, days: int, seed: int = 3) -> 
     due (looking once a day) for ``days`` days. Returns how many reviews were written."""
     rng = random.Random(seed)
     clock = SimulatedClock(T0)
-    async with await Database.open(path) as db:
+    async with await open_database(path) as db:
         service = build_service(db, clock)
         await service.sync_packs(load_packs(TEST_PACKS).packs)
         workspace = await service.directory.workspace("console", "console", "console", T0)

@@ -33,7 +33,7 @@ from bot.questions.loader import load_packs
 from bot.scheduler import Scheduler
 from bot.services.posting import Posting
 from bot.services.study import StudyService
-from bot.storage.database import Database
+from bot.storage.database import Database, open_database
 from tests.conftest import TEST_PACKS
 from tests.helpers import member, schedule_command
 
@@ -139,7 +139,7 @@ async def session(
     """One run of the bot: open the file, start the scheduler, feed the console a script."""
     clock = SimulatedClock(utc(start))
     out = io.StringIO()
-    db = await Database.open(db_path)
+    db = await open_database(db_path)
     try:
         service = build_service(db, clock, default_timezone="UTC", rng=random.Random(7))
         await service.sync_packs(load_packs(TEST_PACKS).packs)
@@ -160,7 +160,7 @@ async def crashed_session(
     """A session that dies mid-send; returns what was printed before it died."""
     clock = SimulatedClock(utc(start))
     out = io.StringIO()
-    db = await Database.open(db_path)
+    db = await open_database(db_path)
     try:
         service = build_service(db, clock, default_timezone="UTC", rng=random.Random(7))
         await service.sync_packs(load_packs(TEST_PACKS).packs)
@@ -323,7 +323,7 @@ async def test_a_lost_progress_mark_still_cannot_post_twice(tmp_path: Path) -> N
     db = tmp_path / "bot.sqlite3"
     first = await session(db, "2026-03-04T08:00:00Z", "/schedule add 09:00\n/clock advance 1h")
     assert first.post_times() == ["2026-03-04T09:00Z"]
-    async with await Database.open(db) as database, database.write() as conn:
+    async with await open_database(db) as database, database.write() as conn:
         await conn.execute("UPDATE schedules SET handled_until = NULL")
     again = await session(db, "2026-03-04T09:10:00Z", "/clock advance 1m")
     assert again.posts == [] and again.edits == []
@@ -432,7 +432,7 @@ async def test_re_sent_at_most_once_even_if_the_platform_had_it(tmp_path: Path) 
     assert [p["post_id"] for p in resent.posts] == [shown.posts[0]["post_id"]]
     third = await session(db, "2026-03-04T09:02:00Z", "/clock advance 1m")
     assert third.posts == []
-    async with await Database.open(db) as database:
+    async with await open_database(db) as database:
         closed = await database.fetchval("SELECT closed_at IS NOT NULL FROM posts WHERE id = 1")
     assert closed == 1  # given up on: closed quietly, so it is no channel's open question
 
@@ -451,7 +451,7 @@ async def test_a_post_the_platform_shows_after_all_is_adopted_not_re_sent(
     assert back.posts == []  # nothing sent twice
     [reveal] = back.edits  # and the adopted post is revealed in place at the window's end
     assert reveal["post_id"] == shown.posts[0]["post_id"]
-    async with await Database.open(db) as database:
+    async with await open_database(db) as database:
         message = await database.fetchval("SELECT platform_message_id FROM posts WHERE id = 1")
     assert message == FindingConsole.shown[(shown.posts[0]["channel"], 1)]
 

@@ -18,7 +18,7 @@ from bot.app import build_service
 from bot.core.clock import SimulatedClock
 from bot.questions.loader import load_packs
 from bot.scheduler import Scheduler
-from bot.storage.database import Database
+from bot.storage.database import open_database
 from tests.conftest import TEST_PACKS
 
 EXTRA = """\
@@ -39,7 +39,7 @@ async def _session(tmp_path: Path, script: str) -> list[dict[str, object]]:
     packs += load_packs(tmp_path / "extra.yaml").packs
     clock = SimulatedClock(datetime(2026, 3, 4, 6, 0, tzinfo=UTC))
     out = io.StringIO()
-    async with await Database.open(tmp_path / "bot.sqlite3") as db:
+    async with await open_database(tmp_path / "bot.sqlite3") as db:
         service = build_service(db, clock, rng=random.Random(7))
         await service.sync_packs(packs)
         console = ConsoleAdapter(service, clock, out=out, json_mode=True)

@@ -1,1 +1,2 @@
-"""SQLite storage through aiosqlite: connections, migrations and the queries the core needs."""
+"""Storage: the database handle (SQLite or PostgreSQL), migrations and the queries the core
+needs."""

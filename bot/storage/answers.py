@@ -20,12 +20,10 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import TypeVar
 
-import aiosqlite
-
 from bot.core.scoring import ScoreDecision, StreakState
 from bot.core.srs import CardState, Grade
 from bot.log import get_logger
-from bot.storage.database import Database, chunks
+from bot.storage.database import Database, Tx, chunks
 from bot.storage.directory import Directory, MemberRow
 from bot.storage.reviews import ReviewItem, ReviewStore
 from bot.storage.timefmt import from_db_opt, to_db
@@ -141,30 +139,31 @@ class AnswerWriter:
         async with self._db.write() as conn:
             members = await self._members(conn, requests)
             open_posts = await self._open_posts(conn, requests)
-            async with conn.execute("SELECT coalesce(max(id), 0) FROM answers") as cursor:
-                row = await cursor.fetchone()
-            before = int(row[0]) if row else 0
-            await conn.executemany(
-                "INSERT INTO answers (post_id, member_id, choice, correct, answered_at, "
-                "local_day) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (post_id, member_id) DO NOTHING",
-                [
-                    (
-                        r.post_id,
-                        members[(r.workspace_id, r.member_external)][0].id,
-                        r.choice,
-                        None if r.correct is None else int(r.correct),
-                        to_db(r.answered_at),
-                        r.local_day.isoformat(),
-                    )
-                    for r in requests
-                    if _is_open(r, open_posts)
-                ],
-            )
-            # We hold the only write lock, so every row above `before` is one of ours.
-            async with conn.execute(
-                "SELECT id, post_id, member_id FROM answers WHERE id > ?", (before,)
-            ) as cursor:
-                inserted = {(int(r[1]), int(r[2])): int(r[0]) for r in await cursor.fetchall()}
+            rows = [
+                (
+                    r.post_id,
+                    members[(r.workspace_id, r.member_external)][0].id,
+                    r.choice,
+                    None if r.correct is None else int(r.correct),
+                    to_db(r.answered_at),
+                    r.local_day.isoformat(),
+                )
+                for r in requests
+                if _is_open(r, open_posts)
+            ]
+            # The first answer counts: a second one (here, or from another bot process) is
+            # skipped by the unique (post, member) and is not among the rows returned.
+            inserted: dict[tuple[int, int], int] = {}
+            for chunk in chunks(rows):
+                for got in await conn.fetchall(
+                    "INSERT INTO answers (post_id, member_id, choice, correct, answered_at, "
+                    "local_day) VALUES "
+                    + ",".join(["(?, ?, ?, ?, ?, ?)"] * len(chunk))
+                    + " ON CONFLICT (post_id, member_id) DO NOTHING "
+                    "RETURNING id, post_id, member_id",
+                    [value for values in chunk for value in values],
+                ):
+                    inserted[(int(got[1]), int(got[2]))] = int(got[0])
             batch = self._score(requests, members, open_posts, inserted)
             if batch.events:
                 await conn.executemany(
@@ -176,8 +175,8 @@ class AnswerWriter:
                 await conn.executemany(
                     "INSERT INTO score_totals (workspace_id, member_id, period, points, answers) "
                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT (workspace_id, period, member_id) "
-                    "DO UPDATE SET points = points + excluded.points, "
-                    "answers = answers + excluded.answers",
+                    "DO UPDATE SET points = score_totals.points + excluded.points, "
+                    "answers = score_totals.answers + excluded.answers",
                     [(ws, m, period, pts, n) for (ws, m, period), (pts, n) in batch.totals.items()],
                 )
             if batch.streaks:
@@ -211,7 +210,7 @@ class AnswerWriter:
 
     async def _review(
         self,
-        conn: aiosqlite.Connection,
+        conn: Tx,
         requests: Sequence[AnswerRequest],
         outcomes: list[AnswerOutcome],
         inserted: dict[tuple[int, int], int],
@@ -306,7 +305,7 @@ class AnswerWriter:
         return batch
 
     async def _members(
-        self, conn: aiosqlite.Connection, requests: Sequence[AnswerRequest]
+        self, conn: Tx, requests: Sequence[AnswerRequest]
     ) -> dict[tuple[int, str], tuple[MemberRow, StreakState]]:
         """Create unseen members and read everyone's streak state inside this transaction."""
         names: dict[tuple[int, str], str] = {}
@@ -331,39 +330,37 @@ class AnswerWriter:
             by_workspace.setdefault(ws, []).append(ext)
         for ws, externals in by_workspace.items():
             for chunk in chunks(externals):
-                async with conn.execute(
+                for row in await conn.fetchall(
                     "SELECT id, external_id, display_name, streak_days, best_streak, "
                     "streak_last_day FROM members WHERE workspace_id = ? "
                     f"AND external_id IN ({','.join('?' * len(chunk))})",
                     (ws, *chunk),
-                ) as cursor:
-                    for row in await cursor.fetchall():
-                        member = MemberRow(int(row[0]), ws, str(row[1]), str(row[2]))
-                        last = date.fromisoformat(row[5]) if row[5] else None
-                        found[(ws, member.external_id)] = (
-                            member,
-                            StreakState(int(row[3]), int(row[4]), last),
-                        )
+                ):
+                    member = MemberRow(int(row[0]), ws, str(row[1]), str(row[2]))
+                    last = date.fromisoformat(row[5]) if row[5] else None
+                    found[(ws, member.external_id)] = (
+                        member,
+                        StreakState(int(row[3]), int(row[4]), last),
+                    )
         return found
 
     async def _open_posts(
-        self, conn: aiosqlite.Connection, requests: Sequence[AnswerRequest]
+        self, conn: Tx, requests: Sequence[AnswerRequest]
     ) -> dict[int, datetime | None]:
         """Posts still open, read inside the transaction (a reveal may have just closed one)."""
         post_ids = sorted({r.post_id for r in requests})
         open_posts: dict[int, datetime | None] = {}
         for chunk in chunks(post_ids):
-            async with conn.execute(
+            for row in await conn.fetchall(
                 "SELECT id, closes_at FROM posts WHERE closed_at IS NULL "
                 f"AND id IN ({','.join('?' * len(chunk))})",
                 tuple(chunk),
-            ) as cursor:
-                for row in await cursor.fetchall():
-                    open_posts[int(row[0])] = from_db_opt(row[1])
+            ):
+                open_posts[int(row[0])] = from_db_opt(row[1])
         return open_posts
 
     async def _recorded_choices(
-        self, conn: aiosqlite.Connection, keys: Sequence[tuple[int, int]]
+        self, conn: Tx, keys: Sequence[tuple[int, int]]
     ) -> dict[tuple[int, int], str]:
         found: dict[tuple[int, int], str] = {}
         by_post: dict[int, list[int]] = {}
@@ -371,13 +368,12 @@ class AnswerWriter:
             by_post.setdefault(post_id, []).append(member_id)
         for post_id, member_ids in by_post.items():
             for chunk in chunks(sorted(set(member_ids))):
-                async with conn.execute(
+                for row in await conn.fetchall(
                     "SELECT member_id, choice FROM answers WHERE post_id = ? "
                     f"AND member_id IN ({','.join('?' * len(chunk))})",
                     (post_id, *chunk),
-                ) as cursor:
-                    for row in await cursor.fetchall():
-                        found[(post_id, int(row[0]))] = str(row[1])
+                ):
+                    found[(post_id, int(row[0]))] = str(row[1])
         return found
 
 

@@ -6,7 +6,6 @@ needs no lookup at all for a member it has seen before.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -96,12 +95,11 @@ class Directory:
                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT (platform, external_id) DO NOTHING",
                 (platform, external_id, name, self._default_tz, to_db(now)),
             )
-            async with conn.execute(
+            row = await conn.fetchone(
                 f"SELECT {_WORKSPACE_COLUMNS} FROM workspaces "
                 "WHERE platform = ? AND external_id = ?",
                 key,
-            ) as cursor:
-                row = await cursor.fetchone()
+            )
         assert row is not None
         found = _workspace(tuple(row))
         self._workspaces[key] = self._workspaces_by_id[found.id] = found
@@ -136,10 +134,9 @@ class Directory:
                 "DO UPDATE SET name = coalesce(excluded.name, channels.name)",
                 (workspace.id, external_id, name, to_db(now)),
             )
-            async with conn.execute(
+            row = await conn.fetchone(
                 "SELECT id, name FROM channels WHERE workspace_id = ? AND external_id = ?", key
-            ) as cursor:
-                row = await cursor.fetchone()
+            )
         assert row is not None
         found = ChannelRow(int(row[0]), workspace.id, external_id, row[1])
         self._channels[key] = self._channels_by_id[found.id] = found
@@ -159,10 +156,10 @@ class Directory:
 
     async def load_channels(self, channel_ids: Iterable[int]) -> None:
         """Fill the cache for many channels in one query (the scheduler, before 09:00)."""
-        wanted = json.dumps(sorted({i for i in channel_ids if i not in self._channels_by_id}))
+        sql = self._db.sql
+        wanted = sql.list_value(sorted({i for i in channel_ids if i not in self._channels_by_id}))
         for row in await self._db.fetchall(
-            "SELECT id, workspace_id, external_id, name FROM channels "
-            "WHERE id IN (SELECT value FROM json_each(?))",
+            f"SELECT id, workspace_id, external_id, name FROM channels WHERE id {sql.in_list()}",
             (wanted,),
         ):
             channel = ChannelRow(int(row[0]), int(row[1]), str(row[2]), row[3])
@@ -189,10 +186,9 @@ class Directory:
                 "DO UPDATE SET display_name = excluded.display_name",
                 (workspace.id, external_id, display_name, to_db(now)),
             )
-            async with conn.execute(
+            row = await conn.fetchone(
                 "SELECT id FROM members WHERE workspace_id = ? AND external_id = ?", key
-            ) as cursor:
-                row = await cursor.fetchone()
+            )
         assert row is not None
         found = MemberRow(int(row[0]), workspace.id, external_id, display_name)
         self._members[key] = found

@@ -17,6 +17,7 @@ from pydantic import TypeAdapter
 from bot.questions.loader import LoadedPack, item_hash
 from bot.questions.schema import Item
 from bot.storage.database import Database
+from bot.storage.dialect import Dialect
 from bot.storage.timefmt import to_db
 
 __all__ = ["Candidate", "PackStore", "PackSummary", "StoredQuestion", "SyncReport", "eligible"]
@@ -76,7 +77,11 @@ _LATEST_POST = (
 
 
 def _filters(
-    pack: str | None, difficulty: str | None, tags: Sequence[str], kinds: Sequence[str] = ()
+    sql: Dialect,
+    pack: str | None,
+    difficulty: str | None,
+    tags: Sequence[str],
+    kinds: Sequence[str] = (),
 ) -> tuple[list[str], dict[str, object]]:
     """The WHERE terms (over ``q`` questions and ``k`` packs) a post's filters ask for."""
     where = ["q.retired_at IS NULL", "k.retired_at IS NULL"]
@@ -88,11 +93,11 @@ def _filters(
         where.append("q.difficulty = :difficulty")
         params["difficulty"] = difficulty
     for index, tag in enumerate(tags):
-        where.append(f"instr(q.tags, :tag{index}) > 0")  # not LIKE: `_` in a tag is literal
+        where.append(sql.contains("q.tags", f":tag{index}"))  # not LIKE: `_` in a tag is literal
         params[f"tag{index}"] = f",{tag},"
     if kinds:
-        where.append("q.kind IN (SELECT value FROM json_each(:kinds))")
-        params["kinds"] = json.dumps(list(kinds))
+        where.append(f"q.kind {sql.in_list(':kinds')}")
+        params["kinds"] = sql.list_value(kinds)
     return where, params
 
 
@@ -113,10 +118,9 @@ class PackStore:
             for lp in loaded:
                 pack = lp.pack
                 seen_packs.append(pack.pack)
-                async with conn.execute(
+                row = await conn.fetchone(
                     "SELECT id, content_hash, retired_at FROM packs WHERE slug = ?", (pack.pack,)
-                ) as cursor:
-                    row = await cursor.fetchone()
+                )
                 if row is not None and row[1] == lp.content_hash and row[2] is None:
                     unchanged += len(pack.items)
                     continue
@@ -128,19 +132,18 @@ class PackStore:
                     "synced_at = excluded.synced_at, retired_at = NULL",
                     (pack.pack, pack.title, pack.description, lp.path, lp.content_hash, stamp),
                 )
-                async with conn.execute(
-                    "SELECT id FROM packs WHERE slug = ?", (pack.pack,)
-                ) as cursor:
-                    pack_row = await cursor.fetchone()
+                pack_row = await conn.fetchone("SELECT id FROM packs WHERE slug = ?", (pack.pack,))
                 assert pack_row is not None
                 pack_id = int(pack_row[0])
-                async with conn.execute(
-                    "SELECT q.id, q.slug, v.content_hash, q.retired_at FROM questions q "
-                    "LEFT JOIN question_versions v ON v.id = q.current_version_id "
-                    "WHERE q.pack_id = ?",
-                    (pack_id,),
-                ) as cursor:
-                    existing = {str(r[1]): (int(r[0]), r[2], r[3]) for r in await cursor.fetchall()}
+                existing = {
+                    str(r[1]): (int(r[0]), r[2], r[3])
+                    for r in await conn.fetchall(
+                        "SELECT q.id, q.slug, v.content_hash, q.retired_at FROM questions q "
+                        "LEFT JOIN question_versions v ON v.id = q.current_version_id "
+                        "WHERE q.pack_id = ?",
+                        (pack_id,),
+                    )
+                }
                 for item in pack.items:
                     digest = item_hash(item)
                     body = json.dumps(item.model_dump(mode="json"), ensure_ascii=False)
@@ -150,12 +153,11 @@ class PackStore:
                         unchanged += 1
                         continue
                     if current is None:
-                        async with conn.execute(
+                        qrow = await conn.fetchone(
                             "INSERT INTO questions (pack_id, slug, kind, difficulty, tags) "
                             "VALUES (?, ?, ?, ?, ?) RETURNING id",
                             (pack_id, item.id, item.kind, item.difficulty.value, tags),
-                        ) as cursor:
-                            qrow = await cursor.fetchone()
+                        )
                         assert qrow is not None
                         question_id = int(qrow[0])
                         added += 1
@@ -181,13 +183,13 @@ class PackStore:
                         await conn.execute(
                             "UPDATE questions SET retired_at = ? WHERE id = ?", (stamp, question_id)
                         )
-            placeholders = ",".join("?" * len(seen_packs))
-            async with conn.execute(
-                "UPDATE packs SET retired_at = ? WHERE retired_at IS NULL "
-                f"AND slug NOT IN ({placeholders}) RETURNING id",
-                (stamp, *seen_packs),
-            ) as cursor:
-                retired_packs = len(list(await cursor.fetchall()))
+            kept = f"AND slug NOT IN ({','.join('?' * len(seen_packs))}) " if seen_packs else ""
+            retired_packs = len(
+                await conn.fetchall(
+                    f"UPDATE packs SET retired_at = ? WHERE retired_at IS NULL {kept}RETURNING id",
+                    (stamp, *seen_packs),
+                )
+            )
         return SyncReport(len(loaded), added, updated, retired + retired_packs, unchanged)
 
     async def candidates(
@@ -201,12 +203,12 @@ class PackStore:
     ) -> list[Candidate]:
         """Every live question that fits the filters, with how often this channel has seen it
         and whether it is the channel's most recent question."""
-        where, params = _filters(pack, difficulty, tags, kinds)
+        where, params = _filters(self._db.sql, pack, difficulty, tags, kinds)
         params["channel"] = channel_id
         # The channel's history is read once and grouped (not once per question, as a
         # correlated subquery would): this runs for every post, and a busy channel has
         # thousands of posts.
-        sql = (
+        query = (
             "SELECT q.current_version_id, coalesce(t.times, 0), q.id = ("
             f"SELECT v.question_id FROM question_versions v WHERE v.id = ({_LATEST_POST})"
             ") FROM questions q JOIN packs k ON k.id = q.pack_id LEFT JOIN ("
@@ -217,7 +219,7 @@ class PackStore:
             "WHERE NOT EXISTS (SELECT 1 FROM channel_packs cp WHERE cp.channel_id = :channel "
             f"AND cp.pack_id = k.id AND cp.enabled = 0) AND {' AND '.join(where)} ORDER BY q.id"
         )
-        rows = await self._db.fetchall(sql, params)
+        rows = await self._db.fetchall(query, params)
         return [Candidate(int(r[0]), int(r[1]), bool(r[2])) for r in rows]
 
     async def candidates_many(
@@ -238,7 +240,8 @@ class PackStore:
         history is counted straight from the ``(channel_id, question_version_id)`` index and
         joined to the questions here, which is several times faster than one SQL join.
         """
-        where, params = _filters(pack, difficulty, tags, kinds)
+        sql = self._db.sql
+        where, params = _filters(sql, pack, difficulty, tags, kinds)
         questions = [
             (int(r[0]), int(r[1]), int(r[2]))
             for r in await self._db.fetchall(
@@ -252,20 +255,19 @@ class PackStore:
         question_of = {
             int(r[0]): int(r[1])
             for r in await self._db.fetchall(
-                "SELECT id, question_id FROM question_versions "
-                "WHERE question_id IN (SELECT value FROM json_each(?))",
-                (json.dumps([q[0] for q in questions]),),
+                f"SELECT id, question_id FROM question_versions WHERE question_id {sql.in_list()}",
+                (sql.list_value([q[0] for q in questions]),),
             )
         }
         found: dict[int, list[Candidate]] = {}
         unique = sorted(set(channel_ids))
         for start in range(0, len(unique), _CHANNEL_CHUNK):
-            chunk = json.dumps(unique[start : start + _CHANNEL_CHUNK])
+            chunk = sql.list_value(unique[start : start + _CHANNEL_CHUNK])
             disabled = {
                 (int(r[0]), int(r[1]))
                 for r in await self._db.fetchall(
                     "SELECT channel_id, pack_id FROM channel_packs WHERE enabled = 0 "
-                    "AND channel_id IN (SELECT value FROM json_each(?))",
+                    f"AND channel_id {sql.in_list()}",
                     (chunk,),
                 )
             }
@@ -274,7 +276,7 @@ class PackStore:
                 for channel, version in await self._db.fetchall(
                     "SELECT c.value, (SELECT p.question_version_id FROM posts p "
                     "WHERE p.channel_id = c.value ORDER BY p.posted_at DESC, p.id DESC LIMIT 1) "
-                    "FROM json_each(?) c",
+                    f"FROM {sql.ids_table('c')}",
                     (chunk,),
                 )
                 if version is not None
@@ -282,7 +284,7 @@ class PackStore:
             seen: dict[int, dict[int, int]] = {}
             for channel, version, times in await self._db.fetchall(
                 "SELECT channel_id, question_version_id, count(*) FROM posts "
-                "WHERE channel_id IN (SELECT value FROM json_each(?)) "
+                f"WHERE channel_id {sql.in_list()} "
                 "GROUP BY channel_id, question_version_id",
                 (chunk,),
             ):
@@ -346,13 +348,12 @@ class PackStore:
         so two admins flipping the same switch at once still get truthful "already" replies.
         """
         async with self._db.write() as conn:
-            async with conn.execute(
+            row = await conn.fetchone(
                 "SELECT k.id, cp.enabled FROM packs k LEFT JOIN channel_packs cp "
                 "ON cp.pack_id = k.id AND cp.channel_id = ? "
                 "WHERE k.slug = ? AND k.retired_at IS NULL",
                 (channel_id, slug),
-            ) as cursor:
-                row = await cursor.fetchone()
+            )
             if row is None:
                 return None
             was_enabled = row[1] is None or bool(row[1])

@@ -105,7 +105,7 @@ class PostStore:
         """Insert the post row before anything is sent; ``None`` if the occurrence exists."""
         async with self._db.write() as conn:
             inserted = list(
-                await conn.execute_fetchall(
+                await conn.fetchall(
                     "INSERT INTO posts (channel_id, question_version_id, schedule_id, "
                     "occurrence, requested_by, posted_at, closes_at) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?) "
@@ -123,7 +123,7 @@ class PostStore:
             )
             if not inserted:
                 return None
-            created = list(await conn.execute_fetchall(_SELECT + "WHERE p.id = ?", inserted[0]))
+            created = list(await conn.fetchall(_SELECT + "WHERE p.id = ?", (inserted[0][0],)))
         return self._remember(_post(created[0]))
 
     async def attach_message(self, post_id: int, message_id: str) -> None:
@@ -194,13 +194,13 @@ class PostStore:
         """Close an open post; ``None`` when it was already closed (reveal happens once)."""
         async with self._db.write() as conn:
             changed = list(
-                await conn.execute_fetchall(
+                await conn.fetchall(
                     "UPDATE posts SET closed_at = ? WHERE id = ? AND closed_at IS NULL "
                     "RETURNING id",
                     (to_db(now), post_id),
                 )
             )
-            rows = list(await conn.execute_fetchall(_SELECT + "WHERE p.id = ?", (post_id,)))
+            rows = list(await conn.fetchall(_SELECT + "WHERE p.id = ?", (post_id,)))
         if rows:
             self._remember(_post(rows[0]))
         if not changed or not rows:
@@ -230,7 +230,7 @@ class PostStore:
         async with self._db.write() as conn:
             for chunk in chunks(list(dict.fromkeys(post_ids))):
                 marks = ",".join("?" * len(chunk))
-                found = await conn.execute_fetchall(
+                found = await conn.fetchall(
                     f"UPDATE posts SET closed_at = ? WHERE closed_at IS NULL AND id IN ({marks}) "
                     "RETURNING id",
                     (to_db(now), *chunk),
@@ -238,7 +238,7 @@ class PostStore:
                 closed.update(int(r[0]) for r in found)
             for chunk in chunks(sorted(closed)):
                 marks = ",".join("?" * len(chunk))
-                for row in await conn.execute_fetchall(_SELECT + f"WHERE p.id IN ({marks})", chunk):
+                for row in await conn.fetchall(_SELECT + f"WHERE p.id IN ({marks})", chunk):
                     rows[int(row[0])] = row
         return [self._remember(_post(rows[i])) for i in dict.fromkeys(post_ids) if i in rows]
 
@@ -286,7 +286,7 @@ class PostStore:
                         to_db(now),
                         to_db_opt(r.closes_at),
                     ]
-                for row in await conn.execute_fetchall(
+                for row in await conn.fetchall(
                     "INSERT INTO posts (channel_id, question_version_id, schedule_id, occurrence, "
                     f"posted_at, closes_at) VALUES {values} "
                     "ON CONFLICT (schedule_id, occurrence) DO NOTHING "
@@ -296,7 +296,7 @@ class PostStore:
                     created[(int(row[1]), str(row[2]))] = int(row[0])
             for ids in chunks(sorted(created.values())):
                 marks = ",".join("?" * len(ids))
-                for row in await conn.execute_fetchall(_SELECT + f"WHERE p.id IN ({marks})", ids):
+                for row in await conn.fetchall(_SELECT + f"WHERE p.id IN ({marks})", ids):
                     fetched[int(row[0])] = row
         result: list[Post | None] = []
         for r in rows:
@@ -319,10 +319,11 @@ class PostStore:
         """The open posts of these schedules whose answers stay open "until the next question
         posts" (no ``closes_at``), oldest first."""
         found: list[Post] = []
+        source = f"FROM posts p {self._db.sql.use_index('posts_schedule_open')}"
         for chunk in chunks(sorted(set(schedule_ids))):
             marks = ",".join("?" * len(chunk))
             rows = await self._db.fetchall(
-                _SELECT.replace("FROM posts p", "FROM posts p INDEXED BY posts_schedule_open", 1)
+                _SELECT.replace("FROM posts p", source.rstrip(), 1)
                 + f"WHERE p.schedule_id IN ({marks}) AND p.closed_at IS NULL "
                 "AND p.closes_at IS NULL ORDER BY p.id",
                 chunk,
@@ -349,7 +350,7 @@ class PostStore:
     async def claim_resend(self, post_id: int) -> bool:
         """Mark an unconfirmed post as re-sent; ``False`` if it already was (or got sent)."""
         async with self._db.write() as conn:
-            claimed = await conn.execute_fetchall(
+            claimed = await conn.fetchall(
                 "UPDATE posts SET resent = 1 WHERE id = ? AND resent = 0 "
                 "AND platform_message_id IS NULL AND closed_at IS NULL RETURNING id",
                 (post_id,),

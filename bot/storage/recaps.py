@@ -66,15 +66,13 @@ class RecapStore:
             )
 
     async def turn_off(self, channel_id: int, by: str, now: datetime) -> bool:
-        async with (
-            self._db.write() as conn,
-            conn.execute(
+        async with self._db.write() as conn:
+            changed = await conn.execute(
                 "UPDATE recaps SET enabled = 0, changed_by = ?, changed_at = ? "
                 "WHERE channel_id = ? AND enabled = 1",
                 (by, to_db(now), channel_id),
-            ) as cursor,
-        ):
-            return bool(cursor.rowcount)
+            )
+        return bool(changed)
 
     async def get(self, channel_id: int) -> RecapSchedule | None:
         row = await self._db.fetchone(_SELECT + "WHERE r.channel_id = ?", (channel_id,))
@@ -86,15 +84,13 @@ class RecapStore:
 
     async def claim(self, channel_id: int, week: str, now: datetime) -> bool:
         """Take this week's recap of the channel; ``False`` if it was already taken."""
-        async with (
-            self._db.write() as conn,
-            conn.execute(
+        async with self._db.write() as conn:
+            changed = await conn.execute(
                 "INSERT INTO recap_posts (channel_id, week, posted_at) VALUES (?, ?, ?) "
                 "ON CONFLICT DO NOTHING",
                 (channel_id, week, to_db(now)),
-            ) as cursor,
-        ):
-            return bool(cursor.rowcount)
+            )
+        return bool(changed)
 
     async def posted_weeks(self, channel_id: int) -> list[str]:
         rows = await self._db.fetchall(
@@ -114,12 +110,13 @@ class RecapStore:
     ) -> MissedRow | None:
         """The closed, scored question of the week that most members got wrong."""
         row = await self._db.fetchone(
-            "SELECT p.id, p.question_version_id, sum(a.correct = 0), count(*) FROM posts p "
-            "JOIN answers a ON a.post_id = p.id "
+            # `correct` is 0 or 1 here, so count(*) - sum(correct) is how many got it wrong.
+            "SELECT p.id, p.question_version_id, count(*) - sum(a.correct), count(*) "
+            "FROM posts p JOIN answers a ON a.post_id = p.id "
             "WHERE p.channel_id = ? AND p.posted_at >= ? AND p.posted_at < ? "
             "AND p.closed_at IS NOT NULL AND a.correct IS NOT NULL "
-            "GROUP BY p.id HAVING sum(a.correct = 0) > 0 "
-            "ORDER BY sum(a.correct = 0) DESC, 1.0 * sum(a.correct = 0) / count(*) DESC, p.id "
+            "GROUP BY p.id HAVING sum(a.correct) < count(*) "
+            "ORDER BY 3 DESC, 1.0 * (count(*) - sum(a.correct)) / count(*) DESC, p.id "
             "LIMIT 1",
             (channel_id, to_db(start), to_db(end)),
         )
@@ -134,7 +131,7 @@ class RecapStore:
         rows = await self._db.fetchall(
             "SELECT display_name, streak_days FROM members WHERE workspace_id = ? "
             "AND streak_days > 1 AND streak_last_day >= ? "
-            "ORDER BY streak_days DESC, display_name COLLATE NOCASE LIMIT ?",
+            "ORDER BY streak_days DESC, lower(display_name) LIMIT ?",
             (workspace_id, alive_since.isoformat(), limit),
         )
         return [(str(r[0]), int(r[1])) for r in rows]

@@ -63,15 +63,13 @@ class ReminderStore:
 
     async def turn_off(self, member_id: int, reason: str | None = None) -> bool:
         """Off by the member (``reason`` None) or by the bot (``dm_closed``: told later)."""
-        async with (
-            self._db.write() as conn,
-            conn.execute(
+        async with self._db.write() as conn:
+            rows = await conn.fetchall(
                 "UPDATE review_reminders SET enabled = 0, off_reason = ?, told = ? "
                 "WHERE member_id = ? AND enabled = 1 RETURNING member_id",
                 (reason, 1 if reason is None else 0, member_id),
-            ) as cursor,
-        ):
-            return bool(await cursor.fetchall())
+            )
+        return bool(rows)
 
     async def get(self, member_id: int) -> Reminder | None:
         row = await self._db.fetchone(f"{_SELECT} WHERE r.member_id = ?", (member_id,))

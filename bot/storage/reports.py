@@ -36,14 +36,14 @@ class ReportStore:
     ) -> bool:
         """Record a report; ``False`` if this member's open report was updated instead."""
         async with self._db.write() as conn:
-            async with conn.execute(
+            changed = await conn.execute(
                 "UPDATE question_reports SET reason = ?, reported_at = ?, post_id = ? "
                 "WHERE workspace_id = ? AND question_id = ? AND member_id = ? "
                 "AND resolved_at IS NULL",
                 (reason, to_db(now), post_id, workspace_id, question_id, member_id),
-            ) as cursor:
-                if cursor.rowcount:
-                    return False
+            )
+            if changed:
+                return False
             await conn.execute(
                 "INSERT INTO question_reports (workspace_id, question_id, post_id, member_id, "
                 "reason, reported_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -85,13 +85,11 @@ class ReportStore:
 
     async def resolve(self, workspace_id: int, question_slug: str, by: str, now: datetime) -> int:
         """Close the open reports on a question (by its item id); how many were closed."""
-        async with (
-            self._db.write() as conn,
-            conn.execute(
+        async with self._db.write() as conn:
+            changed = await conn.execute(
                 "UPDATE question_reports SET resolved_at = ?, resolved_by = ? "
                 "WHERE workspace_id = ? AND resolved_at IS NULL AND question_id IN "
                 "(SELECT id FROM questions WHERE slug = ?)",
                 (to_db(now), by, workspace_id, question_slug),
-            ) as cursor,
-        ):
-            return int(cursor.rowcount)
+            )
+        return int(changed)

@@ -16,10 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-import aiosqlite
-
 from bot.core.srs import CardState, Grade, SrsSettings, replay, review
-from bot.storage.database import Database, chunks
+from bot.storage.database import Database, Row, Tx, chunks
 from bot.storage.timefmt import from_db, to_db
 
 __all__ = ["DueCard", "ReviewItem", "ReviewStore", "TagCards"]
@@ -80,7 +78,7 @@ def _card(row: Sequence[object], offset: int = 0) -> CardState:
     )
 
 
-def _settings(row: Sequence[object] | None) -> SrsSettings:
+def _settings(row: Row | None) -> SrsSettings:
     if row is None:
         return SrsSettings()
     params = None if row[1] is None else tuple(float(p) for p in json.loads(str(row[1])))
@@ -100,12 +98,13 @@ class ReviewStore:
         )
         return _settings(row)
 
-    async def _settings_in(self, conn: aiosqlite.Connection, workspace_id: int) -> SrsSettings:
-        async with conn.execute(
-            "SELECT desired_retention, parameters FROM review_settings WHERE workspace_id = ?",
-            (workspace_id,),
-        ) as cursor:
-            return _settings(await cursor.fetchone())
+    async def _settings_in(self, conn: Tx, workspace_id: int) -> SrsSettings:
+        return _settings(
+            await conn.fetchone(
+                "SELECT desired_retention, parameters FROM review_settings WHERE workspace_id = ?",
+                (workspace_id,),
+            )
+        )
 
     async def update_settings(
         self,
@@ -167,9 +166,7 @@ class ReviewStore:
                     return None
             return (await self.record_in(conn, [item]))[0]
 
-    async def record_in(
-        self, conn: aiosqlite.Connection, items: Sequence[ReviewItem]
-    ) -> list[CardState]:
+    async def record_in(self, conn: Tx, items: Sequence[ReviewItem]) -> list[CardState]:
         """Append ``items`` to the log and update their cards, inside the caller's write
         transaction (the answer writer's group commit). Items apply in order, so one card
         reviewed twice in a batch is reviewed twice."""
@@ -177,9 +174,7 @@ class ReviewStore:
             return []
         settings = {ws: await self._settings_in(conn, ws) for ws in {i.workspace_id for i in items}}
         cards = await self._cards_in(conn, [(i.member_id, i.question_id) for i in items])
-        async with conn.execute("SELECT coalesce(max(id), 0) FROM reviews") as cursor:
-            row = await cursor.fetchone()
-        next_id = (int(row[0]) if row else 0) + 1
+        ids = iter(await conn.reserve_ids("reviews", len(items)))
         log_rows: list[tuple[object, ...]] = []
         after: list[CardState] = []
         changed: dict[tuple[int, int], tuple[int, CardState, int]] = {}
@@ -189,7 +184,7 @@ class ReviewStore:
                 cards.get(key), item.grade, item.reviewed_at, settings[item.workspace_id]
             )
             cards[key] = card
-            # We hold the only write lock, so ids are handed out in this order.
+            next_id = next(ids)  # in order: a card's last review is its largest id
             log_rows.append(
                 (
                     next_id,
@@ -203,7 +198,6 @@ class ReviewStore:
                 )
             )
             changed[key] = (item.workspace_id, card, next_id)
-            next_id += 1
             after.append(card)
         await conn.executemany(
             "INSERT INTO reviews (id, workspace_id, member_id, question_id, answer_id, rating, "
@@ -220,7 +214,7 @@ class ReviewStore:
         return after
 
     async def _cards_in(
-        self, conn: aiosqlite.Connection, keys: Sequence[tuple[int, int]]
+        self, conn: Tx, keys: Sequence[tuple[int, int]]
     ) -> dict[tuple[int, int], CardState]:
         found: dict[tuple[int, int], CardState] = {}
         by_member: dict[int, set[int]] = {}
@@ -229,12 +223,11 @@ class ReviewStore:
         pairs = [(m, q) for m, qs in by_member.items() for q in sorted(qs)]
         for chunk in chunks(pairs, 200):
             where = " OR ".join("(member_id = ? AND question_id = ?)" for _ in chunk)
-            async with conn.execute(
+            for row in await conn.fetchall(
                 f"SELECT member_id, question_id, {_CARD_COLUMNS} FROM cards WHERE {where}",
                 tuple(v for pair in chunk for v in pair),
-            ) as cursor:
-                for row in await cursor.fetchall():
-                    found[(int(row[0]), int(row[1]))] = _card(tuple(row), 2)
+            ):
+                found[(int(row[0]), int(row[1]))] = _card(tuple(row), 2)
         return found
 
     # --- reading -----------------------------------------------------------------------------
@@ -305,7 +298,7 @@ class ReviewStore:
         """True retention since ``since``: (recalled, reviewed) over reviews made a day or
         more after the card's previous review (same-day relearning steps do not count)."""
         row = await self._db.fetchone(
-            "SELECT count(*), coalesce(sum(rating > 1), 0) FROM reviews "
+            "SELECT count(*), count(*) FILTER (WHERE rating > 1) FROM reviews "
             "WHERE member_id = ? AND reviewed_at >= ? AND elapsed_days >= 1",
             (member_id, to_db(since)),
         )
@@ -321,7 +314,7 @@ class ReviewStore:
         under each.
         """
         rows = await self._db.fetchall(
-            "SELECT q.tags, count(*), coalesce(sum(r.rating > 1), 0) FROM reviews r "
+            "SELECT q.tags, count(*), count(*) FILTER (WHERE r.rating > 1) FROM reviews r "
             "JOIN cards c ON c.member_id = r.member_id AND c.question_id = r.question_id "
             f"{_COUNTED} AND r.reviewed_at >= :since AND r.elapsed_days >= 1 GROUP BY q.tags",
             {"member": member_id, "ws": workspace_id, "since": to_db(since)},
@@ -368,14 +361,17 @@ class ReviewStore:
         return _group(rows)
 
     async def _histories_in(
-        self, conn: aiosqlite.Connection, workspace_id: int
+        self, conn: Tx, workspace_id: int
     ) -> dict[tuple[int, int], list[tuple[int, Grade, datetime]]]:
-        async with conn.execute(
-            "SELECT member_id, question_id, id, rating, reviewed_at FROM reviews "
-            "WHERE workspace_id = ? ORDER BY member_id, question_id, id",
-            (workspace_id,),
-        ) as cursor:
-            return _group(list(await cursor.fetchall()))
+        return _group(
+            list(
+                await conn.fetchall(
+                    "SELECT member_id, question_id, id, rating, reviewed_at FROM reviews "
+                    "WHERE workspace_id = ? ORDER BY member_id, question_id, id",
+                    (workspace_id,),
+                )
+            )
+        )
 
     # --- checking ----------------------------------------------------------------------------
 
@@ -448,7 +444,7 @@ def _card_row(
 
 
 def _group(
-    rows: Sequence[Sequence[object]],
+    rows: Sequence[Row],
 ) -> dict[tuple[int, int], list[tuple[int, Grade, datetime]]]:
     grouped: dict[tuple[int, int], list[tuple[int, Grade, datetime]]] = {}
     for row in rows:

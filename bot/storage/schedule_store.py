@@ -70,22 +70,19 @@ class ScheduleStore:
         """
         stamp = to_db(now)
         async with self._db.write() as conn:
-            async with conn.execute(
+            count = await conn.fetchone(
                 "SELECT count(*) FROM schedules WHERE channel_id = ? AND deleted_at IS NULL",
                 (channel_id,),
-            ) as cursor:
-                count = await cursor.fetchone()
+            )
             if count is not None and int(count[0]) >= limit:
                 return None
-            async with conn.execute(
+            inserted = await conn.fetchone(
                 "INSERT INTO schedules (channel_id, spec, created_by, created_at, updated_at) "
                 "VALUES (?, ?, ?, ?, ?) RETURNING id",
                 (channel_id, spec, created_by, stamp, stamp),
-            ) as cursor:
-                inserted = await cursor.fetchone()
+            )
             assert inserted is not None
-            async with conn.execute(_SELECT + "AND s.id = ?", (inserted[0],)) as cursor:
-                row = await cursor.fetchone()
+            row = await conn.fetchone(_SELECT + "AND s.id = ?", (inserted[0],))
         assert row is not None
         return _row(row)
 
@@ -118,18 +115,17 @@ class ScheduleStore:
         """Pause or resume. Resuming moves ``skip_until`` up to now: a resumed schedule posts
         from now on and never makes up for the days it was paused."""
         stamp = to_db(now)
+        sql = self._db.sql
         async with self._db.write() as conn:
-            async with conn.execute(
-                "UPDATE schedules SET paused = ?, updated_at = ?, skip_until = CASE WHEN ? "
-                "THEN skip_until ELSE max(coalesce(skip_until, ''), ?) END "
+            changed = await conn.fetchone(
+                "UPDATE schedules SET paused = ?, updated_at = ?, skip_until = CASE WHEN ? = 1 "
+                f"THEN skip_until ELSE {sql.later('skip_until')} END "
                 "WHERE id = ? AND deleted_at IS NULL RETURNING id",
                 (int(paused), stamp, int(paused), stamp, schedule_id),
-            ) as cursor:
-                changed = await cursor.fetchone()
+            )
             if changed is None:
                 return None
-            async with conn.execute(_SELECT + "AND s.id = ?", (schedule_id,)) as cursor:
-                row = await cursor.fetchone()
+            row = await conn.fetchone(_SELECT + "AND s.id = ?", (schedule_id,))
         return None if row is None else _row(row)
 
     async def skip_until(
@@ -137,30 +133,26 @@ class ScheduleStore:
     ) -> ScheduleRow | None:
         """Skip every occurrence at or before ``until`` (never moves the mark backwards)."""
         async with self._db.write() as conn:
-            async with conn.execute(
-                "UPDATE schedules SET skip_until = max(coalesce(skip_until, ''), ?), "
+            changed = await conn.fetchone(
+                f"UPDATE schedules SET skip_until = {self._db.sql.later('skip_until')}, "
                 "updated_at = ? WHERE id = ? AND deleted_at IS NULL RETURNING id",
                 (to_db(until), to_db(now), schedule_id),
-            ) as cursor:
-                changed = await cursor.fetchone()
+            )
             if changed is None:
                 return None
-            async with conn.execute(_SELECT + "AND s.id = ?", (schedule_id,)) as cursor:
-                row = await cursor.fetchone()
+            row = await conn.fetchone(_SELECT + "AND s.id = ?", (schedule_id,))
         return None if row is None else _row(row)
 
     async def delete(self, schedule_id: int, now: datetime) -> bool:
         """Remove a schedule (kept as history: its posts still point at it)."""
         stamp = to_db(now)
-        async with (
-            self._db.write() as conn,
-            conn.execute(
+        async with self._db.write() as conn:
+            row = await conn.fetchone(
                 "UPDATE schedules SET deleted_at = ?, updated_at = ? "
                 "WHERE id = ? AND deleted_at IS NULL RETURNING id",
                 (stamp, stamp, schedule_id),
-            ) as cursor,
-        ):
-            return await cursor.fetchone() is not None
+            )
+        return row is not None
 
     async def mark_handled(self, marks: Sequence[tuple[int, datetime]]) -> None:
         """Record, in one transaction, how far the scheduler got with each schedule."""
@@ -168,7 +160,7 @@ class ScheduleStore:
             return
         async with self._db.write() as conn:
             await conn.executemany(
-                "UPDATE schedules SET handled_until = max(coalesce(handled_until, ''), ?) "
+                f"UPDATE schedules SET handled_until = {self._db.sql.later('handled_until')} "
                 "WHERE id = ?",
                 [(to_db(until), schedule_id) for schedule_id, until in marks],
             )

@@ -53,7 +53,7 @@ class ScoreStore:
             ") SELECT r.rank, r.member_id, m.display_name, r.points, r.answers"
             " FROM ranked r JOIN members m ON m.id = r.member_id"
             " WHERE r.rank <= ? OR r.member_id = ?"
-            " ORDER BY r.rank, m.display_name COLLATE NOCASE",
+            " ORDER BY r.rank, lower(m.display_name)",
             (workspace_id, period, limit, caller_member_id),
         )
         return _board(rows, limit, caller_member_id)
@@ -87,7 +87,7 @@ class ScoreStore:
             ") SELECT r.rank, r.member_id, m.display_name, r.points, r.answers"
             " FROM ranked r JOIN members m ON m.id = r.member_id"
             " WHERE r.rank <= ? OR r.member_id = ?"
-            " ORDER BY r.rank, m.display_name COLLATE NOCASE",
+            " ORDER BY r.rank, lower(m.display_name)",
             (
                 workspace_id,
                 channel_id,
@@ -146,7 +146,7 @@ class ScoreStore:
             "   AND t.member_id = m.id"
             " WHERE ? IS NULL OR w.external_id = ? OR w.name = ?"
             " ORDER BY w.platform, w.external_id, coalesce(t.points, 0) DESC,"
-            " m.display_name COLLATE NOCASE",
+            " lower(m.display_name)",
             (workspace, workspace, workspace),
         )
         return [tuple(row) for row in rows]
@@ -155,8 +155,9 @@ class ScoreStore:
         """All-time totals that disagree with the sum of their score events."""
         rows = await self._db.fetchall(
             "SELECT e.workspace_id, e.member_id, e.points, coalesce(t.points, 0) FROM"
-            " (SELECT workspace_id, member_id, sum(points) AS points, sum(reason = 'answer')"
-            "  AS answers FROM score_events GROUP BY workspace_id, member_id) e"
+            " (SELECT workspace_id, member_id, sum(points) AS points,"
+            "  sum(CASE WHEN reason = 'answer' THEN 1 ELSE 0 END) AS answers"
+            "  FROM score_events GROUP BY workspace_id, member_id) e"
             " LEFT JOIN score_totals t ON t.workspace_id = e.workspace_id"
             "  AND t.member_id = e.member_id AND t.period = 'all'"
             " WHERE t.points IS NOT e.points OR t.answers IS NOT e.answers"

@@ -9,10 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-import aiosqlite
-
 from bot.core.workspace_settings import Setting
-from bot.storage.database import Database
+from bot.storage.database import Database, Tx
 from bot.storage.timefmt import from_db, to_db
 
 __all__ = ["SettingChange", "SettingsStore"]
@@ -55,10 +53,9 @@ class SettingsStore:
         Returns the zone that was chosen before (for the log and the reply).
         """
         async with self._db.write() as conn:
-            async with conn.execute(
+            row = await conn.fetchone(
                 "SELECT timezone FROM workspaces WHERE id = ?", (workspace_id,)
-            ) as cursor:
-                row = await cursor.fetchone()
+            )
             assert row is not None, f"workspace {workspace_id} vanished"
             old = str(row[0])
             await conn.execute(
@@ -82,10 +79,9 @@ class SettingsStore:
         """Store a quiz window (seconds) or points value; returns the previous stored value."""
         column = _COLUMN[setting]
         async with self._db.write() as conn:
-            async with conn.execute(
+            row = await conn.fetchone(
                 f"SELECT {column} FROM workspaces WHERE id = ?", (workspace_id,)
-            ) as cursor:
-                row = await cursor.fetchone()
+            )
             assert row is not None, f"workspace {workspace_id} vanished"
             old = None if row[0] is None else str(row[0])
             await conn.execute(
@@ -115,7 +111,7 @@ class SettingsStore:
 
 
 async def _log(
-    conn: aiosqlite.Connection,
+    conn: Tx,
     workspace_id: int,
     setting: Setting,
     old: str | None,

@@ -20,7 +20,7 @@ from bot.core.errors import BadInput, Forbidden
 from bot.doctor import Status, timezone_checks
 from bot.questions.loader import load_packs
 from bot.services.study import StudyService
-from bot.storage.database import Database
+from bot.storage.database import Database, open_database
 from tests.conftest import TEST_PACKS
 from tests.helpers import member, schedule_command
 
@@ -137,7 +137,7 @@ async def test_doctor_names_workspaces_that_do_not_follow_the_environment(
     tmp_path: Path, clock: SimulatedClock
 ) -> None:
     path = tmp_path / "bot.sqlite3"
-    db = await Database.open(path)
+    db = await open_database(path)
     try:
         service = await _service(db, clock, default_timezone="UTC")
         await service.settings_command(ANN, [])  # the workspace is created in UTC

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.storage.database import Database
+from bot.storage.database import INTEGRITY_ERRORS, Database, open_database
 from bot.storage.migrate import MigrationError, available_migrations
 
 
 async def test_open_migrates_a_new_file_and_sets_pragmas(tmp_path: Path) -> None:
     path = tmp_path / "new.sqlite3"
-    async with await Database.open(path) as db:
+    async with await open_database(path) as db:
         latest = available_migrations()[-1].version
         assert db.schema_version == latest
         assert await db.fetchval("PRAGMA user_version") == latest
@@ -39,11 +39,11 @@ async def test_open_migrates_a_new_file_and_sets_pragmas(tmp_path: Path) -> None
 
 async def test_reopening_applies_nothing_twice(tmp_path: Path) -> None:
     path = tmp_path / "again.sqlite3"
-    async with await Database.open(path) as db, db.write() as conn:
+    async with await open_database(path) as db, db.write() as conn:
         await conn.execute(
             "INSERT INTO workspaces (platform, external_id, created_at) VALUES ('t', 'w', 'x')"
         )
-    async with await Database.open(path) as db:
+    async with await open_database(path) as db:
         assert await db.fetchval("SELECT count(*) FROM workspaces") == 1
 
 
@@ -52,7 +52,7 @@ async def test_a_database_from_a_newer_studybot_is_refused(tmp_path: Path) -> No
     with sqlite3.connect(path) as conn:
         conn.execute("PRAGMA user_version = 999")
     with pytest.raises(MigrationError, match="newer than this studybot"):
-        await Database.open(path)
+        await open_database(path)
 
 
 async def test_a_path_that_cannot_be_opened_leaves_no_thread_behind(tmp_path: Path) -> None:
@@ -60,13 +60,13 @@ async def test_a_path_that_cannot_be_opened_leaves_no_thread_behind(tmp_path: Pa
     no "Event loop is closed" traceback follows the one-line error once the loop is gone."""
     before = set(threading.enumerate())
     with pytest.raises(sqlite3.OperationalError, match="unable to open database file"):
-        await Database.open(tmp_path)
+        await open_database(tmp_path)
     started = [t.name for t in threading.enumerate() if t not in before]
     assert [name for name in started if not name.startswith("asyncio_")] == []  # the executor
 
 
 async def test_foreign_keys_are_enforced(db: Database) -> None:
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(INTEGRITY_ERRORS):
         async with db.write() as conn:
             await conn.execute(
                 "INSERT INTO channels (workspace_id, external_id, created_at) VALUES (42, 'c', 'x')"
@@ -74,7 +74,7 @@ async def test_foreign_keys_are_enforced(db: Database) -> None:
 
 
 async def test_a_failed_write_rolls_back_entirely(db: Database) -> None:
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(INTEGRITY_ERRORS):
         async with db.write() as conn:
             await conn.execute(
                 "INSERT INTO workspaces (platform, external_id, created_at) VALUES ('t', 'a', 'x')"
@@ -85,6 +85,7 @@ async def test_a_failed_write_rolls_back_entirely(db: Database) -> None:
     assert await db.fetchval("SELECT count(*) FROM workspaces") == 0
 
 
+@pytest.mark.sqlite_only
 async def test_backup_is_a_consistent_usable_copy(db: Database, tmp_path: Path) -> None:
     async with db.write() as conn:
         await conn.execute(
@@ -93,19 +94,19 @@ async def test_backup_is_a_consistent_usable_copy(db: Database, tmp_path: Path) 
     copy = tmp_path / "backups" / "copy.sqlite3"
     await db.backup(copy)
     assert not copy.with_name("copy.sqlite3.partial").exists()
-    async with await Database.open(copy) as restored:
+    async with await open_database(copy) as restored:
         assert await restored.fetchval("SELECT external_id FROM workspaces") == "b"
         assert await restored.integrity_problems() == []
 
 
 async def test_integrity_check_reports_broken_foreign_keys(tmp_path: Path) -> None:
     path = tmp_path / "broken.sqlite3"
-    async with await Database.open(path) as db:
+    async with await open_database(path) as db:
         assert await db.integrity_problems() == []
     with sqlite3.connect(path) as conn:  # write behind the bot's back, keys off
         conn.execute(
             "INSERT INTO channels (workspace_id, external_id, created_at) VALUES (9, 'c', 'x')"
         )
-    async with await Database.open(path) as db:
+    async with await open_database(path) as db:
         problems = await db.integrity_problems()
     assert problems and "channels" in problems[0]

@@ -7,6 +7,8 @@ import contextlib
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from bot.storage.database import Database
 
 
@@ -24,6 +26,7 @@ async def _keep_writing(db: Database, stop: asyncio.Event) -> int:
     return commits
 
 
+@pytest.mark.sqlite_only
 async def test_a_backup_finishes_while_the_bot_keeps_writing(db: Database, tmp_path: Path) -> None:
     # ~8 MiB, so a copy takes many SQLite pages (a stepwise copy restarts on every write)
     async with db.write() as conn:

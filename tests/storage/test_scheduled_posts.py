@@ -124,10 +124,11 @@ async def test_channels_posted_since_a_watermark(service: StudyService) -> None:
     assert await service.posts.channels_posted_since(mark) == {channels[1]}
 
 
+@pytest.mark.sqlite_only
 async def test_checkpoints_are_held_during_a_burst_and_run_after(db: Database) -> None:
     async def setting() -> int:
         async with db.write() as conn:
-            rows = list(await conn.execute_fetchall("PRAGMA wal_autocheckpoint"))
+            rows = list(await conn.fetchall("PRAGMA wal_autocheckpoint"))
         return int(rows[0][0])
 
     assert await setting() == 1000

@@ -26,7 +26,7 @@ from bot.core.clock import SimulatedClock
 from bot.questions.loader import load_packs
 from bot.services.study import StudyService
 from bot.settings import Settings
-from bot.storage.database import Database
+from bot.storage.database import open_database
 from tests.conftest import TEST_PACKS
 from tests.fakes.slack_api import FakeSlack
 
@@ -64,7 +64,7 @@ async def slack_fake(caplog: pytest.LogCaptureFixture) -> AsyncIterator[FakeSlac
 
 @pytest_asyncio.fixture
 async def slack_service(tmp_path: Path, clock: SimulatedClock) -> AsyncIterator[StudyService]:
-    db = await Database.open(tmp_path / "slack.sqlite3")
+    db = await open_database(tmp_path / "slack.sqlite3")
     try:
         service = build_service(db, clock, default_timezone="UTC", rng=random.Random(7))
         packs = load_packs(TEST_PACKS).packs + load_packs(SLACK_PACKS).packs

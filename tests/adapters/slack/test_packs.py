@@ -23,7 +23,7 @@ from bot.app import build_service
 from bot.core.clock import SimulatedClock
 from bot.core.errors import Unavailable
 from bot.questions.loader import load_packs
-from bot.storage.database import Database
+from bot.storage.database import open_database
 from tests.adapters.slack.conftest import SLACK_PACKS, slack_settings
 from tests.adapters.slack.test_flows import private_replies, quiz
 from tests.conftest import TEST_PACKS
@@ -48,7 +48,7 @@ async def pack_adapter(
     slack_fake: FakeSlack, tmp_path: Path, clock: SimulatedClock, packs_dir: Path
 ) -> AsyncIterator[SlackAdapter]:
     """The adapter over a service that knows its packs folder, as the Wiring builds it."""
-    async with await Database.open(tmp_path / "packs.sqlite3") as db:
+    async with await open_database(tmp_path / "packs.sqlite3") as db:
         service = build_service(db, clock, rng=random.Random(7), packs_dir=packs_dir)
         await service.sync_packs(load_packs(packs_dir).packs)
         adapter = SlackAdapter(service, slack_settings(slack_fake))

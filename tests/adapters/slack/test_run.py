@@ -21,7 +21,7 @@ from bot.core.messages import Attachment, Message, Section, neutralise
 from bot.core.models import ChatContext
 from bot.sandbox import Sandbox
 from bot.services.study import StudyService
-from bot.storage.database import Database
+from bot.storage.database import open_database
 from tests.adapters.slack.conftest import slack_settings
 from tests.adapters.slack.test_flows import private_replies
 from tests.fakes.slack_api import FakeSlack
@@ -252,7 +252,7 @@ async def test_the_modal_runs_real_torch_in_the_sandbox(
 ) -> None:
     """End to end: the modal's code runs in a real jail and its output reaches the channel."""
     config = sandbox_config(pool_size=1, memory_mb=1024)
-    async with Sandbox(config) as sandbox, await Database.open(tmp_path / "run.sqlite3") as db:
+    async with Sandbox(config) as sandbox, await open_database(tmp_path / "run.sqlite3") as db:
         assert sandbox.available, sandbox.unavailable_reason
         service = build_service(db, clock, runner=sandbox)  # as the Wiring builds it
         adapter = SlackAdapter(service, slack_settings(slack_fake))
@@ -274,7 +274,7 @@ async def test_study_graph_uploads_the_autograd_picture(
 ) -> None:
     """``/study graph --of y``: the modal says what it draws; the graph comes back as a PNG."""
     config = sandbox_config(forks_ahead=1)
-    async with Sandbox(config) as sandbox, await Database.open(tmp_path / "run.sqlite3") as db:
+    async with Sandbox(config) as sandbox, await open_database(tmp_path / "run.sqlite3") as db:
         assert sandbox.available, sandbox.unavailable_reason
         service = build_service(db, clock, runner=sandbox)  # as the Wiring builds it
         adapter = SlackAdapter(service, slack_settings(slack_fake))
