@@ -67,7 +67,7 @@ def discord_shards(settings: Settings) -> ShardRange | None:
     try:
         return shard_plan(settings.discord_shards, settings.discord_shard_count)
     except ShardRangeError as exc:
-        raise StartupError(str(exc)) from None
+        raise StartupError(f"invalid settings: {exc}") from None
 
 
 class DiscordAdapter:
