@@ -110,12 +110,76 @@ def run(
         int | None,
         typer.Option("--http", help="Slack only: serve HTTP events on this port (/slack/events)."),
     ] = None,
+    shards: Annotated[
+        str | None,
+        typer.Option(
+            "--shards",
+            metavar="<range>",
+            help="Discord only: the shards this process runs, e.g. 0-3 or 0,2,5 "
+            "(default: DISCORD_SHARDS; none: every server).",
+        ),
+    ] = None,
+    shard_count: Annotated[
+        int | None,
+        typer.Option(
+            "--shard-count",
+            min=1,
+            help="Discord only: the number of shards across all processes, the same in each "
+            "(default: DISCORD_SHARD_COUNT).",
+        ),
+    ] = None,
 ) -> None:
-    """Run the bot on the configured platform (the console when no platform is set)."""
+    """Run the bot on the configured platform (the console when no platform is set).
+
+    On Discord, --shards and --shard-count split the servers over several processes: start one
+    process per shard range, all with the same count (e.g. --shards 0-3 --shard-count 8 and
+    --shards 4-7 --shard-count 8). Each then answers only its own servers.
+    """
     wiring = _wiring(ctx)
-    settings = wiring.settings(platform=platform, health_port=health_port)
+    settings = wiring.settings(
+        platform=platform,
+        health_port=health_port,
+        discord_shards=shards,
+        discord_shard_count=shard_count,
+    )
+    _check_shards(settings, shards=shards, shard_count=shard_count)
     wiring.configure_logging(settings, quiet=settings.platform is Platform.CONSOLE)
     asyncio.run(wiring.serve(settings, http_port=http))
+
+
+def _check_shards(settings: Settings, *, shards: str | None, shard_count: int | None) -> None:
+    """Refuse a bad shard range before anything starts, naming where it came from.
+
+    An option's mistake is told like ``--clock``'s (``--shards: ...``, exit 2); one that comes
+    from the environment alone like any other setting's (``invalid settings: ...``).
+    """
+    given = (("--shards", shards), ("--shard-count", shard_count))
+    options = [name for name, value in given if value is not None]
+    if options and settings.platform is not Platform.DISCORD:
+        typer.echo(
+            f"{options[0]}: only the Discord adapter runs shards; add --platform discord "
+            "(or set STUDYBOT_PLATFORM=discord)",
+            err=True,
+        )
+        raise typer.Exit(2)
+    if settings.platform is not Platform.DISCORD:
+        return
+    from bot.adapters.discord.shards import ShardRangeError, shard_plan
+
+    # A count that is missing altogether is asked of the option when --shards was the option.
+    from_env = shard_count is None and (settings.discord_shard_count is not None or not options)
+    try:
+        shard_plan(
+            settings.discord_shards,
+            settings.discord_shard_count,
+            shards_name="--shards" if shards is not None else "DISCORD_SHARDS",
+            count_name="DISCORD_SHARD_COUNT" if from_env else "--shard-count",
+        )
+    except ShardRangeError as exc:
+        if not options:
+            raise StartupError(f"invalid settings: {exc}") from None
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(2) from None
 
 
 @app.command()

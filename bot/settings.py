@@ -72,6 +72,11 @@ class Settings(BaseSettings):
     discord_gateway_url: str | None = Field(None, validation_alias="DISCORD_GATEWAY_URL")
     discord_admin_role: str | None = Field(None, validation_alias="DISCORD_ADMIN_ROLE")
     discord_threads: bool = Field(False, validation_alias="DISCORD_THREADS")
+    # Several processes: the shards this one runs ("0-3", "0,2,5") out of DISCORD_SHARD_COUNT.
+    # Kept as text here; bot/adapters/discord/shards.py parses and checks it (settings import
+    # no adapter). Both unset: one process, every server, as without sharding.
+    discord_shards: str | None = Field(None, validation_alias="DISCORD_SHARDS")
+    discord_shard_count: int | None = Field(None, ge=1, validation_alias="DISCORD_SHARD_COUNT")
 
     # --- slack -------------------------------------------------------------------------------
     slack_bot_token: SecretStr | None = Field(None, validation_alias="SLACK_BOT_TOKEN")

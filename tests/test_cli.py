@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import TEST_PACKS
 from tests.questions.test_loader import BAD
 
 ROOT = Path(__file__).parents[1]
+PLATFORM_PREFIXES = ("STUDYBOT_", "DISCORD_", "SLACK_")
 
 
 def studybot(
     *args: str, env: dict[str, str] | None = None, stdin: str = ""
 ) -> subprocess.CompletedProcess[str]:
-    full_env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("STUDYBOT_", "DISCORD_", "SLACK_"))
-    }
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(PLATFORM_PREFIXES)}
     full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "bot", *args],
@@ -274,3 +277,114 @@ def test_scores_export_csv_has_every_member_best_first(tmp_path: Path) -> None:
         capture_output=True, text=True, cwd=root, timeout=60, check=False,
     )  # fmt: skip
     assert refused.returncode == 2 and "--csv" in refused.stderr
+
+
+SHARD_REFUSALS = [
+    (
+        ["--shards", "0-3"],
+        {},
+        "--shards needs --shard-count, the number of shards across all processes (the same in "
+        "each), e.g. --shards 0-3 with --shard-count 8",
+    ),
+    (
+        ["--shards", "0-8", "--shard-count", "8"],
+        {},
+        "--shards: shard 8 is out of range: with a shard count of 8 the shards are 0 to 7",
+    ),
+    (
+        ["--shards", "first", "--shard-count", "8"],
+        {},
+        "--shards: expected shard ids, e.g. 0-3, 0,2,5 or 3; got 'first'",
+    ),
+    (
+        ["--shards", "3-1", "--shard-count", "8"],
+        {},
+        "--shards: the range 3-1 runs backwards; write 1-3",
+    ),
+    (  # the option is checked against the count from the environment
+        ["--shards", "2"],
+        {"DISCORD_SHARD_COUNT": "2"},
+        "--shards: shard 2 is out of range: with a shard count of 2 the shards are 0 to 1",
+    ),
+    (
+        [],
+        {"DISCORD_SHARDS": "5", "DISCORD_SHARD_COUNT": "4"},
+        "studybot: invalid settings: DISCORD_SHARDS: shard 5 is out of range: with a shard "
+        "count of 4 the shards are 0 to 3",
+    ),
+    (
+        ["--platform", "console", "--shards", "0", "--shard-count", "2"],
+        {},
+        "--shards: only the Discord adapter runs shards; add --platform discord (or set "
+        "STUDYBOT_PLATFORM=discord)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    SHARD_REFUSALS,
+    ids=["no-count", "past-count", "not-ids", "backwards", "env-count", "env-only", "console"],
+)
+def test_run_refuses_a_bad_shard_range_before_starting_anything(
+    tmp_path: Path, args: list[str], env: dict[str, str], message: str
+) -> None:
+    db = tmp_path / "x.sqlite3"
+    settings = {"STUDYBOT_PLATFORM": "discord", "DISCORD_TOKEN": "t", "STUDYBOT_DB": str(db)}
+    proc = studybot("run", *args, env=settings | env)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.splitlines() == [message]
+    assert not db.exists()
+
+
+def test_run_refuses_a_shard_count_below_one(tmp_path: Path) -> None:
+    db = tmp_path / "x.sqlite3"
+    env = {"STUDYBOT_PLATFORM": "discord", "DISCORD_TOKEN": "t", "STUDYBOT_DB": str(db)}
+    proc = studybot("run", "--shards", "0", "--shard-count", "0", env=env)
+    assert proc.returncode == 2
+    assert "Invalid value for '--shard-count'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not db.exists()
+
+
+async def test_run_with_shard_options_connects_only_those_shards(tmp_path: Path) -> None:
+    """``--shards 1 --shard-count 2`` (over the environment's 0 of 4): one gateway connection
+    as shard [1, 2], holding only the guild on shard 1; SIGTERM still stops it cleanly."""
+    from tests.fakes.discord_api import FakeDiscord
+
+    async with FakeDiscord() as fake:
+        fake.add_guild("Even", shard=(0, 2))
+        odd = fake.add_guild("Odd", shard=(1, 2))
+        env = {k: v for k, v in os.environ.items() if not k.startswith(PLATFORM_PREFIXES)}
+        env.update(
+            STUDYBOT_PLATFORM="discord",
+            DISCORD_TOKEN=fake.token,
+            DISCORD_API_BASE=fake.api_base,
+            DISCORD_GATEWAY_URL=fake.gateway_url,
+            DISCORD_SHARDS="0",
+            DISCORD_SHARD_COUNT="4",
+            STUDYBOT_DB=str(tmp_path / "bot.sqlite3"),
+            STUDYBOT_PACKS=str(TEST_PACKS),
+            SANDBOX_ENABLED="false",
+        )
+        proc = await asyncio.create_subprocess_exec(
+            *[sys.executable, "-m", "bot", "run", "--shards", "1", "--shard-count", "2"],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            session = await fake.gateway.wait_for_session(60)
+            assert session.shard == (1, 2)
+            created = [f["d"]["id"] for f in session.sent if f["t"] == "GUILD_CREATE"]
+            assert created == [str(odd.id)]
+            assert [s.shard for s in fake.gateway.history] == [(1, 2)]
+            proc.send_signal(signal.SIGTERM)
+            _, stderr = await asyncio.wait_for(proc.communicate(), 30)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+    assert proc.returncode == 0, stderr.decode()

@@ -156,6 +156,7 @@ class FakeDiscord:
         application_flags: int = 0,
         heartbeat_interval_ms: int = 5_000,
         attachment_size_limit: int = 10 * 1024 * 1024,
+        shard_count: int = 1,
     ) -> None:
         ids = SnowflakeFactory()
         bot_id = application_id or ids()
@@ -166,6 +167,7 @@ class FakeDiscord:
             application_name=bot_name,
             application_flags=application_flags,
             ids=ids,
+            shard_count=shard_count,
         )
         self.attachment_size_limit = attachment_size_limit
         self.gateway = FakeGateway(self.state, heartbeat_interval_ms=heartbeat_interval_ms)
@@ -241,7 +243,8 @@ class FakeDiscord:
     ) -> AsyncIterator[discord.Client]:
         """Start ``client`` against the fake, wait until it is ready, close it on exit.
 
-        Ready means: discord.py fired ``on_ready`` *and* every guild the fake knows is cached.
+        Ready means: discord.py fired ``on_ready`` *and* every guild the fake knows is cached
+        (for a sharded client, every guild on its shards).
         A client that fails to start (bad token, not pointed at the fake) raises here instead of
         hanging. discord.py must already be pointed at the fake (:func:`use_discord_endpoints`,
         or the adapter's own settings).
@@ -250,7 +253,9 @@ class FakeDiscord:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         try:
-            while not (client.is_ready() and all(client.get_guild(g) for g in self.state.guilds)):
+            while not (
+                client.is_ready() and all(client.get_guild(g) for g in self.guilds_of(client))
+            ):
                 if task.done():
                     self._raise_start_failure(task)
                 if loop.time() > deadline:
@@ -265,6 +270,16 @@ class FakeDiscord:
             await client.close()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(task, 5.0)
+
+    def guilds_of(self, client: discord.Client) -> list[int]:
+        """The guild ids ``client``'s shards hold (all of them when it is not sharded)."""
+        count = client.shard_count
+        shard_ids = getattr(client, "shard_ids", None)
+        if shard_ids is None and client.shard_id is not None:
+            shard_ids = [client.shard_id]
+        if not count or shard_ids is None:
+            return list(self.state.guilds)
+        return [g for g in self.state.guilds if (g >> 22) % count in shard_ids]
 
     def _raise_start_failure(self, task: asyncio.Task[None]) -> None:
         from discord.http import Route
@@ -296,13 +311,17 @@ class FakeDiscord:
         everyone_permissions: object = DEFAULT_EVERYONE_PERMISSIONS,
         bot_permissions: object = DEFAULT_BOT_PERMISSIONS,
         locale: str = "en-US",
+        shard: tuple[int, int] | None = None,
     ) -> FakeGuild:
         """A guild with text channels, an ``@everyone`` role and the bot as a member.
 
         The bot gets a managed role named after it with ``bot_permissions``; ``owner_id`` (default:
         a fresh "owner" member) has every permission. Add guilds before the client connects.
+        ``shard=(shard_id, shard_count)`` picks a guild id that shard holds.
         """
         state = self.state
+        if guild_id is None and shard is not None:
+            guild_id = state.ids.on_shard(*shard)
         gid = guild_id or state.ids()
         owner = owner_id or state.ids()
         guild = FakeGuild(gid, name, owner, locale=locale)
@@ -542,7 +561,10 @@ class FakeDiscord:
     async def _deliver(self, interaction: FakeInteraction) -> FakeInteraction:
         sent = await self.gateway.dispatch("INTERACTION_CREATE", interaction.payload)
         if not sent:
-            raise RuntimeError("no client is connected to the fake gateway")
+            raise RuntimeError(
+                "no client is connected to the fake gateway (or none runs the shard of "
+                f"guild {interaction.payload.get('guild_id')})"
+            )
         return interaction
 
     # -- interactions -----------------------------------------------------------------------------

@@ -2,7 +2,12 @@
 
 HELLO (op 10) on connect; IDENTIFY (op 2) is answered with READY then one GUILD_CREATE per
 guild; RESUME (op 6) with RESUMED, or INVALID_SESSION when the session is unknown; heartbeats
-(op 1) with HEARTBEAT_ACK (op 11). Every frame is a **text** frame of plain JSON: discord.py asks
+(op 1) with HEARTBEAT_ACK (op 11).
+
+Sharding as Discord does it: an IDENTIFY with ``shard: [id, count]`` gets, in READY and as
+GUILD_CREATE, only the guilds with ``(guild_id >> 22) % count == id``, and later dispatches
+only for those guilds (events outside any guild, DMs, go to shard 0); an impossible shard is
+closed with 4010. A session without ``shard`` gets every guild and every event, as before. Every frame is a **text** frame of plain JSON: discord.py asks
 for ``compress=zlib-stream`` (or ``zstd-stream``) in the query string, but it only decompresses
 *binary* frames, so uncompressed text frames are always understood.
 """
@@ -32,6 +37,18 @@ REQUEST_GUILD_MEMBERS = 8
 INVALID_SESSION = 9
 HELLO = 10
 HEARTBEAT_ACK = 11
+INVALID_SHARD = 4010  # close code
+
+# Events whose guild is their ``id`` (every other guild event carries ``guild_id``).
+_GUILD_EVENTS = {"GUILD_CREATE", "GUILD_UPDATE", "GUILD_DELETE"}
+
+
+def event_guild(event: str, data: Any) -> int | None:
+    """The guild a dispatch belongs to, or ``None`` (a DM, a user update...)."""
+    if not isinstance(data, dict):
+        return None
+    raw = data.get("id") if event in _GUILD_EVENTS else data.get("guild_id")
+    return int(raw) if raw is not None else None
 
 
 @dataclass
@@ -46,7 +63,10 @@ class GatewaySession:
     resumed: bool = False
     ready: bool = False
     presence: dict[str, Any] | None = None
+    #: ``(shard_id, shard_count)`` from IDENTIFY (kept across RESUME); ``None``: unsharded.
+    shard: tuple[int, int] | None = None
     received: list[dict[str, Any]] = field(default_factory=list)
+    sent: list[dict[str, Any]] = field(default_factory=list)  # every frame, in order
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def send(self, op: int, d: Any = None, t: str | None = None) -> None:
@@ -55,8 +75,19 @@ class GatewaySession:
             if op == DISPATCH:
                 self.seq += 1
                 frame["s"] = self.seq
+            self.sent.append(frame)
             if not self.ws.closed:
                 await self.ws.send_str(json.dumps(frame))
+
+    def receives(self, guild_id: int | None) -> bool:
+        """Whether Discord would send this session an event of ``guild_id`` (``None``: no
+        guild, which only shard 0 receives)."""
+        if self.shard is None:
+            return True
+        shard_id, count = self.shard
+        if guild_id is None:
+            return shard_id == 0
+        return (guild_id >> 22) % count == shard_id
 
 
 class FakeGateway:
@@ -79,8 +110,10 @@ class FakeGateway:
         return [s for s in self.sessions if s.ready and not s.ws.closed]
 
     async def dispatch(self, event: str, data: dict[str, Any]) -> int:
-        """Send a DISPATCH to every ready session; returns how many received it."""
-        sessions = self.ready_sessions
+        """Send a DISPATCH to every ready session whose shard holds the event's guild (every
+        unsharded session); returns how many received it."""
+        guild_id = event_guild(event, data)
+        sessions = [s for s in self.ready_sessions if s.receives(guild_id)]
         for session in sessions:
             await session.send(DISPATCH, data, event)
         return len(sessions)
@@ -168,14 +201,21 @@ class FakeGateway:
         if session.identify is not None:
             await session.ws.close(code=4005, message=b"Already authenticated.")
             return
+        if "shard" in data:
+            shard = _shard(data["shard"])
+            if shard is None:
+                await session.ws.close(code=INVALID_SHARD, message=b"Invalid shard.")
+                return
+            session.shard = shard
         session.identify = data
         session.session_id = uuid.uuid4().hex
         self._resumable[session.session_id] = session
         state = self.state
+        guilds = [g for g in state.guilds.values() if session.receives(g.id)]
         ready: dict[str, Any] = {
             "v": 10,
             "user": state.bot.to_payload(),
-            "guilds": [{"id": str(g), "unavailable": True} for g in state.guilds],
+            "guilds": [{"id": str(g.id), "unavailable": True} for g in guilds],
             "session_id": session.session_id,
             "session_type": "normal",
             "resume_gateway_url": self.url,
@@ -192,7 +232,7 @@ class FakeGateway:
         if "shard" in data:
             ready["shard"] = data["shard"]
         await session.send(DISPATCH, ready, "READY")
-        for guild in state.guilds.values():
+        for guild in guilds:
             await session.send(DISPATCH, guild.to_payload(with_state=True), "GUILD_CREATE")
         session.ready = True
 
@@ -204,6 +244,7 @@ class FakeGateway:
             return
         session.session_id = session_id
         session.seq = previous.seq
+        session.shard = previous.shard
         self._resumable[session_id] = session
         session.identify = {"resumed_from": session_id}
         session.resumed = True
@@ -230,3 +271,13 @@ class FakeGateway:
         if data.get("nonce"):
             chunk["nonce"] = data["nonce"]
         await session.send(DISPATCH, chunk, "GUILD_MEMBERS_CHUNK")
+
+
+def _shard(value: Any) -> tuple[int, int] | None:
+    """IDENTIFY's ``shard: [shard_id, shard_count]`` if Discord would accept it."""
+    if not isinstance(value, list | tuple) or len(value) != 2:
+        return None
+    shard_id, count = value
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return None
+    return (shard_id, count) if 0 <= shard_id < count else None

@@ -91,6 +91,17 @@ class SnowflakeFactory:
             self._last = max(candidate, self._last + 1)
             return self._last
 
+    def on_shard(self, shard_id: int, shard_count: int) -> int:
+        """The next snowflake on shard ``shard_id`` of ``shard_count`` (``(id >> 22) % count``):
+        a guild id that a given shard holds. Moves the timestamp ahead by under ``count`` ms."""
+        with self._lock:
+            now = (int(time.time() * 1000) - DISCORD_EPOCH_MS) << 22
+            candidate = max(now, self._last + 1)
+            millis = candidate >> 22
+            millis += (shard_id - millis) % shard_count
+            self._last = max(candidate, millis << 22)
+            return self._last
+
 
 # --- guild entities ------------------------------------------------------------------------------
 

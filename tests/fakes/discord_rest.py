@@ -296,7 +296,10 @@ class FakeRest:
 
     async def get_gateway_bot(self, call: Call) -> Reply:
         limit = {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}
-        return Reply(200, {"url": self._gateway_url(), "shards": 1, "session_start_limit": limit})
+        shards = self.state.shard_count
+        return Reply(
+            200, {"url": self._gateway_url(), "shards": shards, "session_start_limit": limit}
+        )
 
     async def get_application(self, call: Call) -> Reply:
         state = self.state

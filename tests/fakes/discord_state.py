@@ -323,6 +323,8 @@ class FakeState:
     application_flags: int
     ids: SnowflakeFactory
     http_base: str = ""
+    #: What ``GET /gateway/bot`` recommends as ``shards`` (AutoShardedClient without a count).
+    shard_count: int = 1
     guilds: dict[int, FakeGuild] = field(default_factory=dict)
     dm_channels: dict[int, FakeChannel] = field(default_factory=dict)
     messages: dict[int, FakeMessage] = field(default_factory=dict)

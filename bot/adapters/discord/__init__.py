@@ -2,6 +2,7 @@
 
 * :mod:`.adapter` — :class:`DiscordAdapter`: run/stop for the runtime, send/edit for the core;
 * :mod:`.client` — the ``commands.Bot``: intents, ``setup_hook``, command sync;
+* :mod:`.shards` — which guilds a process serves when run as several (``--shards``);
 * :mod:`.cog` — the commands and what a click does;
 * :mod:`.components` — the persistent :class:`StudyButton` (a ``DynamicItem``) and the modal;
 * :mod:`.render` — neutral messages as embeds and buttons, within Discord's limits;

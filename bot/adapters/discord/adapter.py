@@ -3,9 +3,12 @@
 :class:`DiscordAdapter` is both a :class:`~bot.runtime.PlatformAdapter` (``run`` / ``stop``)
 and a :class:`~bot.core.gateway.ChatGateway` (``send_post`` / ``edit_post``, and ``find_post``
 after a crash mid-send), which the scheduler uses for scheduled questions and reveals.
+It also answers :meth:`~DiscordAdapter.serves`: run as one of several processes (a shard
+range), it serves only the servers on its shards, and what acts on its own (the scheduler)
+asks before publishing for a workspace.
 Start-up problems an operator must fix (no token, a rejected token, Discord unreachable,
-commands refused) become a :class:`StartupError` with one readable line; the token itself is
-never logged.
+commands refused, a bad shard range) become a :class:`StartupError` with one readable line;
+the token itself is never logged.
 """
 
 from __future__ import annotations
@@ -17,16 +20,17 @@ import discord
 from discord import app_commands
 from pydantic import SecretStr
 
-from bot.adapters.discord.client import StudyBot
+from bot.adapters.discord.client import StudyBot, study_bot
 from bot.adapters.discord.components import CUSTOM_ID_PREFIX
 from bot.adapters.discord.endpoints import point_discord_py
 from bot.adapters.discord.render import mention_target, render
+from bot.adapters.discord.shards import ShardRange, ShardRangeError, shard_plan
 from bot.core.messages import Message, parse_action
 from bot.log import get_logger
 from bot.runtime import Runtime, StartupError
 from bot.settings import Settings
 
-__all__ = ["DiscordAdapter"]
+__all__ = ["DiscordAdapter", "discord_shards", "discord_token"]
 
 log = get_logger(__name__)
 
@@ -57,6 +61,15 @@ def discord_token(settings: Settings) -> SecretStr:
     return settings.discord_token
 
 
+def discord_shards(settings: Settings) -> ShardRange | None:
+    """The shards this process runs (``None``: all guilds, unsharded), or :class:`StartupError`
+    naming ``DISCORD_SHARDS`` / ``DISCORD_SHARD_COUNT`` (the CLI names its options itself)."""
+    try:
+        return shard_plan(settings.discord_shards, settings.discord_shard_count)
+    except ShardRangeError as exc:
+        raise StartupError(f"invalid settings: {exc}") from None
+
+
 class DiscordAdapter:
     """Connects studybot to Discord with discord.py; see :mod:`bot.adapters.discord`."""
 
@@ -65,8 +78,13 @@ class DiscordAdapter:
         self._token = discord_token(settings)  # a SecretStr until the moment of login
         self.settings = settings
         self.service = runtime.service
-        self.bot = StudyBot(
-            runtime.service, settings, gateway=self, guild_ready_timeout=guild_ready_timeout
+        self.shard_range = discord_shards(settings)
+        self.bot: StudyBot = study_bot(
+            runtime.service,
+            settings,
+            gateway=self,
+            shard_range=self.shard_range,
+            guild_ready_timeout=guild_ready_timeout,
         )
 
     # --- PlatformAdapter ---------------------------------------------------------------------
@@ -104,6 +122,19 @@ class DiscordAdapter:
 
     def is_connected(self) -> bool:
         return self.bot.is_ready() and not self.bot.is_closed()
+
+    def serves(self, workspace: str) -> bool:
+        """Whether this process serves ``workspace`` (a guild id, as in ``ChatContext``).
+
+        Always, unsharded. Sharded, only a guild on one of this process's shards: its events
+        come here and nowhere else, so this is the process that must publish its schedules.
+        A workspace that is not a guild id is on no shard, so no sharded process claims it.
+        """
+        if self.shard_range is None:
+            return True
+        if not (workspace.isascii() and workspace.isdigit()):
+            return False
+        return self.shard_range.owns(int(workspace))
 
     # --- ChatGateway -------------------------------------------------------------------------
 

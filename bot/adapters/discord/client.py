@@ -8,6 +8,10 @@ started from ``on_ready``, which fires again after every non-resumed reconnect.
 Intents are ``guilds`` only: slash commands, buttons and modals arrive as interactions whatever
 the intents, and the context menu gets its message inside the interaction. The guild cache is
 kept for channel and role names (the admin role may be given by name).
+
+Sharded (``--shards`` / ``--shard-count``), the client is :class:`ShardedStudyBot`, an
+``AutoShardedBot`` that opens only this process's shards; unsharded it stays the plain
+``commands.Bot`` (no ``GET /gateway/bot``, no shard in IDENTIFY), exactly as before.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from bot.adapters.discord.endpoints import discover_gateway, is_default_api
 from bot.adapters.discord.errors import describe, report_error
 from bot.adapters.discord.identity import chat_context
 from bot.adapters.discord.render import thread_name
+from bot.adapters.discord.shards import ShardRange
 from bot.core.gateway import ChatGateway
 from bot.core.messages import Message
 from bot.core.models import ChatContext
@@ -33,7 +38,7 @@ from bot.log import get_logger
 from bot.services.study import StudyService
 from bot.settings import Settings
 
-__all__ = ["StudyBot", "StudyTree", "intents"]
+__all__ = ["ShardedStudyBot", "StudyBot", "StudyTree", "intents", "study_bot"]
 
 log = get_logger(__name__)
 
@@ -64,6 +69,7 @@ class StudyBot(commands.Bot):
         *,
         gateway: ChatGateway,
         guild_ready_timeout: float = 2.0,
+        **client_options: Any,
     ) -> None:
         # discord.py 2.7 warns at every start that PyNaCl/davey (voice) are missing; no voice here.
         VoiceClient.warn_nacl = VoiceClient.warn_dave = False
@@ -79,12 +85,14 @@ class StudyBot(commands.Bot):
             allowed_mentions=discord.AllowedMentions.none(),
             guild_ready_timeout=guild_ready_timeout,
             max_messages=None,  # the bot never reads its message cache
+            **client_options,
         )
         self.service = service
         self.settings = settings
         self.gateway = gateway  # the adapter: how /schedule now publishes, like the scheduler
         self.logged_in = asyncio.Event()
         self._cog: StudyCog | None = None
+        self.shard_range: ShardRange | None = None  # set by ShardedStudyBot
 
     async def setup_hook(self) -> None:
         if self.settings.discord_gateway_url is None and not is_default_api(
@@ -112,7 +120,8 @@ class StudyBot(commands.Bot):
 
     async def on_ready(self) -> None:
         guilds = len(self.guilds)
-        log.info("connected to Discord as %s in %d server(s)", self.user, guilds)
+        shards = f" (shards {self.shard_range})" if self.shard_range is not None else ""
+        log.info("connected to Discord as %s in %d server(s)%s", self.user, guilds, shards)
 
     def context(self, interaction: discord.Interaction[Any]) -> ChatContext:
         return chat_context(interaction, self.settings.discord_admin_role)
@@ -155,3 +164,53 @@ class StudyBot(commands.Bot):
                 channel_id,
                 exc_info=True,
             )
+
+
+class ShardedStudyBot(StudyBot, commands.AutoShardedBot):
+    """studybot as one of several processes: discord.py's ``AutoShardedBot`` behaviour (one
+    gateway connection per shard, events routed by guild), opening only ``shard_range``'s
+    shards. With ``shard_count`` given, discord.py connects to the configured gateway as the
+    plain client does, without asking ``GET /gateway/bot`` for a recommended count.
+
+    ``commands.Bot`` defines nothing of its own (it is ``BotBase`` + ``Client``), so placing
+    it before ``AutoShardedBot`` in the MRO leaves every ``AutoShardedClient`` method in force.
+    """
+
+    def __init__(
+        self,
+        service: StudyService,
+        settings: Settings,
+        *,
+        gateway: ChatGateway,
+        shard_range: ShardRange,
+        guild_ready_timeout: float = 2.0,
+    ) -> None:
+        super().__init__(
+            service,
+            settings,
+            gateway=gateway,
+            guild_ready_timeout=guild_ready_timeout,
+            shard_ids=list(shard_range.ids),
+            shard_count=shard_range.count,
+        )
+        self.shard_range = shard_range
+
+
+def study_bot(
+    service: StudyService,
+    settings: Settings,
+    *,
+    gateway: ChatGateway,
+    shard_range: ShardRange | None,
+    guild_ready_timeout: float = 2.0,
+) -> StudyBot:
+    """The client for this process: sharded only when a shard range was given."""
+    if shard_range is None:
+        return StudyBot(service, settings, gateway=gateway, guild_ready_timeout=guild_ready_timeout)
+    return ShardedStudyBot(
+        service,
+        settings,
+        gateway=gateway,
+        shard_range=shard_range,
+        guild_ready_timeout=guild_ready_timeout,
+    )

@@ -199,7 +199,7 @@ async def _until_ready(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + 10
     bot = adapter.bot
-    while not (bot.is_ready() and all(bot.get_guild(g) for g in fake.guilds)):
+    while not (bot.is_ready() and all(bot.get_guild(g) for g in fake.guilds_of(bot))):
         if task.done():
             task.result()  # raises what stopped it
             raise AssertionError("adapter.run() returned before the bot was ready")
