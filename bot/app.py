@@ -30,7 +30,7 @@ from bot.log import configure_logging, get_logger
 from bot.metrics import Metrics
 from bot.questions.loader import load_packs
 from bot.runtime import PlatformAdapter, Runtime, StartupError
-from bot.scheduler import Scheduler
+from bot.scheduler import LEASE, SYNC_EVERY, Scheduler
 from bot.services.catalogue import Catalogue
 from bot.services.graphs import ItemGraphs
 from bot.services.history import QuestionHistory
@@ -179,12 +179,17 @@ class Wiring:
     ) -> Scheduler:
         """The one scheduler loop of this process; start it once, at start-up (never from a
         platform's ready event: that fires again on every reconnect)."""
+        # On PostgreSQL several processes may share the database: claims take a lease, and
+        # each loop looks for the others' changes (SQLite is one process's file).
+        shared = runtime.db.engine == "postgresql"
         return Scheduler(
             runtime.service,
             gateway,
             runtime.clock,
             runtime.settings.schedule_grace,
             concurrency=concurrency,
+            lease=LEASE if shared else None,
+            sync_every=SYNC_EVERY if shared else None,
         )
 
     async def serve(

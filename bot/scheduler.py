@@ -19,6 +19,12 @@ Durability comes from the database, not from this loop's memory:
   :func:`~bot.services.scheduled_posts.plan_due`; the timetable is
   :mod:`bot.services.timetable`. This module is the loop: when, and how many at once.
 
+Several processes (PostgreSQL): each runs this loop for the workspaces its gateway serves
+(:class:`~bot.core.gateway.WorkspaceOwner`: a Discord shard range; Slack replicas serve all).
+Every ``sync_every`` the loop also re-reads the schedules other processes changed, and re-sends
+the posts of a process that died mid-send once their lease has run out. Two processes due at
+the same occurrence race on its row; the loser leaves it to the winner.
+
 Many at once: at 09:00 thousands of channels may be due together, so a due batch is handled in
 a few set-based statements (one candidates query per filter set, one insert, one close), with
 sends confirmed by group commit and WAL checkpoints held until the batch is out. A large batch
@@ -38,19 +44,32 @@ from functools import partial
 from typing import TypeVar
 
 from bot.core.clock import Clock, SimulatedClock
-from bot.core.gateway import ChatGateway
+from bot.core.gateway import ChatGateway, WorkspaceOwner
 from bot.core.schedule_spec import next_occurrence
 from bot.log import get_logger
-from bot.services.schedule_book import MIN_GRACE
+from bot.services.schedule_book import MIN_GRACE, Schedule
 from bot.services.scheduled_posts import RESEND_DELAY, Due, Prepared, ScheduledPosts, plan_due
 from bot.services.study import StudyService
 from bot.services.timetable import Entry, Timetable
 
-__all__ = ["PREPARE_LEAD", "PREPARE_MIN", "RESEND_DELAY", "Scheduler"]  # RESEND_DELAY: re-export
+__all__ = [
+    "LEASE",
+    "PREPARE_LEAD",
+    "PREPARE_MIN",
+    "RESEND_DELAY",
+    "SYNC_EVERY",
+    "Scheduler",
+]  # RESEND_DELAY: re-export
 
 log = get_logger(__name__)
 
 _FAILED_PASS_DELAY = timedelta(minutes=1)
+_SYNC_OVERLAP = timedelta(seconds=30)  # re-read a little before the last look: clock skew
+LEASE = timedelta(seconds=45)
+"""Several processes: how long a post row's claim holds (under RESEND_DELAY, so a process's
+own retry of a failed send finds its lease expired)."""
+SYNC_EVERY = timedelta(seconds=5)
+"""Several processes: how often the loop looks for other processes' changes and dead claims."""
 _BATCH = 500  # occurrences picked, inserted and sent together
 PREPARE_LEAD = timedelta(seconds=10)
 """How long before a large batch falls due the scheduler picks its questions."""
@@ -81,6 +100,8 @@ class Scheduler:
         concurrency: int = 16,
         prepare_lead: timedelta = PREPARE_LEAD,
         prepare_min: int = PREPARE_MIN,
+        lease: timedelta | None = None,
+        sync_every: timedelta | None = None,
     ) -> None:
         self.service = service
         self.gateway = gateway
@@ -98,7 +119,12 @@ class Scheduler:
             clock=clock,
             grace=self.grace,
             metrics=service.metrics,
+            lease=lease,
         )
+        self._owner = gateway if isinstance(gateway, WorkspaceOwner) else None
+        self._sync_every = sync_every
+        self._next_sync: datetime | None = None
+        self._synced_at: datetime | None = None
         self._concurrency = max(1, concurrency)
         self._prepare_lead = prepare_lead
         self._prepare_min = max(1, prepare_min)
@@ -127,7 +153,8 @@ class Scheduler:
             raise RuntimeError("another scheduler already serves this service")
         self.service.schedules.listen(self._changed)
         began = time.perf_counter()
-        schedules = await self.service.schedules.active()
+        self._synced_at = self.clock.now()
+        schedules = await self._served(await self.service.schedules.active())
         for schedule in schedules:
             self._timetable.put(schedule)
         self.loaded_in = time.perf_counter() - began
@@ -209,7 +236,7 @@ class Scheduler:
 
     def next_due(self) -> datetime | None:
         """When the loop next has something to do (as of its last pass)."""
-        candidates = [self._next_close, self.posts.next_retry()]
+        candidates = [self._next_close, self.posts.next_retry(), self._next_sync]
         if (top := self._timetable.top()) is not None:
             candidates.append(top)
         found = [c for c in candidates if c is not None]
@@ -269,12 +296,21 @@ class Scheduler:
     async def _pass(self, now: datetime) -> None:
         """Everything due at ``now``, in the order members should see it: reveals first, then
         re-sends, then new posts (each reveals its until-next predecessor just before)."""
+        await self._sync(now)
         await self._reload()
-        if self._first_pass:
+        if self._first_pass or (self._next_sync is not None and now >= self._next_sync):
+            unconfirmed = await self.posts.unconfirmed(now)
             await self._per_channel(
-                await self.posts.unconfirmed(), partial(self.posts.resend, now=now)
+                [
+                    group
+                    for group in unconfirmed
+                    if await self._serves_channel(group[0].post.channel_id)
+                ],
+                partial(self.posts.resend, now=now),
             )
             self._first_pass = False
+            if self._sync_every is not None:
+                self._next_sync = now + self._sync_every
         await self._per_channel(await self.posts.reveals_due(now), _call)
         await self.posts.retry_due(now)
         await self._post_due(now)
@@ -311,6 +347,29 @@ class Scheduler:
 
     # --- the plan ----------------------------------------------------------------------------
 
+    async def _sync(self, now: datetime) -> None:
+        """Several processes: queue the schedules that changed since the last look, wherever
+        the command that changed them was handled (a little overlap: clocks differ)."""
+        if self._sync_every is None or self._next_sync is None or now < self._next_sync:
+            return
+        since = (self._synced_at or now) - _SYNC_OVERLAP
+        self._synced_at = now
+        self._pending.update(await self.service.schedules.changed_since(since))
+
+    async def _serves_channel(self, channel_id: int) -> bool:
+        if self._owner is None:
+            return True
+        directory = self.service.directory
+        channel = await directory.channel_by_id(channel_id)
+        workspace = await directory.workspace_by_id(channel.workspace_id)
+        return self._owner.serves(workspace.external_id)
+
+    async def _served(self, schedules: Sequence[Schedule]) -> list[Schedule]:
+        """The schedules of the workspaces this process serves (all, unless sharded)."""
+        if self._owner is None:
+            return list(schedules)
+        return [s for s in schedules if await self._serves_channel(s.channel_id)]
+
     async def _reload(self) -> None:
         """Re-read the schedules that commands changed since the last pass."""
         if not self._pending:
@@ -318,12 +377,13 @@ class Scheduler:
         ids, self._pending = sorted(self._pending), set()
         try:
             found = await self.service.schedules.many(ids)
+            served = {s.id for s in await self._served(list(found.values()))}
         except BaseException:
             self._pending.update(ids)  # keep the change notices for the next pass
             raise
         for schedule_id in ids:
             schedule = found.get(schedule_id)
-            if schedule is None or schedule.paused:
+            if schedule is None or schedule.paused or schedule_id not in served:
                 self._timetable.drop(schedule_id)
             else:
                 self._timetable.put(schedule)

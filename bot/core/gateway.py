@@ -10,7 +10,7 @@ from typing import Protocol, runtime_checkable
 
 from bot.core.messages import Message
 
-__all__ = ["ChatGateway", "DirectMessenger", "PostFinder"]
+__all__ = ["ChatGateway", "DirectMessenger", "PostFinder", "WorkspaceOwner"]
 
 
 class ChatGateway(Protocol):
@@ -44,4 +44,18 @@ class DirectMessenger(Protocol):
 
     async def send_dm(self, workspace: str, member: str, message: Message) -> bool:
         """Send ``message`` to the member privately; ``False`` if they do not take DMs."""
+        ...
+
+
+@runtime_checkable
+class WorkspaceOwner(Protocol):
+    """A gateway that serves only some workspaces (a Discord process given a shard range).
+
+    The scheduler, reminders and recaps of a process act only for the workspaces it serves;
+    the processes serving the other shards act for theirs. A gateway without this method
+    serves every workspace.
+    """
+
+    def serves(self, workspace: str) -> bool:
+        """Whether this process serves ``workspace`` (the platform's id for it)."""
         ...

@@ -248,6 +248,10 @@ class ScheduleBook:
         rows = await self.store.many(ids)
         return {i: s for i, row in rows.items() if (s := self._readable(row))}
 
+    async def changed_since(self, since: datetime) -> list[int]:
+        """Ids of the schedules changed at or after ``since``, by any process."""
+        return await self.store.changed_since(since)
+
     async def get(self, schedule_id: int) -> Schedule | None:
         row = await self.store.get(schedule_id)
         return None if row is None else self._readable(row)

@@ -154,7 +154,11 @@ class ScheduledPosts:
         clock: Clock,
         grace: timedelta,
         metrics: Metrics | None = None,
+        lease: timedelta | None = None,
     ) -> None:
+        # ``lease``: several processes share the database. A post row claims its occurrence
+        # for this long; only after that may another process re-send an unconfirmed post.
+        self._lease = lease
         self._directory = directory
         self._posts = posts
         self._packs = packs
@@ -189,7 +193,7 @@ class ScheduledPosts:
         rows, picked = await self._pick(plans, prepared)
         if stopping():
             return None
-        posts = await self._posts.create_many(rows, now)
+        posts = await self._posts.create_many(rows, now, lease_until=self._lease_from(now))
         created: list[tuple[Due, Post]] = []
         for plan, post in zip(picked, posts, strict=True):
             if post is None:
@@ -369,14 +373,20 @@ class ScheduledPosts:
 
     # --- unconfirmed sends -------------------------------------------------------------------
 
-    async def unconfirmed(self) -> list[list[ScheduledPost]]:
-        """At start-up: posts a previous process inserted but never confirmed, per channel.
+    def _lease_from(self, now: datetime) -> datetime | None:
+        return None if self._lease is None else now + self._lease
+
+    async def unconfirmed(self, now: datetime | None = None) -> list[list[ScheduledPost]]:
+        """Posts a process inserted but never confirmed, per channel: at start-up, those of
+        the previous run; with several processes, those whose lease ran out before ``now``
+        (their process died), checked every few seconds.
 
         A crash in the 09:00 burst can leave hundreds, in as many channels: served like a
         burst, several channels at once, each channel's posts in order.
         """
         by_channel: dict[int, list[ScheduledPost]] = {}
-        for item in await self._posts.unsent_scheduled():
+        expired = now if self._lease is not None else None
+        for item in await self._posts.unsent_scheduled(expired):
             by_channel.setdefault(item.post.channel_id, []).append(item)
         return list(by_channel.values())
 
@@ -423,7 +433,10 @@ class ScheduledPosts:
             log.info("post %d shows in its channel after all (message %s)", post.id, shown)
             await self._posting.attach_message(post.id, shown)
             return
-        if not await self._posts.claim_resend(post.id):
+        leased = self._lease is not None
+        if not await self._posts.claim_resend(
+            post.id, now=now if leased else None, lease_until=self._lease_from(now)
+        ):
             return
         log.warning(
             "re-sending post %d (schedule %d, occurrence %s) once: its first send was never "

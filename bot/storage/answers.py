@@ -333,7 +333,7 @@ class AnswerWriter:
                 for row in await conn.fetchall(
                     "SELECT id, external_id, display_name, streak_days, best_streak, "
                     "streak_last_day FROM members WHERE workspace_id = ? "
-                    f"AND external_id IN ({','.join('?' * len(chunk))})",
+                    f"AND external_id IN ({','.join('?' * len(chunk))})" + conn.sql.for_update(),
                     (ws, *chunk),
                 ):
                     member = MemberRow(int(row[0]), ws, str(row[1]), str(row[2]))

@@ -40,6 +40,11 @@ class Dialect:
         function = "greatest" if self.name == "postgresql" else "max"
         return f"{function}(coalesce({column}, ''), {param})"
 
+    def for_update(self) -> str:
+        """Lock the rows read inside a write (read, then written back: streaks, cards) against
+        another process's transaction. SQLite's ``BEGIN IMMEDIATE`` already holds the file."""
+        return " FOR UPDATE" if self.name == "postgresql" else ""
+
     def use_index(self, index: str) -> str:
         """Pin SQLite's plan to ``index`` (its planner guesses wrong on a skewed table);
         PostgreSQL plans from statistics and takes no hints."""

@@ -258,12 +258,18 @@ class PostStore:
     # --- scheduled posts ---------------------------------------------------------------------
 
     async def create_many(
-        self, rows: Sequence[NewScheduledPost], now: datetime
+        self,
+        rows: Sequence[NewScheduledPost],
+        now: datetime,
+        *,
+        lease_until: datetime | None = None,
     ) -> list[Post | None]:
         """Insert the rows of many occurrences in one transaction, before anything is sent.
 
         Returns a post for each row in order, or ``None`` where that occurrence already has
-        its row (``UNIQUE(schedule_id, occurrence)``), including a repeat within ``rows``.
+        its row (``UNIQUE(schedule_id, occurrence)``), including a repeat within ``rows``:
+        across processes, the one whose row went in owns the occurrence. ``lease_until`` is
+        how long nobody else may re-send the posts of this process (several processes).
         """
         created: dict[tuple[int, str], int] = {}
         fetched: dict[int, Row] = {}
@@ -275,7 +281,7 @@ class PostStore:
                 unique.append(r)
         async with self._db.write() as conn:
             for chunk in chunks(unique):
-                values = ",".join("(?, ?, ?, ?, ?, ?)" for _ in chunk)
+                values = ",".join("(?, ?, ?, ?, ?, ?, ?)" for _ in chunk)
                 params: list[object] = []
                 for r in chunk:
                     params += [
@@ -285,10 +291,11 @@ class PostStore:
                         r.occurrence,
                         to_db(now),
                         to_db_opt(r.closes_at),
+                        to_db_opt(lease_until),
                     ]
                 for row in await conn.fetchall(
                     "INSERT INTO posts (channel_id, question_version_id, schedule_id, occurrence, "
-                    f"posted_at, closes_at) VALUES {values} "
+                    f"posted_at, closes_at, lease_until) VALUES {values} "
                     "ON CONFLICT (schedule_id, occurrence) DO NOTHING "
                     "RETURNING id, schedule_id, occurrence",
                     params,
@@ -331,11 +338,18 @@ class PostStore:
             found += [_post(r) for r in rows]
         return found
 
-    async def unsent_scheduled(self) -> list[ScheduledPost]:
-        """Open scheduled posts that were never confirmed as sent (a crash mid-send)."""
+    async def unsent_scheduled(self, now: datetime | None = None) -> list[ScheduledPost]:
+        """Open scheduled posts that were never confirmed as sent (a crash mid-send); with
+        ``now``, only those whose lease has run out (their process is gone)."""
+        lease = ""
+        params: tuple[str, ...] = ()
+        if now is not None:
+            lease = "AND (p.lease_until IS NULL OR p.lease_until < ?) "
+            params = (to_db(now),)
         rows = await self._db.fetchall(
             _SELECT_SCHEDULED + "WHERE p.schedule_id IS NOT NULL AND p.platform_message_id IS NULL "
-            "AND p.closed_at IS NULL AND p.occurrence IS NOT NULL ORDER BY p.id"
+            f"AND p.closed_at IS NULL AND p.occurrence IS NOT NULL {lease}ORDER BY p.id",
+            params,
         )
         return [_scheduled(r) for r in rows]
 
@@ -347,15 +361,27 @@ class PostStore:
         )
         return None if row is None else _scheduled(row)
 
-    async def claim_resend(self, post_id: int) -> bool:
-        """Mark an unconfirmed post as re-sent; ``False`` if it already was (or got sent)."""
+    async def claim_resend(
+        self, post_id: int, *, now: datetime | None = None, lease_until: datetime | None = None
+    ) -> bool:
+        """Mark an unconfirmed post as re-sent; ``False`` if it already was (or got sent).
+
+        With ``now`` (several processes), only a post whose lease ran out before ``now`` is
+        claimed, and the claim takes a new lease until ``lease_until``: one statement, so two
+        survivors can never both re-send it.
+        """
+        lease = ""
+        params: tuple[object, ...] = (to_db_opt(lease_until), post_id)
+        if now is not None:
+            lease = "AND (lease_until IS NULL OR lease_until < ?) "
+            params = (*params, to_db(now))
         async with self._db.write() as conn:
             claimed = await conn.fetchall(
-                "UPDATE posts SET resent = 1 WHERE id = ? AND resent = 0 "
-                "AND platform_message_id IS NULL AND closed_at IS NULL RETURNING id",
-                (post_id,),
+                "UPDATE posts SET resent = 1, lease_until = ? WHERE id = ? AND resent = 0 "
+                f"AND platform_message_id IS NULL AND closed_at IS NULL {lease}RETURNING id",
+                params,
             )
-        return bool(list(claimed))
+        return bool(claimed)
 
     async def latest_of_schedule(self, schedule_id: int) -> int | None:
         value = await self._db.fetchval(

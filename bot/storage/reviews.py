@@ -224,7 +224,8 @@ class ReviewStore:
         for chunk in chunks(pairs, 200):
             where = " OR ".join("(member_id = ? AND question_id = ?)" for _ in chunk)
             for row in await conn.fetchall(
-                f"SELECT member_id, question_id, {_CARD_COLUMNS} FROM cards WHERE {where}",
+                f"SELECT member_id, question_id, {_CARD_COLUMNS} FROM cards WHERE {where}"
+                + conn.sql.for_update(),
                 tuple(v for pair in chunk for v in pair),
             ):
                 found[(int(row[0]), int(row[1]))] = _card(tuple(row), 2)

@@ -101,6 +101,14 @@ class ScheduleStore:
         rows = await self._db.fetchall(_SELECT + "AND s.paused = 0 ORDER BY s.id")
         return [_row(r) for r in rows]
 
+    async def changed_since(self, since: datetime) -> list[int]:
+        """Schedules created or changed (paused, skipped, removed) at or after ``since``: how
+        a process learns of the edits that reached another process."""
+        rows = await self._db.fetchall(
+            "SELECT id FROM schedules WHERE updated_at >= ? ORDER BY id", (to_db(since),)
+        )
+        return [int(r[0]) for r in rows]
+
     async def many(self, ids: Iterable[int]) -> dict[int, ScheduleRow]:
         """The live schedules among ``ids``; removed or unknown ids are simply absent."""
         wanted = sorted(set(ids))
