@@ -160,7 +160,7 @@ class ScoreStore:
             "  FROM score_events GROUP BY workspace_id, member_id) e"
             " LEFT JOIN score_totals t ON t.workspace_id = e.workspace_id"
             "  AND t.member_id = e.member_id AND t.period = 'all'"
-            " WHERE t.points IS NOT e.points OR t.answers IS NOT e.answers"
+            " WHERE t.points IS DISTINCT FROM e.points OR t.answers IS DISTINCT FROM e.answers"
         )
         return [
             f"score totals: member {r[1]} of workspace {r[0]} has {r[3]} points in totals "
