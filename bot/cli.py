@@ -381,6 +381,79 @@ def db_check(ctx: typer.Context, db: DbOption = None) -> None:
     typer.echo(f"ok: {settings.db_path} (schema version {version})")
 
 
+@db_app.command("migrate-to")
+def db_migrate_to(
+    ctx: typer.Context,
+    url: Annotated[str, typer.Argument(help="The PostgreSQL database: postgresql://...")],
+    db: DbOption = None,
+) -> None:
+    """Copy the SQLite database into an empty PostgreSQL database, then verify it: the row
+    count of every table on both sides, and `db check` on both. Stop the bot first."""
+    from bot.storage.database import is_postgres_url
+    from bot.storage.postgres import redact
+
+    settings = _existing_db(ctx, db)
+    if not is_postgres_url(url):
+        typer.echo(f"migrate-to: expected a postgresql://... URL, got {url!r}", err=True)
+        raise typer.Exit(2)
+    try:
+        problems = asyncio.run(_migrate_to(settings.db_path, url))
+    except (ConnectionError, OSError, sqlite3.Error) as exc:
+        typer.echo(f"migrate-to: {exc}", err=True)
+        raise typer.Exit(1) from None
+    for problem in problems:
+        typer.echo(problem, err=True)
+    if problems:
+        raise typer.Exit(1)
+    typer.echo(f"ok: {settings.db_path} copied to {redact(url)}; row counts and checks agree")
+
+
+async def _migrate_to(path: Path, url: str) -> list[str]:
+    import asyncpg
+
+    from bot.storage.database import Database, open_database
+    from bot.storage.postgres import PostgresDatabase
+    from bot.storage.reviews import ReviewStore
+    from bot.storage.scores import ScoreStore
+    from bot.storage.transfer import TransferError, copy_sqlite_to_postgres, row_counts
+
+    async def checked(database: Database, side: str) -> list[str]:
+        found = await database.integrity_problems()
+        found += await ScoreStore(database).consistency_problems()
+        found += await ReviewStore(database).replay_problems()
+        return [f"{side}: {problem}" for problem in found]
+
+    async with await open_database(path) as source:  # brings the file to the current schema
+        problems = await checked(source, "sqlite")
+        before = await row_counts(source.fetchval)
+    if problems:
+        return [*problems, "migrate-to: fix the SQLite database first (nothing was copied)"]
+    try:
+        target = await open_database(url)
+    except asyncpg.PostgresError as exc:
+        raise ConnectionError(f"cannot open {url.rsplit('@', maxsplit=1)[-1]}: {exc}") from exc
+    assert isinstance(target, PostgresDatabase)
+    async with target:
+        try:
+            copied = await copy_sqlite_to_postgres(
+                path, target, lambda table, n: typer.echo(f"  {table}: {n} rows")
+            )
+        except TransferError as exc:
+            return [f"migrate-to: {exc}"]
+        after = await row_counts(target.fetchval)
+        problems = [
+            f"{table}: {before[table]} rows in SQLite but {after[table]} in PostgreSQL"
+            for table in before
+            if before[table] != after[table]
+        ]
+        problems += [
+            f"{c.table}: copied {c.rows} rows, expected {before[c.table]}"
+            for c in copied
+            if c.rows != before[c.table]
+        ]
+        return problems + await checked(target, "postgresql")
+
+
 WorkspaceOption = Annotated[
     str | None,
     typer.Option(

@@ -185,6 +185,12 @@ class PostgresDatabase(Database):
         return list(await self._pool.fetch(text, *_args(names, params)))
 
     @asynccontextmanager
+    async def raw_transaction(self) -> AsyncIterator[PoolConnectionProxy[Record]]:
+        """A transaction on an asyncpg connection itself, for a bulk ``COPY`` (migrate-to)."""
+        async with self._lock, self._pool.acquire() as conn, conn.transaction():
+            yield conn
+
+    @asynccontextmanager
     async def checkpoints_held(self) -> AsyncIterator[None]:
         """Nothing to hold: PostgreSQL's checkpoints do not stall a burst of commits."""
         yield

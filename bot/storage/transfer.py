@@ -1,0 +1,113 @@
+"""``studybot db migrate-to``: copy a SQLite database into an empty PostgreSQL one.
+
+Tables are copied in foreign-key order, with their ids, in one PostgreSQL transaction (a
+failure leaves the target empty). ``questions.current_version_id`` points forward into
+``question_versions``, so it is filled in after both are there. Afterwards the identity
+sequences are moved past the copied ids, and the caller compares row counts and runs the
+``db check`` problems on both sides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bot.storage.postgres import PostgresDatabase
+
+__all__ = ["TABLES", "TransferError", "copy_sqlite_to_postgres", "row_counts"]
+
+#: Every table, parents before children.
+TABLES = (
+    "workspaces",
+    "channels",
+    "members",
+    "packs",
+    "questions",
+    "question_versions",
+    "schedules",
+    "posts",
+    "answers",
+    "score_events",
+    "score_totals",
+    "channel_packs",
+    "health_probe",
+    "reviews",
+    "cards",
+    "review_settings",
+    "review_reminders",
+    "setting_changes",
+    "question_reports",
+    "recaps",
+    "recap_posts",
+)
+_BATCH = 5000
+_DEFERRED = {"questions": "current_version_id"}  # filled in once its target table is copied
+
+
+class TransferError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Copied:
+    table: str
+    rows: int
+
+
+def _read(path: Path, table: str) -> tuple[list[str], Iterator[list[tuple[Any, ...]]]]:
+    # Read in batches from worker threads, one batch at a time: never two threads at once.
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    cursor = conn.execute(f"SELECT * FROM {table}")
+    columns = [d[0] for d in cursor.description]
+
+    def batches() -> Iterator[list[tuple[Any, ...]]]:
+        try:
+            while rows := cursor.fetchmany(_BATCH):
+                yield rows
+        finally:
+            conn.close()
+
+    return columns, batches()
+
+
+async def row_counts(count: Callable[[str], Any]) -> dict[str, int]:
+    return {table: int(await count(f"SELECT count(*) FROM {table}")) for table in TABLES}
+
+
+async def copy_sqlite_to_postgres(
+    source: Path, target: PostgresDatabase, progress: Callable[[str, int], None] | None = None
+) -> list[Copied]:
+    """Copy every table of ``source`` (already migrated to the current schema) into the empty
+    ``target``; return what was copied per table."""
+    existing = await row_counts(target.fetchval)
+    if any(existing.values()):
+        busy = ", ".join(f"{t} ({n})" for t, n in existing.items() if n)
+        raise TransferError(f"the target database is not empty: {busy}")
+    copied: list[Copied] = []
+    pending: list[tuple[str, str, list[tuple[Any, Any]]]] = []
+    async with target.raw_transaction() as conn:
+        for table in TABLES:
+            columns, batches = await asyncio.to_thread(_read, source, table)
+            deferred = _DEFERRED.get(table)
+            index = columns.index(deferred) if deferred else -1
+            later: list[tuple[Any, Any]] = []
+            total = 0
+            while (batch := await asyncio.to_thread(next, batches, None)) is not None:
+                if deferred:
+                    later += [(row[0], row[index]) for row in batch if row[index] is not None]
+                    batch = [(*row[:index], None, *row[index + 1 :]) for row in batch]
+                await conn.copy_records_to_table(table, records=batch, columns=columns)
+                total += len(batch)
+            if deferred and later:
+                pending.append((table, deferred, later))
+            copied.append(Copied(table, total))
+            if progress is not None:
+                progress(table, total)
+        for table, column, values in pending:  # every table is there now
+            await conn.executemany(f"UPDATE {table} SET {column} = $2 WHERE id = $1", values)
+    await target.reset_sequences()
+    return copied
