@@ -94,3 +94,29 @@ def test_covering_proc_would_switch_runs_off_with_the_reason(tmp_path: Path) -> 
     result = run_under(options, tmp_path)
     assert result["outcome"] == "unavailable"
     assert "Can't mount proc" in str(result["reason"])
+
+
+def test_the_scale_compose_file_covers_every_shard_once_and_wires_every_bot() -> None:
+    import yaml
+
+    from bot.adapters.discord.shards import ShardRange
+
+    compose = yaml.safe_load((ROOT / "deploy" / "compose.scale.yaml").read_text())
+    services = compose["services"]
+    owned: list[int] = []
+    counts = set()
+    for name, service in services.items():
+        command = service.get("command", [])
+        if "--shards" in command:
+            count = int(command[command.index("--shard-count") + 1])
+            counts.add(count)
+            owned += ShardRange.parse(command[command.index("--shards") + 1], count).ids
+        if command[:2] == ["studybot", "run"]:
+            env = service["environment"]
+            assert env["DATABASE_URL"].startswith("postgresql://studybot:"), name
+            for url in env["SANDBOX_URLS"].split(","):
+                host = url.split("//", 1)[1].split(":", 1)[0]
+                assert host in services, (name, host)
+    assert len(counts) == 1  # one shard count shared by every Discord process
+    assert sorted(owned) == list(range(counts.pop()))  # each shard run by exactly one
+    assert services["postgres"]["image"].startswith("postgres:15")
