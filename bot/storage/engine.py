@@ -9,18 +9,26 @@ checks, holding checkpoints) lives in the engine's :class:`Database`.
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol, Self
 
+from bot.log import get_logger
 from bot.storage.dialect import Dialect
 
-__all__ = ["WRITABLE_TIMEOUT", "Database", "Params", "Row", "Tx"]
+__all__ = ["WRITABLE_TIMEOUT", "Database", "Params", "Queries", "Row", "Tx"]
 
+log = get_logger(__name__)
 WRITABLE_TIMEOUT = 2.0  # seconds /healthz waits for the write lock before calling it stuck
+_PROBE = (
+    "INSERT INTO health_probe (id, checked_at) VALUES (1, ?) "
+    "ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at"
+)
 
 #: Positional (``?``) or named (``:name``) parameters.
 Params = Sequence[Any] | Mapping[str, Any]
@@ -38,28 +46,19 @@ class Row(Protocol):
     def __iter__(self) -> Iterator[Any]: ...
 
 
-class Tx(ABC):
-    """One write transaction, on whichever engine. Commit and rollback are the database's."""
+class Queries(ABC):
+    """Reading rows, the same for a transaction and for the database's committed data."""
 
-    engine: str  # "sqlite" or "postgresql"
     sql: Dialect  # the phrases the engines spell differently
 
-    @abstractmethod
-    async def execute(self, sql: str, params: Params = ()) -> int:
-        """Run one statement; return how many rows it changed."""
-
-    @abstractmethod
-    async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
-        """Run one statement once per parameter row."""
+    @property
+    def engine(self) -> str:
+        """``"sqlite"`` or ``"postgresql"``."""
+        return self.sql.name
 
     @abstractmethod
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Run one statement and return its rows (a ``RETURNING`` clause included)."""
-
-    @abstractmethod
-    async def reserve_ids(self, table: str, count: int) -> list[int]:
-        """``count`` new, increasing ids for rows about to be inserted into ``table`` with
-        explicit ids (when the caller must know each row's id before it writes it)."""
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         rows = await self.fetchall(sql, params)
@@ -70,16 +69,37 @@ class Tx(ABC):
         return None if row is None else row[0]
 
 
-class Database(ABC):
-    """Open with ``async with await open_database(path_or_url) as db``."""
+class Tx(Queries):
+    """One write transaction, on whichever engine. Commit and rollback are the database's."""
 
-    engine: str  # "sqlite" or "postgresql"
-    sql: Dialect  # the phrases the engines spell differently
+    @abstractmethod
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        """Run one statement; return how many rows it changed."""
+
+    @abstractmethod
+    async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
+        """Run one statement once per parameter row."""
+
+    @abstractmethod
+    async def reserve_ids(self, table: str, count: int) -> list[int]:
+        """``count`` new, increasing ids for rows about to be inserted into ``table`` with
+        explicit ids (when the caller must know each row's id before it writes it)."""
+
+
+class Database(Queries):
+    """Open with ``async with await open_database(path_or_url) as db``.
+
+    Writes in one process are serialised by one lock on either engine (SQLite allows one
+    writer at a time anyway), so a store sees the same semantics on both; several processes
+    meet in the database's own locks and constraints.
+    """
+
     #: What was opened, for messages: the file path, or the URL without its password.
     target: str
 
     def __init__(self) -> None:
         self.schema_version = 0
+        self._lock = asyncio.Lock()
 
     @abstractmethod
     async def close(self) -> None: ...
@@ -97,21 +117,19 @@ class Database(ABC):
 
     # --- the stores' interface -------------------------------------------------------------
 
-    @abstractmethod
-    def write(self) -> AbstractAsyncContextManager[Tx]:
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[Tx]:
         """One write transaction; commits on success, rolls back on any exception."""
+        async with self._lock, self._transaction() as tx:
+            yield tx
+
+    @abstractmethod
+    def _transaction(self) -> AbstractAsyncContextManager[Tx]:
+        """The engine's transaction; the caller holds the write lock."""
 
     @abstractmethod
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Committed data only: a read never sees a write transaction in flight."""
-
-    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
-        rows = await self.fetchall(sql, params)
-        return rows[0] if rows else None
-
-    async def fetchval(self, sql: str, params: Params = ()) -> Any:
-        row = await self.fetchone(sql, params)
-        return None if row is None else row[0]
 
     # --- operations ----------------------------------------------------------------------------
 
@@ -119,9 +137,25 @@ class Database(ABC):
     def checkpoints_held(self) -> AbstractAsyncContextManager[None]:
         """Around a burst of writes (the scheduler's 09:00): defer the engine's housekeeping."""
 
-    @abstractmethod
     async def writable(self, timeout: float = WRITABLE_TIMEOUT) -> bool:  # noqa: ASYNC109
-        """Whether the database takes a write now (for ``/healthz``)."""
+        """Whether the database takes a write now (for ``/healthz``).
+
+        A real row is written and committed, so a full disk or a read-only file fails the
+        check (by raising), and a writer that holds the lock longer than ``timeout`` makes
+        it ``False`` instead of passing unnoticed.
+        """
+        try:
+            async with asyncio.timeout(timeout):  # only the wait: never cut a write short
+                await self._lock.acquire()
+        except TimeoutError:
+            log.warning("the database write lock was not free within %.1f s", timeout)
+            return False
+        try:
+            async with self._transaction() as tx:
+                await tx.execute(_PROBE, (datetime.now(UTC).isoformat(timespec="seconds"),))
+        finally:
+            self._lock.release()
+        return True
 
     @abstractmethod
     async def backup(self, destination: Path) -> None:

@@ -9,11 +9,9 @@ constraints (an occurrence's post, an answer), never in a lock of ours.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -25,7 +23,7 @@ from asyncpg.pool import PoolConnectionProxy
 
 from bot.log import get_logger
 from bot.storage.dialect import POSTGRESQL
-from bot.storage.engine import WRITABLE_TIMEOUT, Database, Params, Row, Tx
+from bot.storage.engine import Database, Params, Row, Tx
 from bot.storage.migrate import apply_postgres_migrations
 
 __all__ = ["PostgresDatabase", "redact", "translate"]
@@ -112,7 +110,6 @@ async def _setup(conn: asyncpg.Connection[Record]) -> None:
 class PostgresTx(Tx):
     """A write transaction on one pooled connection."""
 
-    engine = "postgresql"
     sql = POSTGRESQL
 
     def __init__(self, conn: PoolConnectionProxy[Record]) -> None:
@@ -145,7 +142,6 @@ class PostgresTx(Tx):
 class PostgresDatabase(Database):
     """A connection pool; migrations run (under an advisory lock) when it opens."""
 
-    engine = "postgresql"
     sql = POSTGRESQL
 
     def __init__(self, url: str, pool: asyncpg.Pool) -> None:
@@ -153,7 +149,6 @@ class PostgresDatabase(Database):
         self.url = url
         self.target = redact(url)
         self._pool = pool
-        self._lock = asyncio.Lock()
 
     @classmethod
     async def connect(cls, url: str, *, pool_size: int = POOL_SIZE) -> PostgresDatabase:
@@ -176,8 +171,8 @@ class PostgresDatabase(Database):
             await self._pool.close()
 
     @asynccontextmanager
-    async def write(self) -> AsyncIterator[Tx]:
-        async with self._lock, self._pool.acquire() as conn, conn.transaction():
+    async def _transaction(self) -> AsyncIterator[Tx]:
+        async with self._pool.acquire() as conn, conn.transaction():
             yield PostgresTx(conn)
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
@@ -194,24 +189,6 @@ class PostgresDatabase(Database):
     async def checkpoints_held(self) -> AsyncIterator[None]:
         """Nothing to hold: PostgreSQL's checkpoints do not stall a burst of commits."""
         yield
-
-    async def writable(self, timeout: float = WRITABLE_TIMEOUT) -> bool:  # noqa: ASYNC109
-        try:
-            async with asyncio.timeout(timeout):
-                await self._lock.acquire()
-        except TimeoutError:
-            log.warning("the database write lock was not free within %.1f s", timeout)
-            return False
-        try:
-            async with self._pool.acquire() as conn:
-                await conn.execute(
-                    "INSERT INTO health_probe (id, checked_at) VALUES (1, $1) "
-                    "ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at",
-                    datetime.now(UTC).isoformat(timespec="seconds"),
-                )
-        finally:
-            self._lock.release()
-        return True
 
     async def backup(self, destination: Path) -> None:
         raise NotImplementedError(

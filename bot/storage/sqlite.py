@@ -13,7 +13,6 @@ import sqlite3
 import threading
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ import aiosqlite
 
 from bot.log import get_logger
 from bot.storage.dialect import SQLITE
-from bot.storage.engine import WRITABLE_TIMEOUT, Database, Params, Row, Tx
+from bot.storage.engine import Database, Params, Row, Tx
 from bot.storage.migrate import apply_migrations
 
 __all__ = ["SqliteDatabase"]
@@ -73,7 +72,6 @@ async def _worker_stopped(conn: aiosqlite.Connection) -> None:
 class SqliteTx(Tx):
     """A write transaction on the writer connection (one trip to its thread per statement)."""
 
-    engine = "sqlite"
     sql = SQLITE
 
     def __init__(self, conn: aiosqlite.Connection) -> None:
@@ -98,9 +96,8 @@ class SqliteTx(Tx):
 
 
 class SqliteDatabase(Database):
-    """The embedded file; open with ``Database.open(path)``. Migrations run on open."""
+    """The embedded file; open with ``open_database(path)``. Migrations run on open."""
 
-    engine = "sqlite"
     sql = SQLITE
 
     def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection):
@@ -109,7 +106,6 @@ class SqliteDatabase(Database):
         self.target = str(path)
         self._writer = writer
         self._reader = reader
-        self._lock = asyncio.Lock()
 
     @classmethod
     async def open_file(cls, path: Path) -> SqliteDatabase:
@@ -137,13 +133,7 @@ class SqliteDatabase(Database):
     # --- writes ------------------------------------------------------------------------------
 
     @asynccontextmanager
-    async def write(self) -> AsyncIterator[Tx]:
-        """One write transaction; commits on success, rolls back on any exception."""
-        async with self._lock, self._transaction() as conn:
-            yield SqliteTx(conn)
-
-    @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+    async def _transaction(self) -> AsyncIterator[Tx]:
         """``BEGIN IMMEDIATE`` .. commit on the writer; the caller holds the write lock.
 
         ``BEGIN`` is inside the ``try``: a task cancelled while it is in flight (a timeout, a
@@ -153,7 +143,7 @@ class SqliteDatabase(Database):
         conn = self._writer
         try:
             await conn.execute("BEGIN IMMEDIATE")
-            yield conn
+            yield SqliteTx(conn)
         except BaseException:
             await conn.rollback()
             raise
@@ -175,30 +165,6 @@ class SqliteDatabase(Database):
             async with self._lock:
                 await self._writer.execute(f"PRAGMA wal_autocheckpoint = {_AUTOCHECKPOINT}")
                 await self._writer.execute("PRAGMA wal_checkpoint(PASSIVE)")
-
-    async def writable(self, timeout: float = WRITABLE_TIMEOUT) -> bool:  # noqa: ASYNC109
-        """Whether the file takes a write now (for ``/healthz``).
-
-        A real row is written and committed, so a full disk or a read-only file fails the
-        check (by raising), and a writer that holds the lock longer than ``timeout`` makes
-        it ``False`` instead of passing unnoticed.
-        """
-        try:
-            async with asyncio.timeout(timeout):  # only the wait: never cut a write short
-                await self._lock.acquire()
-        except TimeoutError:
-            log.warning("the database write lock was not free within %.1f s", timeout)
-            return False
-        try:
-            async with self._transaction() as conn:
-                await conn.execute(
-                    "INSERT INTO health_probe (id, checked_at) VALUES (1, ?) "
-                    "ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at",
-                    (datetime.now(UTC).isoformat(timespec="seconds"),),
-                )
-        finally:
-            self._lock.release()
-        return True
 
     # --- reads -------------------------------------------------------------------------------
 
