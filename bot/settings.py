@@ -140,7 +140,9 @@ class Settings(BaseSettings):
     def _postgres_url(cls, value: SecretStr | None) -> SecretStr | None:
         if value is None or not value.get_secret_value():
             return None
-        if not value.get_secret_value().startswith(("postgresql://", "postgres://")):
+        from bot.storage.database import is_postgres_url
+
+        if not is_postgres_url(value.get_secret_value()):
             raise ValueError("expected a postgresql://user:password@host:port/database URL")
         return value
 
