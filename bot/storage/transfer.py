@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bot.storage.engine import Queries
 from bot.storage.postgres import PostgresDatabase
 
 __all__ = ["TABLES", "TransferError", "copy_sqlite_to_postgres", "row_counts"]
@@ -52,12 +52,6 @@ class TransferError(RuntimeError):
     pass
 
 
-@dataclass(frozen=True, slots=True)
-class Copied:
-    table: str
-    rows: int
-
-
 def _read(path: Path, table: str) -> tuple[list[str], Iterator[list[tuple[Any, ...]]]]:
     # Read in batches from worker threads, one batch at a time: never two threads at once.
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
@@ -74,20 +68,19 @@ def _read(path: Path, table: str) -> tuple[list[str], Iterator[list[tuple[Any, .
     return columns, batches()
 
 
-async def row_counts(count: Callable[[str], Any]) -> dict[str, int]:
-    return {table: int(await count(f"SELECT count(*) FROM {table}")) for table in TABLES}
+async def row_counts(db: Queries) -> dict[str, int]:
+    return {table: int(await db.fetchval(f"SELECT count(*) FROM {table}")) for table in TABLES}
 
 
 async def copy_sqlite_to_postgres(
     source: Path, target: PostgresDatabase, progress: Callable[[str, int], None] | None = None
-) -> list[Copied]:
+) -> None:
     """Copy every table of ``source`` (already migrated to the current schema) into the empty
-    ``target``; return what was copied per table."""
-    existing = await row_counts(target.fetchval)
+    ``target``; ``progress`` hears how many rows each table had."""
+    existing = await row_counts(target)
     if any(existing.values()):
         busy = ", ".join(f"{t} ({n})" for t, n in existing.items() if n)
         raise TransferError(f"the target database is not empty: {busy}")
-    copied: list[Copied] = []
     pending: list[tuple[str, str, list[tuple[Any, Any]]]] = []
     async with target.raw_transaction() as conn:
         for table in TABLES:
@@ -104,10 +97,8 @@ async def copy_sqlite_to_postgres(
                 total += len(batch)
             if deferred and later:
                 pending.append((table, deferred, later))
-            copied.append(Copied(table, total))
             if progress is not None:
                 progress(table, total)
         for table, column, values in pending:  # every table is there now
             await conn.executemany(f"UPDATE {table} SET {column} = $2 WHERE id = $1", values)
     await target.reset_sequences()
-    return copied
