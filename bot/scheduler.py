@@ -296,9 +296,11 @@ class Scheduler:
     async def _pass(self, now: datetime) -> None:
         """Everything due at ``now``, in the order members should see it: reveals first, then
         re-sends, then new posts (each reveals its until-next predecessor just before)."""
-        await self._sync(now)
+        syncing = self._next_sync is not None and now >= self._next_sync
+        if syncing:
+            await self._sync(now)
         await self._reload()
-        if self._first_pass or (self._next_sync is not None and now >= self._next_sync):
+        if self._first_pass or syncing:
             unconfirmed = await self.posts.unconfirmed(now)
             await self._per_channel(
                 [
@@ -350,8 +352,6 @@ class Scheduler:
     async def _sync(self, now: datetime) -> None:
         """Several processes: queue the schedules that changed since the last look, wherever
         the command that changed them was handled (a little overlap: clocks differ)."""
-        if self._sync_every is None or self._next_sync is None or now < self._next_sync:
-            return
         since = (self._synced_at or now) - _SYNC_OVERLAP
         self._synced_at = now
         self._pending.update(await self.service.schedules.changed_since(since))

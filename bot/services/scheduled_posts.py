@@ -376,7 +376,7 @@ class ScheduledPosts:
     def _lease_from(self, now: datetime) -> datetime | None:
         return None if self._lease is None else now + self._lease
 
-    async def unconfirmed(self, now: datetime | None = None) -> list[list[ScheduledPost]]:
+    async def unconfirmed(self, now: datetime) -> list[list[ScheduledPost]]:
         """Posts a process inserted but never confirmed, per channel: at start-up, those of
         the previous run; with several processes, those whose lease ran out before ``now``
         (their process died), checked every few seconds.
@@ -385,8 +385,7 @@ class ScheduledPosts:
         burst, several channels at once, each channel's posts in order.
         """
         by_channel: dict[int, list[ScheduledPost]] = {}
-        expired = now if self._lease is not None else None
-        for item in await self._posts.unsent_scheduled(expired):
+        for item in await self._posts.unsent_scheduled(now):
             by_channel.setdefault(item.post.channel_id, []).append(item)
         return list(by_channel.values())
 
@@ -433,10 +432,7 @@ class ScheduledPosts:
             log.info("post %d shows in its channel after all (message %s)", post.id, shown)
             await self._posting.attach_message(post.id, shown)
             return
-        leased = self._lease is not None
-        if not await self._posts.claim_resend(
-            post.id, now=now if leased else None, lease_until=self._lease_from(now)
-        ):
+        if not await self._posts.claim_resend(post.id, now, self._lease_from(now)):
             return
         log.warning(
             "re-sending post %d (schedule %d, occurrence %s) once: its first send was never "

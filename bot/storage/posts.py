@@ -338,18 +338,14 @@ class PostStore:
             found += [_post(r) for r in rows]
         return found
 
-    async def unsent_scheduled(self, now: datetime | None = None) -> list[ScheduledPost]:
-        """Open scheduled posts that were never confirmed as sent (a crash mid-send); with
-        ``now``, only those whose lease has run out (their process is gone)."""
-        lease = ""
-        params: tuple[str, ...] = ()
-        if now is not None:
-            lease = "AND (p.lease_until IS NULL OR p.lease_until < ?) "
-            params = (to_db(now),)
+    async def unsent_scheduled(self, now: datetime) -> list[ScheduledPost]:
+        """Open scheduled posts that were never confirmed as sent (a crash mid-send) and whose
+        lease ran out before ``now`` (their process is gone; one process: no lease is taken)."""
         rows = await self._db.fetchall(
             _SELECT_SCHEDULED + "WHERE p.schedule_id IS NOT NULL AND p.platform_message_id IS NULL "
-            f"AND p.closed_at IS NULL AND p.occurrence IS NOT NULL {lease}ORDER BY p.id",
-            params,
+            "AND p.closed_at IS NULL AND p.occurrence IS NOT NULL "
+            "AND (p.lease_until IS NULL OR p.lease_until < ?) ORDER BY p.id",
+            (to_db(now),),
         )
         return [_scheduled(r) for r in rows]
 
@@ -362,24 +358,18 @@ class PostStore:
         return None if row is None else _scheduled(row)
 
     async def claim_resend(
-        self, post_id: int, *, now: datetime | None = None, lease_until: datetime | None = None
+        self, post_id: int, now: datetime, lease_until: datetime | None = None
     ) -> bool:
-        """Mark an unconfirmed post as re-sent; ``False`` if it already was (or got sent).
-
-        With ``now`` (several processes), only a post whose lease ran out before ``now`` is
-        claimed, and the claim takes a new lease until ``lease_until``: one statement, so two
-        survivors can never both re-send it.
-        """
-        lease = ""
-        params: tuple[object, ...] = (to_db_opt(lease_until), post_id)
-        if now is not None:
-            lease = "AND (lease_until IS NULL OR lease_until < ?) "
-            params = (*params, to_db(now))
+        """Mark an unconfirmed post as re-sent; ``False`` if it already was, got sent, or its
+        lease has not run out before ``now`` (another process may still be sending it). The
+        claim takes a new lease until ``lease_until``: one statement, so two survivors can
+        never both re-send it."""
         async with self._db.write() as conn:
             claimed = await conn.fetchall(
                 "UPDATE posts SET resent = 1, lease_until = ? WHERE id = ? AND resent = 0 "
-                f"AND platform_message_id IS NULL AND closed_at IS NULL {lease}RETURNING id",
-                params,
+                "AND platform_message_id IS NULL AND closed_at IS NULL "
+                "AND (lease_until IS NULL OR lease_until < ?) RETURNING id",
+                (to_db_opt(lease_until), post_id, to_db(now)),
             )
         return bool(claimed)
 
