@@ -110,3 +110,33 @@ async def test_integrity_check_reports_broken_foreign_keys(tmp_path: Path) -> No
     async with await open_database(path) as db:
         problems = await db.integrity_problems()
     assert problems and "channels" in problems[0]
+
+
+async def test_both_engines_have_the_same_migrations_tables_and_columns(tmp_path: Path) -> None:
+    from tests.conftest import POSTGRES_URL, fresh_schema
+
+    sqlite_files = [(m.version, m.name) for m in available_migrations()]
+    assert [(m.version, m.name) for m in available_migrations("postgresql")] == sqlite_files
+    if not POSTGRES_URL:
+        pytest.skip("STUDYBOT_TEST_POSTGRES is not set")
+    async with await open_database(tmp_path / "s.sqlite3") as lite:
+        tables = [
+            str(r[0])
+            for r in await lite.fetchall(
+                "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+            )
+        ]
+        sqlite_columns = {
+            t: sorted(str(r[1]) for r in await lite.fetchall(f"PRAGMA table_info({t})"))
+            for t in tables
+        }
+    async with fresh_schema() as url, await open_database(url) as pg:
+        rows = await pg.fetchall(
+            "SELECT table_name, column_name FROM information_schema.columns "
+            "WHERE table_schema = current_schema() AND table_name <> 'studybot_schema'"
+        )
+        pg_columns: dict[str, list[str]] = {}
+        for row in rows:
+            pg_columns.setdefault(str(row[0]), []).append(str(row[1]))
+        assert {t: sorted(c) for t, c in pg_columns.items()} == sqlite_columns
+        assert pg.schema_version == lite.schema_version == len(sqlite_files)
