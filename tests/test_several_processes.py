@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ from bot.questions.loader import load_packs
 from bot.storage.database import open_database
 from bot.storage.reviews import ReviewStore
 from bot.storage.scores import ScoreStore
-from tests.conftest import POSTGRES_URL, TEST_PACKS, fresh_schema
+from tests.conftest import TEST_PACKS, fresh_schema
 from tests.helpers import member, schedule_command
 from tests.multiproc.worker import START
 
@@ -76,9 +77,7 @@ class Proc:
 
 
 @pytest.fixture
-async def shared_url() -> object:
-    if not POSTGRES_URL:
-        pytest.skip("STUDYBOT_TEST_POSTGRES is not set")
+async def shared_url() -> AsyncIterator[str]:
     async with fresh_schema() as url:
         db = await open_database(url)
         service = build_service(

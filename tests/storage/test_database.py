@@ -113,12 +113,10 @@ async def test_integrity_check_reports_broken_foreign_keys(tmp_path: Path) -> No
 
 
 async def test_both_engines_have_the_same_migrations_tables_and_columns(tmp_path: Path) -> None:
-    from tests.conftest import POSTGRES_URL, fresh_schema
+    from tests.conftest import fresh_schema
 
     sqlite_files = [(m.version, m.name) for m in available_migrations()]
     assert [(m.version, m.name) for m in available_migrations("postgresql")] == sqlite_files
-    if not POSTGRES_URL:
-        pytest.skip("STUDYBOT_TEST_POSTGRES is not set")
     async with await open_database(tmp_path / "s.sqlite3") as lite:
         tables = [
             str(r[0])

@@ -15,7 +15,7 @@ from bot.core.clock import SimulatedClock
 from bot.questions.loader import load_packs
 from bot.storage.database import open_database
 from bot.storage.transfer import TABLES
-from tests.conftest import POSTGRES_URL, START, TEST_PACKS, fresh_schema
+from tests.conftest import START, TEST_PACKS, fresh_schema
 from tests.helpers import member, schedule_command
 from tests.test_cli import studybot
 
@@ -44,8 +44,6 @@ async def _history(path: Path) -> None:
 
 @pytest.fixture
 async def target() -> AsyncIterator[str]:
-    if not POSTGRES_URL:
-        pytest.skip("STUDYBOT_TEST_POSTGRES is not set")
     async with fresh_schema() as url:
         yield url
 
