@@ -44,7 +44,7 @@ from functools import partial
 from typing import TypeVar
 
 from bot.core.clock import Clock, SimulatedClock
-from bot.core.gateway import ChatGateway, WorkspaceOwner
+from bot.core.gateway import ChatGateway, WorkspaceOwner, serves
 from bot.core.schedule_spec import next_occurrence
 from bot.log import get_logger
 from bot.services.schedule_book import MIN_GRACE, Schedule
@@ -121,7 +121,7 @@ class Scheduler:
             metrics=service.metrics,
             lease=lease,
         )
-        self._owner = gateway if isinstance(gateway, WorkspaceOwner) else None
+        self._sharded = isinstance(gateway, WorkspaceOwner)  # else: every workspace is ours
         self._sync_every = sync_every
         self._next_sync: datetime | None = None
         self._synced_at: datetime | None = None
@@ -357,16 +357,16 @@ class Scheduler:
         self._pending.update(await self.service.schedules.changed_since(since))
 
     async def _serves_channel(self, channel_id: int) -> bool:
-        if self._owner is None:
+        if not self._sharded:
             return True
         directory = self.service.directory
         channel = await directory.channel_by_id(channel_id)
         workspace = await directory.workspace_by_id(channel.workspace_id)
-        return self._owner.serves(workspace.external_id)
+        return serves(self.gateway, workspace.external_id)
 
     async def _served(self, schedules: Sequence[Schedule]) -> list[Schedule]:
         """The schedules of the workspaces this process serves (all, unless sharded)."""
-        if self._owner is None:
+        if not self._sharded:
             return list(schedules)
         return [s for s in schedules if await self._serves_channel(s.channel_id)]
 

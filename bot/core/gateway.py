@@ -10,7 +10,7 @@ from typing import Protocol, runtime_checkable
 
 from bot.core.messages import Message
 
-__all__ = ["ChatGateway", "DirectMessenger", "PostFinder", "WorkspaceOwner"]
+__all__ = ["ChatGateway", "DirectMessenger", "PostFinder", "WorkspaceOwner", "serves"]
 
 
 class ChatGateway(Protocol):
@@ -59,3 +59,9 @@ class WorkspaceOwner(Protocol):
     def serves(self, workspace: str) -> bool:
         """Whether this process serves ``workspace`` (the platform's id for it)."""
         ...
+
+
+def serves(gateway: object, workspace: str) -> bool:
+    """Whether the process behind ``gateway`` acts for ``workspace`` (only a sharded one may
+    not): what the scheduler, reminders and recaps ask before doing anything for it."""
+    return not isinstance(gateway, WorkspaceOwner) or gateway.serves(workspace)

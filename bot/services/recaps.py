@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from bot.core import cards
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, Forbidden
-from bot.core.gateway import ChatGateway
+from bot.core.gateway import ChatGateway, serves
 from bot.core.messages import Message
 from bot.core.models import ChatContext
 from bot.core.recap import (
@@ -156,6 +156,8 @@ class Recaps:
         self, gateway: ChatGateway, schedule: RecapSchedule, now: datetime, prefix: str
     ) -> int:
         workspace = await self._directory.workspace_by_id(schedule.workspace_id)
+        if not serves(gateway, workspace.external_id):
+            return 0  # another process's (a guild on another shard)
         tz = workspace.zone_at(now)
         local = now.astimezone(tz)
         if local.weekday() != schedule.weekday or local.time() < schedule.local_time:

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.core.clock import Clock
 from bot.core.errors import BadInput
-from bot.core.gateway import DirectMessenger
+from bot.core.gateway import DirectMessenger, serves
 from bot.core.messages import Message
 from bot.core.models import ChatContext
 from bot.log import get_logger
@@ -127,11 +127,14 @@ class Reminders:
             local = self._falls_due(reminder, now)
             if local is None:
                 continue
-            await self._store.mark_handled(reminder.member_id, local.date())
+            workspace = await self._directory.workspace_by_id(reminder.workspace_id)
+            if not serves(gateway, workspace.external_id):
+                continue  # another process's (a guild on another shard)
+            if not await self._store.claim_day(reminder.member_id, local.date()):
+                continue  # handled today already, here or by another process
             due = await self._reviews.due_count(reminder.workspace_id, reminder.member_id, now)
             if due == 0:
                 continue
-            workspace = await self._directory.workspace_by_id(reminder.workspace_id)
             message = Message.note(
                 f"🔁 You have {due} card{'s' if due != 1 else ''} due for review. "
                 "Use /review when you have a few minutes."

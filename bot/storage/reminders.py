@@ -79,12 +79,16 @@ class ReminderStore:
         rows = await self._db.fetchall(f"{_SELECT} WHERE r.enabled = 1 ORDER BY r.member_id")
         return [_reminder(tuple(r)) for r in rows]
 
-    async def mark_handled(self, member_id: int, day: date) -> None:
+    async def claim_day(self, member_id: int, day: date) -> bool:
+        """Take ``day``'s reminder of the member; ``False`` if it was already taken (by this
+        process or another): one statement, so a reminder goes out once per day."""
         async with self._db.write() as conn:
-            await conn.execute(
-                "UPDATE review_reminders SET last_sent_day = ? WHERE member_id = ?",
-                (day.isoformat(), member_id),
+            taken = await conn.fetchall(
+                "UPDATE review_reminders SET last_sent_day = ? WHERE member_id = ? "
+                "AND (last_sent_day IS NULL OR last_sent_day < ?) RETURNING member_id",
+                (day.isoformat(), member_id, day.isoformat()),
             )
+        return bool(taken)
 
     async def mark_told(self, member_id: int) -> None:
         async with self._db.write() as conn:
