@@ -65,6 +65,8 @@ from bot.storage.workspace_settings import SettingsStore
 
 __all__ = ["StartupError", "Wiring", "run_until_stopped"]
 
+WORKSPACE_SETTINGS_TTL = 10.0  # seconds: PostgreSQL, several processes (see Directory)
+
 log = get_logger("bot")
 ADAPTER_STOP_SECONDS = 3.0  # for the platform connection to close after a stop
 DRAIN_SECONDS = 3.0  # for snippet runs in flight before the sandbox is closed
@@ -393,7 +395,12 @@ def build_service(
     ``packs_dir`` is where packs uploaded (or questions written) in chat are installed; None:
     they are checked, never installed.
     """
-    directory = Directory(db, default_timezone)
+    # Several processes may share a PostgreSQL database: re-read workspace settings that are
+    # older than a few seconds, so a /settings change made through another process applies.
+    shared = db.engine == "postgresql"
+    directory = Directory(
+        db, default_timezone, settings_ttl=WORKSPACE_SETTINGS_TTL if shared else None
+    )
     places = Places(directory, clock)
     packs = PackStore(db)
     catalogue = Catalogue(packs, clock)

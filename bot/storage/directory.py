@@ -1,12 +1,16 @@
 """Workspaces, channels and members: platform ids to row ids, created on first sight.
 
 Row ids never change once created, so they are cached in memory; the hot answer path then
-needs no lookup at all for a member it has seen before.
+needs no lookup at all for a member it has seen before. A workspace's settings (timezone,
+quiz window, points) can change: this process re-reads them when its own command changes them,
+and with ``settings_ttl`` (several processes share the database) also once they are that old,
+so a change made through another process takes effect here within the ttl.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -74,9 +78,19 @@ class MemberRow:
 
 
 class Directory:
-    def __init__(self, db: Database, default_timezone: str) -> None:
+    def __init__(
+        self,
+        db: Database,
+        default_timezone: str,
+        *,
+        settings_ttl: float | None = None,
+        now: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._db = db
         self._default_tz = default_timezone
+        self._settings_ttl = settings_ttl
+        self._now = now
+        self._read_at: dict[int, float] = {}  # workspace id -> when its row was read
         self._workspaces: dict[tuple[str, str], WorkspaceRow] = {}
         self._workspaces_by_id: dict[int, WorkspaceRow] = {}
         self._channels: dict[tuple[int, str], ChannelRow] = {}
@@ -88,7 +102,7 @@ class Directory:
     ) -> WorkspaceRow:
         key = (platform, external_id)
         if (cached := self._workspaces.get(key)) is not None:
-            return cached
+            return cached if self._fresh(cached) else await self.reload_workspace(cached.id)
         async with self._db.write() as conn:
             await conn.execute(
                 "INSERT INTO workspaces (platform, external_id, name, timezone, created_at) "
@@ -101,12 +115,10 @@ class Directory:
                 key,
             )
         assert row is not None
-        found = _workspace(tuple(row))
-        self._workspaces[key] = self._workspaces_by_id[found.id] = found
-        return found
+        return self._cache(_workspace(tuple(row)))
 
     async def workspace_by_id(self, workspace_id: int) -> WorkspaceRow:
-        if (cached := self._workspaces_by_id.get(workspace_id)) is not None:
+        if (cached := self._workspaces_by_id.get(workspace_id)) is not None and self._fresh(cached):
             return cached
         return await self.reload_workspace(workspace_id)
 
@@ -116,9 +128,18 @@ class Directory:
             f"SELECT {_WORKSPACE_COLUMNS} FROM workspaces WHERE id = ?", (workspace_id,)
         )
         assert found is not None, f"workspace {workspace_id} vanished"
-        ws = _workspace(tuple(found))
+        return self._cache(_workspace(tuple(found)))
+
+    def _cache(self, ws: WorkspaceRow) -> WorkspaceRow:
         self._workspaces[(ws.platform, ws.external_id)] = self._workspaces_by_id[ws.id] = ws
+        self._read_at[ws.id] = self._now()
         return ws
+
+    def _fresh(self, ws: WorkspaceRow) -> bool:
+        """Whether the cached row may be used (always, unless other processes share the data)."""
+        if self._settings_ttl is None:
+            return True
+        return self._now() - self._read_at.get(ws.id, float("-inf")) < self._settings_ttl
 
     async def channel(
         self, workspace: WorkspaceRow, external_id: str, name: str | None, now: datetime
