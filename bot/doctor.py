@@ -130,6 +130,39 @@ def database_check(path: Path) -> Check:
     return Check("database", Status.OK, f"{path}: schema {version}, intact")
 
 
+async def postgres_check(url: str) -> Check:
+    """PostgreSQL (``DATABASE_URL``): reachable, and at the schema version this studybot
+    expects. Read-only: it connects and reads ``studybot_schema``, nothing is migrated."""
+    import asyncpg
+
+    from bot.storage.postgres import redact
+
+    name = redact(url)
+    latest = available_migrations("postgresql")[-1].version
+    try:
+        conn = await asyncpg.connect(url, timeout=5)
+    except (OSError, TimeoutError, asyncpg.PostgresError) as exc:
+        return Check("database", Status.FAIL, f"{name}: cannot connect: {exc}")
+    try:
+        version = await conn.fetchval("SELECT max(version) FROM studybot_schema")
+    except asyncpg.UndefinedTableError:
+        version = 0
+    finally:
+        await conn.close()
+    version = int(version or 0)
+    if version == 0:
+        return Check("database", Status.WARN, f"{name}: empty; the schema is created at start")
+    if version > latest:
+        return Check(
+            "database", Status.FAIL, f"{name}: schema {version} is newer than this studybot"
+        )
+    if version < latest:
+        return Check(
+            "database", Status.WARN, f"{name}: schema {version}, migrated to {latest} at start"
+        )
+    return Check("database", Status.OK, f"{name}: schema {version}")
+
+
 def timezone_checks(path: Path, default: str) -> list[Check]:
     """Workspaces whose timezone is not ``STUDYBOT_TIMEZONE``: the setting only seeds new ones.
 
@@ -223,9 +256,13 @@ async def sandbox_check(settings: Settings) -> Check:
 
 async def run_checks(settings: Settings, *, http: bool = False) -> list[Check]:
     checks = settings_checks(settings, http=http)
-    checks.append(database_check(Path(settings.db_path)))
+    if settings.database_url is not None:
+        checks.append(await postgres_check(settings.database_url.get_secret_value()))
+    else:
+        checks.append(database_check(Path(settings.db_path)))
     checks.extend(packs_check(Path(settings.packs_dir)))
     checks.append(time_check(settings.timezone))
-    checks.extend(timezone_checks(Path(settings.db_path), settings.timezone))
+    if settings.database_url is None:  # (the workspace timezone hint reads the SQLite file)
+        checks.extend(timezone_checks(Path(settings.db_path), settings.timezone))
     checks.append(await sandbox_check(settings))
     return checks

@@ -82,3 +82,31 @@ def test_broken_packs_and_databases_fail_with_the_reason(tmp_path: Path) -> None
     assert f"[FAIL] database: {db}: schema 99 is newer than this studybot" in proc.stdout
     assert "[warn] sandbox: turned off (SANDBOX_ENABLED=false); /run disabled" in proc.stdout
     assert proc.stderr.strip().endswith("2 check(s) failed")
+
+
+async def test_doctor_checks_the_postgresql_database_without_showing_its_password(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+
+    from bot.storage.database import open_database
+    from bot.storage.migrate import available_migrations
+    from tests.conftest import fresh_schema
+
+    async with fresh_schema() as url:
+        empty = await asyncio.to_thread(studybot, "doctor", env=_env(tmp_path, DATABASE_URL=url))
+        assert "[warn] database: " in empty.stdout and "created at start" in empty.stdout
+        async with await open_database(url):  # a bot started once: migrated
+            pass
+        ready = await asyncio.to_thread(studybot, "doctor", env=_env(tmp_path, DATABASE_URL=url))
+        assert ready.returncode == 0, ready.stdout + ready.stderr
+        latest = available_migrations("postgresql")[-1].version
+        assert "[  ok] database: postgresql://" in ready.stdout
+        assert f"schema {latest}" in ready.stdout
+    secret = "postgresql://studybot:hunter2@127.0.0.1:1/none"
+    down = await asyncio.to_thread(studybot, "doctor", env=_env(tmp_path, DATABASE_URL=secret))
+    assert down.returncode == 1
+    assert "[FAIL] database: postgresql://studybot:***@127.0.0.1:1/none: cannot connect" in (
+        down.stdout
+    )
+    assert "hunter2" not in down.stdout + down.stderr
