@@ -306,6 +306,9 @@ def db_backup(
 
     try:
         asyncio.run(backup())
+    except NotImplementedError as exc:  # PostgreSQL: pg_dump's job
+        typer.echo(f"studybot: {exc}", err=True)
+        raise typer.Exit(1) from None
     except (OSError, sqlite3.Error) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         typer.echo(f"studybot: cannot write the backup to {target}: {reason}", err=True)
@@ -342,10 +345,7 @@ def scores_export(
     from bot.storage.scores import ScoreStore
 
     wiring = _wiring(ctx)
-    settings = wiring.settings(db_path=db)
-    if not Path(settings.db_path).exists():
-        typer.echo(f"no database at {settings.db_path}", err=True)
-        raise typer.Exit(1)
+    settings = _existing_db(ctx, db)
 
     async def rows() -> list[tuple[object, ...]]:
         async with await wiring.database(settings) as database:
@@ -373,10 +373,7 @@ def db_check(ctx: typer.Context, db: DbOption = None) -> None:
     """Run SQLite's integrity and foreign-key checks, re-add the scores and replay the review
     log against the stored card states; exit 1 on a problem."""
     wiring = _wiring(ctx)
-    settings = wiring.settings(db_path=db)
-    if not Path(settings.db_path).exists():
-        typer.echo(f"no database at {settings.db_path}", err=True)
-        raise typer.Exit(1)
+    settings = _existing_db(ctx, db)
 
     async def check() -> tuple[list[str], int]:
         async with await wiring.database(settings) as database:
@@ -387,7 +384,7 @@ def db_check(ctx: typer.Context, db: DbOption = None) -> None:
         typer.echo(problem, err=True)
     if problems:
         raise typer.Exit(1)
-    typer.echo(f"ok: {settings.db_path} (schema version {version})")
+    typer.echo(f"ok: {settings.database_name} (schema version {version})")
 
 
 @db_app.command("migrate-to")
@@ -401,7 +398,7 @@ def db_migrate_to(
     from bot.storage.database import is_postgres_url
     from bot.storage.postgres import redact
 
-    settings = _existing_db(ctx, db)
+    settings = _existing_db(ctx, db, sqlite=True)
     if not is_postgres_url(url):
         typer.echo(f"migrate-to: expected a postgresql://... URL, got {url!r}", err=True)
         raise typer.Exit(2)
@@ -461,9 +458,12 @@ WorkspaceOption = Annotated[
 ]
 
 
-def _existing_db(ctx: typer.Context, db: Path | None) -> Settings:
+def _existing_db(ctx: typer.Context, db: Path | None, *, sqlite: bool = False) -> Settings:
+    """The settings, once the SQLite file is known to exist (a command that only reads must
+    not create an empty one). With ``DATABASE_URL`` the database is the server's: opening it
+    says what is wrong. ``sqlite``: the command needs the file itself (migrate-to)."""
     settings = _wiring(ctx).settings(db_path=db)
-    if not Path(settings.db_path).exists():
+    if (sqlite or settings.database_url is None) and not Path(settings.db_path).exists():
         typer.echo(f"no database at {settings.db_path}", err=True)
         raise typer.Exit(1)
     return settings
@@ -490,7 +490,7 @@ def review_optimize(
             else:
                 found = await store.find_workspace(workspace)
                 if found is None:
-                    typer.echo(f"no workspace {workspace!r} in {settings.db_path}", err=True)
+                    typer.echo(f"no workspace {workspace!r} in {settings.database_name}", err=True)
                     raise typer.Exit(1)
                 targets = [found]
             return [
@@ -529,7 +529,7 @@ def review_retention(
 
     cards = asyncio.run(apply())
     if cards is None:
-        typer.echo(f"no workspace {workspace!r} in {settings.db_path}", err=True)
+        typer.echo(f"no workspace {workspace!r} in {settings.database_name}", err=True)
         raise typer.Exit(1)
     typer.echo(f"desired retention {value:.2f}; {cards} card(s) rescheduled")
 

@@ -144,7 +144,7 @@ class ScoreStore:
             " FROM members m JOIN workspaces w ON w.id = m.workspace_id"
             " LEFT JOIN score_totals t ON t.workspace_id = m.workspace_id AND t.period = 'all'"
             "   AND t.member_id = m.id"
-            " WHERE ? IS NULL OR w.external_id = ? OR w.name = ?"
+            " WHERE CAST(? AS TEXT) IS NULL OR w.external_id = ? OR w.name = ?"
             " ORDER BY w.platform, w.external_id, coalesce(t.points, 0) DESC,"
             " lower(m.display_name)",
             (workspace, workspace, workspace),

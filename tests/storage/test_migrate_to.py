@@ -77,6 +77,18 @@ async def test_every_table_is_copied_row_for_row_and_checked(target: str, tmp_pa
             "VALUES ('test', 'new', 'x') RETURNING id"
         )
         assert new_id > max(int(row[0]) for row in before["workspaces"])
+    # The operator's tools then work on it through DATABASE_URL (no SQLite file needed).
+    env = {"DATABASE_URL": target, "STUDYBOT_DB": str(tmp_path / "absent.sqlite3")}
+    check = await asyncio.to_thread(studybot, "db", "check", env=env)
+    assert check.returncode == 0, check.stderr
+    assert check.stdout.startswith("ok: postgresql://")
+    export = await asyncio.to_thread(studybot, "scores", "export", "--csv", env=env)
+    from_file = await asyncio.to_thread(studybot, "scores", "export", "--csv", "--db", str(source))
+    assert export.returncode == 0 and from_file.returncode == 0, export.stderr
+    assert export.stdout == from_file.stdout  # the same grade book from either engine
+    assert ",id-ann,ann," in export.stdout
+    backup = await asyncio.to_thread(studybot, "db", "backup", str(tmp_path / "b"), env=env)
+    assert backup.returncode == 1 and "pg_dump" in backup.stderr
     # A second copy into a database that is no longer empty is refused, and changes nothing.
     again = await asyncio.to_thread(studybot, "db", "migrate-to", target, "--db", str(source))
     assert again.returncode == 1
