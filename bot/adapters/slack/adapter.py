@@ -7,9 +7,13 @@ through it too.
 
 How a request is handled, whatever the delivery (Socket Mode or HTTP ``/slack/events``):
 
-1. ``ack()`` comes first, within Slack's 3 seconds: bolt sends it as soon as it is called
-   (``process_before_response=False``), and the slow work (lookups, database, sandbox) runs
-   after it. A bad ``/study`` subcommand is answered in the ack itself (usage help, ephemeral).
+1. ``ack()`` comes within Slack's 3 seconds: bolt sends it as soon as it is called
+   (``process_before_response=False``). Commands ack first and do the slow work (lookups,
+   database, sandbox) after it. A button click is the exception: its answer or review is
+   stored *before* the ack (within :data:`ACK_BUDGET`), so an HTTP 200 means the click is kept
+   even if this process dies the next instant; a process that dies before acking leaves the
+   request to be sent again, by Slack's retry or the load balancer, to a live replica. A bad
+   ``/study`` subcommand is answered in the ack itself (usage help, ephemeral).
 2. The member is looked up (``users.info``, cached) to build a :class:`ChatContext`.
 3. The service answers with a neutral :class:`Message`; :mod:`.render` turns it into Block Kit.
    Private answers go through the request's ``response_url`` (ephemeral), or
@@ -110,6 +114,9 @@ ACTION_PATTERN = re.compile(rf"^{ACTION_ID_PATTERN}$")
 """Block Kit ``action_id`` s of our buttons: :attr:`bot.core.messages.Button.custom_id`."""
 
 CONNECT_TIMEOUT = 30.0
+# How long a click's work may run before the ack goes out anyway: Slack shows the member an
+# error after 3 s, and the ack still has to travel back.
+ACK_BUDGET = 2.0
 DRAIN_TIMEOUT = 10.0
 KIND_CHARS = 120  # how much of a command's text goes into an error log line
 MAX_PACK_FILES = 5  # pack files checked from one message
@@ -776,22 +783,33 @@ class SlackAdapter:
     async def _on_action(
         self, ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any
     ) -> None:
-        """A click on one of our buttons: answer, show a card's back, or a hint; all private."""
-        await ack()
+        """A click on one of our buttons: answer, show a card's back, or a hint; all private.
+
+        The click is handled before the ack (up to :data:`ACK_BUDGET`): an answer that Slack
+        saw acknowledged is already stored, whatever happens to this process afterwards.
+        """
         parsed = parse_action(_str(action.get("action_id")))
         if parsed is None:
+            await ack()
             return
-        verb, post_id, value = parsed
+        work = asyncio.create_task(self._click(body, *parsed))
+        try:
+            await asyncio.wait({work}, timeout=ACK_BUDGET)
+            await ack()
+            reply = await work
+        finally:
+            work.cancel()  # only if this listener itself was cancelled
+        await self._reply_private(body, respond, reply)
+
+    async def _click(self, body: dict[str, Any], verb: Action, post_id: int, value: str) -> Message:
         ctx = await self._context(_where(body))
         if verb is Action.ANSWER:
-            reply = await self.service.answer(ctx, post_id, value)
-        elif verb is Action.SHOW:
-            reply = await self.service.show_card(ctx, post_id)
-        elif verb is Action.REVIEW:
-            reply = (await self.service.review_click(ctx, post_id, value)).as_message()
-        else:
-            reply = await self.service.hint(ctx, post_id, int(value) if value.isdigit() else 0)
-        await self._reply_private(body, respond, reply)
+            return await self.service.answer(ctx, post_id, value)
+        if verb is Action.SHOW:
+            return await self.service.show_card(ctx, post_id)
+        if verb is Action.REVIEW:
+            return (await self.service.review_click(ctx, post_id, value)).as_message()
+        return await self.service.hint(ctx, post_id, int(value) if value.isdigit() else 0)
 
     async def _on_run_submit(
         self, ack: Any, body: dict[str, Any], view: dict[str, Any], respond: Any

@@ -101,6 +101,69 @@ async def test_quiz_posts_buttons_and_a_click_is_recorded_once_privately(
 
 
 @pytest.mark.parametrize("mode", DELIVERY_MODES)
+async def test_an_acknowledged_click_is_already_stored(
+    mode: DeliveryMode, adapter: SlackAdapter, slack_fake: FakeSlack, slack_service: StudyService
+) -> None:
+    """Slack does not resend a request it got a 200 for, so a process that dies just after
+    the ack must not lose the answer: it is stored before the ack goes out, even when the
+    database is busy for a moment."""
+    async with bolt_delivery(mode, adapter.app, slack_fake) as deliver:
+        msg = await quiz(deliver, slack_fake)
+        post_id = int(msg.action_ids()[0].split(":")[1])
+        assert await adapter.idle()
+
+        async def busy_database() -> None:
+            async with slack_service.db.write():
+                await asyncio.sleep(0.3)
+
+        for n in range(3):
+            user = slack_fake.add_user(f"U0FAST{n}", name=f"fast{n}")
+            busy = asyncio.create_task(busy_database())
+            await asyncio.sleep(0.02)
+            click = slack_fake.block_action(
+                f"answer:{post_id}:A", message_ts=msg.ts, user_id=user.id
+            )
+            ack = await deliver(click)
+            assert ack.status == 200 and ack.latency < 3
+            # no waiting for the adapter: the 200 alone promises the row
+            stored = await slack_service.db.fetchval("SELECT count(*) FROM answers")
+            assert stored == n + 1
+            await busy
+        await private_replies(slack_fake, "U0FAST2", 1)
+
+
+async def test_a_slow_database_still_gets_the_click_acked_in_time(
+    adapter: SlackAdapter,
+    slack_fake: FakeSlack,
+    slack_service: StudyService,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Storing first must not cost the member Slack's error: past the budget, the ack goes out
+    and the answer and its reply follow."""
+    monkeypatch.setattr("bot.adapters.slack.adapter.ACK_BUDGET", 0.2)
+    async with bolt_delivery("http", adapter.app, slack_fake) as deliver:
+        msg = await quiz(deliver, slack_fake)
+        post_id = int(msg.action_ids()[0].split(":")[1])
+        assert await adapter.idle()
+        release = asyncio.Event()
+
+        async def hold_the_database() -> None:
+            async with slack_service.db.write():
+                await release.wait()
+
+        holder = asyncio.create_task(hold_the_database())
+        await asyncio.sleep(0.05)
+        ack = await deliver(slack_fake.block_action(f"answer:{post_id}:A", message_ts=msg.ts))
+        assert ack.status == 200 and ack.latency < 1.5
+        assert await slack_service.db.fetchval("SELECT count(*) FROM answers") == 0
+        release.set()
+        await holder
+        [reply] = await private_replies(slack_fake, "U0ALICE", 1)
+        assert "Correct" in (reply.text or "")
+    assert await slack_service.db.fetchval("SELECT count(*) FROM answers") == 1
+
+
+@pytest.mark.parametrize("mode", DELIVERY_MODES)
 async def test_hints_answer_privately_and_chain_from_the_private_reply(
     mode: DeliveryMode, adapter: SlackAdapter, slack_fake: FakeSlack
 ) -> None:
