@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 from datetime import timedelta
 from pathlib import Path
 
-from bot.backups import BackupJob
+from bot.backups import BackupJob, backup_name
 from bot.core.clock import SimulatedClock
 from bot.storage.database import Database, open_database
 
@@ -18,13 +19,25 @@ async def test_backups_are_daily_and_pruned(
     folder = tmp_path / "backups"
     job = BackupJob(db, clock, folder, keep=3)
     task = asyncio.create_task(job.run())
+
+    async def todays_copy_is_done() -> None:
+        """Wait (real time, generously) for the job to write and prune today's copy."""
+        today = folder / backup_name(clock.now())
+        for _ in range(3000):  # up to 30 s
+            if today.exists() and not list(folder.glob("*.partial*")) and len(job.backups()) <= 3:
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"no {today.name} after 30 s: {sorted(folder.iterdir())}")
+
     try:
         for _ in range(5):
-            await asyncio.sleep(0.05)  # let the job write today's copy
+            await todays_copy_is_done()
             clock.advance(timedelta(days=1))
-        await asyncio.sleep(0.05)
+        await todays_copy_is_done()
     finally:
         task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
     names = sorted(p.name for p in folder.iterdir())
     assert names == [
         "studybot-20260307-090000.sqlite3",

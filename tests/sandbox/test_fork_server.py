@@ -198,7 +198,10 @@ async def test_killing_the_manager_leaves_no_jail_behind(stage: str) -> None:
         elif stage == "running":
             await _zygote_up(sb)
             running = asyncio.create_task(sb.run("import time\ntime.sleep(30)\n", timeout=60))
-            await asyncio.sleep(0.5)
+            for _ in range(100):  # the run reaches its jail within moments
+                if (await sb.status())["running"] == 1:
+                    break
+                await asyncio.sleep(0.1)
             assert (await sb.status())["running"] == 1
         elif stage == "single-use jail starting":
             running = asyncio.create_task(sb.run("print(1)"))

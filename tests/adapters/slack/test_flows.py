@@ -102,11 +102,16 @@ async def test_quiz_posts_buttons_and_a_click_is_recorded_once_privately(
 
 @pytest.mark.parametrize("mode", DELIVERY_MODES)
 async def test_an_acknowledged_click_is_already_stored(
-    mode: DeliveryMode, adapter: SlackAdapter, slack_fake: FakeSlack, slack_service: StudyService
+    mode: DeliveryMode,
+    adapter: SlackAdapter,
+    slack_fake: FakeSlack,
+    slack_service: StudyService,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Slack does not resend a request it got a 200 for, so a process that dies just after
     the ack must not lose the answer: it is stored before the ack goes out, even when the
     database is busy for a moment."""
+    monkeypatch.setattr("bot.adapters.slack.adapter.ACK_BUDGET", 30.0)  # order, not the budget
     async with bolt_delivery(mode, adapter.app, slack_fake) as deliver:
         msg = await quiz(deliver, slack_fake)
         post_id = int(msg.action_ids()[0].split(":")[1])
@@ -124,7 +129,7 @@ async def test_an_acknowledged_click_is_already_stored(
                 f"answer:{post_id}:A", message_ts=msg.ts, user_id=user.id
             )
             ack = await deliver(click)
-            assert ack.status == 200 and ack.latency < 3
+            assert ack.status == 200
             # no waiting for the adapter: the 200 alone promises the row
             stored = await slack_service.db.fetchval("SELECT count(*) FROM answers")
             assert stored == n + 1
@@ -154,7 +159,7 @@ async def test_a_slow_database_still_gets_the_click_acked_in_time(
         holder = asyncio.create_task(hold_the_database())
         await asyncio.sleep(0.05)
         ack = await deliver(slack_fake.block_action(f"answer:{post_id}:A", message_ts=msg.ts))
-        assert ack.status == 200 and ack.latency < 1.5
+        assert ack.status == 200 and ack.latency < 3  # the database is still held
         assert await slack_service.db.fetchval("SELECT count(*) FROM answers") == 0
         release.set()
         await holder
@@ -389,15 +394,17 @@ async def test_ack_is_sent_before_slow_work(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     real_stats = slack_service.stats
+    acked = asyncio.Event()
 
     async def slow_stats(*args: Any, **kwargs: Any) -> Message:
-        await asyncio.sleep(1.0)
+        await acked.wait()  # the work cannot finish before the test has the ack
         return await real_stats(*args, **kwargs)
 
     monkeypatch.setattr(slack_service, "stats", slow_stats)
     async with bolt_delivery(mode, adapter.app, slack_fake) as deliver:
         ack = await deliver(slack_fake.slash_command(text="stats"))
-        assert ack.status == 200 and ack.latency < 0.7
+        acked.set()
+        assert ack.status == 200 and ack.latency < 3
         assert slack_fake.ephemerals_for("U0ALICE") == []
         await private_replies(slack_fake, "U0ALICE", 1)
 
