@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -9,6 +10,14 @@ from bot.adapters.text_commands import run_schedule_command
 from bot.core.models import ChatContext
 from bot.services.schedule_book import ScheduleReply
 from bot.services.study import StudyService
+
+
+def free_port() -> int:
+    """A loopback port that was free a moment ago, for a server a test starts."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
 
 #: A one-question pack that no test pack has, for uploads and installs.
 FRESH = (Path(__file__).parent / "data" / "uploads" / "fresh.yaml").read_text()

@@ -10,12 +10,11 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import aiohttp
@@ -24,28 +23,30 @@ import pytest
 from tests.conftest import TEST_PACKS
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_fixtures import post_signed
+from tests.fakes.slack_requests import SlackRequest
+from tests.helpers import free_port
 from tests.test_cli import studybot
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 ROOT = Path(__file__).parents[1]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class Bot:
-    """One `studybot run` process and the URLs to reach it."""
+    """One `studybot run --platform slack --http` process and the URLs to reach it.
 
-    def __init__(self, fake: FakeSlack, db: Path) -> None:
+    ``env`` adds to (or overrides) the settings below: the scale-out test points several of
+    these at one PostgreSQL and at sandbox hosts.
+    """
+
+    ready_within = 60.0  # seconds for /healthz to say ok
+
+    def __init__(self, fake: FakeSlack, db: Path, **env: str) -> None:
         self.fake = fake
         self.db = db
-        self.port = _free_port()
-        self.health_port = _free_port()
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "DISCORD_"))}
-        env.update(
+        self.port = free_port()
+        self.health_port = free_port()
+        environ = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "DISCORD_"))}
+        environ.update(
             SLACK_BOT_TOKEN=fake.bot_token,
             SLACK_SIGNING_SECRET=fake.signing_secret,
             SLACK_API_URL=fake.api_url,
@@ -55,10 +56,11 @@ class Bot:
             HEALTH_PORT=str(self.health_port),
             LOG_FORMAT="json",
         )
+        environ.update(env)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bot", "run", "--platform", "slack", "--http", str(self.port)],
             cwd=ROOT,
-            env=env,
+            env=environ,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -68,7 +70,7 @@ class Bot:
         self.health = f"http://127.0.0.1:{self.health_port}"
 
     async def ready(self, http: aiohttp.ClientSession) -> dict[str, object]:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + self.ready_within
         while time.monotonic() < deadline:
             assert self.proc.poll() is None, self.proc.communicate()
             try:
@@ -92,29 +94,37 @@ async def fake() -> AsyncIterator[FakeSlack]:
         yield slack
 
 
-async def _quiz(bot: Bot, http: aiohttp.ClientSession) -> tuple[str, str]:
-    """Post the medium question of the test pack (correct: B); its ts and answer action id."""
-    status, _, _ = await post_signed(
-        bot.events,
-        bot.fake.slash_command(text="quiz mini"),
-        bot.fake.signing_secret,
-        session=http,
-    )
-    assert status == 200
-    # A random question of the pack: ask until the multiple-choice one with A/B comes up.
+async def quiz_question(
+    send: Callable[[SlackRequest], Awaitable[int]], fake: FakeSlack
+) -> tuple[str, str]:
+    """Post the test pack's multiple-choice question (correct: B) in the default channel.
+
+    ``/study quiz mini`` picks a random question, so it is asked until that one comes up;
+    ``send`` delivers a request (to one bot, or through a balancer) and returns its status.
+    Returns the message ts and the right answer's action id.
+    """
     for attempt in range(30):
-        call = await bot.fake.wait_for_call("chat.postMessage", count=attempt + 1, timeout=20)
-        message = bot.fake.message(call.response["ts"])
+        assert await send(fake.slash_command(text="quiz mini")) == 200
+        call = await fake.wait_for_call("chat.postMessage", count=attempt + 1, timeout=20)
+        message = fake.message(call.response["ts"])
         answers = [a for a in message.action_ids() if a.startswith("answer:") and a.endswith(":B")]
-        if answers and "When is the autograd graph built?" in json.dumps(message.blocks):
+        if (
+            answers
+            and message.channel == fake.default_channel_id
+            and "When is the autograd graph built?" in json.dumps(message.blocks)
+        ):
             return message.ts, answers[0]
-        await post_signed(
-            bot.events,
-            bot.fake.slash_command(text="quiz mini"),
-            bot.fake.signing_secret,
-            session=http,
-        )
     raise AssertionError("the test question never came up")
+
+
+def sender(bot: Bot, http: aiohttp.ClientSession) -> Callable[[SlackRequest], Awaitable[int]]:
+    """Deliver signed requests to ``bot`` as Slack does; each returns the HTTP status."""
+
+    async def send(request: SlackRequest) -> int:
+        status, _, _ = await post_signed(bot.events, request, bot.fake.signing_secret, session=http)
+        return status
+
+    return send
 
 
 async def test_health_metrics_and_a_clean_sigterm(fake: FakeSlack, tmp_path: Path) -> None:
@@ -126,7 +136,7 @@ async def test_health_metrics_and_a_clean_sigterm(fake: FakeSlack, tmp_path: Pat
                 "status": "ok",
                 "checks": {"gateway": True, "scheduler": True, "database": True},
             }
-            await _quiz(bot, http)
+            await quiz_question(sender(bot, http), fake)
             async with http.get(f"{bot.health}/metrics") as resp:
                 metrics = await resp.text()
             assert 'studybot_posts_total{origin="asked"}' in metrics
@@ -152,7 +162,7 @@ async def test_kill_9_in_an_answer_burst_loses_no_acknowledged_answer(
     try:
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=400)) as http:
             await bot.ready(http)
-            ts, action = await _quiz(bot, http)
+            ts, action = await quiz_question(sender(bot, http), fake)
             clicks = [fake.block_action(action, user_id=user, message_ts=ts) for user in members]
             burst = [
                 asyncio.create_task(

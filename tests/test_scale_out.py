@@ -22,7 +22,6 @@ import asyncio
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
@@ -35,64 +34,37 @@ from bot.adapters.slack.adapter import ACK_BUDGET
 from bot.adapters.slack.manifest import RUN_MODAL_CALLBACK
 from bot.sandbox.remote import LOST_RUN
 from bot.storage.database import open_database
-from tests.conftest import TEST_PACKS, fresh_schema
+from tests.conftest import fresh_schema
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_fixtures import post_signed
-from tests.sandbox.test_remote import TOKEN, _free_port, _serve, _wait_healthy
+from tests.fakes.slack_requests import SlackRequest
+from tests.helpers import free_port
+from tests.sandbox.test_remote import TOKEN, _serve, _wait_healthy
 from tests.test_cli import studybot
+from tests.test_operations import Bot, quiz_question
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
-ROOT = Path(__file__).parents[1]
 ADMIN = "U0ALICE"  # the fake's default user
 SCHEDULED = ["C0SCHED1", "C0SCHED2", "C0SCHED3"]
 CLICKERS = [f"U{n:04d}" for n in range(240)]
 RUNNERS = [f"URUN{n:02d}" for n in range(6)]
 
 
-class Replica:
+class Replica(Bot):
     """One `studybot run --platform slack --http` process on the shared database."""
 
+    ready_within = 90.0
+
     def __init__(self, fake: FakeSlack, url: str, sandboxes: list[str]) -> None:
-        self.fake = fake
-        self.port = _free_port()
-        self.health_port = _free_port()
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "DISCORD_"))}
-        env.update(
-            SLACK_BOT_TOKEN=fake.bot_token,
-            SLACK_SIGNING_SECRET=fake.signing_secret,
-            SLACK_API_URL=fake.api_url,
-            SLACK_ADMIN_USERS=ADMIN,
+        super().__init__(
+            fake,
+            Path(os.devnull),  # never used: DATABASE_URL wins
             DATABASE_URL=url,
-            STUDYBOT_PACKS=str(TEST_PACKS),
-            STUDYBOT_DB=os.devnull,  # never used: DATABASE_URL wins
+            SANDBOX_ENABLED="true",
             SANDBOX_URLS=",".join(sandboxes),
             SANDBOX_TOKEN=TOKEN,
-            HEALTH_PORT=str(self.health_port),
-            LOG_FORMAT="json",
+            SLACK_ADMIN_USERS=ADMIN,
         )
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bot", "run", "--platform", "slack", "--http", str(self.port)],
-            cwd=ROOT,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.events = f"http://127.0.0.1:{self.port}/slack/events"
-
-    async def ready(self, http: aiohttp.ClientSession) -> None:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.proc.communicate()
-            try:
-                async with http.get(f"http://127.0.0.1:{self.health_port}/healthz") as resp:
-                    if resp.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.2)
-        raise AssertionError("a replica never became healthy")
 
     def kill9(self) -> None:
         self.proc.kill()
@@ -120,7 +92,7 @@ class Balancer:
         self.retried = 0  # requests a dead replica refused, sent to the next one
         self.answered_by: dict[str, tuple[Replica, float]] = {}  # key -> who acked, how fast
 
-    async def send(self, request: object, key: str | None = None) -> int:
+    async def send(self, request: SlackRequest, key: str | None = None) -> int:
         for _ in range(len(self.replicas) * 3):
             replica = self.replicas[self._next % len(self.replicas)]
             self._next += 1
@@ -155,22 +127,10 @@ def _due_minute() -> datetime:
     return soon.replace(second=0, microsecond=0) + timedelta(minutes=1)
 
 
-async def _quiz(lb: Balancer, fake: FakeSlack) -> tuple[str, str]:
-    """The test pack's multiple-choice question (B is right) in the default channel."""
-    for attempt in range(30):
-        assert await lb.send(fake.slash_command(text="quiz mini")) == 200
-        call = await fake.wait_for_call("chat.postMessage", count=attempt + 1, timeout=20)
-        message = fake.message(call.response["ts"])
-        answers = [a for a in message.action_ids() if a.startswith("answer:") and a.endswith(":B")]
-        if answers and message.channel == fake.default_channel_id:
-            return message.ts, answers[0]
-    raise AssertionError("the multiple-choice question never came up")
-
-
 async def test_three_replicas_two_sandbox_hosts_and_kill_9s(url: str, tmp_path: Path) -> None:
     hosts = []
     for _ in range(2):
-        port = _free_port()
+        port = free_port()
         hosts.append((f"http://127.0.0.1:{port}", _serve(port)))
     # Real Slack voids a trigger id after 3 s; here a loaded machine may be slower than that
     # to open a modal, which is not what this test is about.
@@ -199,7 +159,7 @@ async def test_three_replicas_two_sandbox_hosts_and_kill_9s(url: str, tmp_path: 
                         session=http,
                     )
                     assert status == 200
-                ts, action = await _quiz(lb, fake)
+                ts, action = await quiz_question(lb.send, fake)
 
                 # Snippet runs: each member opens the modal and submits a snippet that takes
                 # a moment, so the sandbox host killed below is holding some of them.

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,16 +22,11 @@ import pytest_asyncio
 from bot.sandbox.errors import SandboxUnavailable
 from bot.sandbox.remote import LOST_RUN, RemoteSandbox
 from bot.sandbox.result import Outcome
+from tests.helpers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "test-sandbox-token"
 session_loop = pytest.mark.asyncio(loop_scope="session")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _serve(port: int, token: str = TOKEN) -> subprocess.Popen[str]:
@@ -72,7 +66,7 @@ def _wait_healthy(url: str, within: float = 90) -> None:
 def hosts() -> Iterator[list[tuple[str, subprocess.Popen[str]]]]:
     started = []
     for _ in range(2):
-        port = _free_port()
+        port = free_port()
         started.append((f"http://127.0.0.1:{port}", _serve(port)))
     try:
         for url, _proc in started:
@@ -136,7 +130,7 @@ async def test_a_wrong_token_is_refused(hosts: list[tuple[str, subprocess.Popen[
 
 
 def test_the_service_refuses_to_start_without_a_token() -> None:
-    proc = _serve(_free_port(), token="")
+    proc = _serve(free_port(), token="")
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 2
     assert "set SANDBOX_TOKEN" in err
@@ -146,7 +140,7 @@ def test_the_service_refuses_to_start_without_a_token() -> None:
 async def test_a_dead_host_is_skipped_and_a_run_it_held_is_never_rerun() -> None:
     """kill -9 a host mid-run: that run gets the retry message (not a second run elsewhere);
     the next runs go to the survivor."""
-    ports = [_free_port(), _free_port()]
+    ports = [free_port(), free_port()]
     procs = [_serve(p) for p in ports]
     urls = [f"http://127.0.0.1:{p}" for p in ports]
     try:
