@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import logging
 import secrets
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -67,6 +68,7 @@ __all__ = [
     "FakeRole",
     "FakeUser",
     "UploadedFile",
+    "assert_discord_quiet",
     "point_discord_py",
     "restore_discord_endpoints",
     "use_discord_endpoints",
@@ -134,6 +136,18 @@ def use_discord_endpoints(api_base: str, gateway_url: str | None) -> Iterator[No
     with restore_discord_endpoints():
         point_discord_py(api_base, gateway_url)
         yield
+
+
+def assert_discord_quiet(fake: FakeDiscord, records: Iterable[logging.LogRecord]) -> None:
+    """What every Discord test checks at teardown: discord.py logged no error, and the bot used
+    no route the fake lacks.
+
+    discord.py only *logs* an exception raised in a handler, so without this a broken handler
+    would pass as long as the test's own assertions did not notice.
+    """
+    errors = [r for r in records if r.name.startswith("discord") and r.levelno >= logging.ERROR]
+    assert not errors, [r.getMessage() for r in errors]
+    assert fake.unknown_calls == []
 
 
 # --- the fake ------------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import logging
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -25,6 +24,7 @@ from tests.fakes.discord_api import (
     FakeDiscord,
     FakeGuild,
     FakeMember,
+    assert_discord_quiet,
     point_discord_py,
     restore_discord_endpoints,
     use_discord_endpoints,
@@ -191,12 +191,7 @@ async def fake(caplog: pytest.LogCaptureFixture) -> AsyncIterator[FakeDiscord]:
     async with FakeDiscord() as fake:
         with use_discord_endpoints(fake.api_base, fake.gateway_url):
             yield fake
-    # A handler that raised inside discord.py is only logged; make it fail the test instead.
-    errors = [
-        r for r in caplog.records if r.name.startswith("discord") and r.levelno >= logging.ERROR
-    ]
-    assert not errors, [r.getMessage() for r in errors]
-    assert fake.unknown_calls == []
+    assert_discord_quiet(fake, caplog.records)
 
 
 @pytest.fixture

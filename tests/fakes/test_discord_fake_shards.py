@@ -9,7 +9,6 @@ library that studybot's sharded processes use.
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -17,7 +16,12 @@ import aiohttp
 import discord
 import pytest
 
-from tests.fakes.discord_api import FakeDiscord, FakeGuild, use_discord_endpoints
+from tests.fakes.discord_api import (
+    FakeDiscord,
+    FakeGuild,
+    assert_discord_quiet,
+    use_discord_endpoints,
+)
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -42,11 +46,7 @@ async def fake(caplog: pytest.LogCaptureFixture) -> AsyncIterator[FakeDiscord]:
     async with FakeDiscord(shard_count=2) as fake:
         with use_discord_endpoints(fake.api_base, fake.gateway_url):
             yield fake
-    errors = [
-        r for r in caplog.records if r.name.startswith("discord") and r.levelno >= logging.ERROR
-    ]
-    assert not errors, [r.getMessage() for r in errors]
-    assert fake.unknown_calls == []
+    assert_discord_quiet(fake, caplog.records)
 
 
 @pytest.fixture

@@ -33,6 +33,7 @@ from tests.fakes.discord_api import (
     FakeInteraction,
     FakeMember,
     FakeMessage,
+    assert_discord_quiet,
     restore_discord_endpoints,
 )
 
@@ -91,12 +92,7 @@ async def fake(caplog: pytest.LogCaptureFixture) -> AsyncIterator[FakeDiscord]:
     with restore_discord_endpoints():
         async with FakeDiscord() as fake:
             yield fake
-    # discord.py only logs a handler that raised; make that fail the test.
-    errors = [
-        r for r in caplog.records if r.name.startswith("discord") and r.levelno >= logging.ERROR
-    ]
-    assert not errors, [r.getMessage() for r in errors]
-    assert fake.unknown_calls == []
+    assert_discord_quiet(fake, caplog.records)
 
 
 @pytest.fixture
