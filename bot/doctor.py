@@ -117,17 +117,23 @@ def database_check(path: Path) -> Check:
         return Check("database", Status.FAIL, f"{path}: {exc}")
     if quick != "ok":
         return Check("database", Status.FAIL, f"{path}: {quick} (run `studybot db check`)")
+    return _schema_check(str(path), version, latest, ok=f"schema {version}, intact")
+
+
+def _schema_check(name: str, version: int, latest: int, *, ok: str) -> Check:
+    """The same verdict for either engine: a newer schema fails (an older studybot must not
+    write to it), an older one is migrated at the next start."""
     if version > latest:
         return Check(
-            "database", Status.FAIL, f"{path}: schema {version} is newer than this studybot"
+            "database", Status.FAIL, f"{name}: schema {version} is newer than this studybot"
         )
     if version < latest:
         return Check(
             "database",
             Status.WARN,
-            f"{path}: schema {version}, migrated to {latest} at the next start",
+            f"{name}: schema {version}, migrated to {latest} at the next start",
         )
-    return Check("database", Status.OK, f"{path}: schema {version}, intact")
+    return Check("database", Status.OK, f"{name}: {ok}")
 
 
 async def postgres_check(url: str) -> Check:
@@ -152,15 +158,7 @@ async def postgres_check(url: str) -> Check:
     version = int(version or 0)
     if version == 0:
         return Check("database", Status.WARN, f"{name}: empty; the schema is created at start")
-    if version > latest:
-        return Check(
-            "database", Status.FAIL, f"{name}: schema {version} is newer than this studybot"
-        )
-    if version < latest:
-        return Check(
-            "database", Status.WARN, f"{name}: schema {version}, migrated to {latest} at start"
-        )
-    return Check("database", Status.OK, f"{name}: schema {version}")
+    return _schema_check(name, version, latest, ok=f"schema {version}")
 
 
 def timezone_checks(path: Path, default: str) -> list[Check]:
