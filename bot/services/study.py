@@ -14,8 +14,9 @@ from datetime import datetime, timedelta
 
 from bot.core import cards
 from bot.core.clock import Clock
+from bot.core.errors import BadInput
 from bot.core.gateway import ChatGateway, DirectMessenger
-from bot.core.messages import Message
+from bot.core.messages import Action, Message
 from bot.core.models import ChatContext, Post, Window
 from bot.log import get_logger
 from bot.metrics import Metrics
@@ -167,6 +168,19 @@ class StudyService:
 
     async def hint(self, ctx: ChatContext, post_id: int | None, index: int = 0) -> Message:
         return await self.quiz.hint(ctx, post_id, index)
+
+    async def click(self, ctx: ChatContext, action: Action, post_id: int, value: str) -> Message:
+        """A click on one of the bot's buttons (:func:`~bot.core.messages.parse_action`), the
+        same on every platform: an answer, a card's back, a review grade, or a hint."""
+        if action is Action.ANSWER:
+            return await self.answer(ctx, post_id, value)
+        if action is Action.SHOW:
+            return await self.show_card(ctx, post_id)
+        if action is Action.REVIEW:
+            return (await self.review_click(ctx, post_id, value)).as_message()
+        if not value.isdigit():
+            raise BadInput("That hint button is out of date; ask for a new question.")
+        return await self.hint(ctx, post_id, int(value))
 
     async def reveal(self, ctx: ChatContext | None, post_id: int | None = None) -> PostEdit:
         return await self.quiz.reveal(ctx, post_id)

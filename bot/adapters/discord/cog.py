@@ -674,25 +674,13 @@ class StudyCog(commands.Cog, name="studybot"):
         parsed = parse_action(core_id)
         if parsed is None:
             raise BadInput("That button is out of date; ask for a new question.")
-        action, post_id, value = parsed
-        ctx = self.context(interaction)
-        if action is Action.ANSWER:
-            reply = (await self.service.answer(ctx, post_id, value)).private()
-            source = interaction.message
-            if source is not None and source.flags.ephemeral:
-                await interaction.response.edit_message(**render(reply).edit_kwargs())
-                return
-        elif action is Action.SHOW:
-            reply = await self.service.show_card(ctx, post_id)
-        elif action is Action.REVIEW:
-            # The private card is replaced by what comes next: its buttons are gone.
-            reply = (await self.service.review_click(ctx, post_id, value)).as_message()
-            source = interaction.message
-            if source is not None and source.flags.ephemeral:
-                await interaction.response.edit_message(**render(reply).edit_kwargs())
-                return
-        else:
-            if not value.isdigit():
-                raise BadInput("That hint button is out of date; ask for a new question.")
-            reply = await self.service.hint(ctx, post_id, int(value))
-        await send_reply(interaction, reply.private())
+        action = parsed[0]
+        reply = (await self.service.click(self.context(interaction), *parsed)).private()
+        source = interaction.message
+        replaces_card = action in (Action.ANSWER, Action.REVIEW)
+        if replaces_card and source is not None and source.flags.ephemeral:
+            # An answer on a private card back, or a review grade: the private card is
+            # replaced by what comes next, so its buttons are gone.
+            await interaction.response.edit_message(**render(reply).edit_kwargs())
+            return
+        await send_reply(interaction, reply)

@@ -801,15 +801,10 @@ class SlackAdapter:
             work.cancel()  # only if this listener itself was cancelled
         await self._reply_private(body, respond, reply)
 
-    async def _click(self, body: dict[str, Any], verb: Action, post_id: int, value: str) -> Message:
-        ctx = await self._context(_where(body))
-        if verb is Action.ANSWER:
-            return await self.service.answer(ctx, post_id, value)
-        if verb is Action.SHOW:
-            return await self.service.show_card(ctx, post_id)
-        if verb is Action.REVIEW:
-            return (await self.service.review_click(ctx, post_id, value)).as_message()
-        return await self.service.hint(ctx, post_id, int(value) if value.isdigit() else 0)
+    async def _click(
+        self, body: dict[str, Any], action: Action, post_id: int, value: str
+    ) -> Message:
+        return await self.service.click(await self._context(_where(body)), action, post_id, value)
 
     async def _on_run_submit(
         self, ack: Any, body: dict[str, Any], view: dict[str, Any], respond: Any
