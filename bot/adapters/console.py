@@ -32,10 +32,12 @@ from bot.core.errors import APOLOGY, BadInput, StudyError
 from bot.core.messages import Attachment, Message, terminal_safe
 from bot.core.models import ChatContext, Window
 from bot.core.schedule_spec import ScheduleError, parse_filters
+from bot.core.uploads import CONSOLE, fit_attachments
 from bot.log import get_logger
 from bot.questions.written import parse_console_form
 from bot.services.schedule_book import VERBS
 from bot.services.study import ReviewTurn, StudyService
+from bot.text import short_echoes
 
 if TYPE_CHECKING:
     from bot.scheduler import Scheduler
@@ -67,8 +69,8 @@ class UsageError(Exception):
     otherwise the command's own usage is printed, then ``reason`` (what was wrong) if given."""
 
     def __init__(self, message: str = "", *, reason: str = "") -> None:
-        super().__init__(message)
-        self.reason = reason
+        super().__init__(short_echoes(message))
+        self.reason = short_echoes(reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -399,6 +401,7 @@ class ConsoleAdapter:
         self.out.flush()
 
     def post(self, channel: str, message: Message, *, kind: str = "post") -> None:
+        message = fit_attachments(message, CONSOLE)
         payload: dict[str, object] = {
             "kind": kind,
             "channel": channel,
@@ -434,6 +437,7 @@ class ConsoleAdapter:
         )
 
     def reply(self, message: Message, *, text: str | None = None) -> None:
+        message = fit_attachments(message, CONSOLE)
         body = text if text is not None else message.plain_text()
         payload: dict[str, object] = {
             "kind": "reply",

@@ -12,6 +12,8 @@ import enum
 import re
 from dataclasses import dataclass, field, replace
 
+from bot.text import clean_text
+
 __all__ = [
     "BOLD",
     "Action",
@@ -100,9 +102,13 @@ class Section:
 
 @dataclass(frozen=True, slots=True)
 class Attachment:
+    """A file to send. ``is_image`` lets a platform show it inline; it is set only for
+    pictures the bot drew or the sandbox's manager decoded, never from a name."""
+
     filename: str
     content: bytes
     description: str = ""
+    is_image: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +192,8 @@ def neutralise(text: str) -> str:
     ``@everyone`` / ``@here`` / ``@channel`` get a zero-width space after the ``@``; Discord
     ``<@123>``/``<@&role>``/``<#chan>`` and Slack ``<!channel>``/``<@U123>`` lose their
     brackets' meaning; a triple backtick can no longer close the surrounding fence.
-    Adapters still disable mentions at the API level too (belt and braces).
+    Control and bidi characters become visible escapes, NUL and lone surrogates U+FFFD
+    (:func:`bot.text.clean_text`). Adapters still disable mentions at the API level too.
     """
 
     def _defuse(match: re.Match[str]) -> str:
@@ -194,7 +201,7 @@ def neutralise(text: str) -> str:
             return "@" + ZERO_WIDTH_SPACE + match[1]
         return "<" + ZERO_WIDTH_SPACE + match[2] + match[3] + ">"
 
-    return defuse_fences(_MENTION.sub(_defuse, text))
+    return defuse_fences(_MENTION.sub(_defuse, clean_text(text)))
 
 
 def defuse_fences(text: str) -> str:

@@ -10,6 +10,7 @@ it was cut, and nothing in it able to ping anyone or break out of its code block
 from __future__ import annotations
 
 import asyncio
+import collections
 import re
 from collections import deque
 from collections.abc import Iterator
@@ -21,7 +22,8 @@ from typing import Protocol
 from bot.core.clock import Clock
 from bot.core.errors import RateLimited
 from bot.core.messages import Attachment, Message, Section, Tone, escape_markup, neutralise
-from bot.sandbox.result import Outcome, RunResult
+from bot.core.uploads import human_size
+from bot.sandbox.result import LEFT_OUT_REASONS, Outcome, RunResult
 
 __all__ = [
     "PYTHON_TAGS",
@@ -56,6 +58,7 @@ class SnippetRunner(Protocol):
         *,
         timeout: float | None = None,  # noqa: ASYNC109
         graph: tuple[str, ...] | None = None,
+        background: bool = False,
     ) -> RunResult: ...
 
 
@@ -187,40 +190,55 @@ def result_message(result: RunResult, limits: RunLimits, author: str) -> Message
 
 
 def file_attachments(result: RunResult) -> tuple[Attachment, ...]:
-    """What the snippet saved or plotted, pictures first (shown inline where a chat can)."""
+    """What the snippet saved or plotted, pictures first (shown inline where a chat can).
+
+    Only a file the manager decoded as a picture is one; the rest are plain files, whatever
+    their names say."""
     ordered = sorted(result.files, key=lambda f: (not f.is_image, f.name))
     return tuple(
-        Attachment(f.name, f.data, "a figure" if f.is_image else "a file the snippet wrote")
+        Attachment(
+            f.filename,
+            f.data,
+            "a figure" if f.is_image else "a file the snippet wrote",
+            is_image=f.is_image,
+        )
         for f in ordered
     )
 
 
+def _entries(n: int) -> str:
+    return f"{n:,} file{'s' if n != 1 else ''}"
+
+
 def skipped_notes(result: RunResult) -> list[str]:
-    """One sentence naming the files that did not come back, and why."""
-    if not result.skipped_files:
+    """One sentence that counts, by reason, every file that did not come back, naming a few.
+
+    The counts are the sandbox's exact tallies (``skipped_counts``), not the length of the
+    named list; the names are cleaned paths (``[A-Za-z0-9._-/]``), safe in a code span.
+    """
+    counts = dict(result.skipped_counts) or dict(
+        collections.Counter(s.reason for s in result.skipped_files)
+    )
+    if not counts:
         return []
-    why = {
-        "too big": "over the size limit",
-        "too many files": "over the limit on files",
-        "symlink": "a link, never followed",
-    }
-    parts = [
-        f"`{escape_markup(s.name)}` ({_size(s.size)}, {why.get(s.reason, s.reason)})"
-        if s.size
-        else f"`{escape_markup(s.name)}` ({why.get(s.reason, s.reason)})"
-        for s in result.skipped_files[:10]
-    ]
-    more = len(result.skipped_files) - len(parts)
-    tail = f" and {more} more" if more > 0 else ""
-    return [f"Not attached: {', '.join(parts)}{tail}."]
-
-
-def _size(n: int) -> str:
-    if n >= 1024 * 1024:
-        return f"{n / 1024 / 1024:.1f} MiB"
-    if n >= 1024:
-        return f"{n / 1024:.0f} KiB"
-    return f"{n} bytes"
+    parts = []
+    for reason, count in counts.items():
+        why = LEFT_OUT_REASONS.get(reason, "left out")
+        if reason == "not looked at":
+            parts.append(f"more entries that were {why}")
+            continue
+        named = [s for s in result.skipped_files if s.reason == reason][:5]
+        if not named:
+            parts.append(f"{_entries(count)} ({why})")
+            continue
+        names = ", ".join(
+            f"`{s.name}`" + (f" of {human_size(s.size)}" if s.size else "") for s in named
+        )
+        rest = count - len(named)
+        parts.append(f"{names}{f' and {_entries(rest)} more' if rest > 0 else ''} ({why})")
+    total = sum(n for r, n in counts.items() if r != "not looked at")
+    head = f"{_entries(total)} not attached" if total else "Not attached"
+    return [f"{head}: {'; '.join(parts)}."]
 
 
 def first_python_block(text: str) -> str | None:

@@ -23,7 +23,7 @@ import typer
 from bot.sandbox.client import Sandbox
 from bot.sandbox.config import SandboxConfig, SandboxSettings
 from bot.sandbox.errors import SandboxUnavailable, SnippetRejected
-from bot.sandbox.pictures import graph_tree
+from bot.sandbox.graph import graph_tree
 from bot.sandbox.result import RunResult
 from bot.sandbox.validate import validate_snippet
 
@@ -97,13 +97,14 @@ async def _run(
 
 
 def _write_files(result: RunResult, out: Path | None) -> None:
-    """Write the returned files into ``out`` (names are already ``[A-Za-z0-9._-]``)."""
+    """Write the returned files into ``out``, flat (``plots/fig.png`` as ``plots_fig.png``;
+    names are already ``[A-Za-z0-9._-]`` parts)."""
     if out is None:
         return
     out.mkdir(parents=True, exist_ok=True)
     for f in result.files:
-        (out / Path(f.name).name).write_bytes(f.data)
-        sys.stderr.write(f"wrote {out / Path(f.name).name} ({len(f.data):,} bytes)\n")
+        (out / f.filename).write_bytes(f.data)
+        sys.stderr.write(f"wrote {out / f.filename} ({len(f.data):,} bytes)\n")
 
 
 def run_command(
@@ -140,17 +141,17 @@ def run_command(
 
 
 def _print_graph(result: RunResult, as_json: bool) -> None:
-    graph = result.graph or {}
-    nodes = graph.get("nodes") if isinstance(graph.get("nodes"), list) else None
-    error = None if nodes else str(graph.get("error") or graph.get("graph_error") or "no graph")
+    graph = result.graph
+    error = None if graph is not None else (result.graph_error or "no graph")
     if result.outcome.value != "ok":
         error = f"the snippet did not finish ({result.outcome.value}): {error}"
     if as_json:
+        shape = graph.as_dict() if graph is not None else {}
         payload = {
             "outcome": result.outcome.value,
-            "nodes": nodes or [],
-            "edges": graph.get("edges") or [],
-            "truncated": bool(graph.get("truncated")),
+            "nodes": shape.get("nodes", []),
+            "edges": shape.get("edges", []),
+            "truncated": bool(shape.get("truncated")),
             "files": result.as_dict()["files"],
             "error": error,
             "stdout": result.stdout,
@@ -162,8 +163,8 @@ def _print_graph(result: RunResult, as_json: bool) -> None:
         sys.stdout.write(_shown(result.stdout))
     if result.stderr:
         sys.stderr.write(_shown(result.stderr))
-    if error:
-        sys.stderr.write(f"no graph: {_shown(error)}")
+    if error or graph is None:
+        sys.stderr.write(f"no graph: {_shown(error or 'no graph')}")
         return
     sys.stdout.write(_shown(graph_tree(graph)))
 

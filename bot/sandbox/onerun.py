@@ -9,12 +9,14 @@ and how everything is killed, which subclasses say in three methods.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import json
 import re
 import time
 
+from bot.log import get_logger
 from bot.sandbox.aio import (
     ByteBudget,
     CappedBuffer,
@@ -25,39 +27,76 @@ from bot.sandbox.aio import (
     write_all,
 )
 from bot.sandbox.cgroups import Cgroup
+from bot.sandbox.graph import AutogradGraph, GraphReportInvalid, parse_graph
+from bot.sandbox.images import file_type, honest_name
 from bot.sandbox.outcome import classify, plausible_report
-from bot.sandbox.result import RunFile, RunResult, SkippedFile
+from bot.sandbox.result import LEFT_OUT_REASONS, RunFile, RunResult, SkippedFile
+from bot.text import clean_text
 
-__all__ = ["NotDelivered", "OneRun", "clean_file_name"]
+__all__ = ["GRAPH_UNREADABLE", "NotDelivered", "OneRun", "clean_file_name"]
+
+log = get_logger(__name__)
+
+#: What a member is told when the graph part of a report does not validate.
+GRAPH_UNREADABLE = "the graph could not be drawn"
+_MAX_DEPTH = 3  # sub-folders, as pictures.MAX_DEPTH
+_MAX_NAMED = 20  # left-out entries named, as pictures.MAX_NAMED
 
 _REPORT_LIMIT = 4 * 1024 * 1024  # the report line: exit status, file list, autograd graph
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
 def clean_file_name(name: str) -> str:
-    """A name made of ``[A-Za-z0-9._-]`` only, at most 100 characters, never hidden or empty.
+    """A path of parts made of ``[A-Za-z0-9._-]`` only (``plots/fig.png``), at most 100
+    characters each and :data:`_MAX_DEPTH` deep, never hidden, absolute or empty.
 
     The jail cleans names too; this side does not rely on it.
     """
-    cleaned = _UNSAFE.sub("_", name)[:100].lstrip(".")
-    return cleaned or "file"
+    parts = [_UNSAFE.sub("_", p)[:100].lstrip(".") for p in name.split("/")[: _MAX_DEPTH + 1]]
+    return "/".join(p or "file" for p in parts) if any(parts) else "file"
 
 
-def _skipped(value: object) -> tuple[SkippedFile, ...]:
-    if not isinstance(value, list):
-        return ()
-    out = []
-    for item in value[:100]:
-        if isinstance(item, dict):
-            size = item.get("size")
-            out.append(
-                SkippedFile(
-                    clean_file_name(str(item.get("name", ""))),
-                    size if isinstance(size, int) and size >= 0 else 0,
-                    str(item.get("reason", ""))[:40],
-                )
+def _left_out(
+    report: dict[str, object],
+) -> tuple[tuple[SkippedFile, ...], tuple[tuple[str, int], ...]]:
+    """The named left-out entries and the counts by reason, as far as they are believable.
+
+    A reason outside :data:`LEFT_OUT_REASONS` is dropped; counts are at least the named ones.
+    """
+    named: list[SkippedFile] = []
+    raw = report.get("skipped_files")
+    for item in raw[:_MAX_NAMED] if isinstance(raw, list) else ():
+        if not isinstance(item, dict) or item.get("reason") not in LEFT_OUT_REASONS:
+            continue
+        size = item.get("size")
+        named.append(
+            SkippedFile(
+                clean_file_name(str(item.get("name", ""))),
+                size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else 0,
+                str(item["reason"]),
             )
-    return tuple(out)
+        )
+    counts = collections.Counter(s.reason for s in named)
+    raw_counts = report.get("skipped_counts")
+    for reason, n in raw_counts.items() if isinstance(raw_counts, dict) else ():
+        if reason in LEFT_OUT_REASONS and isinstance(n, int) and not isinstance(n, bool):
+            counts[reason] = max(counts[reason], min(n, 10**9))
+    return tuple(named), tuple((r, counts[r]) for r in LEFT_OUT_REASONS if counts[r] > 0)
+
+
+def _graph(report: dict[str, object]) -> tuple[AutogradGraph | None, str | None]:
+    """The graph the report carries, checked whole; or why there is none."""
+    raw = report.get("graph")
+    failed = report.get("graph_error")
+    if isinstance(raw, dict) and "error" in raw and "nodes" not in raw:
+        return None, clean_text(str(raw["error"]), 300)
+    if raw is None:
+        return None, None if failed is None else clean_text(str(failed), 300)
+    try:
+        return parse_graph(raw), None
+    except GraphReportInvalid as exc:
+        log.info("a run's graph report was refused: %s", exc)
+        return None, GRAPH_UNREADABLE
 
 
 class NotDelivered(RuntimeError):
@@ -205,12 +244,15 @@ class OneRun:
         )
         if report is None:
             return result
-        graph = report.get("graph")
+        named, counts = _left_out(report)
+        graph, graph_error = _graph(report)
         return dataclasses.replace(
             result,
             files=files,
-            skipped_files=_skipped(report.get("skipped_files")),
-            graph=graph if isinstance(graph, dict) else None,
+            skipped_files=named,
+            skipped_counts=counts,
+            graph=graph,
+            graph_error=graph_error,
         )
 
     async def _read_files(self, report: dict[str, object], within: float) -> tuple[RunFile, ...]:
@@ -248,7 +290,9 @@ class OneRun:
             return ()
         out, at = [], 0
         for name, size in wanted:
-            out.append(RunFile(name, bytes(buffer[at : at + size])))
+            data = bytes(buffer[at : at + size])
+            mime = file_type(data)
+            out.append(RunFile(honest_name(name, mime), data, mime))
             at += size
         return tuple(out)
 
@@ -261,7 +305,17 @@ class OneRun:
         try:
             await asyncio.wait({report_task, exit_task}, return_when=asyncio.FIRST_COMPLETED)
             raw = report_task.result() if report_task.done() else None
-            if raw is None and not exit_task.done():
+            if raw is None and len(self._status_pending) > _REPORT_LIMIT:
+                # Longer than any report the worker writes: the snippet's own line. Read and
+                # drop the rest so that nothing blocks on a full pipe, and let the real exit
+                # status say how the run ended (a finished run is not a timeout).
+                self._status_pending.clear()
+                drained = asyncio.create_task(drain_capped(self._status, CappedBuffer(0)))
+                try:
+                    await exit_task
+                finally:
+                    drained.cancel()
+            elif raw is None and not exit_task.done():
                 await exit_task  # the status pipe closed: the snippet is dying
         finally:
             for task in (report_task, exit_task):

@@ -6,9 +6,10 @@ imports only the standard library at the top; torch and matplotlib are used only
 
 - **Figures**: ``plt.show()`` saves every open figure as ``figure-N.png`` in the working
   directory and closes it, as a notebook shows it; figures still open at the end are saved too.
-- **Files**: regular files in the run's fresh ``/tmp`` (top level; no hidden names, none starting
-  with ``_``, never through a symlink: ``O_NOFOLLOW``) go back as bytes with declared sizes, at
-  most ``max_files`` of at most ``max_bytes`` each; the rest are listed as skipped, with why.
+- **Files**: regular files in the run's fresh ``/tmp`` and its sub-folders (no hidden names,
+  none starting with ``_``, never through a symlink: ``O_NOFOLLOW``) go back as bytes with
+  declared sizes, at most ``max_files`` of at most ``max_bytes`` each; the rest are counted by
+  reason, and the first few named (:func:`collect_files`).
 - **Graph**: from the chosen tensor's ``grad_fn``, an iterative walk of ``next_functions`` (at
   most ``MAX_NODES`` nodes) gives nodes and edges in the gradient's direction, drawn as a layered
   picture with matplotlib, in the jail, because the labels are member input.
@@ -28,7 +29,6 @@ __all__ = [
     "MAX_NODES",
     "collect_files",
     "draw_graph",
-    "graph_tree",
     "install_show",
     "save_open_figures",
     "walk_graph",
@@ -98,51 +98,116 @@ def install_show(directory: str) -> None:
     plt.show = show
 
 
-def collect_files(
-    directory: str, max_files: int, max_bytes: int
-) -> tuple[list[tuple[str, bytes]], list[dict[str, object]]]:
-    """(files to send as (clean name, bytes), skipped entries with name, size and reason)."""
-    files: list[tuple[str, bytes]] = []
-    skipped: list[dict[str, object]] = []
+#: How deep sub-folders of the run's directory are collected (``plots/fig.png`` is depth 1).
+MAX_DEPTH = 3
+#: Entries looked at in all; a run that made more is told "at least".
+MAX_SCANNED = 50_000
+#: Left-out entries named one by one in the report (the rest are only counted, by reason).
+MAX_NAMED = 20
+#: ``torch.compile``'s cache, which torch writes under the temporary directory by itself.
+_CACHES = ("torchinductor_",)
+_KINDS = (
+    (stat.S_ISLNK, "symlink"),
+    (stat.S_ISFIFO, "fifo"),
+    (stat.S_ISSOCK, "socket"),
+    (stat.S_ISCHR, "device"),
+    (stat.S_ISBLK, "device"),
+)
+
+
+def _listing(path: str, room: int) -> tuple[list[os.DirEntry[str]], bool]:
+    """At most ``room`` entries of a folder, sorted by name; whether there were more."""
+    entries: list[os.DirEntry[str]] = []
     try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        with os.scandir(path) as it:
+            for entry in it:
+                if len(entries) >= room:
+                    return sorted(entries, key=lambda e: e.name), True
+                entries.append(entry)
     except OSError:
-        return files, skipped
-    taken: set[str] = set()
-    for entry in entries:
-        if entry.name.startswith((".", "_")):
-            continue
-        try:
-            info = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if not stat.S_ISREG(info.st_mode):
-            if stat.S_ISLNK(info.st_mode):
-                skipped.append({"name": clean_name(entry.name), "size": 0, "reason": "symlink"})
-            continue
-        name = clean_name(entry.name)
-        if len(files) >= max_files:
-            skipped.append({"name": name, "size": info.st_size, "reason": "too many files"})
-            continue
-        if info.st_size > max_bytes:
-            skipped.append({"name": name, "size": info.st_size, "reason": "too big"})
-            continue
-        try:
-            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW)
-        except OSError:
-            continue
+        return [], False
+    return sorted(entries, key=lambda e: e.name), False
+
+
+def _read(path: str, size: int, max_bytes: int) -> bytes | tuple[int, str]:
+    """A regular file's bytes, or (its size, why not), never through a link."""
+    if size > max_bytes:
+        return size, "too big"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         try:
             data = os.read(fd, max_bytes + 1)
         finally:
             os.close(fd)
-        if len(data) > max_bytes:
-            skipped.append({"name": name, "size": len(data), "reason": "too big"})
-            continue
-        while name in taken:
-            name = "_" + name
-        taken.add(name)
-        files.append((name, data))
-    return files, skipped
+    except OSError:
+        return size, "unreadable"
+    return (len(data), "too big") if len(data) > max_bytes else data
+
+
+def collect_files(
+    directory: str, max_files: int, max_bytes: int
+) -> tuple[list[tuple[str, bytes]], list[dict[str, object]], dict[str, int]]:
+    """The files to send back, the left-out entries named, and every left-out entry counted.
+
+    Regular files in ``directory`` and its sub-folders (at most :data:`MAX_DEPTH` deep), top
+    level first, each at most ``max_bytes``, at most ``max_files`` in all; names are paths of
+    cleaned parts (``plots/fig.png``). Hidden names (``.x``, ``_x``) and torch's compile cache
+    are not the snippet's output and are not looked at. Everything else that does not come
+    back is counted by reason (``too many files``, ``too big``, ``symlink``, ``fifo``,
+    ``socket``, ``device``, ``too deep``, ``unreadable``, ``not looked at``), and the first
+    :data:`MAX_NAMED` of them other than ``too many files`` are named: whatever the snippet
+    wrote, the report stays a few kilobytes.
+    """
+    files: list[tuple[str, bytes]] = []
+    named: list[dict[str, object]] = []
+    counts: collections.Counter[str] = collections.Counter()
+    taken: set[str] = set()
+    scanned = 0
+    folders: collections.deque[tuple[str, str, int]] = collections.deque([("", directory, 0)])
+
+    def leave_out(name: str, size: int, reason: str) -> None:
+        counts[reason] += 1
+        if reason != "too many files" and len(named) < MAX_NAMED:
+            named.append({"name": name, "size": size, "reason": reason})
+
+    while folders:
+        prefix, path, depth = folders.popleft()
+        entries, more = _listing(path, MAX_SCANNED - scanned + 1)
+        if more or scanned + len(entries) > MAX_SCANNED:
+            counts["not looked at"] += 1  # at least one: the count is a floor from here on
+            entries = entries[: MAX_SCANNED - scanned]
+        for entry in entries:
+            if entry.name.startswith((".", "_")) or (depth == 0 and entry.name.startswith(_CACHES)):
+                continue
+            scanned += 1
+            name = prefix + clean_name(entry.name)
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                leave_out(name, 0, "unreadable")
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                if depth + 1 > MAX_DEPTH:
+                    leave_out(name + "/", 0, "too deep")
+                else:
+                    folders.append((name + "/", entry.path, depth + 1))
+                continue
+            kind = next((why for test, why in _KINDS if test(info.st_mode)), None)
+            if kind is not None or not stat.S_ISREG(info.st_mode):
+                leave_out(name, 0, kind or "device")
+                continue
+            if len(files) >= max_files:
+                leave_out(name, info.st_size, "too many files")
+                continue
+            data = _read(entry.path, info.st_size, max_bytes)
+            if isinstance(data, tuple):
+                leave_out(name, *data)
+                continue
+            while name in taken:
+                name = "_" + name
+            taken.add(name)
+            files.append((name, data))
+    return files, named, dict(counts)
 
 
 # --- the autograd graph -----------------------------------------------------------------------
@@ -290,50 +355,6 @@ def walk_graph(roots: list[tuple[str, Any]], namespace: dict[str, Any]) -> dict[
         if truncated:
             break
     return {"nodes": nodes, "edges": edges, "truncated": truncated, "max_nodes": MAX_NODES}
-
-
-def _describe(node: dict[str, Any]) -> str:
-    label = str(node.get("label", "?"))
-    shape = node.get("shape")
-    dims = "(" + ", ".join(str(d) for d in shape) + ")" if isinstance(shape, list) else ""
-    if node.get("kind") == "leaf":
-        grad = "requires_grad" if node.get("requires_grad") else "no grad"
-        return f"leaf {label + ' ' if label else ''}{dims} {node.get('dtype', '')}, {grad}"
-    if node.get("kind") == "output":
-        return f"{label} {dims} {node.get('dtype', '')}".rstrip()
-    saved = node.get("saved") or []
-    name = f" -> {node['name']}" if node.get("name") else ""
-    return label + name + (f" [{', '.join(str(s) for s in saved)}]" if saved else "")
-
-
-def graph_tree(graph: dict[str, Any], max_lines: int = 60) -> str:
-    """The graph as an indented tree from each output down to the leaves (shared nodes once)."""
-    nodes = {n["id"]: n for n in graph.get("nodes", []) if isinstance(n, dict) and "id" in n}
-    children: dict[int, list[int]] = collections.defaultdict(list)
-    for edge in graph.get("edges", []):
-        if isinstance(edge, list) and len(edge) == 2 and edge[1] not in children[edge[0]]:
-            children[edge[0]].append(edge[1])
-    lines: list[str] = []
-    shown: set[int] = set()
-    for root in (n for n in nodes.values() if n.get("kind") == "output"):
-        stack: list[tuple[int, int]] = [(root["id"], 0)]
-        while stack and len(lines) < max_lines:
-            node_id, depth = stack.pop()
-            node = nodes.get(node_id)
-            if node is None:
-                continue
-            again = node_id in shown and node.get("kind") != "output"
-            lines.append("  " * depth + ("└─ " if depth else "") + _describe(node)
-                         + (" (see above)" if again else ""))  # fmt: skip
-            if again:
-                continue
-            shown.add(node_id)
-            stack.extend((c, depth + 1) for c in reversed(children[node_id]))
-    if len(lines) >= max_lines:
-        lines.append(f"… (the tree goes on; {len(nodes)} nodes in all)")
-    if graph.get("truncated"):
-        lines.append(f"(the walk stopped at {graph.get('max_nodes')} nodes)")
-    return "\n".join(lines)
 
 
 def _label(node: dict[str, Any]) -> str:

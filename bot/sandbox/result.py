@@ -8,36 +8,57 @@ from __future__ import annotations
 
 import base64
 import enum
-import mimetypes
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Outcome", "RunFile", "RunResult", "SkippedFile"]
+from bot.sandbox.graph import AutogradGraph, GraphReportInvalid, parse_graph
 
-_PNG = b"\x89PNG\r\n\x1a\n"
+__all__ = ["IMAGE_TYPES", "LEFT_OUT_REASONS", "Outcome", "RunFile", "RunResult", "SkippedFile"]
+
+#: The pictures a run can return, as decoded by the manager (``images.image_type``).
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+_FILE_TYPES = IMAGE_TYPES | {"text/plain", "application/octet-stream"}
+
+#: Why a file did not come back: the closed set a report may name (anything else is refused
+#: at the boundary), in the words a member is told.
+LEFT_OUT_REASONS: dict[str, str] = {
+    "too many files": "over the limit on files",
+    "too big": "over the size limit",
+    "symlink": "a link, never followed",
+    "fifo": "a named pipe, not a file",
+    "socket": "a socket, not a file",
+    "device": "not a regular file",
+    "too deep": "a folder nested too deep",
+    "unreadable": "could not be read",
+    "not looked at": "not looked at: too many entries",
+}
 
 
 @dataclass(frozen=True, slots=True)
 class RunFile:
-    """A file the snippet left in its working directory (or a figure it showed)."""
+    """A file the snippet left in its working directory (or a figure it showed).
+
+    ``name`` is a path of cleaned parts (``plots/fig.png``); ``mime`` is decided by the
+    manager from the bytes (a picture only if it decodes as one), never from the name.
+    """
 
     name: str
     data: bytes
-
-    @property
-    def mime(self) -> str:
-        if self.data.startswith(_PNG):
-            return "image/png"
-        return mimetypes.guess_type(self.name)[0] or "application/octet-stream"
+    mime: str = "application/octet-stream"
 
     @property
     def is_image(self) -> bool:
-        return self.mime.startswith("image/")
+        return self.mime in IMAGE_TYPES
+
+    @property
+    def filename(self) -> str:
+        """A flat name to upload or save under (``plots/fig.png`` -> ``plots_fig.png``)."""
+        return self.name.replace("/", "_")
 
 
 @dataclass(frozen=True, slots=True)
 class SkippedFile:
-    """A file that did not come back, and why (``too big``, ``too many files``, ``symlink``)."""
+    """A file that did not come back, and why (one of :data:`LEFT_OUT_REASONS`)."""
 
     name: str
     size: int
@@ -73,7 +94,16 @@ class RunResult:
     duration_ms: float
     files: tuple[RunFile, ...] = ()
     skipped_files: tuple[SkippedFile, ...] = ()
-    graph: dict[str, Any] | None = field(default=None, compare=False)
+    #: Every left-out entry counted by reason (``skipped_files`` names only the first few).
+    skipped_counts: tuple[tuple[str, int], ...] = ()
+    graph: AutogradGraph | None = field(default=None, compare=False)
+    #: Why no graph came back, as the jail said it: untrusted text, shown only as code.
+    graph_error: str | None = None
+
+    @property
+    def left_out(self) -> int:
+        """How many entries did not come back, all reasons together."""
+        return sum(n for _, n in self.skipped_counts)
 
     def as_dict(self) -> dict[str, object]:
         """The JSON shape printed by ``studybot snippet run --json``."""
@@ -89,27 +119,43 @@ class RunResult:
             "skipped_files": [
                 {"name": s.name, "size": s.size, "reason": s.reason} for s in self.skipped_files
             ],
+            "skipped_counts": dict(self.skipped_counts),
         }
 
     def to_wire(self) -> dict[str, object]:
         """As the manager sends it to the bot: :meth:`as_dict` with the files' bytes."""
         data = self.as_dict()
         data["files"] = [
-            {"name": f.name, "data": base64.b64encode(f.data).decode()} for f in self.files
+            {"name": f.name, "mime": f.mime, "data": base64.b64encode(f.data).decode()}
+            for f in self.files
         ]
-        data["graph"] = self.graph
+        data["graph"] = None if self.graph is None else self.graph.as_dict()
+        data["graph_error"] = self.graph_error
         return data
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> RunResult:
+        """Read back what :meth:`to_wire` wrote (from this host's manager or a sandbox host)."""
         files = tuple(
-            RunFile(str(f["name"]), base64.b64decode(f["data"])) for f in data.get("files") or ()
+            RunFile(
+                str(f["name"]),
+                base64.b64decode(f["data"]),
+                mime if (mime := f.get("mime")) in _FILE_TYPES else "application/octet-stream",
+            )
+            for f in data.get("files") or ()
         )
         skipped = tuple(
             SkippedFile(str(s["name"]), int(s["size"]), str(s["reason"]))
             for s in data.get("skipped_files") or ()
         )
-        graph = data.get("graph")
+        counts = data.get("skipped_counts") or {}
+        graph: AutogradGraph | None = None
+        graph_error = data.get("graph_error")
+        if data.get("graph") is not None:
+            try:
+                graph = parse_graph(data["graph"])
+            except GraphReportInvalid:
+                graph_error = "the graph could not be read"
         return cls(
             outcome=Outcome(data["outcome"]),
             exit_code=data.get("exit_code"),
@@ -120,5 +166,7 @@ class RunResult:
             duration_ms=float(data.get("duration_ms", 0.0)),
             files=files,
             skipped_files=skipped,
-            graph=graph if isinstance(graph, dict) else None,
+            skipped_counts=tuple((str(k), int(v)) for k, v in counts.items()),
+            graph=graph,
+            graph_error=None if graph_error is None else str(graph_error),
         )

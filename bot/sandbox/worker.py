@@ -169,11 +169,12 @@ def _afterwards(
         pictures.save_open_figures(here)
         limits = header.get("files")
         limits = limits if isinstance(limits, dict) else {}
-        files, skipped = pictures.collect_files(
+        files, skipped, counts = pictures.collect_files(
             here, int(limits.get("max", 10)), int(limits.get("bytes", 8 * 2**20))
         )
         extras["_files"] = files
         extras["skipped_files"] = skipped
+        extras["skipped_counts"] = counts
     except BaseException as exc:  # the snippet may have broken anything; still report
         extras.setdefault("graph_error", f"{type(exc).__name__}: {exc}"[:300])
     return extras

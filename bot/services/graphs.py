@@ -59,7 +59,7 @@ class ItemGraphs:
             data = self._cache[key]
         if data is None:
             return None
-        return Attachment(_PICTURE, data, f"the autograd graph of {item.id}'s code")
+        return Attachment(_PICTURE, data, f"the autograd graph of {item.id}'s code", is_image=True)
 
     async def _draw(self, item_id: str, code: str) -> bytes | None:
         runner = self._runner
@@ -73,9 +73,9 @@ class ItemGraphs:
         except (SandboxUnavailable, SnippetRejected) as exc:
             log.warning("no graph picture for %s: %s", item_id, exc)
             return None
-        picture = next((f.data for f in result.files if f.name == _PICTURE), None)
+        picture = next((f.data for f in result.files if f.name == _PICTURE and f.is_image), None)
         if result.outcome is not Outcome.OK or picture is None:
-            reason = (result.graph or {}).get("error") or result.outcome.value
+            reason = result.graph_error or result.outcome.value
             log.warning("no graph picture for %s: %s", item_id, reason)
             return None
         return picture

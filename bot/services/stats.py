@@ -132,6 +132,7 @@ class Stats:
                     "study-stats.png",
                     png,
                     "Study days over the last 26 weeks, and retention and mastery by tag",
+                    is_image=True,
                 ),
             ),
         )

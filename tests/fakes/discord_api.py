@@ -201,7 +201,7 @@ class FakeDiscord:
         await self.stop()
 
     async def start(self) -> None:
-        app = web.Application()
+        app = web.Application(client_max_size=64 * 1024 * 1024)  # over Discord's, to see ours
         self.rest.install(app)
         self.gateway.install(app)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)

@@ -167,6 +167,7 @@ class FakeRest:
         if auth and not call.authorized:
             return Reply(401, {"message": "401: Unauthorized", "code": 0})
         try:
+            _check_upload_limits(call)
             return await handler(call)
         except DiscordError as exc:
             return Reply(exc.status, exc.body())
@@ -732,3 +733,21 @@ def _command_errors(item: dict[str, Any]) -> dict[str, Any]:
     if option_errors:
         errors["options"] = option_errors
     return errors
+
+
+#: Discord's limits for a server without boosts: 10 MiB a file, 10 files, 25 MB a request.
+UPLOAD_PER_FILE = 10 * 1024 * 1024
+UPLOAD_MAX_FILES = 10
+UPLOAD_PER_REQUEST = 25_000_000
+
+
+def _check_upload_limits(call: Call) -> None:
+    """Refuse what Discord refuses: the whole message is lost, not just the big file."""
+    if not call.files:
+        return
+    if len(call.files) > UPLOAD_MAX_FILES:
+        raise DiscordError(400, 50035, "Invalid Form Body: too many attachments")
+    if any(len(f.data) > UPLOAD_PER_FILE for f in call.files):
+        raise DiscordError(413, 40005, "Request entity too large")
+    if sum(len(f.data) for f in call.files) > UPLOAD_PER_REQUEST:
+        raise DiscordError(413, 40005, "Request entity too large")

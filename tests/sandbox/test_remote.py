@@ -104,7 +104,7 @@ async def test_a_graph_and_its_picture_cross_the_wire(remote: RemoteSandbox) -> 
         "import torch\nx = torch.ones(2, requires_grad=True)\ny = x * 2\n", graph=()
     )
     assert r.outcome is Outcome.OK, r
-    assert r.graph is not None and [n["label"] for n in r.graph["nodes"]][:2] == [
+    assert r.graph is not None and [n.label for n in r.graph.nodes][:2] == [
         "y",
         "MulBackward0",
     ]

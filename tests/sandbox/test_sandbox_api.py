@@ -205,7 +205,7 @@ def test_cli_json_prints_exactly_one_result_object(tmp_path: Path) -> None:
     payload = json.loads(lines[0])
     assert set(payload) == {
         "outcome", "exit_code", "signal", "stdout", "stderr", "truncated", "duration_ms",
-        "files", "skipped_files",
+        "files", "skipped_files", "skipped_counts",
     }  # fmt: skip
     assert (payload["files"], payload["skipped_files"]) == ([], [])
     assert (payload["outcome"], payload["exit_code"], payload["stdout"]) == (

@@ -24,6 +24,7 @@ import discord
 
 from bot.adapters.discord.components import StudyButton
 from bot.core.messages import Button, ButtonStyle, Message, Section, Tone, defuse_fences
+from bot.core.uploads import DISCORD, fit_attachments
 from bot.log import get_logger
 
 __all__ = [
@@ -147,11 +148,10 @@ class Rendered:
         }
 
 
-_PNG = b"\x89PNG\r\n\x1a\n"
-
-
 def render(message: Message) -> Rendered:
-    """The Discord form of ``message``; never raises for size, it truncates with a note."""
+    """The Discord form of ``message``; never raises for size, it truncates with a note, and
+    files that Discord would refuse (and with them the whole reply) are left out and named."""
+    message = fit_attachments(message, DISCORD)
     buttons = list(message.buttons)
     notes: list[str] = []
     if len(buttons) > BUTTON_LIMIT:
@@ -183,7 +183,7 @@ def render(message: Message) -> Rendered:
         discord.File(io.BytesIO(a.content), filename=a.filename, description=a.description or None)
         for a in message.attachments
     ]
-    picture = next((a for a in message.attachments if a.content.startswith(_PNG)), None)
+    picture = next((a for a in message.attachments if a.is_image), None)
     if embed is not None and picture is not None:
         embed.set_image(url=f"attachment://{picture.filename}")  # shown inside the embed
     return Rendered(

@@ -95,6 +95,7 @@ from bot.core.messages import (
     parse_action,
 )
 from bot.core.models import ChatContext
+from bot.core.uploads import SLACK, fit_attachments
 from bot.log import get_logger
 from bot.questions.written import WRITE_FIELD_NAMES
 from bot.questions.written import from_fields as written_from_fields
@@ -437,6 +438,7 @@ class SlackAdapter:
 
     async def send_post(self, channel: str, message: Message) -> str:
         """``chat.postMessage`` (attachments follow as file uploads in the post's thread)."""
+        message = fit_attachments(message, SLACK)
         rendered = render(message)
         try:
             response = await self.client.chat_postMessage(
@@ -457,6 +459,7 @@ class SlackAdapter:
 
     async def edit_post(self, channel: str, message_id: str, message: Message) -> None:
         """``chat.update``; a message that was deleted meanwhile is posted again."""
+        message = fit_attachments(message, SLACK)
         rendered = render(replace(message, attachments=()))
         try:
             await self.client.chat_update(channel=channel, ts=message_id, **rendered.kwargs())
@@ -520,6 +523,7 @@ class SlackAdapter:
 
     async def _post_result(self, body: dict[str, Any], respond: Any, message: Message) -> None:
         """A snippet's output: in the channel if public (file uploads included), else privately."""
+        message = fit_attachments(message, SLACK)
         where = _where(body)
         if not message.ephemeral and where.channel:
             try:

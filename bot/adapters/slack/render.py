@@ -29,6 +29,7 @@ from bot.core.messages import (
     Message,
     Section,
     defuse_fences,
+    neutralise,
     unescape_markup,
 )
 
@@ -241,7 +242,7 @@ def inline_attachments(message: Message) -> Message:
     extra = tuple(
         Section(
             heading=a.filename,
-            code=_cut(a.content.decode("utf-8", "replace"), MAX_INLINE_ATTACHMENT),
+            code=_cut(neutralise(a.content.decode("utf-8", "replace")), MAX_INLINE_ATTACHMENT),
         )
         if _is_text(a.content)
         else Section(body=f"(`{a.filename}` is a file or picture that a private reply cannot show)")

@@ -7,6 +7,7 @@ adapter does with each kind of result; the last test runs real torch in the real
 from __future__ import annotations
 
 import copy
+import io
 from pathlib import Path
 from typing import Any
 
@@ -304,3 +305,41 @@ async def test_the_reveal_of_a_show_graph_item_shows_the_graph_in_the_post(
     assert set(question.files) == {"autograd-graph.png"}
     assert question.files["autograd-graph.png"].startswith(b"\x89PNG\r\n\x1a\n")
     assert question.embeds[0]["image"]["url"] == "attachment://autograd-graph.png"
+
+
+async def test_a_reply_with_files_over_discords_limits_still_arrives(
+    fake: FakeDiscord, studybot: Studybot, runner: StandInRunner, alice: FakeMember
+) -> None:
+    """Four 8 MiB files and one of 12 MiB once made a 30.5 MiB request, which Discord
+    refuses whole (the fake does too): the output was lost with the files. Now the reply
+    carries what fits (10 MiB a file, 25 MB a request) and names what it left out."""
+    big = [Attachment(f"data{i}.bin", bytes([i]) * (8 * 2**20)) for i in range(4)]
+    huge = Attachment("huge.bin", b"h" * (12 * 2**20))
+    runner.result = Message(
+        title="Snippet from alice",
+        sections=(Section(code="made the files", language="text"),),
+        attachments=(*big, huge),
+    )
+    submit = await _open_and_submit(fake, studybot, alice, "print('made the files')")
+    result = await submit.followup()
+    text = embed_text(result)
+    assert "made the files" in text
+    assert sorted(result.files) == ["data0.bin", "data1.bin"]
+    assert "`huge.bin` (12.0 MiB: over Discord's 10.0 MiB limit per file)" in text
+    assert (
+        "`data2.bin` (8.0 MiB: the files together would go over Discord's 23.8 MiB per message)"
+    ) in text
+    assert not [c for c in fake.state.calls if c.status == 413]
+
+
+async def test_the_fake_refuses_what_discord_refuses(
+    fake: FakeDiscord, guild: FakeGuild, studybot: Studybot
+) -> None:
+    """The check above means something only if the fake refuses an oversized request."""
+    import discord
+
+    channel = studybot.bot.get_channel(guild.channel("general").id)
+    assert isinstance(channel, discord.TextChannel)
+    with pytest.raises(discord.HTTPException) as refused:
+        await channel.send(file=discord.File(io.BytesIO(b"x" * (11 * 2**20)), "big.bin"))
+    assert refused.value.status == 413
