@@ -6,6 +6,8 @@ Adapters catch :class:`StudyError` in one central handler and answer privately w
 
 from __future__ import annotations
 
+from bot.text import clean_text, short_echoes
+
 __all__ = [
     "AlreadyAnswered",
     "BadInput",
@@ -24,6 +26,8 @@ class StudyError(Exception):
     """Base class: the message is written for members, in plain words."""
 
     def __init__(self, message: str) -> None:
+        # Messages quote what members typed: inert, and never a 100 kB echo.
+        message = short_echoes(clean_text(message))
         super().__init__(message)
         self.message = message
 

@@ -10,6 +10,11 @@ import enum
 from dataclasses import dataclass
 from datetime import date, datetime
 
+from bot.text import clean_text
+
+#: The longest display, channel or workspace name kept.
+NAME_CHARS = 100
+
 __all__ = [
     "Answer",
     "ChatContext",
@@ -42,6 +47,15 @@ class ChatContext:
     channel_name: str | None = None
     workspace_name: str | None = None
     command_prefix: str = ""
+
+    def __post_init__(self) -> None:
+        # Names are what members typed into their platform profile: normalised here, once,
+        # for every adapter and engine (no NUL for PostgreSQL, no lone surrogate for SQLite,
+        # no control characters, at most NAME_CHARS).
+        for name in ("member_name", "channel_name", "workspace_name"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, clean_text(value, NAME_CHARS))
 
     def command(self, text: str) -> str:
         """A command (``quiz``, ``pack list``) as a member types it here, in backticks."""

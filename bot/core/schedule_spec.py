@@ -37,6 +37,7 @@ from zoneinfo import ZoneInfo, available_timezones
 from bot.core.cron import MAX_GAP_DAYS, CronError, CronExpr, parse_cron
 from bot.core.durations import format_duration, parse_duration
 from bot.questions.schema import Difficulty
+from bot.text import clean_text, short_echoes
 
 __all__ = [
     "DIFFICULTIES",
@@ -103,7 +104,7 @@ class ScheduleError(ValueError):
         suggestions: Sequence[str] = (),
     ) -> None:
         self.field = field
-        self.reason = reason
+        self.reason = short_echoes(clean_text(reason))  # it quotes what was typed
         self.example = example if example is not None else _EXAMPLES.get(field, _EXAMPLES["args"])
         self.suggestions = tuple(suggestions)
         super().__init__(f"{field}: {reason} (example: {self.example})")

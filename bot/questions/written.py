@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from bot.text import clean_text
+
 __all__ = [
     "COMMUNITY_FILE",
     "COMMUNITY_PACK",
@@ -53,6 +55,12 @@ class WrittenQuestion:
     expected: str = ""  # what the code prints, or the exception it raises
     difficulty: str = "medium"
     tags: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        # What a member typed, normalised once as the form becomes a question: no NUL or lone
+        # surrogate (YAML, SQLite and PostgreSQL refuse them), no control characters.
+        for name in ("prompt", "choices", "answer", "explanation", "code", "expected"):
+            object.__setattr__(self, name, clean_text(getattr(self, name)))
 
     def item(self, item_id: str) -> dict[str, Any]:
         """The pack item (plain data, as it will be written in YAML)."""

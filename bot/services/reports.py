@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, Forbidden, NotFound
-from bot.core.messages import Message, Section
+from bot.core.messages import Message, Section, escape_markup, neutralise
 from bot.core.models import ChatContext
 from bot.services.catalogue import Catalogue
 from bot.services.places import Places
 from bot.storage.directory import Directory
 from bot.storage.posts import PostStore
 from bot.storage.reports import OpenReport, ReportStore
+from bot.text import clean_text
 
 __all__ = ["MAX_REASON", "QuestionReports"]
 
@@ -44,7 +45,7 @@ class QuestionReports:
 
     async def report(self, ctx: ChatContext, post_id: int | None, reason: str) -> Message:
         """Report question ``post_id`` (default: this channel's latest) as wrong."""
-        reason = " ".join(reason.split())
+        reason = " ".join(clean_text(reason).split())
         if len(reason) < MIN_REASON:
             raise BadInput(
                 f"Say what is wrong, e.g. {ctx.command('report 12 the answer should be B')}."
@@ -122,9 +123,9 @@ def _grouped(reports: list[OpenReport]) -> list[Section]:
                 )
             current, lines = key, []
         post = f"#{report.post_id} · " if report.post_id is not None else ""
-        lines.append(
-            f"• {post}{report.member_name}, {report.reported_at:%Y-%m-%d}: {report.reason}"
-        )
+        # Members wrote the reason and chose the name: shown as text, never as markup.
+        who, why = (escape_markup(neutralise(t)) for t in (report.member_name, report.reason))
+        lines.append(f"• {post}{who}, {report.reported_at:%Y-%m-%d}: {why}")
     if current is not None:
         sections.append(Section(heading=f"{current[1]} ({current[0]})", body="\n".join(lines)))
     return sections

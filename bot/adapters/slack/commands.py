@@ -19,6 +19,7 @@ from bot.adapters.text_commands import split_args
 from bot.core.schedule_spec import ScheduleError
 from bot.core.snippets import first_python_block
 from bot.services.schedule_book import VERBS
+from bot.text import short_echoes
 
 __all__ = [
     "StudyCommand",
@@ -35,6 +36,9 @@ _OTHER_MARKUP = re.compile(r"<(#[^>|]*)(?:\|([^>]*))?>|<(https?://[^>|]+)(?:\|[^
 
 class UsageProblem(Exception):
     """The text is not a ``/study`` command; the message says what is wrong, in one line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(short_echoes(message))
 
 
 @dataclass(frozen=True, slots=True)

@@ -233,5 +233,5 @@ async def test_a_long_error_text_is_cut_to_fit_a_message(
         await fake.slash_command(studybot.guild, None, alice, "leaderboard")
     ).response()
     assert response.ephemeral
-    assert len(response.content) == 2000
+    assert len(response.content) <= 2000  # the error's own bound (1,500), under Discord's
     assert response.content.endswith("…")
