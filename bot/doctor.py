@@ -52,6 +52,23 @@ def _shape(name: str, secret: SecretStr | None, ok: bool, expected: str) -> Chec
     return Check(name, Status.OK, f"set ({len(secret.get_secret_value())} characters)")
 
 
+def _admin_role_check(setting: str) -> Check:
+    """Admin roles are ids: a name would make whoever can create a role of that name an admin."""
+    from bot.adapters.discord.identity import COPY_ROLE_ID, AdminRoleNames, admin_role_ids
+
+    try:
+        ids = admin_role_ids(setting)
+    except AdminRoleNames as exc:
+        names = ", ".join(repr(n) for n in exc.names)
+        return Check(
+            "DISCORD_ADMIN_ROLE",
+            Status.FAIL,
+            f"{names} is not a role id; admin roles are ids only, and the bot refuses to start "
+            f"(naming the ids of roles with that name). Copy the id: {COPY_ROLE_ID}",
+        )
+    return Check("DISCORD_ADMIN_ROLE", Status.OK, f"{len(ids)} role id(s)")
+
+
 def settings_checks(settings: Settings, *, http: bool = False) -> list[Check]:
     """What the chosen platform needs, judged by shape only."""
     checks = [Check("settings", Status.OK, f"platform {settings.platform.value}")]
@@ -69,6 +86,8 @@ def settings_checks(settings: Settings, *, http: bool = False) -> list[Check]:
             checks.append(
                 Check("DISCORD_APPLICATION_ID", Status.WARN, "not set; invite-url needs it")
             )
+        if settings.discord_admin_role:
+            checks.append(_admin_role_check(settings.discord_admin_role))
     elif settings.platform is Platform.SLACK:
         bot = settings.slack_bot_token
         checks.append(

@@ -95,6 +95,8 @@ class DiscordAdapter:
         try:
             async with self.bot:
                 await self.bot.start(self._token.get_secret_value())
+            if self.bot.startup_problem is not None:
+                raise StartupError(self.bot.startup_problem)
         except discord.LoginFailure:
             raise StartupError(
                 "Discord rejected DISCORD_TOKEN (401 Unauthorized); reset the token on the Bot "

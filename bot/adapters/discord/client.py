@@ -28,7 +28,12 @@ from bot.adapters.discord.cog import StudyCog
 from bot.adapters.discord.components import StudyButton
 from bot.adapters.discord.endpoints import discover_gateway, is_default_api
 from bot.adapters.discord.errors import describe, report_error
-from bot.adapters.discord.identity import chat_context
+from bot.adapters.discord.identity import (
+    AdminRoleNames,
+    admin_role_ids,
+    chat_context,
+    name_problem,
+)
 from bot.adapters.discord.render import thread_name
 from bot.adapters.discord.shards import ShardRange
 from bot.core.gateway import ChatGateway
@@ -93,6 +98,14 @@ class StudyBot(commands.Bot):
         self.logged_in = asyncio.Event()
         self._cog: StudyCog | None = None
         self.shard_range: ShardRange | None = None  # set by ShardedStudyBot
+        # Admin roles are ids. Names are refused at start, once the guilds' roles are known,
+        # with the ids that carry those names (`startup_problem`, read by the adapter).
+        self.startup_problem: str | None = None
+        try:
+            self._admin_roles = admin_role_ids(settings.discord_admin_role)
+            self._admin_role_names: tuple[str, ...] = ()
+        except AdminRoleNames as names:
+            self._admin_roles, self._admin_role_names = frozenset(), names.names
 
     async def setup_hook(self) -> None:
         if self.settings.discord_gateway_url is None and not is_default_api(
@@ -119,12 +132,18 @@ class StudyBot(commands.Bot):
         return synced
 
     async def on_ready(self) -> None:
+        if self._admin_role_names:
+            roles = [(r.id, r.name, g.name) for g in self.guilds for r in g.roles]
+            self.startup_problem = name_problem(self._admin_role_names, roles)
+            log.error("%s", self.startup_problem)
+            await self.close()
+            return
         guilds = len(self.guilds)
         shards = f" (shards {self.shard_range})" if self.shard_range is not None else ""
         log.info("connected to Discord as %s in %d server(s)%s", self.user, guilds, shards)
 
     def context(self, interaction: discord.Interaction[Any]) -> ChatContext:
-        return chat_context(interaction, self.settings.discord_admin_role)
+        return chat_context(interaction, self._admin_roles)
 
     async def on_study_button(self, interaction: discord.Interaction[Any], core_id: str) -> None:
         """Route a click (see :class:`StudyButton`); errors go to the one error handler."""

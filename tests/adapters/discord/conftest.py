@@ -37,7 +37,8 @@ from tests.fakes.discord_api import (
     restore_discord_endpoints,
 )
 
-ADMIN_ROLE = "Quizmaster"  # DISCORD_ADMIN_ROLE in these tests: a role without Manage Server
+ADMIN_ROLE = "Quizmaster"  # a role without Manage Server, whose id is DISCORD_ADMIN_ROLE here
+ADMIN_ROLE_ID = 1_180_000_000_000_000_042
 
 # Two small packs besides the shared mini pack, so a test can ask for exactly one item.
 CARDS = """\
@@ -99,7 +100,7 @@ async def fake(caplog: pytest.LogCaptureFixture) -> AsyncIterator[FakeDiscord]:
 def guild(fake: FakeDiscord) -> FakeGuild:
     guild = fake.add_guild("Study Hall", channels=["general", "questions"])
     fake.add_role(guild, "Study Admin", permissions=discord.Permissions(manage_guild=True))
-    fake.add_role(guild, ADMIN_ROLE, permissions=0)
+    fake.add_role(guild, ADMIN_ROLE, permissions=0, role_id=ADMIN_ROLE_ID)
     return guild
 
 
@@ -129,7 +130,7 @@ def make_settings(fake: FakeDiscord, tmp_path: Path, packs_dir: Path, **extra: A
         "DISCORD_TOKEN": fake.token,
         "DISCORD_API_BASE": fake.api_base,
         "DISCORD_GATEWAY_URL": fake.gateway_url,
-        "DISCORD_ADMIN_ROLE": ADMIN_ROLE,
+        "DISCORD_ADMIN_ROLE": str(ADMIN_ROLE_ID),
         "STUDYBOT_DB": str(tmp_path / "studybot.sqlite3"),
         "STUDYBOT_PACKS": str(packs_dir),
         "STUDYBOT_PLATFORM": "discord",
