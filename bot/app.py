@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from bot.backups import BackupJob
 from bot.core.clock import Clock, SystemClock
 from bot.core.gateway import ChatGateway, DirectMessenger
-from bot.core.snippets import RunLimits, SnippetRunner
+from bot.core.snippets import RunGate, RunLimits, SnippetRunner
 from bot.health import HealthServer
 from bot.log import configure_logging, get_logger
 from bot.metrics import Metrics
@@ -433,8 +433,14 @@ def build_service(
         metrics=metrics,
         graphs=ItemGraphs(runner, runner_starting=runner_starting),
     )
+    gate = RunGate(clock, (run_limits or RunLimits()).per_minute)
     runs = SnippetRuns(
-        runner, clock, runner_starting=runner_starting, run_limits=run_limits, metrics=metrics
+        runner,
+        clock,
+        runner_starting=runner_starting,
+        run_limits=run_limits,
+        metrics=metrics,
+        gate=gate,
     )
     features = Features(
         db=db,
@@ -495,6 +501,7 @@ def build_service(
             runner=runner,
             runner_starting=runner_starting,
             code_timeout=(run_limits or RunLimits()).timeout_s,
+            gate=gate,
         ),
         metrics=metrics,
         quiz_window=quiz_window,

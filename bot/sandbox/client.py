@@ -201,8 +201,12 @@ class Sandbox:
         timeout: float | None = None,  # noqa: ASYNC109
         graph: tuple[str, ...] | None = None,
         svg: bool = False,
+        background: bool = False,
     ) -> RunResult:
         """Run ``code`` once in a fresh jail. ``timeout`` (seconds) is capped at the config's.
+
+        ``background`` runs (pack checks) take a turn only when no member's run waits, and
+        never all the slots (``turns.py``).
 
         With ``graph`` (names of tensors, or ``()`` for the last one the snippet assigned with
         a ``grad_fn``) the result also carries the autograd graph (``RunResult.graph``) and its
@@ -214,6 +218,8 @@ class Sandbox:
         }  # fmt: skip
         if graph is not None:
             request["graph"] = {"of": list(graph), "svg": svg}
+        if background:
+            request["background"] = True
         data = await self._request(request)
         return RunResult.from_wire(data)
 

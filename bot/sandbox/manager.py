@@ -144,7 +144,8 @@ class Manager:
                 timeout = self.env.config.clamp_timeout(request.get("timeout"))
                 graph = request.get("graph")
                 extra: dict[str, object] = {"graph": graph} if isinstance(graph, dict) else {}
-                result = await self.pool.run(code, timeout, extra)
+                background = request.get("background") is True
+                result = await self.pool.run(code, timeout, extra, background=background)
                 await self.send({"id": rid, "result": result.to_wire()})
             else:
                 await self.send({"id": rid, "error": f"unknown op {op!r}"})

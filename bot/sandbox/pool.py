@@ -26,6 +26,7 @@ from bot.log import get_logger
 from bot.sandbox.jail import Jail, JailEnv, JailError
 from bot.sandbox.onerun import NotDelivered, OneRun
 from bot.sandbox.result import RunResult
+from bot.sandbox.turns import Turns
 from bot.sandbox.zygote import ForkServer
 
 __all__ = ["Pool", "PoolBusy"]
@@ -47,7 +48,8 @@ class Pool:
         self._queued = 0
         self._slots = asyncio.Semaphore(max(1, env.config.max_starting))
         self.max_running = max(1, env.config.max_running)
-        self._turns = asyncio.Semaphore(self.max_running)
+        # Members' runs first; pack checks hold at most all but one slot between them.
+        self._turns = Turns(self.max_running, self.max_running - 1)
         self._tasks: set[asyncio.Task[None]] = set()
         self._cleanups: set[asyncio.Task[None]] = set()  # never cancelled
         self._backoff = 0.0
@@ -64,6 +66,7 @@ class Pool:
             "starting": self._starting + (fs.forking if fs else 0),
             "running": self._running,
             "queued": self._queued,
+            "running_checks": self._turns.background,
             "max_running": self.max_running,
             "size": self.size,
             "runs": self.runs,
@@ -130,16 +133,22 @@ class Pool:
         return await self._launch()
 
     async def run(
-        self, code: str, wall: float, extra: dict[str, object] | None = None
+        self,
+        code: str,
+        wall: float,
+        extra: dict[str, object] | None = None,
+        *,
+        background: bool = False,
     ) -> RunResult:
         """Run one snippet in a warm (or, failing that, a fresh) jail, then throw it away.
 
-        Waits for a turn first (at most ``wall`` seconds, else :class:`PoolBusy`).
+        Waits for a turn first (at most ``wall`` seconds, else :class:`PoolBusy`); a
+        ``background`` run (a pack check) waits behind members' runs (:class:`Turns`).
         """
         self._queued += 1
         try:
             async with asyncio.timeout(wall):
-                await self._turns.acquire()
+                await self._turns.acquire(background=background)
         except TimeoutError:
             n = self.max_running
             raise PoolBusy(
@@ -151,7 +160,7 @@ class Pool:
         try:
             return await self._run_in_jail(code, wall, extra or {})
         finally:
-            self._turns.release()
+            self._turns.release(background=background)
 
     async def _run_in_jail(self, code: str, wall: float, extra: dict[str, object]) -> RunResult:
         self._running += 1

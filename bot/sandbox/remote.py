@@ -122,14 +122,19 @@ class RemoteSandbox:
         *,
         timeout: float | None = None,  # noqa: ASYNC109
         graph: tuple[str, ...] | None = None,
+        background: bool = False,
     ) -> RunResult:
-        """Run ``code`` on the least-loaded host; see the module docstring for failing over."""
+        """Run ``code`` on the least-loaded host; see the module docstring for failing over.
+
+        ``background`` (pack checks) goes with the request: the host gives it a low priority."""
         text = validate_snippet(code, self._max_bytes)
         if self._session is None:
             raise SandboxUnavailable("the remote sandbox is not started")
         payload: dict[str, Any] = {"code": text, "timeout": timeout}
         if graph is not None:
             payload["graph"] = list(graph)
+        if background:
+            payload["background"] = True
         busy: list[str] = []
         for host in sorted((h for h in self.hosts if h.up), key=lambda h: h.load):
             outcome = await self._try(host, payload)

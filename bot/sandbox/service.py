@@ -82,6 +82,7 @@ def make_app(sandbox: Sandbox, token: str) -> web.Application:
                 body["code"],
                 timeout=float(timeout) if isinstance(timeout, int | float) else None,
                 graph=graph_names,
+                background=body.get("background") is True,
             )
         except SnippetRejected as exc:
             metrics.refused.labels(reason="rejected").inc()

@@ -40,6 +40,7 @@ from bot.core.errors import BadInput, Forbidden, NotFound
 from bot.core.messages import Attachment, Message, Section, Tone, escape_markup, neutralise
 from bot.core.models import ChatContext
 from bot.core.schedule_spec import decode_spec
+from bot.core.snippets import RunGate
 from bot.core.snippets import SnippetRunner as CodeRunner
 from bot.log import get_logger
 from bot.questions.check import check_items, check_targets
@@ -47,6 +48,7 @@ from bot.questions.isolated_check import CheckFailed, check_isolated
 from bot.questions.loader import LoadedPack, Problem, load_pack_text
 from bot.questions.written import COMMUNITY_FILE, FormProblem, WrittenQuestion, community_pack_text
 from bot.sandbox.errors import SandboxUnavailable
+from bot.sandbox.result import RunResult
 
 if TYPE_CHECKING:
     from bot.services.catalogue import Catalogue
@@ -203,6 +205,31 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve()
 
 
+class _Background:
+    """The sandbox as pack checks use it: every run in the background, after members' runs."""
+
+    def __init__(self, runner: CodeRunner) -> None:
+        self._runner = runner
+
+    @property
+    def available(self) -> bool:
+        return self._runner.available
+
+    @property
+    def unavailable_reason(self) -> str | None:
+        return self._runner.unavailable_reason
+
+    async def run(
+        self,
+        code: str,
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109
+        graph: tuple[str, ...] | None = None,
+        background: bool = True,
+    ) -> RunResult:
+        return await self._runner.run(code, timeout=timeout, graph=graph, background=True)
+
+
 class PackAdmin:
     """``pack list|enable|disable`` and pack uploads, for :class:`StudyService`."""
 
@@ -218,8 +245,14 @@ class PackAdmin:
         runner: CodeRunner | None = None,
         runner_starting: asyncio.Future[None] | None = None,
         code_timeout: float = 10.0,
+        gate: RunGate | None = None,
     ) -> None:
         self._runner = runner
+        # An upload's code checks are runs of its uploader's: they pass the same gate as
+        # `/run` (one at a time, the rate per minute), go to the sandbox as background runs
+        # (after members' `/run`s), and all members' uploads together hold one slot at most.
+        self._gate = gate
+        self._member_checks = asyncio.Semaphore(1)
         self._runner_starting = runner_starting
         self._code_timeout = code_timeout
         self._catalogue = catalogue
@@ -382,15 +415,17 @@ class PackAdmin:
         of a question written in chat (``/write``): the verdict then speaks of that question.
         """
         name = self.check_file(filename, len(raw))
-        for _ in range(CHECK_ATTEMPTS):
-            snapshot = self._loaded
-            checked = await self._run_code(await self._check(name, raw, snapshot))
-            async with self._lock:
-                if self._loaded is snapshot:
-                    return await self._answer(ctx, name, raw, checked, force, written)
-        async with self._lock:  # still changing: check once more, holding the lock this time
-            checked = await self._run_code(await self._check(name, raw, self._loaded))
-            return await self._answer(ctx, name, raw, checked, force, written)
+        key = (ctx.platform, ctx.workspace, ctx.member)
+        with self._gate.admit(key) if self._gate is not None else contextlib.nullcontext():
+            for _ in range(CHECK_ATTEMPTS):
+                snapshot = self._loaded
+                checked = await self._run_code(ctx, await self._check(name, raw, snapshot))
+                async with self._lock:
+                    if self._loaded is snapshot:
+                        return await self._answer(ctx, name, raw, checked, force, written)
+            async with self._lock:  # still changing: check again, holding the lock this time
+                checked = await self._run_code(ctx, await self._check(name, raw, self._loaded))
+                return await self._answer(ctx, name, raw, checked, force, written)
 
     async def write_question(self, ctx: ChatContext, question: WrittenQuestion) -> Message:
         """``/write``: the question as a new item of the ``community`` pack, checked like an
@@ -406,8 +441,11 @@ class PackAdmin:
         report = await self.check_upload(ctx, COMMUNITY_FILE, raw, written=item_id)
         return replace(report, title=f"✍️ `{item_id}` — {report.title}")
 
-    async def _run_code(self, checked: UploadCheck) -> UploadCheck:
-        """Run a valid pack's code items in the sandbox; their disagreements, as problems."""
+    async def _run_code(self, ctx: ChatContext, checked: UploadCheck) -> UploadCheck:
+        """Run a valid pack's code items in the sandbox; their disagreements, as problems.
+
+        In the background (members' `/run`s first); an admin's four at a time, and every
+        member's upload one at a time, all members together."""
         if checked.pack is None:
             return checked
         targets = check_targets([replace(checked.pack, path=checked.name)])
@@ -420,7 +458,12 @@ class PackAdmin:
             why = "the sandbox is not available on this bot"
             return replace(checked, not_run=why)
         try:
-            rows = await check_items(targets, runner, timeout=self._code_timeout, jobs=4)
+            checks = _Background(runner)
+            if ctx.is_admin:
+                rows = await check_items(targets, checks, timeout=self._code_timeout, jobs=4)
+            else:
+                async with self._member_checks:
+                    rows = await check_items(targets, checks, timeout=self._code_timeout, jobs=1)
         except SandboxUnavailable as exc:
             return replace(checked, not_run=f"the sandbox failed ({exc.reason})")
         ran = tuple(

@@ -37,12 +37,14 @@ class SnippetRuns:
         runner_starting: asyncio.Future[None] | None = None,
         run_limits: RunLimits | None = None,
         metrics: Metrics | None = None,
+        gate: RunGate | None = None,
     ) -> None:
         self._runner = runner
         self._runner_starting = runner_starting
         self.run_limits = run_limits or RunLimits()
         self._metrics = metrics
-        self._run_gate = RunGate(clock, self.run_limits.per_minute)
+        # Shared with pack uploads, whose code checks count against the uploader's limits.
+        self._run_gate = gate or RunGate(clock, self.run_limits.per_minute)
 
     async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109
         """Give runs in flight ``timeout`` seconds; False if some were still going."""
