@@ -351,9 +351,12 @@ def scores_export(
         async with await wiring.database(settings) as database:
             return await ScoreStore(database).export_rows(workspace)
 
+    from bot.text import spreadsheet_cell
+
     writer = csv.writer(sys.stdout, lineterminator="\n")
     writer.writerow(EXPORT_HEADER)
-    writer.writerows(asyncio.run(rows()))
+    # Names and workspace names are members' text: never a formula in a spreadsheet.
+    writer.writerows(tuple(spreadsheet_cell(c) for c in row) for row in asyncio.run(rows()))
 
 
 async def _db_problems(database: Database) -> list[str]:

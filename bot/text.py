@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["clean_text", "clip", "short_echoes"]
+__all__ = ["clean_text", "clip", "short_echoes", "spreadsheet_cell"]
 
 # C0 but tab and newline, DEL and C1, bidi embeddings/overrides/isolates and the marks that
 # flip the order text is displayed in (LRM/RLM, ALM).
@@ -75,3 +75,19 @@ def short_echoes(text: str, limit: int = 1500) -> str:
         return run[: ECHO_CHARS - 1] + "…" + (run[-1] if run[-1] in _CLOSERS else "")
 
     return clip(_LONG_RUN.sub(cut, text), limit)
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_cell(value: object) -> object:
+    """A CSV cell a spreadsheet shows as text, as OWASP's CSV-injection guidance says.
+
+    Text that starts with ``= + - @``, a tab or a carriage return is run as a formula by
+    Excel, LibreOffice and Google Sheets (``=HYPERLINK(...)`` in a display name); a leading
+    ``'`` makes it plain text. Numbers are returned as they are, so the number columns stay
+    numeric.
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value

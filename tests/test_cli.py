@@ -279,6 +279,42 @@ def test_scores_export_csv_has_every_member_best_first(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "--csv" in refused.stderr
 
 
+def test_scores_export_never_writes_a_formula(tmp_path: Path) -> None:
+    """Display names that a spreadsheet would run (OWASP CSV injection) come out as text."""
+    import csv
+    import io
+    import subprocess
+    import sys
+
+    from tests.conftest import TEST_PACKS
+
+    root = Path(__file__).resolve().parents[1]
+    db = tmp_path / "s.sqlite3"
+    names = ["=HYPERLINK(evil)", "+1+1", "-2"]  # the console drops quotes and a leading @
+    script = "/quiz mini --difficulty medium\n" + "".join(
+        f"/as {name}\n/answer A\n" for name in names
+    )
+    subprocess.run(
+        [sys.executable, "-m", "bot", "console", "--db", str(db), "--packs", str(TEST_PACKS)],
+        input=script + "/quit\n", capture_output=True, text=True, cwd=root, timeout=120,
+        check=True,
+    )  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot", "scores", "export", "--csv", "--db", str(db)],
+        capture_output=True, text=True, cwd=root, timeout=60, check=True,
+    )  # fmt: skip
+    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+    shown = {r["member"] for r in rows}
+    assert {"'" + n.lower() for n in names} <= {s.lower() for s in shown}, shown
+    assert not any(r["member"].startswith(("=", "+", "-", "@")) for r in rows)
+    assert all(r["points"].lstrip("-").isdigit() for r in rows)  # numbers stay numbers
+    from bot.text import spreadsheet_cell
+
+    assert [spreadsheet_cell(v) for v in ("@SUM(A1)", "\tx", "\r=1", "ok", -3)] == [
+        "'@SUM(A1)", "'\tx", "'\r=1", "ok", -3,
+    ]  # fmt: skip
+
+
 SHARD_REFUSALS = [
     (
         ["--shards", "0-3"],
