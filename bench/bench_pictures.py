@@ -67,7 +67,7 @@ async def timed(sb: Sandbox, code: str, graph: tuple[str, ...] | None) -> tuple[
     r = await sb.run(code, graph=graph)
     ms = (time.perf_counter() - start) * 1000
     assert r.outcome is Outcome.OK, r
-    nodes = len(r.graph["nodes"]) if r.graph and "nodes" in r.graph else 0
+    nodes = len(r.graph.nodes) if r.graph is not None else 0
     return ms, len(r.files), nodes
 
 

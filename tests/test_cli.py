@@ -247,7 +247,8 @@ def test_help_paragraphs_reflow_to_the_terminal_width() -> None:
     assert not any(line.endswith("a pack") for line in body), body
 
 
-def test_scores_export_csv_has_every_member_best_first(tmp_path: Path) -> None:
+def _export_after(console_script: str, tmp_path: Path) -> list[dict[str, str]]:
+    """Play ``console_script`` in the console on a new database; the `scores export` rows."""
     import csv
     import io
     import subprocess
@@ -257,59 +258,47 @@ def test_scores_export_csv_has_every_member_best_first(tmp_path: Path) -> None:
 
     root = Path(__file__).resolve().parents[1]
     db = tmp_path / "s.sqlite3"
-    script = "/quiz mini --difficulty medium\n/answer A\n/as bob\n/answer B\n/quit\n"
     subprocess.run(
         [sys.executable, "-m", "bot", "console", "--db", str(db), "--packs", str(TEST_PACKS)],
-        input=script, capture_output=True, text=True, cwd=root, timeout=120, check=True,
+        input=console_script + "/quit\n", capture_output=True, text=True, cwd=root,
+        timeout=120, check=True,
     )  # fmt: skip
     proc = subprocess.run(
         [sys.executable, "-m", "bot", "scores", "export", "--csv", "--db", str(db)],
         capture_output=True, text=True, cwd=root, timeout=60, check=True,
     )  # fmt: skip
-    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
-    assert [(r["member"], r["points"], r["answers"], r["correct"]) for r in rows][:2] == [
-        ("bob", rows[0]["points"], "1", "1"),
-        ("me", "0", "1", "0"),
-    ]
-    assert int(rows[0]["points"]) > 0 and rows[0]["current_streak"] == "1"
     refused = subprocess.run(
         [sys.executable, "-m", "bot", "scores", "export", "--db", str(db)],
         capture_output=True, text=True, cwd=root, timeout=60, check=False,
     )  # fmt: skip
     assert refused.returncode == 2 and "--csv" in refused.stderr
+    return list(csv.DictReader(io.StringIO(proc.stdout)))
+
+
+def test_scores_export_csv_has_every_member_best_first(tmp_path: Path) -> None:
+    rows = _export_after(
+        "/quiz mini --difficulty medium\n/answer A\n/as bob\n/answer B\n", tmp_path
+    )
+    assert [(r["member"], r["points"], r["answers"], r["correct"]) for r in rows][:2] == [
+        ("bob", rows[0]["points"], "1", "1"),
+        ("me", "0", "1", "0"),
+    ]
+    assert int(rows[0]["points"]) > 0 and rows[0]["current_streak"] == "1"
 
 
 def test_scores_export_never_writes_a_formula(tmp_path: Path) -> None:
     """Display names that a spreadsheet would run (OWASP CSV injection) come out as text."""
-    import csv
-    import io
-    import subprocess
-    import sys
+    from bot.text import spreadsheet_cell
 
-    from tests.conftest import TEST_PACKS
-
-    root = Path(__file__).resolve().parents[1]
-    db = tmp_path / "s.sqlite3"
     names = ["=HYPERLINK(evil)", "+1+1", "-2"]  # the console drops quotes and a leading @
-    script = "/quiz mini --difficulty medium\n" + "".join(
-        f"/as {name}\n/answer A\n" for name in names
+    rows = _export_after(
+        "/quiz mini --difficulty medium\n" + "".join(f"/as {n}\n/answer A\n" for n in names),
+        tmp_path,
     )
-    subprocess.run(
-        [sys.executable, "-m", "bot", "console", "--db", str(db), "--packs", str(TEST_PACKS)],
-        input=script + "/quit\n", capture_output=True, text=True, cwd=root, timeout=120,
-        check=True,
-    )  # fmt: skip
-    proc = subprocess.run(
-        [sys.executable, "-m", "bot", "scores", "export", "--csv", "--db", str(db)],
-        capture_output=True, text=True, cwd=root, timeout=60, check=True,
-    )  # fmt: skip
-    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
     shown = {r["member"] for r in rows}
     assert {"'" + n.lower() for n in names} <= {s.lower() for s in shown}, shown
     assert not any(r["member"].startswith(("=", "+", "-", "@")) for r in rows)
     assert all(r["points"].lstrip("-").isdigit() for r in rows)  # numbers stay numbers
-    from bot.text import spreadsheet_cell
-
     assert [spreadsheet_cell(v) for v in ("@SUM(A1)", "\tx", "\r=1", "ok", -3)] == [
         "'@SUM(A1)", "'\tx", "'\r=1", "ok", -3,
     ]  # fmt: skip

@@ -10,24 +10,14 @@ These tests use the real sandbox.
 from __future__ import annotations
 
 import asyncio
-import random
-import shutil
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
-from bot.app import build_service
-from bot.core.clock import SimulatedClock
 from bot.core.errors import RateLimited
-from bot.questions.loader import load_packs
 from bot.sandbox import Sandbox
 from bot.sandbox.turns import Turns
 from bot.services.study import StudyService
-from bot.storage.database import Database
-from tests.conftest import TEST_PACKS
 from tests.helpers import member
-from tests.sandbox.sandbox_helpers import sandbox_config
 
 pytestmark = pytest.mark.slow
 
@@ -57,30 +47,17 @@ def slow_pack(name: str, items: int) -> bytes:
 
 
 @pytest.fixture
-async def sandbox() -> AsyncIterator[Sandbox]:
-    async with Sandbox(sandbox_config(pool_size=2, max_running=4, preload=())) as sb:
-        yield sb
-
-
-@pytest.fixture
-async def service(
-    db: Database, clock: SimulatedClock, tmp_path: Path, sandbox: Sandbox
-) -> StudyService:
-    packs = tmp_path / "packs"
-    packs.mkdir()
-    shutil.copy(TEST_PACKS / "mini.yaml", packs / "mini.yaml")
-    svc = build_service(db, clock, rng=random.Random(3), packs_dir=packs, runner=sandbox)
-    await svc.sync_packs(load_packs(packs).packs)
-    return svc
+def sandbox_options() -> dict[str, object]:
+    return {"pool_size": 2, "max_running": 4, "preload": ()}
 
 
 async def test_members_uploads_hold_one_slot_and_a_run_goes_first(
-    service: StudyService, sandbox: Sandbox
+    sandboxed_service: StudyService, sandbox: Sandbox
 ) -> None:
     uploaders = [member(name) for name in ("ann", "bob", "cy")]
     uploads = [
         asyncio.create_task(
-            service.check_pack_upload(who, f"slow{i}.yaml", slow_pack(f"slow{i}", 4))
+            sandboxed_service.check_pack_upload(who, f"slow{i}.yaml", slow_pack(f"slow{i}", 4))
         )
         for i, who in enumerate(uploaders)
     ]
@@ -88,7 +65,7 @@ async def test_members_uploads_hold_one_slot_and_a_run_goes_first(
     while (await sandbox.status())["running_checks"] == 0:  # noqa: ASYNC110 - polling a process
         await asyncio.sleep(0.05)
     # While the uploads check their code, another member's /run is served, not queued.
-    run = asyncio.create_task(service.run_snippet(member("dee"), "print('mine')"))
+    run = asyncio.create_task(sandboxed_service.run_snippet(member("dee"), "print('mine')"))
     while not run.done():
         status = await sandbox.status()
         most_checks = max(most_checks, int(status["running_checks"]))
@@ -104,14 +81,16 @@ async def test_members_uploads_hold_one_slot_and_a_run_goes_first(
 
 
 async def test_an_upload_counts_against_its_uploaders_own_limits(
-    service: StudyService, sandbox: Sandbox
+    sandboxed_service: StudyService, sandbox: Sandbox
 ) -> None:
     ann = member("ann")
-    upload = asyncio.create_task(service.check_pack_upload(ann, "slow.yaml", slow_pack("slow", 2)))
+    upload = asyncio.create_task(
+        sandboxed_service.check_pack_upload(ann, "slow.yaml", slow_pack("slow", 2))
+    )
     while not upload.done() and (await sandbox.status())["running_checks"] == 0:  # noqa: ASYNC110
         await asyncio.sleep(0.05)
     with pytest.raises(RateLimited, match="still running"):
-        await service.run_snippet(ann, "print(1)")
+        await sandboxed_service.run_snippet(ann, "print(1)")
     assert "no problems" in (await upload).plain_text()
 
 

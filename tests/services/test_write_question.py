@@ -3,25 +3,15 @@
 
 from __future__ import annotations
 
-import random
-import shutil
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import yaml
 
-from bot.app import build_service
-from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput
-from bot.questions.loader import load_packs
 from bot.questions.written import WrittenQuestion
-from bot.sandbox import Sandbox
 from bot.services.study import StudyService
-from bot.storage.database import Database
-from tests.conftest import TEST_PACKS
 from tests.helpers import member
-from tests.sandbox.sandbox_helpers import sandbox_config
 
 pytestmark = pytest.mark.slow
 
@@ -33,21 +23,8 @@ CODE = (
 
 
 @pytest.fixture
-async def sandbox() -> AsyncIterator[Sandbox]:
-    async with Sandbox(sandbox_config(pool_size=1, timeout=20.0)) as sb:
-        yield sb
-
-
-@pytest.fixture
-async def service(
-    db: Database, clock: SimulatedClock, tmp_path: Path, sandbox: Sandbox
-) -> StudyService:
-    packs = tmp_path / "packs"
-    packs.mkdir()
-    shutil.copy(TEST_PACKS / "mini.yaml", packs / "mini.yaml")
-    svc = build_service(db, clock, rng=random.Random(3), packs_dir=packs, runner=sandbox)
-    await svc.sync_packs(load_packs(packs).packs)
-    return svc
+def sandbox_options() -> dict[str, object]:
+    return {"pool_size": 1, "timeout": 20.0}
 
 
 def _question(**fields: str) -> WrittenQuestion:
@@ -62,9 +39,9 @@ def _question(**fields: str) -> WrittenQuestion:
 
 
 async def test_an_admins_question_is_checked_in_the_sandbox_and_added(
-    service: StudyService, tmp_path: Path
+    sandboxed_service: StudyService, tmp_path: Path
 ) -> None:
-    reply = await service.write_question(ADMIN, _question())
+    reply = await sandboxed_service.write_question(ADMIN, _question())
     text = reply.plain_text()
     assert reply.ephemeral and reply.title is not None
     assert reply.title.startswith("✍️ `community-1` — ✅ community.yaml: pack community")
@@ -74,10 +51,10 @@ async def test_an_admins_question_is_checked_in_the_sandbox_and_added(
     assert item["id"] == "community-1" and item["kind"] == "multiple_choice"
     assert item["expect_stdout"] == "tensor([2., 2.])\n"
     assert item["choices"][0] == {"text": "tensor([2., 2.])", "correct": True}
-    draft = await service.post_question(ANN, pack="community")
+    draft = await sandboxed_service.post_question(ANN, pack="community")
     assert draft.post.question_id == "community-1"
 
-    second = await service.write_question(
+    second = await sandboxed_service.write_question(
         ADMIN, WrittenQuestion(prompt="What is a leaf tensor?", answer="One you made yourself.")
     )
     assert "1 new" in second.plain_text()
@@ -87,19 +64,19 @@ async def test_an_admins_question_is_checked_in_the_sandbox_and_added(
 
 
 async def test_wrong_code_claims_and_members_questions_are_not_added(
-    service: StudyService, tmp_path: Path
+    sandboxed_service: StudyService, tmp_path: Path
 ) -> None:
-    wrong = await service.write_question(ADMIN, _question(expected="tensor([1., 1.])"))
+    wrong = await sandboxed_service.write_question(ADMIN, _question(expected="tensor([1., 1.])"))
     text = wrong.plain_text()
     assert "community.yaml:" in text and "community-1" in text and "differs" in text
     assert "Not added: its code did not do what you said" in text
     assert not (tmp_path / "packs" / "community.yaml").exists()
 
-    members = await service.write_question(ANN, _question())
+    members = await sandboxed_service.write_question(ANN, _question())
     assert "Your question is valid. Only admins add questions" in members.plain_text()
     assert not (tmp_path / "packs" / "community.yaml").exists()
 
-    duplicate = await service.write_question(
+    duplicate = await sandboxed_service.write_question(
         ADMIN, _question(prompt="When is the autograd graph built?", code="", expected="")
     )
     assert "near-duplicate" in duplicate.plain_text() or "duplicate" in duplicate.plain_text()
@@ -116,7 +93,7 @@ async def test_wrong_code_claims_and_members_questions_are_not_added(
     ],
 )
 async def test_form_problems_name_the_field(
-    service: StudyService, fields: dict[str, str], message: str
+    sandboxed_service: StudyService, fields: dict[str, str], message: str
 ) -> None:
     with pytest.raises(BadInput, match=message):
-        await service.write_question(ADMIN, _question(**fields))
+        await sandboxed_service.write_question(ADMIN, _question(**fields))
