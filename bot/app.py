@@ -25,6 +25,7 @@ from bot.backups import BackupJob
 from bot.core.clock import Clock, SystemClock
 from bot.core.gateway import ChatGateway, DirectMessenger
 from bot.core.snippets import RunGate, RunLimits, SnippetRunner
+from bot.core.timer import DueSource
 from bot.health import HealthServer
 from bot.log import configure_logging, get_logger
 from bot.metrics import Metrics
@@ -184,7 +185,7 @@ class Wiring:
         # On PostgreSQL several processes may share the database: claims take a lease, and
         # each loop looks for the others' changes (SQLite is one process's file).
         shared = runtime.db.engine == "postgresql"
-        return Scheduler(
+        scheduler = Scheduler(
             runtime.service,
             gateway,
             runtime.clock,
@@ -193,6 +194,10 @@ class Wiring:
             lease=LEASE if shared else None,
             sync_every=SYNC_EVERY if shared else None,
         )
+        prefix = "/study " if runtime.settings.platform is Platform.SLACK else "/"
+        for source in due_sources(runtime.service, gateway, command_prefix=prefix):
+            scheduler.add_source(source)
+        return scheduler
 
     async def serve(
         self,
@@ -217,34 +222,13 @@ class Wiring:
             # waits until the platform connection is ready.
             scheduler = self.scheduler(runtime, adapter, concurrency=1 if console else 16)
             async with scheduler.running(), self.operations(runtime, adapter, scheduler):
-                reminders: asyncio.Task[None] | None = None
-                recaps: asyncio.Task[None] | None = None
                 if console:
                     from bot.adapters.console import ConsoleAdapter
 
                     assert isinstance(adapter, ConsoleAdapter)
                     adapter.scheduler = scheduler  # /clock moves it step by step
-                elif isinstance(adapter, DirectMessenger):
-                    # Review reminders by DM (the console sends its own after each command).
-                    reminders = asyncio.create_task(
-                        runtime.service.run_reminders(adapter), name="review-reminders"
-                    )
-                if not console:
-                    # Weekly recaps (the console posts its own after each command).
-                    prefix = "/study " if settings.platform is Platform.SLACK else "/"
-                    recaps = asyncio.create_task(
-                        runtime.service.run_recaps(adapter, command_prefix=prefix),
-                        name="weekly-recaps",
-                    )
-                try:
-                    # The scheduler stops first: its sends in flight still need the adapter.
-                    await run_until_stopped(adapter, before_stop=scheduler.stop)
-                finally:
-                    for loop_task in (reminders, recaps):
-                        if loop_task is not None:
-                            loop_task.cancel()
-                            with contextlib.suppress(asyncio.CancelledError):
-                                await loop_task
+                # The scheduler stops first: its sends in flight still need the adapter.
+                await run_until_stopped(adapter, before_stop=scheduler.stop)
                 await runtime.service.drain(DRAIN_SECONDS)
 
     @staticmethod
@@ -376,6 +360,17 @@ def _settings_problem(exc: ValidationError) -> str:
     return "invalid settings: " + "; ".join(parts)
 
 
+def due_sources(
+    service: StudyService, gateway: ChatGateway, *, command_prefix: str = "/"
+) -> list[DueSource]:
+    """Every kind of timed work besides the schedules, as sources of the one timer loop:
+    weekly recaps, and review reminders where the gateway can send DMs."""
+    sources: list[DueSource] = [service.recaps.due_source(gateway, command_prefix=command_prefix)]
+    if isinstance(gateway, DirectMessenger):
+        sources.append(service.reminders.due_source(gateway))
+    return sources
+
+
 def build_service(
     db: Database,
     clock: Clock,
@@ -467,6 +462,7 @@ def build_service(
             reviews=reviews,
             store=ReminderStore(db),
             clock=clock,
+            wakeup=wakeup,
         ),
         standings=Stats(places, directory, scores, clock, reviews),
         history=QuestionHistory(places=places, catalogue=catalogue, posts=posts, clock=clock),
@@ -477,6 +473,7 @@ def build_service(
             scores=scores,
             store=RecapStore(db),
             clock=clock,
+            wakeup=wakeup,
         ),
         reports=QuestionReports(
             places=places,

@@ -1,10 +1,13 @@
-"""The durable scheduler: one loop per process that posts scheduled questions and reveals them.
+"""The durable scheduler: the one timer loop of a process, for every kind of timed work.
 
 It sleeps until the soonest thing due -- an occurrence of some schedule, the end of an answer
-window, a re-send -- raced against an :class:`asyncio.Event` that schedule commands set (through
-``service.schedules``), then handles everything due and goes back to sleep. Nothing polls, so an
-idle scheduler costs no CPU. Started once at start-up by :mod:`bot.app` (never from a
-platform's "ready" event, which fires again on every reconnect).
+window, a re-send, or the next time of a due source (weekly recaps, review reminders: see
+:mod:`bot.core.timer`) -- raced against an :class:`asyncio.Event` that commands set (through
+the services' :class:`~bot.services.wakeup.Wakeup`), then handles everything due and goes back
+to sleep. Nothing polls, so an idle scheduler costs no CPU, and no feature runs a loop of its
+own: new timed work is a due source handed to :meth:`Scheduler.add_source`. Started once at
+start-up by :mod:`bot.app` (never from a platform's "ready" event, which fires again on every
+reconnect).
 
 Durability comes from the database, not from this loop's memory:
 
@@ -46,6 +49,7 @@ from typing import TypeVar
 from bot.core.clock import Clock, SimulatedClock
 from bot.core.gateway import ChatGateway, WorkspaceOwner, serves
 from bot.core.schedule_spec import next_occurrence
+from bot.core.timer import DueSource
 from bot.log import get_logger
 from bot.services.schedule_book import MIN_GRACE, Schedule
 from bot.services.scheduled_posts import RESEND_DELAY, Due, Prepared, ScheduledPosts, plan_due
@@ -142,6 +146,13 @@ class Scheduler:
         self._passes_done = 0
         self._pass_done = asyncio.Event()
         self.loaded_in: float | None = None  # seconds start() took to load the schedules
+        self._sources: list[DueSource] = []
+        self._sources_stale = False  # a source's plan changed: ask every source again
+
+    def add_source(self, source: DueSource) -> None:
+        """Timed work of another kind (see :mod:`bot.core.timer`); asked at the next pass."""
+        self._sources.append(source)
+        self._wake.set()
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -152,6 +163,7 @@ class Scheduler:
         if self.service.schedules.listened:
             raise RuntimeError("another scheduler already serves this service")
         self.service.schedules.listen(self._changed)
+        self.service.wakeup.listen_timing(self._timing_changed)
         began = time.perf_counter()
         self._synced_at = self.clock.now()
         schedules = await self._served(await self.service.schedules.active())
@@ -185,6 +197,7 @@ class Scheduler:
             log.exception("the scheduler loop had failed")
         finally:
             self.service.schedules.unlisten(self._changed)
+            self.service.wakeup.unlisten_timing(self._timing_changed)
             self._task = None
 
     @asynccontextmanager
@@ -216,6 +229,10 @@ class Scheduler:
             self._pending.add(schedule_id)
         self._wake.set()
 
+    def _timing_changed(self) -> None:
+        self._sources_stale = True
+        self._wake.set()
+
     # --- for the console and tests -----------------------------------------------------------
 
     async def settle(self) -> None:
@@ -237,6 +254,7 @@ class Scheduler:
     def next_due(self) -> datetime | None:
         """When the loop next has something to do (as of its last pass)."""
         candidates = [self._next_close, self.posts.next_retry(), self._next_sync]
+        candidates += [source.next_due() for source in self._sources]
         if (top := self._timetable.top()) is not None:
             candidates.append(top)
         found = [c for c in candidates if c is not None]
@@ -299,6 +317,7 @@ class Scheduler:
         syncing = self._next_sync is not None and now >= self._next_sync
         if syncing:
             await self._sync(now)
+            self._sources_stale = True  # another process may have changed a source's plan
         await self._reload()
         if self._first_pass or syncing:
             unconfirmed = await self.posts.unconfirmed(now)
@@ -319,7 +338,17 @@ class Scheduler:
         marks, self._marks = self._marks, []
         await self.service.schedules.mark_handled(marks)
         self._next_close = await self.service.posts.next_close()
+        await self._run_sources(now)
         await self._prepare(now)
+
+    async def _run_sources(self, now: datetime) -> None:
+        """Every due source whose time has come (all of them when a plan changed), after the
+        questions of this instant."""
+        stale, self._sources_stale = self._sources_stale, False
+        for source in self._sources:
+            due = source.next_due()
+            if stale or (due is not None and due <= now):
+                await source.run_due(now)
 
     def _next_wake(self, now: datetime) -> datetime | None:
         """:meth:`next_due`, or earlier if a large batch should be prepared first."""

@@ -370,10 +370,9 @@ class ConsoleAdapter:
         try:
             await work
             if self.scheduler is not None:
+                # Everything due by now (questions, reveals, recaps, reminders), after the
+                # command's own output: the one timer loop, as on every platform.
                 await self.scheduler.settle()
-            # Review reminders due by now, after the command's own output (deterministic).
-            await self.service.deliver_reminders(self)
-            await self.service.deliver_recaps(self)  # weekly recaps due by now, likewise
         except UsageError as exc:
             line = str(exc) or usage
             self.error(f"usage: {line}: {exc.reason}" if exc.reason else f"usage: {line}")

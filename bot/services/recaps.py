@@ -1,4 +1,4 @@
-"""``/recap``: a weekly recap post on an admin's schedule, and the loop that posts it.
+"""``/recap``: a weekly recap post on an admin's schedule, and the timed work that posts it.
 
 Admins choose a day and local time per channel (``recap on fri 18:00``); at that time the
 recap of the week goes up in the channel: the week's board, the longest streaks still alive,
@@ -11,7 +11,7 @@ rather than posting a stale recap later.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from bot.core import cards
 from bot.core.clock import Clock
@@ -28,15 +28,17 @@ from bot.core.recap import (
     recap_week,
     week_key,
 )
+from bot.core.timer import soonest
 from bot.log import get_logger
 from bot.questions.schema import CHOICE_LETTERS, Flashcard, MultipleChoice, OpenPrompt, Practice
 from bot.services.catalogue import Catalogue
 from bot.services.places import Places
+from bot.services.wakeup import Wakeup
 from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
 from bot.storage.recaps import RecapSchedule, RecapStore
 from bot.storage.scores import ScoreStore
 
-__all__ = ["Recaps"]
+__all__ = ["Recaps", "RecapsDue"]
 
 log = get_logger(__name__)
 _DAY_WORDS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -53,6 +55,7 @@ class Recaps:
         scores: ScoreStore,
         store: RecapStore,
         clock: Clock,
+        wakeup: Wakeup,
     ) -> None:
         self._places = places
         self._directory = directory
@@ -60,6 +63,7 @@ class Recaps:
         self._scores = scores
         self._store = store
         self._clock = clock
+        self._wakeup = wakeup  # a recap turned on or off re-plans the timer
 
     async def command(self, ctx: ChatContext, args: Sequence[str]) -> Message:
         """``recap`` (what is set), ``recap on DAY HH:MM``, ``recap off``, ``recap now``."""
@@ -74,6 +78,7 @@ class Recaps:
         if verb == "on":
             weekday, at = parse_when(list(args[1:]))
             await self._store.set(channel.id, weekday, at, ctx.member_name, now)
+            self._wakeup.timing_changed()
             zone = workspace.settings.timezone
             return Message.note(
                 f"📅 The weekly recap will post in {where} every {_DAY_WORDS[weekday]} at "
@@ -82,6 +87,7 @@ class Recaps:
             )
         if verb == "off" and len(args) == 1:
             was_on = await self._store.turn_off(channel.id, ctx.member_name, now)
+            self._wakeup.timing_changed()
             return Message.note(
                 f"The weekly recap in {where} is off." if was_on else f"{where} had no recap on."
             )
@@ -170,17 +176,49 @@ class Recaps:
         await gateway.send_post(schedule.channel_external, message)
         return 1
 
-    async def run(self, gateway: ChatGateway, *, command_prefix: str = "/") -> None:
-        """Check once a minute, on the minute (the simulated clock moves it in tests)."""
-        while True:
-            try:
-                await self.deliver(gateway, command_prefix=command_prefix)
-            except Exception:
-                log.exception("weekly recaps failed; trying again in a minute")
-            now = self._clock.now()
-            await self._clock.sleep_until(
-                now.replace(second=0, microsecond=0) + timedelta(minutes=1)
-            )
+    async def next_time(self, gateway: ChatGateway, now: datetime) -> datetime | None:
+        """The soonest instant after ``now`` at which a recap this process serves falls due."""
+        found: list[datetime] = []
+        for schedule in await self._store.enabled():
+            workspace = await self._directory.workspace_by_id(schedule.workspace_id)
+            if not serves(gateway, workspace.external_id):
+                continue
+            tz = workspace.zone_at(now)
+            local = now.astimezone(tz)
+            day = local.date() + timedelta(days=(schedule.weekday - local.weekday()) % 7)
+            at = datetime.combine(day, schedule.local_time, tz)
+            found.append(at if at > now else at + timedelta(days=7))
+        return min(found, default=None)
+
+    def due_source(self, gateway: ChatGateway, *, command_prefix: str = "/") -> RecapsDue:
+        """The weekly recaps as timed work for the scheduler, posting through ``gateway``."""
+        return RecapsDue(self, gateway, command_prefix)
+
+
+class RecapsDue:
+    """Weekly recaps as a :class:`~bot.core.timer.DueSource`: due at the soonest recap time
+    (and at least hourly, for zone changes); each week is claimed before it is posted."""
+
+    name = "weekly recaps"
+
+    def __init__(self, recaps: Recaps, gateway: ChatGateway, command_prefix: str) -> None:
+        self._recaps = recaps
+        self._gateway = gateway
+        self._prefix = command_prefix
+        self._next: datetime | None = datetime.min.replace(tzinfo=UTC)  # look at the start
+
+    def next_due(self) -> datetime | None:
+        return self._next
+
+    async def run_due(self, now: datetime) -> None:
+        try:
+            await self._recaps.deliver(self._gateway, command_prefix=self._prefix)
+            planned = await self._recaps.next_time(self._gateway, now)
+        except Exception:
+            log.exception("weekly recaps failed; trying again in a minute")
+            self._next = now + timedelta(minutes=1)
+            return
+        self._next = soonest(now, planned)
 
 
 def _answer(item: Flashcard | MultipleChoice | Practice | OpenPrompt) -> str:

@@ -2,15 +2,15 @@
 
 A reminder is only ever a direct message (never a channel post). If the member does not take
 DMs, the reminder turns itself off and the member is told the next time they use /review.
-:meth:`Reminders.run` is the loop app.py starts beside the scheduler when the platform's
-gateway can send DMs (:class:`bot.core.gateway.DirectMessenger`).
+:class:`RemindersDue` is the timed work the scheduler runs when the platform's gateway can
+send DMs (:class:`bot.core.gateway.DirectMessenger`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import datetime, time, timedelta
+from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.core.clock import Clock
@@ -18,13 +18,15 @@ from bot.core.errors import BadInput
 from bot.core.gateway import DirectMessenger, serves
 from bot.core.messages import Message
 from bot.core.models import ChatContext
+from bot.core.timer import soonest
 from bot.log import get_logger
 from bot.services.places import Places
+from bot.services.wakeup import Wakeup
 from bot.storage.directory import Directory
 from bot.storage.reminders import Reminder, ReminderStore
 from bot.storage.reviews import ReviewStore
 
-__all__ = ["Reminders"]
+__all__ = ["Reminders", "RemindersDue"]
 
 log = get_logger(__name__)
 _TIME = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
@@ -49,12 +51,14 @@ class Reminders:
         reviews: ReviewStore,
         store: ReminderStore,
         clock: Clock,
+        wakeup: Wakeup,
     ) -> None:
         self._places = places
         self._directory = directory
         self._reviews = reviews
         self._store = store
         self._clock = clock
+        self._wakeup = wakeup  # a reminder set or turned off re-plans the timer
 
     async def command(self, ctx: ChatContext, args: Sequence[str]) -> Message:
         """``remind HH:MM [TZ]``, ``remind off``, or ``remind`` alone (what is set)."""
@@ -71,6 +75,7 @@ class Reminders:
             return Message.note(text)
         if len(args) == 1 and args[0].lower() == "off":
             was_on = await self._store.turn_off(member.id)
+            self._wakeup.timing_changed()
             return Message.note(
                 "Review reminders are off." if was_on else "You had no review reminder on."
             )
@@ -85,6 +90,7 @@ class Reminders:
         # Already past that time today: the first reminder is tomorrow's.
         handled = local_now.date() if local_now.time() >= at else local_now.date() - timedelta(1)
         await self._store.set(member.id, local_time, tz.key, handled)
+        self._wakeup.timing_changed()
         return Message.note(
             f"I'll DM you at {local_time} ({tz.key}) on days when you have cards due. "
             f"Turn it off with {ctx.command('review remind off')}."
@@ -150,14 +156,49 @@ class Reminders:
                 await self._store.turn_off(reminder.member_id, DM_CLOSED)
         return sent
 
-    async def run(self, gateway: DirectMessenger) -> None:
-        """Check once a minute, on the minute (the simulated clock moves it in tests)."""
-        while True:
-            try:
-                await self.deliver(gateway)
-            except Exception:
-                log.exception("review reminders failed; trying again in a minute")
-            now = self._clock.now()
-            await self._clock.sleep_until(
-                now.replace(second=0, microsecond=0) + timedelta(minutes=1)
-            )
+    async def next_time(self, gateway: DirectMessenger, now: datetime) -> datetime | None:
+        """The soonest instant after ``now`` at which a reminder this process serves is due:
+        today's local time if today is not handled yet, else tomorrow's."""
+        found: list[datetime] = []
+        for reminder in await self._store.enabled():
+            workspace = await self._directory.workspace_by_id(reminder.workspace_id)
+            if not serves(gateway, workspace.external_id):
+                continue
+            tz = ZoneInfo(reminder.timezone)
+            local = now.astimezone(tz)
+            hour, minute = (int(part) for part in reminder.local_time.split(":"))
+            day = local.date()
+            if reminder.last_sent_day is not None and reminder.last_sent_day >= day:
+                day += timedelta(days=1)
+            at = datetime.combine(day, time(hour, minute), tz)
+            found.append(at if at > now else datetime.combine(day + timedelta(1), at.time(), tz))
+        return min(found, default=None)
+
+    def due_source(self, gateway: DirectMessenger) -> RemindersDue:
+        """The reminders as timed work for the scheduler, sent as DMs through ``gateway``."""
+        return RemindersDue(self, gateway)
+
+
+class RemindersDue:
+    """Review reminders as a :class:`~bot.core.timer.DueSource`: due at the soonest
+    reminder time (and at least hourly); each member's day is claimed before the DM."""
+
+    name = "review reminders"
+
+    def __init__(self, reminders: Reminders, gateway: DirectMessenger) -> None:
+        self._reminders = reminders
+        self._gateway = gateway
+        self._next: datetime | None = datetime.min.replace(tzinfo=UTC)  # look at the start
+
+    def next_due(self) -> datetime | None:
+        return self._next
+
+    async def run_due(self, now: datetime) -> None:
+        try:
+            await self._reminders.deliver(self._gateway)
+            planned = await self._reminders.next_time(self._gateway, now)
+        except Exception:
+            log.exception("review reminders failed; trying again in a minute")
+            self._next = now + timedelta(minutes=1)
+            return
+        self._next = soonest(now, planned)

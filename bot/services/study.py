@@ -285,12 +285,8 @@ class StudyService:
         return await self.recaps.command(ctx, args)
 
     async def deliver_recaps(self, gateway: ChatGateway, *, command_prefix: str = "/") -> int:
-        """Post the weekly recaps whose time has come (the console, after each command)."""
+        """Post the weekly recaps whose time has come (what their due source does)."""
         return await self.recaps.deliver(gateway, command_prefix=command_prefix)
-
-    async def run_recaps(self, gateway: ChatGateway, *, command_prefix: str = "/") -> None:
-        """The recap loop (app.py runs it beside the scheduler on Discord and Slack)."""
-        await self.recaps.run(gateway, command_prefix=command_prefix)
 
     # --- reports of wrong questions (see bot.services.reports) ---------------------------------
 
@@ -342,12 +338,8 @@ class StudyService:
         return turn if notice is None else replace(turn, feedback=notice)
 
     async def deliver_reminders(self, gateway: DirectMessenger) -> int:
-        """Send the review reminders whose time has come (the console, after each command)."""
+        """Send the review reminders whose time has come (what their due source does)."""
         return await self.reminders.deliver(gateway)
-
-    async def run_reminders(self, gateway: DirectMessenger) -> None:
-        """The reminder loop (app.py runs it beside the scheduler on Discord and Slack)."""
-        await self.reminders.run(gateway)
 
     async def review_remind(self, ctx: ChatContext, args: Sequence[str]) -> Message:
         """``review remind HH:MM [TZ]`` / ``review remind off`` (see bot.services.reminders)."""

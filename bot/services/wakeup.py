@@ -20,6 +20,7 @@ class Wakeup:
 
     def __init__(self) -> None:
         self._listeners: list[ScheduleListener] = []
+        self._timing: list[Callable[[], None]] = []
 
     def listen(self, listener: ScheduleListener) -> None:
         self._listeners.append(listener)
@@ -36,3 +37,16 @@ class Wakeup:
         """Tell the scheduler (if one runs) to re-read a schedule, or just to re-plan."""
         for listener in list(self._listeners):
             listener(schedule_id)
+
+    def listen_timing(self, listener: Callable[[], None]) -> None:
+        self._timing.append(listener)
+
+    def unlisten_timing(self, listener: Callable[[], None]) -> None:
+        if listener in self._timing:
+            self._timing.remove(listener)
+
+    def timing_changed(self) -> None:
+        """Tell the scheduler that a due source's plan changed (a recap or a reminder set or
+        turned off): it asks every source again, at once."""
+        for listener in list(self._timing):
+            listener()

@@ -5,21 +5,31 @@ from __future__ import annotations
 import io
 import itertools
 import json
+from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from bot.adapters.console import ConsoleAdapter
+from bot.app import due_sources
 from bot.core.clock import SimulatedClock
+from bot.scheduler import Scheduler
 from bot.services.study import StudyService
 from tests.adapters.test_console import _run_console
 
 
 class _Console:
-    """The console adapter in this process: type a line, get the JSON lines it printed."""
+    """The console adapter in this process, with the timer loop the bot runs beside it (its
+    due sources included): type a line, get the JSON lines it printed."""
 
     def __init__(self, service: StudyService, clock: SimulatedClock) -> None:
         self.out = io.StringIO()
         self.adapter = ConsoleAdapter(service, clock, out=self.out, json_mode=True)
+        self.scheduler = Scheduler(service, self.adapter, clock, timedelta(hours=1), concurrency=1)
+        for source in due_sources(service, self.adapter):
+            self.scheduler.add_source(source)
+        self.adapter.scheduler = self.scheduler
 
     async def type(self, line: str) -> list[dict[str, object]]:
         start = self.out.tell()
@@ -30,14 +40,20 @@ class _Console:
         return lines
 
 
+@pytest.fixture
+async def console(service: StudyService, clock: SimulatedClock) -> AsyncIterator[_Console]:
+    typed = _Console(service, clock)
+    async with typed.scheduler.running():
+        yield typed
+
+
 def _served(lines: list[dict[str, object]]) -> dict[str, object] | None:
     return next((line for line in lines if line["kind"] == "review"), None)
 
 
 async def test_a_simulated_month_wrong_comes_back_soon_right_answers_space_out(
-    service: StudyService, clock: SimulatedClock
+    console: _Console, service: StudyService
 ) -> None:
-    console = _Console(service, clock)
     await console.type("/quiz mini --difficulty medium")
     await console.type("/answer A")  # wrong: Again
     nothing = await console.type("/review")
@@ -69,8 +85,7 @@ async def test_a_simulated_month_wrong_comes_back_soon_right_answers_space_out(
     assert await service.reviews.replay_problems() == []
 
 
-async def test_review_usage_and_grading_words(service: StudyService, clock: SimulatedClock) -> None:
-    console = _Console(service, clock)
+async def test_review_usage_and_grading_words(console: _Console) -> None:
     error = await console.type("/review B")
     assert error[0]["kind"] == "error" and "start with /review" in str(error[0]["text"])
     await console.type("/quiz mini --difficulty easy --tag autograd")
@@ -104,10 +119,9 @@ def test_review_json_lines_from_the_command_line(tmp_path: Path) -> None:
 
 
 async def test_reminders_through_the_console_clock_keep_berlin_time_and_stop_on_closed_dms(
-    service: StudyService, clock: SimulatedClock
+    console: _Console,
 ) -> None:
     """19:00 in Berlin: 18:00 UTC before 29 March 2026, 17:00 UTC after; DMs closed: off."""
-    console = _Console(service, clock)
     await console.type("/quiz mini --difficulty medium")
     await console.type("/answer A")  # wrong: the card is due again in minutes, and stays due
     await console.type("/review remind 19:00 Europe/Berlin")
@@ -115,11 +129,17 @@ async def test_reminders_through_the_console_clock_keep_berlin_time_and_stop_on_
     async def dms_after(moment: str) -> list[dict[str, object]]:
         return [line for line in await console.type(f"/clock set {moment}") if line["kind"] == "dm"]
 
-    assert await dms_after("2026-03-27T17:55:00Z") == []  # 18:55 in Berlin (CET)
+    # As a running bot would: one DM a day at 19:00 in Berlin (18:00 UTC in CET) on the way,
+    # and none yet on the 27th at 18:55.
+    on_the_way = await dms_after("2026-03-27T17:55:00Z")
+    assert [line["at"] for line in on_the_way] == [
+        f"2026-03-{day:02d}T18:00:00+00:00" for day in range(4, 27)
+    ]
     [dm] = await dms_after("2026-03-27T18:01:00Z")
     assert dm["member"] == "me" and "1 card due for review" in str(dm["text"])
     assert await dms_after("2026-03-27T22:00:00Z") == []  # once a day
-    assert await dms_after("2026-03-29T16:55:00Z") == []  # 18:55 in Berlin (CEST since 01:00 UTC)
+    saturday = await dms_after("2026-03-29T16:55:00Z")  # 18:55 in Berlin (CEST since 01:00 UTC)
+    assert [line["at"] for line in saturday] == ["2026-03-28T18:00:00+00:00"]  # the 28th's only
     assert len(await dms_after("2026-03-29T17:01:00Z")) == 1  # 19:01 in Berlin
     assert await console.type("/dms closed")
     assert await dms_after("2026-03-30T17:05:00Z") == []  # not sent: the reminder turns off
