@@ -62,6 +62,42 @@ CORRECTED: list[tuple[str, str, tuple[str, ...], tuple[str, ...]]] = [
         ("x² itself (9 at x = 3)", "first derivative 2x (6)"),
         ("derivatives of x², not x³",),
     ),
+    (
+        "ae-mc-03",
+        "choice 3",
+        (
+            "One call of `grad` computes one vector-Jacobian product",
+            "`torch.autograd.functional.jacobian`",
+            "`is_grads_batched=True`",
+        ),
+        ("never whole Jacobians",),
+    ),
+    (
+        "ae-open-01",
+        "model_answer",
+        (
+            "cannot be saved for backward",
+            "`a * w` fails",
+            "`a + w` backpropagates fine",
+            "`a.clone() * w` works",
+            "batch norm still updates its running statistics with the evaluation data",
+        ),
+        ("cannot be used in autograd later",),
+    ),
+    (
+        "dg-flash-05",
+        "answer",
+        ("`w.mul_(2)` returns `w` itself, which still requires grad", "a view of `w`"),
+        ("the result of every operation has `requires_grad=False`",),
+    ),
+    (
+        "dg-flash-09",
+        "answer",
+        ("`torch.zeros_like(x)`", "`torch.ones_like(x)`", "`x.new_ones(2)`", "`x.detach()`"),
+        ("When grad mode is on (the default) and at least one input requires grad.",),
+    ),
+    ("ae-flash-06", "answer", ("one saved tensor instead of six",), ()),
+    ("ae-flash-07", "answer", ("shape `[2, 3]`", "without a `jvp` method"), ()),
 ]
 
 
@@ -82,6 +118,8 @@ def test_corrected_sentence_says_the_right_thing_and_is_backed(
 
 # --- the negative controls fail when their sentence is reversed -------------------------------
 
+NO_ANOMALY = (("for anomaly in (False, True):", "for anomaly in (False, False):"),)
+
 # (name, item, text backed, a fragment that picks the check, edits that reverse the sentence)
 REVERSED: list[tuple[str, str, str, str, tuple[tuple[str, str], ...]]] = [
     (
@@ -91,6 +129,122 @@ REVERSED: list[tuple[str, str, str, str, tuple[tuple[str, str], ...]]] = [
         "x ** 2",
         # "9 and 6 are the derivatives of x²": print the derivatives where the check prints x²
         (("(x ** 2).item(), d1.item(), d2.item()", "d1.item(), d2.item(), 0.0"),),
+    ),
+    # "anomaly mode shows the forward line": with it off in both runs, no traceback arrives
+    *(
+        (
+            f"anomaly-mode-shows-the-forward-line-{item_id}",
+            item_id,
+            ref,
+            "Traceback of forward",
+            NO_ANOMALY,
+        )
+        for item_id, ref in (
+            ("ae-prac-05", "step 4"),
+            ("ae-flash-05", "answer"),
+            ("ae-open-02", "model_answer"),
+        )
+    ),
+    (
+        "checkpointing-keeps-only-the-inputs",
+        "ae-flash-06",
+        "answer",
+        "saved_tensors_hooks",
+        (("lambda x: checkpoint(block, x, use_reentrant=False)", "block"),),
+    ),
+    (
+        "jacobian-rows-are-outputs",
+        "ae-flash-07",
+        "answer",
+        "jacfwd(Cube.apply)",
+        (("print(jacrev(g)(x))  #", "print(jacrev(g)(x).T)  #"),),
+    ),
+    (
+        "jacfwd-needs-a-jvp",
+        "ae-flash-07",
+        "answer",
+        "jacfwd(Cube.apply)",
+        (("jacfwd(Cube.apply)(x)", "jacrev(Cube.apply)(x)"),),
+    ),
+    (
+        "once-differentiable-refuses-double-backward",
+        "ae-open-03",
+        "model_answer",
+        "once_differentiable",
+        (("    @once_differentiable\n", ""),),
+    ),
+    (
+        "vmap-needs-setup-context",
+        "ae-open-03",
+        "model_answer",
+        "Classic",
+        (("vmap(fn.apply)(batch)", "torch.stack([fn.apply(row) for row in batch])"),),
+    ),
+    (
+        "backward-must-return-one-gradient-per-input",
+        "ae-mc-07",
+        "choice 1",
+        "one gradient for two inputs",
+        (
+            (
+                "return grad_out * ctx.k  # one gradient for two inputs",
+                "return grad_out * ctx.k, None",
+            ),
+        ),
+    ),
+    (
+        "no-grad-leaves-batch-norm-in-training-mode",
+        "ae-flash-03",
+        "answer",
+        "BatchNorm1d",
+        (
+            (
+                "with torch.no_grad():  # training mode",
+                "bn.eval()\nwith torch.no_grad():  # training mode",
+            ),
+        ),
+    ),
+    (
+        "forgetting-eval-under-no-grad-updates-batch-norm",
+        "ae-open-01",
+        "model_answer",
+        "evaluation = ",
+        (('for mode in ("train", "eval")', 'for mode in ("eval", "eval")'),),
+    ),
+    (
+        "a-clone-of-an-inference-tensor-is-ordinary",
+        "ae-open-01",
+        "model_answer",
+        "a.clone() * w",
+        (("(a.clone() * w).sum()", "(a * w).sum()"),),
+    ),
+    (
+        "gradcheck-shows-numerical-and-analytical",
+        "ae-prac-04",
+        "step 2",
+        "the factor 2 is missing",
+        (("return grad_out * x  # the factor 2 is missing", "return grad_out * 2 * x"),),
+    ),
+    (
+        "one-grad-call-is-one-vector-jacobian-product",
+        "ae-mc-03",
+        "choice 3",
+        "is_grads_batched",
+        (("is_grads_batched=True", "is_grads_batched=False"),),
+    ),
+    (
+        "in-place-under-no-grad-returns-the-tensor-that-requires-grad",
+        "dg-flash-05",
+        "answer",
+        "w.mul_(2)",
+        (("same = w.mul_(2)", "same = w.mul(2)"),),
+    ),
+    (
+        "zeros-like-does-not-require-grad",
+        "dg-flash-09",
+        "answer",
+        "zeros_like",
+        (("torch.zeros_like(x), ", "x * 0, "),),
     ),
 ]
 
