@@ -1,6 +1,6 @@
 """The sentences issue 34 corrected say the right thing, and their checks can fail.
 
-Three parts:
+Four parts:
 
 * each corrected sentence now says what the issue asks (and no longer what it said), and a
   check of its item backs it;
@@ -8,7 +8,9 @@ Three parts:
 * each negative control is shown failing when its sentence is reversed: the check's snippet
   is edited here (never in the pack) so that it does the opposite of what the sentence says
   (anomaly mode off, no ``once_differentiable``, ``detach()`` instead of ``.data``...), and the
-  check's own expectation must then disagree. A check that still agreed would prove nothing.
+  check's own expectation must then disagree. A check that still agreed would prove nothing;
+* the lint rule that would have caught ae-mc-04: a choice that is code or a value, or whose
+  ``why`` names a value, an expression or a derivative, needs a check that backs it.
 """
 
 from __future__ import annotations
@@ -17,9 +19,15 @@ from pathlib import Path
 
 import pytest
 
-from bot.questions.claims import item_texts
+from bot.questions.claims import item_texts, names_a_result, shows_code_or_a_value
 from bot.questions.expectations import compare
-from bot.questions.loader import load_packs
+from bot.questions.lint import (
+    lint_packs,
+    unbacked_choice_problems,
+    unbacked_code_problems,
+    validate_upload,
+)
+from bot.questions.loader import PackContents, load_pack_text, load_packs
 from bot.questions.schema import Check, Item
 from tests.questions.snippets import explain, run_snippet
 
@@ -313,3 +321,111 @@ def test_check_holds_and_fails_when_its_sentence_is_reversed(
     assert not compare(check, stdout, stderr, exit_code).ok, (
         f"{item_id} {ref}: the check still agrees when its sentence is reversed\n{stdout}{stderr}"
     )
+
+
+# --- the lint rule that would have caught ae-mc-04 --------------------------------------------
+
+# ae-mc-04 as it shipped: choice 3's `why` was wrong about a value, showed no code, and no check
+# backed it.
+AE_MC_04_AS_SHIPPED = """\
+pack: p
+title: P
+items:
+  - id: p-mc-04
+    kind: multiple_choice
+    difficulty: medium
+    prompt: What does this print?
+    code: |
+      import torch
+      x = torch.tensor(3.0, requires_grad=True)
+      (g,) = torch.autograd.grad(x ** 3, x, create_graph=True)
+      (g2,) = torch.autograd.grad(g, x)
+      print(g.item(), g2.item())
+    expect_stdout: |
+      27.0 18.0
+    choices:
+      - text: "`27.0 18.0`"
+        correct: true
+        why: "The first derivative of x³ is 3x² = 27 at 3, the second 6x = 18."
+      - text: "`27.0 27.0`"
+        why: The second call differentiates `g`, the first derivative, not `y` again.
+      - text: "`9.0 6.0`"
+        why: Those are the derivatives of x², not x³.
+      - text: "A RuntimeError: `g` does not require grad"
+        why: "That happens without `create_graph=True`; with it, `g` is itself part of a graph."
+      - text: A RuntimeError about a missing retain_graph
+        why: The first call keeps the graph, so the derivative 6x can be taken.
+    checks:
+      - backs: [choice 2, choice 4]
+        code: print(1)
+        expect_stdout: "1"
+"""
+AE_MC_04_CHECK_OF_CHOICE_3 = """\
+      - backs: [choice 3, choice 5]
+        code: print(1)
+        expect_stdout: "1"
+"""
+
+
+def _lint(text: str, tmp_path: Path) -> list[str]:
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    result = lint_packs(path)
+    assert not result.errors, [str(problem) for problem in result.errors]
+    return [f"{problem.line}: {problem.message}" for problem in result.problems]
+
+
+def test_an_unbacked_why_about_a_value_is_flagged_like_ae_mc_04(tmp_path: Path) -> None:
+    warned = _lint(AE_MC_04_AS_SHIPPED, tmp_path)
+    assert warned == [
+        "23: choice 3 is code or a value that no check backs (add a check with `backs: choice 3`)",
+        # Not code, not a value, but its why names a derivative (6x).
+        "27: choice 5 has a why that names a value that no check backs "
+        "(add a check with `backs: choice 5`)",
+    ]
+    # The rule before issue 34 looked for code in backticks only, and saw nothing wrong.
+    loaded, _ = load_pack_text(AE_MC_04_AS_SHIPPED.encode(), "p.yaml")
+    assert loaded is not None
+    contents = PackContents.of(loaded)
+    assert not list(unbacked_code_problems([contents]))
+    assert len(list(unbacked_choice_problems([contents]))) == 2
+
+
+def test_a_check_that_backs_the_choice_ends_the_warning(tmp_path: Path) -> None:
+    backed = AE_MC_04_AS_SHIPPED + AE_MC_04_CHECK_OF_CHOICE_3
+    assert _lint(backed, tmp_path) == []
+    # And a chat upload is told the same as `questions lint`.
+    _, problems = validate_upload(AE_MC_04_AS_SHIPPED.encode(), "p.yaml")
+    assert [problem.line for problem in problems] == [23, 27]
+
+
+def test_a_choice_that_is_a_value_needs_a_why(tmp_path: Path) -> None:
+    no_why = AE_MC_04_AS_SHIPPED.replace(
+        "        why: Those are the derivatives of x², not x³.\n", ""
+    ).replace("[choice 2, choice 4]", "[choice 2, choice 3, choice 4, choice 5]")
+    assert _lint(no_why, tmp_path) == [
+        "22: choice 3 is code or a value but has no why (say why it is wrong, "
+        "and add a check with `backs: choice 3`)"
+    ]
+
+
+def test_the_correct_choice_is_backed_by_the_items_own_snippet(tmp_path: Path) -> None:
+    """The item's code prints `27.0 18.0`; without that code, nothing backs choice 1."""
+    backed = AE_MC_04_AS_SHIPPED + AE_MC_04_CHECK_OF_CHOICE_3
+    without_code = backed.replace(
+        backed[backed.index("    code: |\n      import torch") : backed.index("    choices:")], ""
+    )
+    assert _lint(without_code, tmp_path) == [
+        "11: choice 1 is code or a value that no check backs (add a check with `backs: choice 1`)"
+    ]
+
+
+def test_names_a_result_reads_values_expressions_and_derivatives() -> None:
+    assert names_a_result("Those are the derivatives of x², not x³.")
+    assert names_a_result("That is dz/dy only.")
+    assert names_a_result("Gradients add: 1 + 1.")
+    assert names_a_result("It returns `None`.")
+    assert not names_a_result("It is the other way round.")
+    assert not names_a_result("The order is swapped.")
+    assert shows_code_or_a_value("NaN for all three")
+    assert not shows_code_or_a_value("HDF5")  # a digit inside a name is not a value
