@@ -27,7 +27,9 @@ __all__ = [
     "ClaimRefError",
     "describe_available",
     "item_texts",
+    "names_a_result",
     "parse_ref",
+    "shows_code_or_a_value",
 ]
 
 # A single text: the name in `backs` is the field's name.
@@ -37,6 +39,16 @@ NUMBERED = {"choice": "choices", "step": "steps", "hint": "hints", "mistake": "c
 
 # Inline code in Markdown: what `questions lint` looks for in an item's prose.
 INLINE_CODE = re.compile(r"`[^`\n]+`")
+# A value: a number (not a digit inside a name such as HDF5 or float64), or a Python or
+# tensor value written out (`None`, `True`, NaN, inf).
+_VALUE = re.compile(r"(?<![A-Za-z_])[0-9]|\b(?:True|False|None|NaN|nan|inf)\b")
+# An expression or a derivative: x², 2x, dz/dy, d(loss)/dw, √5, Σ, ∂, a · b, a = b, a minus or
+# times sign (written as escapes: they look like - and x),
+# or the word itself ("the zero derivative", "its slope").
+_EXPRESSION = re.compile(
+    r"[²³⁴ⁿ√Σ∂·\u00d7≈\u2212=]|\b[0-9]+[a-z]\b|\bd[a-z(]\w*\)?/d[a-z]\w*|\b(?:derivatives?|slopes?)\b",
+    re.IGNORECASE,
+)
 _NUMBERED_REF = re.compile(r"^(choice|step|hint|mistake)\s+([0-9]{1,3})$")
 _EXPECTED = (
     "answer, explanation, final_answer, model_answer, hint, or choice N, step N, hint N, "
@@ -92,6 +104,17 @@ def item_texts(fields: Mapping[str, Any], kind_fields: Sequence[str]) -> dict[st
         for number, entry in enumerate(entries, 1):
             out[f"{word} {number}"] = _entry_text(entry)
     return out
+
+
+def shows_code_or_a_value(text: str) -> bool:
+    """Whether ``text`` (a choice) is or shows code, a number or a value such as ``None``."""
+    return bool(INLINE_CODE.search(text) or _VALUE.search(text))
+
+
+def names_a_result(text: str) -> bool:
+    """Whether ``text`` (a ``why``) shows code or names a value, an expression or a
+    derivative: a statement about what code computes, which only running it can confirm."""
+    return shows_code_or_a_value(text) or bool(_EXPRESSION.search(text))
 
 
 def describe_available(texts: Mapping[str, str | None]) -> str:

@@ -4,7 +4,8 @@ A check names the texts it backs (`backs: explanation`, `[choice 2, step 3]`) an
 snippet with the same expectation rules as an item's own `code`. The loader reports a `backs`
 naming a text the item does not have at its `file:line`; `questions check` runs every check
 beside the items' snippets and says, for a failure, where the check is and what it backs;
-`questions lint` warns about prose that shows code and that no check backs.
+`questions lint` warns about prose that shows code and that no check backs, and about choices
+that are code or a value, or whose `why` names one, that no check backs.
 """
 
 from __future__ import annotations
@@ -283,6 +284,11 @@ def test_prose_that_shows_code_no_check_backs_is_a_warning(tmp_path: Path) -> No
         "(add a check with `backs: choice 1`)",
         f"{path}:14: warning: u-mc-1: the explanation shows code that no check backs "
         "(add a check with `backs: explanation`)",
+        # The choices are values that nothing runs (see test_pack_claims.py for that rule).
+        f"{path}:21: warning: u-prac-1: choice 1 is code or a value that no check backs "
+        "(add a check with `backs: choice 1`)",
+        f"{path}:23: warning: u-prac-1: choice 2 is code or a value but has no why (say why it "
+        "is wrong, and add a check with `backs: choice 2`)",
         f"{path}:28: warning: u-prac-1: mistake 1 shows code that no check backs "
         "(add a check with `backs: mistake 1`)",
     ]
@@ -302,6 +308,10 @@ def test_lint_prints_the_warning_and_still_passes(tmp_path: Path) -> None:
     assert proc.stdout.splitlines() == [
         f"{path}:11: warning: u-mc-1: the why of choice 1 shows code that no check backs "
         "(add a check with `backs: choice 1`)",
+        f"{path}:21: warning: u-prac-1: choice 1 is code or a value that no check backs "
+        "(add a check with `backs: choice 1`)",
+        f"{path}:23: warning: u-prac-1: choice 2 is code or a value but has no why (say why it "
+        "is wrong, and add a check with `backs: choice 2`)",
         f"{path}:28: warning: u-prac-1: mistake 1 shows code that no check backs "
         "(add a check with `backs: mistake 1`)",
         "ok: 1 pack(s), 2 item(s)",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -123,7 +124,14 @@ def test_command_output_lints_ok(name: str, fmt: str, tmp_path: Path) -> None:
     assert proc.stderr.strip().splitlines()[-1].startswith("imported ")
     lint = studybot("questions", "lint", str(out))
     assert lint.returncode == 0, lint.stdout + lint.stderr
-    assert lint.stdout.strip().startswith("ok: 1 pack(s)")
+    *warnings, summary = lint.stdout.strip().splitlines()
+    assert summary.startswith("ok: 1 pack(s)")
+    # An imported choice that is a value ("6", "True") has no `why` and no check behind it:
+    # lint says so, as for any pack. Nothing else is warned about.
+    assert all(
+        re.search(r": warning: [a-z0-9-]+: choice \d+ is code or a value ", line)
+        for line in warnings
+    ), warnings
 
 
 def test_command_prints_yaml_to_stdout_and_problems_to_stderr(tmp_path: Path) -> None:
