@@ -415,17 +415,15 @@ class PackAdmin:
         of a question written in chat (``/write``): the verdict then speaks of that question.
         """
         name = self.check_file(filename, len(raw))
-        key = (ctx.platform, ctx.workspace, ctx.member)
-        with self._gate.admit(key) if self._gate is not None else contextlib.nullcontext():
-            for _ in range(CHECK_ATTEMPTS):
-                snapshot = self._loaded
-                checked = await self._run_code(ctx, await self._check(name, raw, snapshot))
-                async with self._lock:
-                    if self._loaded is snapshot:
-                        return await self._answer(ctx, name, raw, checked, force, written)
-            async with self._lock:  # still changing: check again, holding the lock this time
-                checked = await self._run_code(ctx, await self._check(name, raw, self._loaded))
-                return await self._answer(ctx, name, raw, checked, force, written)
+        for _ in range(CHECK_ATTEMPTS):
+            snapshot = self._loaded
+            checked = await self._run_code(ctx, await self._check(name, raw, snapshot))
+            async with self._lock:
+                if self._loaded is snapshot:
+                    return await self._answer(ctx, name, raw, checked, force, written)
+        async with self._lock:  # still changing: check once more, holding the lock this time
+            checked = await self._run_code(ctx, await self._check(name, raw, self._loaded))
+            return await self._answer(ctx, name, raw, checked, force, written)
 
     async def write_question(self, ctx: ChatContext, question: WrittenQuestion) -> Message:
         """``/write``: the question as a new item of the ``community`` pack, checked like an
@@ -457,13 +455,17 @@ class PackAdmin:
         if runner is None or not runner.available:
             why = "the sandbox is not available on this bot"
             return replace(checked, not_run=why)
+        key = (ctx.platform, ctx.workspace, ctx.member)
         try:
             checks = _Background(runner)
-            if ctx.is_admin:
-                rows = await check_items(targets, checks, timeout=self._code_timeout, jobs=4)
-            else:
-                async with self._member_checks:
-                    rows = await check_items(targets, checks, timeout=self._code_timeout, jobs=1)
+            with self._gate.admit(key) if self._gate is not None else contextlib.nullcontext():
+                if ctx.is_admin:
+                    rows = await check_items(targets, checks, timeout=self._code_timeout, jobs=4)
+                else:
+                    async with self._member_checks:
+                        rows = await check_items(
+                            targets, checks, timeout=self._code_timeout, jobs=1
+                        )
         except SandboxUnavailable as exc:
             return replace(checked, not_run=f"the sandbox failed ({exc.reason})")
         ran = tuple(
