@@ -544,8 +544,9 @@ def questions_lint(
 ) -> None:
     """Check packs against the schema; print every problem as file:line: field: reason.
 
-    Near-duplicate questions, and explanations, why notes, steps and common mistakes that show
-    code no check backs, are printed as warnings; they do not change the exit code.
+    Near-duplicate questions; explanations, why notes, steps and common mistakes that show
+    code no check backs; and choices that are code or a value (or whose why names one) with
+    no check that backs them, are printed as warnings; they do not change the exit code.
     """
     from bot.questions.lint import lint_packs
 
