@@ -6,15 +6,23 @@ Public API: :class:`Sandbox` (async context manager; ``run()`` -> :class:`RunRes
 :class:`SnippetRejected` and :class:`SandboxUnavailable` (with :class:`SandboxBusy`, when every
 jail stayed busy for the run's timeout). See ``docs/SANDBOX.md`` for the threat
 model. Nothing here imports torch; the bot process never does.
+
+The names are loaded on first use (PEP 562), so that code which needs only the plain result
+types (``bot.sandbox.result``, ``bot.sandbox.graph``: what the core renders) does not load
+the client and its process machinery by importing this package.
 """
 
 from __future__ import annotations
 
-from bot.sandbox.client import Sandbox
-from bot.sandbox.config import SandboxConfig
-from bot.sandbox.errors import SandboxBusy, SandboxUnavailable, SnippetRejected
-from bot.sandbox.result import Outcome, RunResult
-from bot.sandbox.validate import validate_snippet
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bot.sandbox.client import Sandbox
+    from bot.sandbox.config import SandboxConfig
+    from bot.sandbox.errors import SandboxBusy, SandboxUnavailable, SnippetRejected
+    from bot.sandbox.result import Outcome, RunResult
+    from bot.sandbox.validate import validate_snippet
 
 __all__ = [
     "Outcome",
@@ -26,3 +34,21 @@ __all__ = [
     "SnippetRejected",
     "validate_snippet",
 ]
+
+_WHERE = {
+    "Outcome": "bot.sandbox.result",
+    "RunResult": "bot.sandbox.result",
+    "Sandbox": "bot.sandbox.client",
+    "SandboxBusy": "bot.sandbox.errors",
+    "SandboxConfig": "bot.sandbox.config",
+    "SandboxUnavailable": "bot.sandbox.errors",
+    "SnippetRejected": "bot.sandbox.errors",
+    "validate_snippet": "bot.sandbox.validate",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'bot.sandbox' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
