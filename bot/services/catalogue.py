@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from bot.core.clock import Clock
 from bot.log import get_logger
 from bot.questions.loader import LoadedPack
-from bot.storage.packs import PackStore, SyncReport
+from bot.storage.packs import Candidate, PackStore, PackSummary, StoredQuestion, SyncReport
 
 __all__ = ["Catalogue"]
 
@@ -23,15 +23,15 @@ class Catalogue:
     """Pack names and titles over the pack store; what quiz, schedules and pack admin look up."""
 
     def __init__(self, store: PackStore, clock: Clock) -> None:
-        self.store = store
+        self._store = store
         self._clock = clock
         self._titles: dict[str, str] = {}
         self._tags: tuple[str, ...] = ()
 
     async def sync(self, loaded: Sequence[LoadedPack]) -> SyncReport:
         """Store the loaded packs (new, updated, retired) and refresh the titles."""
-        report = await self.store.sync(loaded, self._clock.now())
-        self._titles = {s.slug: s.title for s in await self.store.summaries()}
+        report = await self._store.sync(loaded, self._clock.now())
+        self._titles = {s.slug: s.title for s in await self._store.summaries()}
         self._tags = tuple(
             sorted({tag for pack in loaded for i in pack.pack.items for tag in i.tags})
         )
@@ -44,6 +44,36 @@ class Catalogue:
             report.unchanged,
         )
         return report
+
+    async def question(self, version_id: int) -> StoredQuestion:
+        """The item exactly as a post showed it (a version never changes)."""
+        return await self._store.question(version_id)
+
+    async def candidates(
+        self,
+        channel_id: int,
+        *,
+        pack: str | None = None,
+        difficulty: str | None = None,
+        tags: Sequence[str] = (),
+        kinds: Sequence[str] = (),
+    ) -> list[Candidate]:
+        """Every live question that fits the filters, with how often the channel saw it."""
+        return await self._store.candidates(
+            channel_id, pack=pack, difficulty=difficulty, tags=tags, kinds=kinds
+        )
+
+    async def summaries(self) -> list[PackSummary]:
+        """Every installed pack with its title, description and live question count."""
+        return await self._store.summaries()
+
+    async def disabled_in(self, channel_id: int) -> set[str]:
+        """The packs switched off in a channel."""
+        return await self._store.disabled_in(channel_id)
+
+    async def set_enabled(self, channel_id: int, slug: str, enabled: bool) -> bool | None:
+        """Switch a pack on or off in one channel; whether it was on (None: no such pack)."""
+        return await self._store.set_enabled(channel_id, slug, enabled)
 
     def title(self, pack: str) -> str:
         """The pack's title, or its slug for a pack no longer installed."""

@@ -45,7 +45,7 @@ class QuestionHistory:
         counts = await self._posts.breakdowns([p.id for p in posts])
         rows = []
         for post in posts:
-            stored = await self._catalogue.store.question(post.question_version_id)
+            stored = await self._catalogue.question(post.question_version_id)
             rows.append((post, stored.item, counts[post.id]))
         return cards.history_message(
             channel.name or ctx.channel_name or ctx.channel,
@@ -64,7 +64,7 @@ class QuestionHistory:
                 f"There is no question #{post_id} here; {ctx.command('history')} lists the "
                 "recent ones."
             )
-        stored = await self._catalogue.store.question(post.question_version_id)
+        stored = await self._catalogue.question(post.question_version_id)
         counts = {} if post.is_open else await self._posts.breakdown(post.id)
         return cards.past_question_message(
             post,

@@ -281,8 +281,8 @@ class PackAdmin:
 
     async def states(self, ctx: ChatContext) -> list[tuple[PackSummary, bool]]:
         """Every live pack and whether it is on in the caller's channel."""
-        summaries = await self._catalogue.store.summaries()
-        off = await self._catalogue.store.disabled_in((await self._channel(ctx)).id)
+        summaries = await self._catalogue.summaries()
+        off = await self._catalogue.disabled_in((await self._channel(ctx)).id)
         return [(summary, summary.slug not in off) for summary in summaries]
 
     async def listing(
@@ -291,7 +291,7 @@ class PackAdmin:
         """The packs with their question counts and, given a channel, whether each is on there
         (and how many open reports of wrong questions each has)."""
         if ctx is None:
-            summaries = await self._catalogue.store.summaries()
+            summaries = await self._catalogue.summaries()
             if not summaries:
                 return Message(sections=(Section(body="No packs are loaded."),))
             body = "\n".join(
@@ -340,7 +340,7 @@ class PackAdmin:
         if not slug:
             raise BadInput(f"usage: `pack {verb} NAME` (`pack list` shows the names)")
         channel = await self._channel(ctx)
-        was_enabled = await self._catalogue.store.set_enabled(channel.id, slug, enabled)
+        was_enabled = await self._catalogue.set_enabled(channel.id, slug, enabled)
         if was_enabled is None:
             close = self._catalogue.closest(slug)
             hint = f" Did you mean `{close}`?" if close else " See `pack list`."

@@ -84,12 +84,11 @@ class Posting:
         """
         if pack is not None:
             self.check_pack(pack)
-        store = self._catalogue.store
-        candidates = await store.candidates(
+        candidates = await self._catalogue.candidates(
             channel.id, pack=pack, difficulty=difficulty, tags=tags, kinds=kinds
         )
         if not candidates:
-            if pack is not None and pack in await store.disabled_in(channel.id):
+            if pack is not None and pack in await self._catalogue.disabled_in(channel.id):
                 raise NotFound(
                     f"Pack `{pack}` is off in this channel; an admin can turn it on with "
                     f"`pack enable {pack}`."
@@ -186,7 +185,7 @@ class Posting:
     ) -> PostDraft:
         """The message for a post row; ``timezone`` (a schedule's) overrides the workspace's
         for the "answers close at" line."""
-        stored = await self._catalogue.store.question(post.question_version_id)
+        stored = await self._catalogue.question(post.question_version_id)
         message = cards.question_message(
             post,
             stored.item,

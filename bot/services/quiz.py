@@ -201,7 +201,7 @@ class Quiz:
         self, ctx: ChatContext, workspace: WorkspaceRow, post: Post, choice: str
     ) -> Message:
         now = self._clock.now()
-        stored = await self._catalogue.store.question(post.question_version_id)
+        stored = await self._catalogue.question(post.question_version_id)
         item = stored.item
         if isinstance(item, OpenPrompt):
             raise BadInput("This is a discussion prompt: it is not scored. Share your thoughts!")
@@ -262,7 +262,7 @@ class Quiz:
         ``post_id=None`` means the channel's latest open question (the console's ``/show``).
         """
         post = await self._post_or_latest(ctx, post_id)
-        stored = await self._catalogue.store.question(post.question_version_id)
+        stored = await self._catalogue.question(post.question_version_id)
         if not cards.self_graded(stored.item):
             raise BadInput("This question is answered with its choice buttons.")
         return cards.card_back(stored.item, post.id)
@@ -273,7 +273,7 @@ class Quiz:
             if post_id is None
             else (await self._post_in(ctx, post_id))[1]
         )
-        stored = await self._catalogue.store.question(post.question_version_id)
+        stored = await self._catalogue.question(post.question_version_id)
         return cards.hint_message(stored.item, index, post.id)
 
     # --- reveal ------------------------------------------------------------------------------
@@ -316,7 +316,7 @@ class Quiz:
         return [await self._edit_for(post, counts[post.id]) for post in closed]
 
     async def _edit_for(self, post: Post, counts: Mapping[str, int] | None = None) -> PostEdit:
-        stored = await self._catalogue.store.question(post.question_version_id)
+        stored = await self._catalogue.question(post.question_version_id)
         if counts is None:
             counts = await self._posts.breakdown(post.id)
         channel = await self._directory.channel_by_id(post.channel_id)

@@ -132,7 +132,7 @@ class Recaps:
         missed = None
         row = await self._store.most_missed(channel.id, start, end)
         if row is not None:
-            stored = await self._catalogue.store.question(row.version_id)
+            stored = await self._catalogue.question(row.version_id)
             missed = MissedQuestion(
                 row.post_id, stored.item.prompt, row.missed, row.answered, _answer(stored.item)
             )

@@ -102,7 +102,7 @@ class ReviewService:
             )
             return ReviewTurn(summary, due=due, reviewed=reviewed, feedback=feedback)
         first = (await self._reviews.due(workspace.id, member.id, now, limit=1))[0]
-        stored = await self._catalogue.store.question(first.version_id)
+        stored = await self._catalogue.question(first.version_id)
         card = await self._reviews.card(member.id, first.question_id)
         count = card.reviews if card else 0
         message = cards.review_card(
@@ -127,7 +127,7 @@ class ReviewService:
         version = await self._reviews.current_version(key)
         if version is None:
             raise BadInput("That card's question is no longer in any pack.")
-        return await self._catalogue.store.question(version)
+        return await self._catalogue.question(version)
 
     async def click(self, ctx: ChatContext, key: int, value: str) -> ReviewTurn:
         """A /review button: ``show`` the back, ``more`` for another round, or a grade."""

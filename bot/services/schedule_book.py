@@ -338,12 +338,11 @@ class ScheduleBook:
     async def _check_filters(self, channel: ChannelRow, spec: ScheduleSpec) -> None:
         """Refuse a schedule that could never post: an unknown pack, or filters nothing
         matches (better now, to the admin, than a silent skip every morning)."""
-        packs = self._catalogue.store
         if spec.pack is not None and not self._catalogue.has(spec.pack):
             close = self._catalogue.closest(spec.pack)
             hint = f" — did you mean {close}?" if close else "; see `pack list`"
             raise BadInput(str(ScheduleError("pack", f"no pack called {spec.pack!r}{hint}")))
-        found = await packs.candidates(
+        found = await self._catalogue.candidates(
             channel.id,
             pack=spec.pack,
             difficulty=spec.difficulty,
