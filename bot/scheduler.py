@@ -44,17 +44,24 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 from functools import partial
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from bot.core.clock import Clock, SimulatedClock
 from bot.core.gateway import ChatGateway, WorkspaceOwner, serves
 from bot.core.schedule_spec import next_occurrence
 from bot.core.timer import DueSource
 from bot.log import get_logger
-from bot.services.schedule_book import MIN_GRACE, Schedule
+from bot.metrics import Metrics
+from bot.services.posting import Posting
+from bot.services.quiz import Quiz
+from bot.services.schedule_book import MIN_GRACE, Schedule, ScheduleBook
 from bot.services.scheduled_posts import RESEND_DELAY, Due, Prepared, ScheduledPosts, plan_due
-from bot.services.study import StudyService
 from bot.services.timetable import Entry, Timetable
+from bot.services.wakeup import Wakeup
+from bot.storage.database import Database
+from bot.storage.directory import Directory
+from bot.storage.packs import PackStore
+from bot.storage.posts import PostStore
 
 __all__ = [
     "LEASE",
@@ -63,6 +70,7 @@ __all__ = [
     "RESEND_DELAY",
     "SYNC_EVERY",
     "Scheduler",
+    "TimedWork",
 ]  # RESEND_DELAY: re-export
 
 log = get_logger(__name__)
@@ -83,6 +91,30 @@ _STOP_TIMEOUT = 3.0  # seconds a stopping scheduler may spend finishing sends in
 T = TypeVar("T")
 
 
+class TimedWork(Protocol):
+    """Exactly what the loop uses of the services it is handed (``StudyService`` is one):
+    the schedules, the posts and their reveals, and the wake-up signal."""
+
+    @property
+    def db(self) -> Database: ...
+    @property
+    def directory(self) -> Directory: ...
+    @property
+    def posts(self) -> PostStore: ...
+    @property
+    def packs(self) -> PackStore: ...
+    @property
+    def posting(self) -> Posting: ...
+    @property
+    def quiz(self) -> Quiz: ...
+    @property
+    def schedules(self) -> ScheduleBook: ...
+    @property
+    def metrics(self) -> Metrics | None: ...
+    @property
+    def wakeup(self) -> Wakeup: ...
+
+
 class Scheduler:
     """Posts every schedule's questions on time, and reveals them when their windows end.
 
@@ -96,7 +128,7 @@ class Scheduler:
 
     def __init__(
         self,
-        service: StudyService,
+        service: TimedWork,
         gateway: ChatGateway,
         clock: Clock,
         grace: timedelta,
