@@ -28,7 +28,7 @@ from bot.adapters.text_commands import run_schedule_command
 from bot.core.cards import review_value
 from bot.core.clock import Clock, SimulatedClock, check_simulated
 from bot.core.durations import format_duration, parse_duration
-from bot.core.errors import APOLOGY, BadInput, StudyError
+from bot.core.errors import APOLOGY, BadInput, StudyError, UsageError
 from bot.core.messages import Attachment, Message, terminal_safe
 from bot.core.models import ChatContext, Window
 from bot.core.schedule_spec import ScheduleError, parse_filters
@@ -37,12 +37,11 @@ from bot.log import get_logger
 from bot.questions.written import parse_console_form
 from bot.services.schedule_book import VERBS
 from bot.services.study import ReviewTurn, StudyService
-from bot.text import short_echoes
 
 if TYPE_CHECKING:
     from bot.scheduler import Scheduler
 
-__all__ = ["ConsoleAdapter", "UsageError"]
+__all__ = ["ConsoleAdapter"]
 
 log = get_logger(__name__)
 PLATFORM = "console"
@@ -62,15 +61,6 @@ _QUIZ_OPTION_USAGE = {  # by the field a quiz filter error names
     "difficulty": "/quiz --difficulty easy|medium|hard",
     "tags": "/quiz --tag TAG",
 }
-
-
-class UsageError(Exception):
-    """A command that does not parse. The message, if given, is the usage line to print;
-    otherwise the command's own usage is printed, then ``reason`` (what was wrong) if given."""
-
-    def __init__(self, message: str = "", *, reason: str = "") -> None:
-        super().__init__(short_echoes(message))
-        self.reason = short_echoes(reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,14 +363,8 @@ class ConsoleAdapter:
                 # Everything due by now (questions, reveals, recaps, reminders), after the
                 # command's own output: the one timer loop, as on every platform.
                 await self.scheduler.settle()
-        except UsageError as exc:
-            line = str(exc) or usage
-            self.error(f"usage: {line}: {exc.reason}" if exc.reason else f"usage: {line}")
-        except BadInput as exc:
-            if str(exc).startswith("usage:"):  # the core's own usage line: still a usage error
-                self.error(str(exc))
-            else:
-                self.note(str(exc))
+        except UsageError as exc:  # the console's own or the core's: the command's usage
+            self.error(exc.shown(usage))
         except StudyError as exc:
             self.note(str(exc))
         except Exception:
@@ -806,9 +790,9 @@ class ConsoleAdapter:
             reply = await run_schedule_command(
                 self.service.schedules, self.context(), verb, args[1:]
             )
+        except UsageError:
+            raise
         except BadInput as exc:  # the core's "args that do not parse" (its docstring)
-            if str(exc).startswith("usage:"):
-                raise
             usage = _SCHEDULE_USAGE.get(verb, f"/schedule {'|'.join(VERBS)} ...")
             raise UsageError(usage, reason=str(exc)) from None
         self.reply(reply.message)

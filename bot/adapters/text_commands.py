@@ -17,7 +17,7 @@ import shlex
 from collections.abc import Sequence
 
 from bot.core.durations import format_duration
-from bot.core.errors import BadInput
+from bot.core.errors import BadInput, UsageError
 from bot.core.models import ChatContext
 from bot.core.schedule_spec import ScheduleError, ScheduleForm, ScheduleSpec, word_kind
 from bot.services.schedule_book import (
@@ -205,12 +205,12 @@ async def run_schedule_command(
         return await book.add(ctx, form)
     if name == "list":
         if words:
-            raise BadInput("usage: `schedule list` (the schedules of this channel)")
+            raise UsageError("`schedule list` (the schedules of this channel)")
         return await book.list(ctx)
     if name == "preview":
         words, channel = _channel_option(words, name)
         if len(words) not in (1, 2):
-            raise BadInput("usage: `schedule preview ID [N]`, e.g. `schedule preview 3 10`")
+            raise UsageError("`schedule preview ID [N]`, e.g. `schedule preview 3 10`")
         count = PREVIEW_DEFAULT
         if len(words) == 2:
             if not words[1].isdigit() or not 1 <= int(words[1]) <= PREVIEW_MAX:
@@ -231,7 +231,7 @@ async def run_schedule_command(
 
 def _schedule_id(words: list[str], verb: str) -> int:
     if len(words) != 1:
-        raise BadInput(f"usage: `schedule {verb} ID` (`schedule list` shows the ids)")
+        raise UsageError(f"`schedule {verb} ID` (`schedule list` shows the ids)")
     text = words[0].lstrip("#")
     if not text.isdigit() or len(text) > 18:
         raise BadInput(f"`{words[0]}` is not a schedule id; `schedule list` shows the ids.")
@@ -244,5 +244,5 @@ def _channel_option(args: list[str], verb: str) -> tuple[list[str], str | None]:
         return args, None
     at = args.index("--channel")
     if at + 1 >= len(args):
-        raise BadInput(f"usage: `schedule {verb} ID --channel NAME`")
+        raise UsageError(f"`schedule {verb} ID --channel NAME`")
     return args[:at] + args[at + 2 :], args[at + 1]

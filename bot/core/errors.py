@@ -17,6 +17,7 @@ __all__ = [
     "RateLimited",
     "StudyError",
     "Unavailable",
+    "UsageError",
 ]
 
 APOLOGY = "Sorry, something went wrong on our side. It has been logged; please try again."
@@ -37,6 +38,28 @@ class StudyError(Exception):
 
 class BadInput(StudyError):
     """The request does not parse or names something that makes no sense here."""
+
+
+class UsageError(BadInput):
+    """How to type a command: its usage line, and what was wrong with what was typed.
+
+    The one usage error of every platform (the console, Slack's text commands, the core's
+    own checks): it carries its parts, so no code tells a usage error by its text. Shown as
+    ``usage: LINE: REASON`` (``usage: LINE`` alone, or the reason alone, when one is missing).
+    An empty ``line`` lets the front door fill in the command's own usage.
+    """
+
+    def __init__(self, line: str = "", *, reason: str = "") -> None:
+        self.line = short_echoes(line)
+        self.reason = short_echoes(reason)
+        super().__init__(self.shown(self.line))
+
+    def shown(self, fallback: str) -> str:
+        """The message, with ``fallback`` as the usage line when this error names none."""
+        line = self.line or fallback
+        if line and self.reason:
+            return f"usage: {line}: {self.reason}"
+        return f"usage: {line}" if line else self.reason
 
 
 class NotFound(StudyError):

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
-from bot.core.errors import BadInput, Forbidden, NotFound
+from bot.core.errors import BadInput, Forbidden, NotFound, UsageError
 from bot.core.messages import Attachment, Message, Section, Tone, escape_markup, neutralise
 from bot.core.models import ChatContext
 from bot.core.schedule_spec import decode_spec
@@ -338,7 +338,7 @@ class PackAdmin:
             raise Forbidden(_FORBIDDEN_SWITCH)
         slug = name.strip().lower()
         if not slug:
-            raise BadInput(f"usage: `pack {verb} NAME` (`pack list` shows the names)")
+            raise UsageError(f"`pack {verb} NAME` (`pack list` shows the names)")
         channel = await self._channel(ctx)
         was_enabled = await self._catalogue.set_enabled(channel.id, slug, enabled)
         if was_enabled is None:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 from bot.core import cards
 from bot.core.clock import Clock
-from bot.core.errors import BadInput, Forbidden
+from bot.core.errors import Forbidden, UsageError
 from bot.core.gateway import ChatGateway, serves
 from bot.core.messages import Message
 from bot.core.models import ChatContext
@@ -94,8 +94,8 @@ class Recaps:
         if verb == "now" and len(args) == 1:
             start, end = recap_week(now + timedelta(days=1), workspace.zone_at(now))
             return await self.build(workspace, channel, start, end, prefix=ctx.command_prefix)
-        raise BadInput(
-            f"usage: {ctx.command('recap')} | {ctx.command('recap on DAY HH:MM')} | "
+        raise UsageError(
+            f"{ctx.command('recap')} | {ctx.command('recap on DAY HH:MM')} | "
             f"{ctx.command('recap off')} | {ctx.command('recap now')}"
         )
 

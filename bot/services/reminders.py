@@ -14,7 +14,7 @@ from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.core.clock import Clock
-from bot.core.errors import BadInput
+from bot.core.errors import BadInput, UsageError
 from bot.core.gateway import DirectMessenger, serves
 from bot.core.messages import Message
 from bot.core.models import ChatContext
@@ -65,11 +65,11 @@ class Reminders:
         workspace = await self._places.workspace(ctx)
         now = self._clock.now()
         member = await self._directory.member(workspace, ctx.member, ctx.member_name, now)
-        usage = f"usage: {ctx.command('review remind HH:MM [TZ]')} or `off`"
+        usage = f"{ctx.command('review remind HH:MM [TZ]')} or `off`"
         if not args:
             current = await self._store.get(member.id)
             if current is None or not current.enabled:
-                text = f"No review reminder is set. {usage.removeprefix('usage: ')}."
+                text = f"No review reminder is set. {usage}."
             else:
                 text = f"Your review reminder: {current.local_time} ({current.timezone}) by DM."
             return Message.note(text)
@@ -81,7 +81,7 @@ class Reminders:
             )
         match = _TIME.match(args[0])
         if match is None or len(args) > 2:
-            raise BadInput(usage)
+            raise UsageError(usage)
         tz_name = args[1] if len(args) == 2 else workspace.timezone
         tz = _zone(tz_name)
         local_time = f"{int(match[1]):02d}:{match[2]}"

@@ -55,13 +55,6 @@ class WorkspaceSettingsService:
         self._clock = clock
         self._default_window = default_quiz_window
 
-    def usage(self, ctx: ChatContext) -> str:
-        return (
-            f"usage: {ctx.command('settings')} to see them, "
-            f"{ctx.command('settings NAME VALUE')} to change one (admins), "
-            f"{ctx.command('settings history')} for the change log"
-        )
-
     async def command(self, ctx: ChatContext, args: Sequence[str]) -> Message:
         workspace = await self._places.workspace(ctx)
         if not args:

@@ -62,7 +62,6 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack.commands import (
     StudyCommand,
-    UsageProblem,
     first_code_block,
     parse_study,
 )
@@ -84,7 +83,7 @@ from bot.adapters.slack.render import (
     write_modal,
 )
 from bot.adapters.text_commands import run_schedule_command
-from bot.core.errors import APOLOGY, BadInput, StudyError, Unavailable
+from bot.core.errors import APOLOGY, BadInput, StudyError, Unavailable, UsageError
 from bot.core.messages import (
     ACTION_ID_PATTERN,
     Action,
@@ -676,7 +675,7 @@ class SlackAdapter:
         """``/study <subcommand>``: usage problems in the ack, everything else after it."""
         try:
             command = parse_study(_str(body.get("text")))
-        except UsageProblem as problem:
+        except UsageError as problem:
             await ack(**self._usage(str(problem), _where(body)))
             return
         await ack()

@@ -16,14 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.adapters.text_commands import split_args
+from bot.core.errors import UsageError
 from bot.core.schedule_spec import ScheduleError
 from bot.core.snippets import first_python_block
 from bot.services.schedule_book import VERBS
-from bot.text import short_echoes
 
 __all__ = [
     "StudyCommand",
-    "UsageProblem",
     "first_code_block",
     "parse_study",
     "unescape",
@@ -34,17 +33,15 @@ _SPECIAL = re.compile(r"<(![a-z]+(?:\^[A-Z0-9]+)?)(?:\|[^>]*)?>")
 _OTHER_MARKUP = re.compile(r"<(#[^>|]*)(?:\|([^>]*))?>|<(https?://[^>|]+)(?:\|[^>]*)?>")
 
 
-class UsageProblem(Exception):
-    """The text is not a ``/study`` command; the message says what is wrong, in one line."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(short_echoes(message))
-
-
 @dataclass(frozen=True, slots=True)
 class StudyCommand:
     name: str
     args: tuple[str, ...] = ()
+
+
+def _problem(sentence: str) -> UsageError:
+    """The text is not a ``/study`` command: the one usage error, saying what is wrong."""
+    return UsageError(reason=sentence)
 
 
 def unescape(text: str) -> str:
@@ -68,7 +65,7 @@ def unescape(text: str) -> str:
 
 def _at_most(name: str, words: list[str], n: int, usage: str) -> StudyCommand:
     if len(words) > n:
-        raise UsageProblem(f"Too many words for `{name}`: use `/study {usage}`.")
+        raise _problem(f"Too many words for `{name}`: use `/study {usage}`.")
     return StudyCommand(name, tuple(words))
 
 
@@ -82,19 +79,19 @@ def _graph(rest: str) -> StudyCommand:
         _, _, after = body.partition(" ")
         of, _, body = after.strip().partition(" ")
         if not of:
-            raise UsageProblem("Use `/study graph --of NAME[,NAME] [code]`.")
+            raise _problem("Use `/study graph --of NAME[,NAME] [code]`.")
     return StudyCommand("graph", (of, body.strip()))
 
 
 def _history(words: list[str]) -> StudyCommand:
     if len(words) > 1 or (words and not words[0].isdigit()):
-        raise UsageProblem("Use `/study history [N]` for this channel's last N questions.")
+        raise _problem("Use `/study history [N]` for this channel's last N questions.")
     return StudyCommand("history", tuple(words))
 
 
 def _question(words: list[str]) -> StudyCommand:
     if len(words) != 1 or not words[0].lstrip("#").isdigit():
-        raise UsageProblem("Use `/study question ID`, e.g. `/study question 12`.")
+        raise _problem("Use `/study question ID`, e.g. `/study question 12`.")
     return StudyCommand("question", (words[0].lstrip("#"),))
 
 
@@ -113,7 +110,7 @@ def _report(words: list[str]) -> StudyCommand:
 def _reports(words: list[str]) -> StudyCommand:
     if not words or (len(words) == 2 and words[0].lower() == "resolve"):
         return StudyCommand("reports", tuple(words))
-    raise UsageProblem("Use `/study reports` to list them, `/study reports resolve ITEM_ID`.")
+    raise _problem("Use `/study reports` to list them, `/study reports resolve ITEM_ID`.")
 
 
 def _recap(words: list[str]) -> StudyCommand:
@@ -127,7 +124,7 @@ def _write(words: list[str]) -> StudyCommand:
     if words and words[0].lower() in ("easy", "medium", "hard"):
         difficulty, words = words[0].lower(), words[1:]
     if len(words) > 1:
-        raise UsageProblem("Use `/study write [easy|medium|hard] [tag,tag]`.")
+        raise _problem("Use `/study write [easy|medium|hard] [tag,tag]`.")
     return StudyCommand("write", (difficulty, words[0] if words else ""))
 
 
@@ -143,7 +140,7 @@ _SIMPLE = {
 
 
 def parse_study(raw: str) -> StudyCommand:
-    """Parse the text after ``/study``; raise :class:`UsageProblem` for anything unknown."""
+    """Parse the text after ``/study``; raise :class:`UsageError` for anything unknown."""
     text = unescape(raw).strip()
     head, _, rest = text.partition(" ")
     name = head.lower()
@@ -159,7 +156,7 @@ def parse_study(raw: str) -> StudyCommand:
     if name == "review":
         if words and words[0].lower() == "remind":
             if not 2 <= len(words) <= 3:
-                raise UsageProblem(
+                raise _problem(
                     "Use `/study review remind HH:MM [TZ]` for a daily DM when cards are due, "
                     "or `/study review remind off`."
                 )
@@ -178,7 +175,7 @@ def parse_study(raw: str) -> StudyCommand:
             return StudyCommand("pack", (verb,))
         if verb in ("enable", "disable") and len(words) == 2:
             return StudyCommand("pack", (verb, words[1]))
-        raise UsageProblem(
+        raise _problem(
             "Use `/study pack list` to see the question packs, `/study pack enable NAME` or "
             "`/study pack disable NAME` to switch one in this channel (admins), and the "
             "*Check question pack* shortcut on a message with a .yaml file to check a pack."
@@ -186,16 +183,16 @@ def parse_study(raw: str) -> StudyCommand:
     if name == "schedule":
         verb, _, verb_rest = rest.strip().partition(" ")
         if not verb:  # an unknown verb is the core's to judge (it suggests the closest)
-            raise UsageProblem(
+            raise _problem(
                 f"Say what to do: `/study schedule {'|'.join(VERBS)} ...`, "
                 "e.g. `/study schedule add 09:00 Europe/Berlin weekdays`."
             )
         try:
             args = split_args(verb_rest)
         except ScheduleError as exc:
-            raise UsageProblem(str(exc)) from None
+            raise _problem(str(exc)) from None
         return StudyCommand("schedule", (verb, *args))
-    raise UsageProblem(f"`{head}` is not a /study command.")
+    raise _problem(f"`{head}` is not a /study command.")
 
 
 def _rich_text_code(blocks: list[Any]) -> str | None:

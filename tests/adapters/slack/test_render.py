@@ -8,7 +8,6 @@ import pytest
 
 from bot.adapters.slack.commands import (
     StudyCommand,
-    UsageProblem,
     first_code_block,
     parse_study,
     unescape,
@@ -22,6 +21,7 @@ from bot.adapters.slack.render import (
     render,
     run_modal,
 )
+from bot.core.errors import UsageError
 from bot.core.messages import (
     Action,
     Attachment,
@@ -237,7 +237,7 @@ def test_parse_study(text: str, expected: StudyCommand) -> None:
     ],
 )
 def test_parse_study_problems(text: str, problem: str) -> None:
-    with pytest.raises(UsageProblem) as info:
+    with pytest.raises(UsageError) as info:
         parse_study(text)
     assert problem in str(info.value)
 
