@@ -3,6 +3,8 @@
 A member who missed a day, or wants the solution again, asks here instead of scrolling. Both
 replies are private, and a question still open is shown without its answer (answer it where
 it was posted): nothing here can spoil an open question or score a second time.
+:meth:`QuestionHistory.channel_history` returns the history as data (:class:`ChannelHistory`),
+which ``/history`` renders and an admin page can show.
 """
 
 from __future__ import annotations

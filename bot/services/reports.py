@@ -3,7 +3,9 @@
 A study bot must never teach a wrong fact, and the members who answer are the first to spot
 one. A report names the question by its post number (or the channel's latest question) and
 says what is wrong; admins see the open reports grouped by question, `pack list` counts them
-per pack, and resolving a question's reports keeps them for the record.
+per pack, and resolving a question's reports keeps them for the record. The open reports are
+read as rows (:meth:`QuestionReports.open_reports`, admins only, as in chat) and rendered by
+:func:`reports_message`.
 """
 
 from __future__ import annotations

@@ -4,7 +4,10 @@ preview``, the rules the scheduler follows after downtime, and the hook that wak
 Adapters call typed methods (:meth:`ScheduleBook.add` with a
 :class:`~bot.core.schedule_spec.ScheduleForm`, :meth:`ScheduleBook.remove` with an id, ...)
 and get a :class:`ScheduleReply`; the console and Slack get there through one text grammar
-(:mod:`bot.adapters.text_commands`), Discord from its typed options.
+(:mod:`bot.adapters.text_commands`), Discord from its typed options. Reading is data first:
+:meth:`ScheduleBook.channel_schedules` and :meth:`ScheduleBook.upcoming` return the schedules
+with their next times (:class:`ScheduleTimes`), which ``list`` and ``preview`` render
+(:func:`schedules_message`, :func:`preview_message`) and an admin page can show as they are.
 Permissions are decided here, not in the adapters: only ``ctx.is_admin`` (workspace admins, or
 the configured admin role or user group, as the adapter reads them) may change schedules;
 everyone may list and preview them.

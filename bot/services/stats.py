@@ -1,7 +1,9 @@
 """Scores shown back: the leaderboard of a window and one member's stats.
 
-Read-only: points are written with the answer (``storage.answers``); this only reads them and
-turns them into cards in the workspace's time zone.
+Read-only: points are written with the answer (``storage.answers``); this only reads them, in
+the workspace's time zone. Data first: :meth:`Stats.board`, :meth:`Stats.channel_board` and
+:meth:`Stats.member_report` return what the chat cards (:meth:`Stats.leaderboard`,
+:meth:`Stats.stats`) and an admin page show.
 """
 
 from __future__ import annotations
