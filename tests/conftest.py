@@ -1,8 +1,8 @@
 """Shared fixtures: a real database per test, a simulated clock, the test packs.
 
-The storage and service tests (``tests/core``, ``tests/storage``, the scheduler's) run twice:
-on a SQLite file and on PostgreSQL, in a fresh schema of the server ``STUDYBOT_TEST_POSTGRES``
-names (``.ci/run`` starts one). Without that variable the PostgreSQL runs are skipped, except
+The storage and service tests (``tests/core``, ``tests/services``, ``tests/storage``, the
+scheduler's) run twice: on a SQLite file and on PostgreSQL, in a fresh schema of the server
+``STUDYBOT_TEST_POSTGRES`` names (``.ci/run`` starts one). Without that variable the PostgreSQL runs are skipped, except
 under CI, where they fail: CI must never pass without having tested both engines.
 """
 
@@ -35,7 +35,7 @@ def clock() -> SimulatedClock:
 
 POSTGRES_URL = os.environ.get("STUDYBOT_TEST_POSTGRES", "")
 #: Test files whose ``db`` runs on both engines (the storage and service layers).
-BOTH_ENGINES = ("tests/core/", "tests/storage/", "tests/test_scheduler")
+BOTH_ENGINES = ("tests/core/", "tests/services/", "tests/storage/", "tests/test_scheduler")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -35,6 +35,7 @@ from bot.services.posting import Posting
 from bot.services.study import StudyService
 from bot.storage.database import Database, open_database
 from tests.conftest import TEST_PACKS
+from tests.dst_weeks import DstWeek, dst_weeks
 from tests.helpers import member, schedule_command
 
 ROOT = Path(__file__).parents[1]
@@ -181,53 +182,25 @@ def local_dates(times: list[str], zone: str) -> list[str]:
 
 
 # --- DST weeks -----------------------------------------------------------------------------
+# The weeks are one table (tests/dst_weeks.py); the schedule spec's occurrence tests use it too.
 
 
-@pytest.mark.parametrize(
-    ("start", "tz", "expected"),
-    [
-        pytest.param(
-            "2026-03-23T06:00:00Z",
-            "Europe/Berlin",
-            ["2026-03-23T08:00Z", "2026-03-24T08:00Z", "2026-03-25T08:00Z", "2026-03-26T08:00Z",
-             "2026-03-27T08:00Z", "2026-03-28T08:00Z", "2026-03-29T07:00Z", "2026-03-30T07:00Z"],
-            id="berlin-spring-forward",
-        ),
-        pytest.param(
-            "2026-10-19T06:00:00Z",
-            "Europe/Berlin",
-            ["2026-10-19T07:00Z", "2026-10-20T07:00Z", "2026-10-21T07:00Z", "2026-10-22T07:00Z",
-             "2026-10-23T07:00Z", "2026-10-24T07:00Z", "2026-10-25T08:00Z", "2026-10-26T08:00Z"],
-            id="berlin-fall-back",
-        ),
-        pytest.param(
-            "2026-03-02T12:00:00Z",
-            "America/New_York",
-            ["2026-03-02T14:00Z", "2026-03-03T14:00Z", "2026-03-04T14:00Z", "2026-03-05T14:00Z",
-             "2026-03-06T14:00Z", "2026-03-07T14:00Z", "2026-03-08T13:00Z", "2026-03-09T13:00Z"],
-            id="new-york-spring-forward",
-        ),
-        pytest.param(
-            "2026-10-26T12:00:00Z",
-            "America/New_York",
-            ["2026-10-26T13:00Z", "2026-10-27T13:00Z", "2026-10-28T13:00Z", "2026-10-29T13:00Z",
-             "2026-10-30T13:00Z", "2026-10-31T13:00Z", "2026-11-01T14:00Z", "2026-11-02T14:00Z"],
-            id="new-york-fall-back",
-        ),
-    ],
-)  # fmt: skip
-async def test_0900_stays_0900_local_through_a_dst_week(
-    tmp_path: Path, start: str, tz: str, expected: list[str]
-) -> None:
+def _times(week: DstWeek) -> list[str]:
+    return [f"{moment:%Y-%m-%dT%H:%MZ}" for moment in week.expected]
+
+
+@pytest.mark.parametrize("week", dst_weeks("steady"))
+async def test_0900_stays_0900_local_through_a_dst_week(tmp_path: Path, week: DstWeek) -> None:
     run = await session(
         tmp_path / "bot.sqlite3",
-        start,
-        f"/schedule add 09:00 {tz} daily --window 1h\n/clock advance 8d",
+        week.start.isoformat(),
+        f"/schedule add {week.time} {week.zone} daily --window 1h\n/clock advance {week.days}d",
     )
+    expected = _times(week)
     assert run.post_times() == expected
-    local = [utc(t).astimezone(ZoneInfo(tz)) for t in run.post_times()]
-    assert {f"{t:%H:%M}" for t in local} == {"09:00"}
-    assert len(set(local_dates(run.post_times(), tz))) == 8  # one a day, no day missed
+    local = [utc(t).astimezone(ZoneInfo(week.zone)) for t in run.post_times()]
+    assert {f"{t:%H:%M}" for t in local} == {week.time}
+    assert len(set(local_dates(run.post_times(), week.zone))) == week.days  # one a day
     # Each one is revealed an hour later, in place.
     assert [_z(e["at"]) for e in run.edits] == [
         _z((utc(t) + timedelta(hours=1)).isoformat()) for t in expected
@@ -235,51 +208,30 @@ async def test_0900_stays_0900_local_through_a_dst_week(
     assert [e["post_id"] for e in run.edits] == [p["post_id"] for p in run.posts]
 
 
-async def test_a_time_that_does_not_exist_posts_once_at_the_shifted_time(tmp_path: Path) -> None:
-    run = await session(
-        tmp_path / "bot.sqlite3",
-        "2026-03-27T12:00:00Z",
-        "/schedule add 02:30 Europe/Berlin --window 1h\n/clock advance 4d",
-    )
-    # 02:30 CET; 03:30 CEST on the 29th (clocks skip 02:30); then 02:30 CEST.
-    assert run.post_times() == [
-        "2026-03-28T01:30Z",
-        "2026-03-29T01:30Z",
-        "2026-03-30T00:30Z",
-        "2026-03-31T00:30Z",
-    ]
-    assert local_dates(run.post_times(), "Europe/Berlin") == [
-        "2026-03-28",
-        "2026-03-29",
-        "2026-03-30",
-        "2026-03-31",
-    ]
-
-
-@pytest.mark.parametrize(
-    ("start", "spec", "expected"),
-    [
-        pytest.param(
-            "2026-10-30T12:00:00Z",
-            "01:30 America/New_York",
-            ["2026-10-31T05:30Z", "2026-11-01T05:30Z", "2026-11-02T06:30Z", "2026-11-03T06:30Z"],
-            id="new-york-0130",
-        ),
-        pytest.param(
-            "2026-10-23T12:00:00Z",
-            "02:30 Europe/Berlin",
-            ["2026-10-24T00:30Z", "2026-10-25T00:30Z", "2026-10-26T01:30Z", "2026-10-27T01:30Z"],
-            id="berlin-0230",
-        ),
-    ],
-)  # fmt: skip
-async def test_a_time_that_happens_twice_posts_once_at_the_first(
-    tmp_path: Path, start: str, spec: str, expected: list[str]
+@pytest.mark.parametrize("week", dst_weeks("gap"))
+async def test_a_time_that_does_not_exist_posts_once_at_the_shifted_time(
+    tmp_path: Path, week: DstWeek
 ) -> None:
     run = await session(
-        tmp_path / "bot.sqlite3", start, f"/schedule add {spec} --window 30m\n/clock advance 4d"
+        tmp_path / "bot.sqlite3",
+        week.start.isoformat(),
+        f"/schedule add {week.time} {week.zone} --window 1h\n/clock advance {week.days}d",
     )
-    assert run.post_times() == expected
+    assert run.post_times() == _times(week)
+    dates = local_dates(run.post_times(), week.zone)
+    assert len(set(dates)) == week.days  # one a day: the shifted one too, on its own date
+
+
+@pytest.mark.parametrize("week", dst_weeks("fold"))
+async def test_a_time_that_happens_twice_posts_once_at_the_first(
+    tmp_path: Path, week: DstWeek
+) -> None:
+    run = await session(
+        tmp_path / "bot.sqlite3",
+        week.start.isoformat(),
+        f"/schedule add {week.time} {week.zone} --window 30m\n/clock advance {week.days}d",
+    )
+    assert run.post_times() == _times(week)
 
 
 async def test_weekdays_and_a_cron_schedule_in_one_channel(tmp_path: Path) -> None:

@@ -3,10 +3,14 @@
 A study bot must never teach a wrong fact, and the members who answer are the first to spot
 one. A report names the question by its post number (or the channel's latest question) and
 says what is wrong; admins see the open reports grouped by question, `pack list` counts them
-per pack, and resolving a question's reports keeps them for the record.
+per pack, and resolving a question's reports keeps them for the record. The open reports are
+read as rows (:meth:`QuestionReports.open_reports`, admins only, as in chat) and rendered by
+:func:`reports_message`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, Forbidden, NotFound
@@ -19,7 +23,7 @@ from bot.storage.posts import PostStore
 from bot.storage.reports import OpenReport, ReportStore
 from bot.text import clean_text
 
-__all__ = ["MAX_REASON", "QuestionReports"]
+__all__ = ["MAX_REASON", "OpenReport", "QuestionReports", "reports_message"]
 
 MIN_REASON = 5
 MAX_REASON = 500
@@ -74,23 +78,17 @@ class QuestionReports:
             f"{self._catalogue.title(stored.pack)}) {verb}. An admin will look at it."
         )
 
-    async def listing(self, ctx: ChatContext) -> Message:
-        """Admins: the open reports, grouped by question."""
+    async def open_reports(self, ctx: ChatContext) -> list[OpenReport]:
+        """Admins: the workspace's open reports, grouped by question (pack, then item id),
+        oldest first within a question; chat (:meth:`listing`) and the admin page show these."""
         if not ctx.is_admin:
             raise Forbidden("Only admins can see the reports; report one with `report`.")
         workspace = await self._places.workspace(ctx)
-        reports = await self._store.open_reports(workspace.id)
-        if not reports:
-            return Message.note("No open reports. 🎉")
-        return Message(
-            title=f"🚩 Open reports ({len(reports)})",
-            sections=tuple(_grouped(reports)),
-            footer=(
-                f"Fix the item in its pack file, then {ctx.command('reports resolve ITEM_ID')} "
-                "closes its reports."
-            ),
-            ephemeral=True,
-        )
+        return await self._store.open_reports(workspace.id)
+
+    async def listing(self, ctx: ChatContext) -> Message:
+        """Admins: the open reports, grouped by question."""
+        return reports_message(await self.open_reports(ctx), ctx.command("reports resolve ITEM_ID"))
 
     async def resolve(self, ctx: ChatContext, item_id: str) -> Message:
         if not ctx.is_admin:
@@ -110,7 +108,20 @@ class QuestionReports:
         return await self._store.counts_by_pack(workspace.id)
 
 
-def _grouped(reports: list[OpenReport]) -> list[Section]:
+def reports_message(reports: Sequence[OpenReport], resolve: str) -> Message:
+    """``/reports``: the open reports grouped by question; ``resolve`` is how the platform
+    writes ``reports resolve ITEM_ID``."""
+    if not reports:
+        return Message.note("No open reports. 🎉")
+    return Message(
+        title=f"🚩 Open reports ({len(reports)})",
+        sections=tuple(_grouped(reports)),
+        footer=f"Fix the item in its pack file, then {resolve} closes its reports.",
+        ephemeral=True,
+    )
+
+
+def _grouped(reports: Sequence[OpenReport]) -> list[Section]:
     sections: list[Section] = []
     current: tuple[str, str] | None = None
     lines: list[str] = []

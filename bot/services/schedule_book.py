@@ -4,7 +4,10 @@ preview``, the rules the scheduler follows after downtime, and the hook that wak
 Adapters call typed methods (:meth:`ScheduleBook.add` with a
 :class:`~bot.core.schedule_spec.ScheduleForm`, :meth:`ScheduleBook.remove` with an id, ...)
 and get a :class:`ScheduleReply`; the console and Slack get there through one text grammar
-(:mod:`bot.adapters.text_commands`), Discord from its typed options.
+(:mod:`bot.adapters.text_commands`), Discord from its typed options. Reading is data first:
+:meth:`ScheduleBook.channel_schedules` and :meth:`ScheduleBook.upcoming` return the schedules
+with their next times (:class:`ScheduleTimes`), which ``list`` and ``preview`` render
+(:func:`schedules_message`, :func:`preview_message`) and an admin page can show as they are.
 Permissions are decided here, not in the adapters: only ``ctx.is_admin`` (workspace admins, or
 the configured admin role or user group, as the adapter reads them) may change schedules;
 everyone may list and preview them.
@@ -56,12 +59,16 @@ __all__ = [
     "PREVIEW_MAX",
     "VERBS",
     "CatchUp",
+    "ChannelSchedules",
     "Schedule",
     "ScheduleBook",
     "ScheduleListener",
     "ScheduleReply",
+    "ScheduleTimes",
     "catch_up",
     "local_text",
+    "preview_message",
+    "schedules_message",
 ]
 
 log = get_logger(__name__)
@@ -129,6 +136,100 @@ def _schedule(row: ScheduleRow) -> Schedule:
         handled_until=row.handled_until,
         created_at=row.created_at,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleTimes:
+    """A schedule with when it posts next: what ``schedule list`` and ``schedule preview``
+    show, and what an admin page lists.
+
+    ``schedule`` is None when the stored spec no longer parses (then ``times`` is empty; it
+    can only be removed). ``times`` are aware instants in the schedule's own zone; ``texts``
+    are the same times as the channel reads them (``Sun 2026-03-29 03:30 CEST (shifted: ...)``).
+    A paused schedule's times are those once it is resumed.
+    """
+
+    id: int
+    channel: str  # the name of the channel it posts in
+    schedule: Schedule | None
+    times: tuple[datetime, ...]
+    texts: tuple[str, ...]
+
+    @property
+    def paused(self) -> bool:
+        return self.schedule is not None and self.schedule.paused
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelSchedules:
+    """A channel's schedules, oldest first, each with its next times."""
+
+    channel: str
+    schedules: tuple[ScheduleTimes, ...]
+
+
+def _check_count(count: int) -> None:
+    if not 1 <= count <= PREVIEW_MAX:
+        raise BadInput(f"N is how many to show: a number from 1 to {PREVIEW_MAX}.")
+
+
+def _times(
+    schedule_id: int, schedule: Schedule | None, channel: str, now: datetime, count: int
+) -> ScheduleTimes:
+    if schedule is None:
+        return ScheduleTimes(schedule_id, channel, None, (), ())
+    after = max(schedule.after, now)
+    zone = ZoneInfo(schedule.spec.timezone)
+    return ScheduleTimes(
+        schedule.id,
+        channel,
+        schedule,
+        tuple(t.astimezone(zone) for t in occurrences(schedule.spec, after, count)),
+        tuple(preview(schedule.spec, after, count)),
+    )
+
+
+def schedules_message(listed: ChannelSchedules) -> Message:
+    """``schedule list``: each schedule and when it posts next (or that it is paused)."""
+    lines = []
+    for entry in listed.schedules:
+        schedule = entry.schedule
+        if schedule is None:
+            lines.append(
+                f"**#{entry.id}** — cannot be read any more; remove it "
+                f"(`schedule remove {entry.id}`) and add it again"
+            )
+            continue
+        lines.append(
+            f"**#{schedule.id}** {schedule.spec.describe()} — next: {entry.texts[0]}"
+            if not schedule.paused
+            else f"**#{schedule.id}** {schedule.spec.describe()} — ⏸️ paused"
+        )
+    where = f"#{listed.channel}"
+    if not lines:
+        body = (
+            f"No schedules in {where} yet. Admins can add one, e.g. "
+            "`schedule add 09:00 Europe/Berlin weekdays`."
+        )
+    else:
+        body = "\n".join(lines)
+    return Message(title=f"🗓️ Schedules in {where}", sections=(Section(body=body),), ephemeral=True)
+
+
+def preview_message(upcoming: ScheduleTimes) -> Message:
+    """``schedule preview ID [N]``: the schedule's next times, in its own zone."""
+    schedule = upcoming.schedule
+    assert schedule is not None  # a schedule that no longer parses is refused before this
+    body = "\n".join(f"• {t}" for t in upcoming.texts)
+    if schedule.paused:
+        body = (
+            f"Paused: these are the times once resumed (`schedule resume {schedule.id}`).\n" + body
+        )
+    title = (
+        f"🗓️ Next {len(upcoming.texts)} of schedule #{schedule.id} in #{upcoming.channel} "
+        f"({schedule.spec.timezone})"
+    )
+    return Message(title=title, sections=(Section(body=body),), ephemeral=True)
 
 
 # --- after downtime --------------------------------------------------------------------------
@@ -364,35 +465,21 @@ class ScheduleBook:
                 )
             )
 
-    async def list(self, ctx: ChatContext) -> ScheduleReply:
-        """The caller's channel's schedules and when each posts next (everyone)."""
+    async def channel_schedules(self, ctx: ChatContext, count: int = 1) -> ChannelSchedules:
+        """The caller's channel's schedules, each with its next ``count`` posting times
+        (everyone): what ``schedule list`` shows and what an admin page lists."""
+        _check_count(count)
         _, channel = await self._where(ctx)
         now = self._clock.now()
-        lines = []
-        for row in await self.store.in_channel(channel.id):
-            schedule = self._readable(row)
-            if schedule is None:
-                lines.append(
-                    f"**#{row.id}** — cannot be read any more; remove it "
-                    f"(`schedule remove {row.id}`) and add it again"
-                )
-                continue
-            lines.append(
-                f"**#{schedule.id}** {schedule.spec.describe()} — next: {_next_text(schedule, now)}"
-                if not schedule.paused
-                else f"**#{schedule.id}** {schedule.spec.describe()} — ⏸️ paused"
-            )
-        where = f"#{ctx.channel_name or channel.name or ctx.channel}"
-        if not lines:
-            body = (
-                f"No schedules in {where} yet. Admins can add one, e.g. "
-                "`schedule add 09:00 Europe/Berlin weekdays`."
-            )
-        else:
-            body = "\n".join(lines)
-        return ScheduleReply(
-            Message(title=f"🗓️ Schedules in {where}", sections=(Section(body=body),), ephemeral=True)
+        found = tuple(
+            _times(row.id, self._readable(row), _channel_name(channel), now, count)
+            for row in await self.store.in_channel(channel.id)
         )
+        return ChannelSchedules(ctx.channel_name or channel.name or ctx.channel, found)
+
+    async def list(self, ctx: ChatContext) -> ScheduleReply:
+        """The caller's channel's schedules and when each posts next (everyone)."""
+        return ScheduleReply(schedules_message(await self.channel_schedules(ctx)))
 
     async def remove(
         self, ctx: ChatContext, schedule_id: int, *, channel: str | None = None
@@ -505,6 +592,22 @@ class ScheduleBook:
             draft=draft,
         )
 
+    async def upcoming(
+        self,
+        ctx: ChatContext,
+        schedule_id: int,
+        count: int = PREVIEW_DEFAULT,
+        *,
+        channel: str | None = None,
+    ) -> ScheduleTimes:
+        """A schedule of the caller's channel (or of the named ``channel``) with its next
+        ``count`` posting times, in its own zone (everyone); a paused one's are the times once
+        resumed."""
+        _check_count(count)
+        schedule = await self._named(ctx, schedule_id, channel, "preview")
+        owner = await self._directory.channel_by_id(schedule.channel_id)
+        return _times(schedule.id, schedule, _channel_name(owner), self._clock.now(), count)
+
     async def preview(
         self,
         ctx: ChatContext,
@@ -514,20 +617,9 @@ class ScheduleBook:
         channel: str | None = None,
     ) -> ScheduleReply:
         """When a schedule posts next, ``count`` times, in its own zone (everyone)."""
-        if not 1 <= count <= PREVIEW_MAX:
-            raise BadInput(f"N is how many to show: a number from 1 to {PREVIEW_MAX}.")
-        schedule = await self._named(ctx, schedule_id, channel, "preview")
-        now = self._clock.now()
-        times = preview(schedule.spec, max(schedule.after, now), count)
-        body = "\n".join(f"• {t}" for t in times)
-        if schedule.paused:
-            body = (
-                f"Paused: these are the times once resumed (`schedule resume {schedule.id}`).\n"
-                + body
-            )
-        where = await self._in(schedule.channel_id)
-        title = f"🗓️ Next {count} of schedule #{schedule.id} in {where} ({schedule.spec.timezone})"
-        return ScheduleReply(Message(title=title, sections=(Section(body=body),), ephemeral=True))
+        return ScheduleReply(
+            preview_message(await self.upcoming(ctx, schedule_id, count, channel=channel))
+        )
 
     # --- helpers -----------------------------------------------------------------------------
 

@@ -1,15 +1,18 @@
 """Scores shown back: the leaderboard of a window and one member's stats.
 
-Read-only: points are written with the answer (``storage.answers``); this only reads them and
-turns them into cards in the workspace's time zone.
+Read-only: points are written with the answer (``storage.answers``); this only reads them, in
+the workspace's time zone. Data first: :meth:`Stats.board`, :meth:`Stats.channel_board` and
+:meth:`Stats.member_report` return what the chat cards (:meth:`Stats.leaderboard`,
+:meth:`Stats.stats`) and an admin page show.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import timedelta, tzinfo
+from zoneinfo import ZoneInfo
 
 from bot.core import cards, srs
 from bot.core.clock import Clock
@@ -19,16 +22,49 @@ from bot.core.models import ChatContext, Leaderboard, MemberStats, ReviewSummary
 from bot.core.scoring import StreakState, current_streak, period_key, window_start
 from bot.services.places import Places
 from bot.services.studychart import WEEKS, StudyChart, TagBar, draw_study_chart
-from bot.storage.directory import Directory
+from bot.storage.directory import Directory, MemberRow
 from bot.storage.reviews import ReviewStore
 from bot.storage.scores import ScoreStore
 
-__all__ = ["RETENTION_WINDOW", "Stats"]
+__all__ = ["RETENTION_WINDOW", "MemberReport", "Stats", "stats_message"]
 
 RETENTION_WINDOW = timedelta(days=30)
 MASTERY_HORIZON = timedelta(days=7)
 """Mastery is the recall FSRS predicts this far ahead: right after a review every card is
 remembered (a card just answered wrong would show 100%), a week later only the learned ones."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemberReport:
+    """One member's /stats: scores and streak (``stats``), and the spaced repetition summary
+    (``reviews``: None where reviews are not kept). ``own``: the caller asked about themself.
+    ``timezone`` is the workspace's, which the streak's days and the week are counted in."""
+
+    stats: MemberStats
+    reviews: ReviewSummary | None
+    own: bool
+    workspace_id: int
+    timezone: ZoneInfo
+
+    @property
+    def accuracy(self) -> float | None:
+        """Correct of answered, 0..1; None before the first answer."""
+        answered = self.stats.answered
+        return self.stats.correct / answered if answered else None
+
+
+def stats_message(report: MemberReport) -> Message:
+    """/stats' text card (the picture is added by :meth:`Stats.stats`)."""
+    if report.reviews is None:
+        return cards.stats_message(report.stats, own=report.own)
+    return cards.stats_message(report.stats, own=report.own, reviews=report.reviews)
+
+
+def _window(window: Window | str) -> Window:
+    try:
+        return Window(window)
+    except ValueError:
+        raise BadInput(f"`{window}` is not a window; use week, month or all.") from None
 
 
 class Stats:
@@ -48,49 +84,56 @@ class Stats:
         self._clock = clock
         self._reviews = reviews
 
-    async def leaderboard(
-        self, ctx: ChatContext, window: Window | str = Window.WEEK, *, here: bool = False
-    ) -> Message:
-        """The workspace's board, or (``here``) the caller's channel's own board."""
-        try:
-            window = Window(window)
-        except ValueError:
-            raise BadInput(f"`{window}` is not a window; use week, month or all.") from None
-        if here:
-            return await self._channel_board(ctx, window)
+    async def board(self, ctx: ChatContext, window: Window | str = Window.WEEK) -> Leaderboard:
+        """The workspace's board for ``window`` (everyone): the top rows, and the caller's own
+        row (None if the caller has no points in it)."""
+        window = _window(window)
         workspace = await self._places.workspace(ctx)
         now = self._clock.now()
         tz = workspace.zone_at(now)
-        caller = self._directory.cached_member(workspace.id, ctx.member)
-        if caller is None:
-            caller = await self._directory.find_member(workspace.id, ctx.member)
+        caller = await self._caller(workspace.id, ctx)
         rows, mine = await self._scores.leaderboard(
             workspace.id,
             period_key(window, now, tz),
             caller_member_id=caller.id if caller else None,
         )
         since = window_start(window, now, tz)
-        board = Leaderboard(window, since, tuple(rows), mine)
-        return cards.leaderboard_message(board, ctx.member_name)
+        return Leaderboard(window, since, tuple(rows), mine)
 
-    async def _channel_board(self, ctx: ChatContext, window: Window) -> Message:
+    async def channel_board(
+        self, ctx: ChatContext, window: Window | str = Window.WEEK
+    ) -> Leaderboard:
+        """The caller's channel's own board: only the points of questions posted there."""
+        window = _window(window)
         workspace, channel = await self._places.channel(ctx)
         now = self._clock.now()
         tz = workspace.zone_at(now)
-        caller = self._directory.cached_member(workspace.id, ctx.member)
-        if caller is None:
-            caller = await self._directory.find_member(workspace.id, ctx.member)
+        caller = await self._caller(workspace.id, ctx)
         since = window_start(window, now, tz)
         rows, mine = await self._scores.channel_leaderboard(
             workspace.id, channel.id, since, caller_member_id=caller.id if caller else None
         )
         name = channel.name or ctx.channel_name or ctx.channel
-        board = Leaderboard(window, since, tuple(rows), mine, channel=name)
+        return Leaderboard(window, since, tuple(rows), mine, channel=name)
+
+    async def _caller(self, workspace_id: int, ctx: ChatContext) -> MemberRow | None:
+        caller = self._directory.cached_member(workspace_id, ctx.member)
+        if caller is None:
+            caller = await self._directory.find_member(workspace_id, ctx.member)
+        return caller
+
+    async def leaderboard(
+        self, ctx: ChatContext, window: Window | str = Window.WEEK, *, here: bool = False
+    ) -> Message:
+        """The workspace's board, or (``here``) the caller's channel's own board."""
+        window = _window(window)
+        board = await (self.channel_board(ctx, window) if here else self.board(ctx, window))
         return cards.leaderboard_message(board, ctx.member_name)
 
-    async def stats(
-        self, ctx: ChatContext, who: str | None = None, *, picture: bool = True
-    ) -> Message:
+    async def member_report(self, ctx: ChatContext, who: str | None = None) -> MemberReport:
+        """What /stats shows about the caller, or (``who``) about another member (everyone):
+        points, accuracy, streak and rank, and the spaced repetition summary (cards due,
+        retention, mastery by tag)."""
         workspace = await self._places.workspace(ctx)
         now = self._clock.now()
         tz = workspace.zone_at(now)
@@ -117,13 +160,31 @@ class Stats:
             last_day=totals.streak_last_day,
             rank_all=totals.rank_all,
         )
-        if self._reviews is None:
-            return cards.stats_message(stats, own=member.external_id == ctx.member)
-        summary = await self.review_summary(workspace.id, member.id)
-        message = cards.stats_message(stats, own=member.external_id == ctx.member, reviews=summary)
-        if not picture:
+        reviews = (
+            None if self._reviews is None else await self.review_summary(workspace.id, member.id)
+        )
+        return MemberReport(
+            stats=stats,
+            reviews=reviews,
+            own=member.external_id == ctx.member,
+            workspace_id=workspace.id,
+            timezone=tz,
+        )
+
+    async def stats(
+        self, ctx: ChatContext, who: str | None = None, *, picture: bool = True
+    ) -> Message:
+        report = await self.member_report(ctx, who)
+        message = stats_message(report)
+        if report.reviews is None or not picture:
             return message
-        chart = await self.study_chart(workspace.id, member.id, tz, totals.display_name, summary)
+        chart = await self.study_chart(
+            report.workspace_id,
+            report.stats.member_id,
+            report.timezone,
+            report.stats.display_name,
+            report.reviews,
+        )
         png = await asyncio.to_thread(draw_study_chart, chart)
         return replace(
             message,

@@ -36,6 +36,7 @@ from bot.core.schedule_spec import (
     preview,
 )
 from bot.questions.schema import Difficulty
+from tests.dst_weeks import DstWeek, dst_weeks
 
 
 def utc(
@@ -624,81 +625,17 @@ def test_occurrences_count() -> None:
 
 
 # --- occurrences: DST weeks ----------------------------------------------------------------
-# Europe/Berlin 2026: spring forward Sun 03-29 at 01:00 UTC (02:00 -> 03:00), fall back
-# Sun 10-25 at 01:00 UTC (03:00 -> 02:00). America/New_York 2026: spring forward Sun 03-08 at
-# 07:00 UTC (02:00 -> 03:00), fall back Sun 11-01 at 06:00 UTC (02:00 -> 01:00).
+# The weeks themselves are one table (tests/dst_weeks.py) that the scheduler's tests post through.
 
 
-def test_berlin_0900_stays_0900_across_spring_forward_week() -> None:
-    spec = spec_of("09:00", "Europe/Berlin")
-    assert occurrences(spec, utc(2026, 3, 26), 7) == [
-        utc(2026, 3, 26, 8),
-        utc(2026, 3, 27, 8),
-        utc(2026, 3, 28, 8),
-        utc(2026, 3, 29, 7),
-        utc(2026, 3, 30, 7),
-        utc(2026, 3, 31, 7),
-        utc(2026, 4, 1, 7),
-    ]
-
-
-def test_berlin_0900_stays_0900_across_fall_back_week() -> None:
-    spec = spec_of("09:00", "Europe/Berlin")
-    assert occurrences(spec, utc(2026, 10, 22), 7) == [
-        utc(2026, 10, 22, 7),
-        utc(2026, 10, 23, 7),
-        utc(2026, 10, 24, 7),
-        utc(2026, 10, 25, 8),
-        utc(2026, 10, 26, 8),
-        utc(2026, 10, 27, 8),
-        utc(2026, 10, 28, 8),
-    ]
-
-
-def test_new_york_0900_stays_0900_across_spring_forward_week() -> None:
-    spec = spec_of("09:00", "America/New_York")
-    assert occurrences(spec, utc(2026, 3, 5), 7) == [
-        utc(2026, 3, 5, 14),
-        utc(2026, 3, 6, 14),
-        utc(2026, 3, 7, 14),
-        utc(2026, 3, 8, 13),
-        utc(2026, 3, 9, 13),
-        utc(2026, 3, 10, 13),
-        utc(2026, 3, 11, 13),
-    ]
-
-
-def test_new_york_0900_stays_0900_across_fall_back_week() -> None:
-    spec = spec_of("09:00", "America/New_York")
-    assert occurrences(spec, utc(2026, 10, 29), 7) == [
-        utc(2026, 10, 29, 13),
-        utc(2026, 10, 30, 13),
-        utc(2026, 10, 31, 13),
-        utc(2026, 11, 1, 14),
-        utc(2026, 11, 2, 14),
-        utc(2026, 11, 3, 14),
-        utc(2026, 11, 4, 14),
-    ]
-
-
-def test_berlin_0230_on_spring_forward_day_posts_once_at_0330() -> None:
-    spec = spec_of("02:30", "Europe/Berlin")
-    assert occurrences(spec, utc(2026, 3, 27), 5) == [
-        utc(2026, 3, 27, 1, 30),  # 02:30 CET
-        utc(2026, 3, 28, 1, 30),  # 02:30 CET
-        utc(2026, 3, 29, 1, 30),  # 02:30 does not exist: 03:30 CEST
-        utc(2026, 3, 30, 0, 30),  # 02:30 CEST
-        utc(2026, 3, 31, 0, 30),
-    ]
-
-
-def test_new_york_0230_on_spring_forward_day_posts_once_at_0330() -> None:
-    spec = spec_of("2:30am", "America/New_York")
-    assert occurrences(spec, utc(2026, 3, 7), 3) == [
-        utc(2026, 3, 7, 7, 30),  # 02:30 EST
-        utc(2026, 3, 8, 7, 30),  # 02:30 does not exist: 03:30 EDT
-        utc(2026, 3, 9, 6, 30),  # 02:30 EDT
-    ]
+@pytest.mark.parametrize("week", dst_weeks())
+def test_occurrences_through_a_dst_week(week: DstWeek) -> None:
+    spec = spec_of(week.time, week.zone)
+    assert occurrences(spec, week.start, week.days) == list(week.expected)
+    local = [moment.astimezone(ZoneInfo(week.zone)) for moment in week.expected]
+    assert len({moment.date() for moment in local}) == week.days  # one a day, none missed
+    if week.kind == "steady":
+        assert {f"{moment:%H:%M}" for moment in local} == {week.time}
 
 
 def test_gap_start_and_end_times() -> None:
@@ -719,24 +656,6 @@ def test_asking_from_inside_the_gap_still_finds_the_shifted_time() -> None:
     # 01:15 UTC is 03:15 CEST, after the jump but before the shifted 03:30.
     assert next_occurrence(spec, utc(2026, 3, 29, 1, 15)) == utc(2026, 3, 29, 1, 30)
     assert next_occurrence(spec, utc(2026, 3, 29, 1, 30)) == utc(2026, 3, 30, 0, 30)
-
-
-def test_berlin_0230_on_fall_back_day_posts_once_at_the_first() -> None:
-    spec = spec_of("02:30", "Europe/Berlin")
-    assert occurrences(spec, utc(2026, 10, 24), 3) == [
-        utc(2026, 10, 24, 0, 30),  # 02:30 CEST
-        utc(2026, 10, 25, 0, 30),  # the first 02:30 (CEST); not 01:30 UTC (CET)
-        utc(2026, 10, 26, 1, 30),  # 02:30 CET
-    ]
-
-
-def test_new_york_0130_on_fall_back_day_posts_once_at_the_first() -> None:
-    spec = spec_of("1:30am", "America/New_York")
-    assert occurrences(spec, utc(2026, 10, 31), 3) == [
-        utc(2026, 10, 31, 5, 30),  # 01:30 EDT
-        utc(2026, 11, 1, 5, 30),  # the first 01:30 (EDT); not 06:30 UTC (EST)
-        utc(2026, 11, 2, 6, 30),  # 01:30 EST
-    ]
 
 
 def test_asking_between_the_two_ambiguous_times_skips_the_second() -> None:
