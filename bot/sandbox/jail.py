@@ -127,7 +127,9 @@ def bwrap_argv(
         env.bwrap,
         "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net",
         "--unshare-uts", "--unshare-cgroup-try",
-        *(() if zygote else ("--disable-userns",)),
+        # A single-use jail's pid 1 is the worker's own init (worker.py), not bwrap's: it is not
+        # dumpable, so the snippet (pid 2) cannot open /proc/1/mem, as with the fork server's G.
+        *(() if zygote else ("--disable-userns", "--as-pid-1")),
         "--die-with-parent", "--new-session", "--clearenv",
         "--cap-drop", "ALL",
         "--uid", str(env.uid), "--gid", str(env.gid),
