@@ -158,6 +158,7 @@ def _init(fds: list[int], bpf: bytes, opts: dict[str, int]) -> None:
 def _snippet(ctrl: int, status: int, out: int, err: int, opts: dict[str, int]) -> None:
     """H: the process member code runs in (pid 2 of its namespace)."""
     try:
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # as every process of a jail
         _libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)  # its own /proc/self, as in any process
         resource.setrlimit(resource.RLIMIT_NOFILE, (opts["nofile"], opts["nofile"]))
         _reseed()
