@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -221,5 +222,62 @@ def test_killing_the_bot_leaves_no_jail_behind(
             bot.kill()
             bot.wait()
         for pid in _gone(watched) | _uid_processes(UID):  # nor to the next test
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+_KEEPER = """
+import subprocess, sys
+from bot.sandbox.pidns import JailPidNamespace
+
+mark = sys.argv[1]
+ns = JailPidNamespace.create()
+with ns.spawning():
+    # sh leaves a sleep behind and exits: the sleep is re-parented to the keeper.
+    orphan = subprocess.run(["/bin/sh", "-c", f"sleep 3000.{mark} >/dev/null 2>&1 & echo $!"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    child = subprocess.Popen(["sleep", f"3001.{mark}"])
+print(orphan, child.pid, ns.keeper, flush=True)
+sys.stdin.read()
+"""
+
+
+def _sleeps(mark: str) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit() and mark.encode() in (entry / "cmdline").read_bytes():
+                found.add(int(entry.name))
+    return _gone(found)
+
+
+def test_the_keeper_kills_orphans_and_dies_with_its_manager() -> None:
+    """A jail process whose parent is gone is killed while the manager lives; everything in
+    the jails' pid namespace is killed when the manager dies, SIGKILL included."""
+    mark = str(os.getpid())
+    manager = subprocess.Popen(
+        [sys.executable, "-c", _KEEPER, mark],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert manager.stdout is not None
+        # (sh's $! is the orphan's pid in the jails' namespace: it is found by its argv here.)
+        assert select.select([manager.stdout], [], [], 60)[0], "the manager did not start"
+        _, child, keeper = (int(n) for n in manager.stdout.readline().split())
+        assert os.readlink(f"/proc/{child}/ns/pid") != os.readlink("/proc/self/ns/pid")
+        _until("the orphan's end", lambda: not _sleeps(f"3000.{mark}"), within=10)
+        assert _gone({child, keeper}) == {child, keeper}  # the manager's own child lives on
+        manager.kill()
+        manager.wait()
+        _until("the namespace's end", lambda: not _gone({child, keeper}), within=10)
+        assert not _sleeps(f".{mark}")
+    finally:
+        if manager.poll() is None:
+            manager.kill()
+            manager.wait()
+        for pid in _sleeps(f".{mark}"):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
