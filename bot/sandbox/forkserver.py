@@ -158,6 +158,7 @@ def _init(fds: list[int], bpf: bytes, opts: dict[str, int]) -> None:
 def _snippet(ctrl: int, status: int, out: int, err: int, opts: dict[str, int]) -> None:
     """H: the process member code runs in (pid 2 of its namespace)."""
     try:
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # as every process of a jail
         _libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)  # its own /proc/self, as in any process
         resource.setrlimit(resource.RLIMIT_NOFILE, (opts["nofile"], opts["nofile"]))
         _reseed()
@@ -170,6 +171,9 @@ def _snippet(ctrl: int, status: int, out: int, err: int, opts: dict[str, int]) -
 
 def _namespaces(fds: list[int], bpf: bytes, opts: dict[str, int]) -> None:
     """C: new namespaces for the run, then G as their pid 1; C itself leaves at once."""
+    # Before unshare: in the new user namespace nothing is mapped yet, and getuid() would say
+    # 65534 (the overflow uid) whatever the jail's uid is.
+    uid, gid = os.getuid(), os.getgid()
     _check(
         _libc.unshare(
             _CLONE_NEWUSER
@@ -181,7 +185,6 @@ def _namespaces(fds: list[int], bpf: bytes, opts: dict[str, int]) -> None:
         ),
         "unshare",
     )
-    uid, gid = os.getuid(), os.getgid()
     # The nested user namespace maps the jail's one uid onto itself: the snippet keeps the
     # identity it had in the single-use jail, and holds capabilities only over its own mounts.
     _libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)  # /proc/self/*_map belong to us while we write

@@ -37,6 +37,7 @@ from bot.sandbox.cgroups import Cgroup, CgroupRoot, Limits
 from bot.sandbox.config import SandboxConfig
 from bot.sandbox.layout import Layout
 from bot.sandbox.onerun import OneRun
+from bot.sandbox.pidns import JailPidNamespace, PidNamespaceError, pid_in_ours
 
 __all__ = ["Jail", "JailEnv", "JailError", "bwrap_argv", "worker_source"]
 
@@ -78,6 +79,8 @@ class JailEnv:
     cgroups: CgroupRoot
     worker: str
     run_as: tuple[int, int] | None  # (uid, gid) to drop to before exec'ing bwrap
+    # The pid namespace every bwrap is started in, whose init ends with the manager (pidns.py).
+    pidns: JailPidNamespace | None = None
 
     @property
     def uid(self) -> int:
@@ -127,7 +130,9 @@ def bwrap_argv(
         env.bwrap,
         "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net",
         "--unshare-uts", "--unshare-cgroup-try",
-        *(() if zygote else ("--disable-userns",)),
+        # A single-use jail's pid 1 is the worker's own init (worker.py), not bwrap's: it is not
+        # dumpable, so the snippet (pid 2) cannot open /proc/1/mem, as with the fork server's G.
+        *(() if zygote else ("--disable-userns", "--as-pid-1")),
         "--die-with-parent", "--new-session", "--clearenv",
         "--cap-drop", "ALL",
         "--uid", str(env.uid), "--gid", str(env.gid),
@@ -269,33 +274,54 @@ class Jail(OneRun):
                 err=err_w,
             )
             argv = bwrap_argv(self.env, fds, self.preload, zygote=self.zygote)
-            drop = self.env.run_as is not None
             self.started_at = time.monotonic()
-            # Popen, not asyncio's subprocess: we reap bwrap ourselves through a pidfd. With a
-            # child watcher reaping in another thread, killing by pid can hit a recycled pid,
-            # and here recycled pids belong to other jails' bwraps.
-            self.proc = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=diag_w,
-                stderr=diag_w,
-                pass_fds=[fd for fd in child_side if fd != diag_w],
-                env={},
-                cwd="/",
-                user=uid if drop else None,
-                group=gid if drop else None,
-                extra_groups=[] if drop else None,
-            )
+            pidns = self.env.pidns
+            with pidns.spawning() if pidns is not None else contextlib.nullcontext():
+                self.proc = self._popen(argv, child_side, diag_w, uid, gid)
             self._proc_fd = os.pidfd_open(self.proc.pid)
-        except (OSError, seccomp.SeccompError) as exc:
+        except (OSError, seccomp.SeccompError, PidNamespaceError) as exc:
             self._close_all_mine()
             if self.control is not None:
                 self.control.close()
-            raise JailError(f"cannot launch bwrap: {exc}") from exc
+            raise JailError(f"cannot launch bwrap: {exc}{self._keeper_gone()}") from exc
         finally:
             for fd in child_side:
                 close_fd(fd)
         return info_r, block_w
+
+    def _keeper_gone(self) -> str:
+        pidns = self.env.pidns
+        if pidns is None or pidns.alive:
+            return ""
+        return " (the jails' pid namespace is gone: its keeper died; restart the sandbox)"
+
+    def _popen(
+        self, argv: list[str], child_side: list[int], diag_w: int, uid: int, gid: int
+    ) -> subprocess.Popen[bytes]:
+        drop = self.env.run_as is not None
+        pass_fds = [fd for fd in child_side if fd != diag_w]
+        pidns = self.env.pidns
+        if pidns is not None:
+            # Into the keeper's mount namespace (its /proc is the jails'), dropping the uid
+            # there: a one-line wrapper does both, then execs bwrap in its own place.
+            argv = pidns.command(argv, uid if drop else -1, gid if drop else -1)
+            pass_fds.append(pidns.mount_ns)
+            drop = False
+        # Popen, not asyncio's subprocess: we reap bwrap ourselves through a pidfd. With a
+        # child watcher reaping in another thread, killing by pid can hit a recycled pid,
+        # and here recycled pids belong to other jails' bwraps.
+        return subprocess.Popen(  # noqa: S603 - fixed argv, no shell
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=diag_w,
+            stderr=diag_w,
+            pass_fds=pass_fds,
+            env={},
+            cwd="/",
+            user=uid if drop else None,
+            group=gid if drop else None,
+            extra_groups=[] if drop else None,
+        )
 
     async def start(self) -> None:
         """Launch bwrap, join the cgroup, wait for ``ready``; JailError on any failure."""
@@ -304,7 +330,10 @@ class Jail(OneRun):
         self._diag_task = asyncio.create_task(drain_capped(self._diag, self._diag_buf))
         try:
             try:
-                self.child_pid = await asyncio.wait_for(self._read_child_pid(info_r), 30)
+                ns_pid = await asyncio.wait_for(self._read_child_pid(info_r), 30)
+                # bwrap's number for its child is in the jails' pid namespace; we need ours.
+                assert self.proc is not None
+                self.child_pid = pid_in_ours(self.proc.pid, ns_pid)
                 # A pidfd names the jail's init for good: killing it ends the whole PID
                 # namespace, even before it is in the cgroup and without a pid-reuse race.
                 self._init_fd = os.pidfd_open(self.child_pid)

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import json
 import logging
 import os
+import signal
 import sys
 from typing import Any
 
@@ -31,6 +33,7 @@ from bot.sandbox.config import SandboxConfig
 from bot.sandbox.jail import Jail, JailEnv, JailError, worker_source
 from bot.sandbox.layout import Layout, compute_layout
 from bot.sandbox.mountns import Staging, StagingError, stage_unreachable
+from bot.sandbox.pidns import JailPidNamespace, PidNamespaceError
 from bot.sandbox.pool import Pool, PoolBusy
 from bot.sandbox.probe import probe_host
 
@@ -39,6 +42,8 @@ __all__ = ["main", "prepare"]
 log = get_logger("bot.sandbox.manager")
 
 _LINE_LIMIT = 16 * 1024 * 1024  # requests: snippets of at most RUN_MAX_BYTES
+_PR_SET_PDEATHSIG = 1
+_STOP_WITHIN = 30  # seconds for a clean stop on SIGTERM before SIGALRM ends us
 
 
 def _read_first_line(fd: int) -> bytes:
@@ -81,8 +86,20 @@ def prepare(config: SandboxConfig) -> tuple[JailEnv | None, str, Staging | None]
         if staging:
             staging.close()
         return None, str(exc), None
-    env = JailEnv(config, probe.bwrap, layout, cgroups, worker_source(), run_as)
+    env = JailEnv(config, probe.bwrap, layout, cgroups, worker_source(), run_as, _pidns(root))
     return env, "", staging
+
+
+def _pidns(root: bool) -> JailPidNamespace | None:
+    """The jails' own pid namespace (pidns.py), last: its init must be our first child after."""
+    if not root:
+        log.info("jails share the manager's pid namespace (a namespace of their own needs root)")
+        return None
+    try:
+        return JailPidNamespace.create()
+    except PidNamespaceError as exc:
+        log.warning("jails share the manager's pid namespace: %s", exc)
+        return None
 
 
 def _foreign(python: str) -> Layout:
@@ -128,6 +145,12 @@ class Manager:
             await jail.destroy()
         if result.stdout.strip() != "ok":
             self.reason = f"jail smoke test failed: {result.outcome} {result.stderr.strip()[-300:]}"
+
+    @staticmethod
+    def _stop(reader: asyncio.StreamReader) -> None:
+        log.info("stopping on SIGTERM")
+        signal.alarm(_STOP_WITHIN)
+        reader.feed_eof()
 
     async def handle(self, request: dict[str, Any]) -> None:
         rid = request.get("id")
@@ -178,6 +201,9 @@ class Manager:
         else:
             log.warning("sandbox unavailable: %s", self.reason)
         await self.send({"op": "hello", "available": available, "reason": self.reason})
+        # SIGTERM (the bot died: PR_SET_PDEATHSIG, or an operator) ends us like end of file:
+        # every jail killed, cgroups removed. SIGALRM, default action, if that ever hangs.
+        loop.add_signal_handler(signal.SIGTERM, self._stop, reader)
         try:
             while line := await reader.readline():
                 try:
@@ -202,7 +228,18 @@ class Manager:
                 self.env.cgroups.close()
 
 
+def _die_with_the_bot() -> None:
+    """SIGTERM when the bot (our parent) dies, however it dies: at once, or gracefully in
+    :meth:`Manager.serve`. If it died before we armed that, ``getppid()`` has changed already."""
+    parent = os.getppid()
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent:
+        raise SystemExit(0)
+
+
 def main() -> None:
+    _die_with_the_bot()
     os.umask(0o077)
     line = _read_first_line(0)
     try:
@@ -217,6 +254,8 @@ def main() -> None:
     try:
         asyncio.run(Manager(env, reason).serve())
     finally:
+        if env is not None and env.pidns is not None:
+            env.pidns.close()  # nothing is left in it; if something were, it is killed now
         if staging is not None:
             staging.close()
         with contextlib.suppress(Exception):

@@ -9,6 +9,13 @@ Descriptors (numbers come in ``sys.argv``): ``ctrl`` (read: one request), ``stat
 the manager up to the output cap). Until the snippet starts, fds 1 and 2 point at a diagnostics
 pipe, so torch's import-time chatter never reaches the member's output.
 
+Two processes, as in a fork-server run (``forkserver.py``): bwrap starts this file as pid 1 of
+the jail's pid namespace (``--as-pid-1``). That init arms ``PR_SET_PDEATHSIG``, makes itself not
+dumpable and forks the worker proper as pid 2, which imports torch and runs the snippet; the init
+only waits and exits with the worker's status, which bwrap passes on. So the snippet cannot open
+``/proc/1/mem`` (its init is not dumpable and it holds no capability), and as the namespace's
+init the init ignores every signal the snippet could send it.
+
 Why ``os._exit``: a normal interpreter exit after ``import torch`` spends ~400 ms in teardown
 (flush, atexit, module finalisers). The jail is thrown away anyway, so we flush our own streams
 and leave.
@@ -18,11 +25,13 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import ctypes
 import io
 import json
 import linecache
 import os
 import resource
+import signal
 import sys
 import traceback
 import types
@@ -31,6 +40,9 @@ from typing import Any
 from bot.sandbox import pictures
 
 __all__ = ["main"]
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 
 # Messages a memory-allocation failure produces when it is not a MemoryError.
 _ALLOC_FAILURES = ("can't allocate memory", "not enough memory", "cannot allocate memory")
@@ -189,8 +201,50 @@ def _flush() -> None:
             pass
 
 
+def _prctl(option: int, value: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(option, value, 0, 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"prctl({option}): {os.strerror(err)}")
+
+
+def _exit_status(status: int) -> int:
+    if os.WIFSIGNALED(status):
+        return 128 + os.WTERMSIG(status)
+    return os.WEXITSTATUS(status) & 0xFF
+
+
+def _become_init(fds: list[int]) -> None:
+    """As pid 1: fork the worker (which returns from here as pid 2), wait for it, exit likewise.
+
+    Until the fork nothing of the snippet can run, so the snippet never meets a dumpable pid 1.
+    The init holds none of the run's descriptors (``fds``) once the worker has them.
+    """
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # bwrap armed it too; ends the namespace with it
+    _prctl(_PR_SET_DUMPABLE, 0)
+    # As pid 1 we ignore every signal we do not handle: no Python handler for the snippet to hit.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    pid = os.fork()
+    if pid == 0:
+        _prctl(_PR_SET_DUMPABLE, 1)  # its own /proc/self, as in any process
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        return
+    for fd in fds:
+        os.close(fd)
+    while True:  # reap whatever the snippet left reparented to us, until the worker is done
+        try:
+            done, status = os.wait()
+        except ChildProcessError:
+            os._exit(70)
+        except InterruptedError:
+            continue
+        if done == pid:
+            os._exit(_exit_status(status))
+
+
 def main(argv: list[str]) -> None:
     ctrl, status, out, err = (int(a) for a in argv[:4])
+    _become_init([ctrl, status, out, err])  # we are pid 1 (bwrap --as-pid-1); go on as pid 2
     cpu_import, fsize, nofile, threads = (int(a) for a in argv[4:8])
     preload = [m for m in argv[8].split(",") if m]
     cpu_hard = int(argv[9])

@@ -151,11 +151,15 @@ async def test_the_zygote_is_killed_and_comes_back(fresh: Sandbox) -> None:
 
 def _cgroup_processes(manager_pid: int) -> list[int]:
     found: set[int] = set()
-    for base in Path("/sys/fs/cgroup").glob(f"**/studybot-sandbox-{manager_pid}"):
-        for procs in base.glob("**/cgroup.procs"):
-            with contextlib.suppress(OSError):
-                found.update(int(p) for p in procs.read_text().split())
-    return sorted(found)
+    while True:
+        try:
+            for base in Path("/sys/fs/cgroup").glob(f"**/studybot-sandbox-{manager_pid}"):
+                for procs in base.glob("**/cgroup.procs"):
+                    with contextlib.suppress(OSError):
+                        found.update(int(p) for p in procs.read_text().split())
+            return sorted(found)
+        except FileNotFoundError:  # another manager removed a dead one's tree as we walked
+            continue
 
 
 def _children(pid: int) -> set[int]:
