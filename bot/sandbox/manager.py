@@ -230,7 +230,8 @@ class Manager:
 
 def _die_with_the_bot() -> None:
     """SIGTERM when the bot (our parent) dies, however it dies: at once, or gracefully in
-    :meth:`Manager.serve`. If it died before we armed that, ``getppid()`` has changed already."""
+    :meth:`Manager.serve`. If it died between the two ``getppid()`` calls, the second says so;
+    if it died before this ran, the end of file on stdin stops us once we serve."""
     parent = os.getppid()
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
