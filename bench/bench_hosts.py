@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.sandbox import Sandbox, SandboxConfig
-from bot.sandbox.remote import RemoteSandbox
+from bot.sandbox.client.remote import RemoteSandbox
 from bot.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent

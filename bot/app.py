@@ -131,7 +131,7 @@ class Wiring:
         The manager gets only the sandbox's own settings, never this process's environment.
         """
         from bot.sandbox import Sandbox, SandboxConfig
-        from bot.sandbox.remote import RemoteSandbox
+        from bot.sandbox.client.remote import RemoteSandbox
 
         clock = clock or SystemClock()
         db = await self.database(settings)

@@ -24,7 +24,7 @@ from bot.log import get_logger, logs_as_json
 from bot.questions.importers import Format
 from bot.questions.loader import load_packs
 from bot.runtime import StartupError
-from bot.sandbox.cli import sandbox_app, snippet_app
+from bot.sandbox.client.cli import sandbox_app, snippet_app
 from bot.settings import Platform, Settings
 
 if TYPE_CHECKING:

@@ -32,7 +32,7 @@ import pytest
 
 from bot.adapters.slack.adapter import ACK_BUDGET
 from bot.adapters.slack.manifest import RUN_MODAL_CALLBACK
-from bot.sandbox.remote import LOST_RUN
+from bot.sandbox.client.remote import LOST_RUN
 from bot.storage.database import open_database
 from tests.conftest import fresh_schema
 from tests.fakes.slack_api import FakeSlack

@@ -1,6 +1,6 @@
 """``/graph``: the autograd graph a snippet built, as a picture and as a text tree.
 
-The sandbox walks the graph and draws it inside the jail (``bot/sandbox/pictures.py``); this
+The sandbox walks the graph and draws it inside the jail (``bot/sandbox/inside/pictures.py``); this
 module only shows the result: the picture attached, the text tree beside it (the only view in a
 plain terminal, and a readable one in chat), and a clear sentence when there was no graph.
 Labels come from member code, so every one goes through :func:`neutralise`.

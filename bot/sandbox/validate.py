@@ -4,10 +4,21 @@ from __future__ import annotations
 
 from bot.sandbox.errors import SnippetRejected
 
-__all__ = ["validate_snippet"]
+__all__ = ["Snippet", "validate_snippet"]
 
 
-def validate_snippet(code: str | bytes, max_bytes: int) -> str:
+class Snippet(str):
+    """Text that :func:`validate_snippet` accepted: validated once, where it entered.
+
+    A caller that validated a member's code (the bot's ``/run``, with its own message for a
+    refusal) passes the :class:`Snippet` on, and the sandbox client takes it as it is instead
+    of checking it a second time; any other ``str`` is checked on the way in.
+    """
+
+    __slots__ = ()
+
+
+def validate_snippet(code: str | bytes, max_bytes: int) -> Snippet:
     """Return the snippet as text, or raise :class:`SnippetRejected` with a one-line reason.
 
     The limit is on the UTF-8 encoding, since that is what crosses the pipes and what a chat
@@ -30,4 +41,4 @@ def validate_snippet(code: str | bytes, max_bytes: int) -> str:
         raise SnippetRejected(f"snippet is {len(raw)} bytes; the limit is {max_bytes}")
     if "\x00" in text:
         raise SnippetRejected("snippet contains NUL bytes")
-    return text
+    return Snippet(text)

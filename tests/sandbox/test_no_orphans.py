@@ -228,7 +228,7 @@ def test_killing_the_bot_leaves_no_jail_behind(
 
 _KEEPER = """
 import subprocess, sys
-from bot.sandbox.pidns import JailPidNamespace
+from bot.sandbox.host.pidns import JailPidNamespace
 
 mark = sys.argv[1]
 ns = JailPidNamespace.create()

@@ -19,8 +19,8 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
+from bot.sandbox.client.remote import LOST_RUN, RemoteSandbox
 from bot.sandbox.errors import SandboxUnavailable
-from bot.sandbox.remote import LOST_RUN, RemoteSandbox
 from bot.sandbox.result import Outcome
 from tests.helpers import free_port
 

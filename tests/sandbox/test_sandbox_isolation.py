@@ -13,7 +13,7 @@ import pytest
 
 import bot
 from bot.sandbox import Sandbox
-from bot.sandbox.layout import jail_path
+from bot.sandbox.host.layout import jail_path
 from bot.sandbox.result import Outcome
 from tests.sandbox.sandbox_helpers import run, sandbox_config
 

@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.sandbox import SandboxConfig, SnippetRejected, validate_snippet
-from bot.sandbox.cgroups import Cgroup, Limits, detect
-from bot.sandbox.layout import compute_layout, elf_info, jail_path
-from bot.sandbox.outcome import classify
-from bot.sandbox.probe import probe_host
+from bot.sandbox.host.cgroups import Cgroup, Limits, detect
+from bot.sandbox.host.layout import compute_layout, elf_info, jail_path
+from bot.sandbox.host.outcome import classify
+from bot.sandbox.host.probe import probe_host
 from bot.sandbox.result import Outcome
 from bot.settings import Settings
 
@@ -277,8 +277,8 @@ def test_no_exit_code_outside_0_to_255_is_ever_shown() -> None:
 
 
 def test_the_vetted_bundled_bwrap_is_found_when_the_system_has_none(tmp_path: Path) -> None:
-    from bot.sandbox.bundled import bundled_bwrap
-    from bot.sandbox.probe import find_bwrap
+    from bot.sandbox.host.bundled import bundled_bwrap
+    from bot.sandbox.host.probe import find_bwrap
 
     bundled, why = bundled_bwrap()
     assert bundled is not None, why  # a dependency of the project on x86_64 Linux
@@ -290,7 +290,7 @@ def test_the_vetted_bundled_bwrap_is_found_when_the_system_has_none(tmp_path: Pa
 def test_a_tampered_bundled_bwrap_is_refused(tmp_path: Path) -> None:
     import shutil
 
-    from bot.sandbox.bundled import VETTED, bundled_bwrap
+    from bot.sandbox.host.bundled import VETTED, bundled_bwrap
 
     good, _ = bundled_bwrap()
     assert good is not None

@@ -15,7 +15,7 @@ import pytest
 
 from bot.core.errors import RateLimited
 from bot.sandbox import Sandbox
-from bot.sandbox.turns import Turns
+from bot.sandbox.host.turns import Turns
 from bot.services.study import StudyService
 from tests.helpers import member
 

@@ -23,11 +23,11 @@ from collections.abc import Coroutine
 from typing import Any
 
 from bot.log import get_logger
-from bot.sandbox.jail import Jail, JailEnv, JailError
-from bot.sandbox.onerun import NotDelivered, OneRun
+from bot.sandbox.host.jail import Jail, JailEnv, JailError
+from bot.sandbox.host.onerun import NotDelivered, OneRun
+from bot.sandbox.host.turns import Turns
+from bot.sandbox.host.zygote import ForkServer
 from bot.sandbox.result import RunResult
-from bot.sandbox.turns import Turns
-from bot.sandbox.zygote import ForkServer
 
 __all__ = ["Pool", "PoolBusy"]
 

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.log import get_logger
-from bot.sandbox import seccomp
-from bot.sandbox.aio import (
+from bot.sandbox.config import SandboxConfig
+from bot.sandbox.host import seccomp
+from bot.sandbox.host.aio import (
     CappedBuffer,
     close_fd,
     drain_capped,
@@ -33,11 +34,10 @@ from bot.sandbox.aio import (
     wait_readable,
     write_all,
 )
-from bot.sandbox.cgroups import Cgroup, CgroupRoot, Limits
-from bot.sandbox.config import SandboxConfig
-from bot.sandbox.layout import Layout
-from bot.sandbox.onerun import OneRun
-from bot.sandbox.pidns import JailPidNamespace, PidNamespaceError, pid_in_ours
+from bot.sandbox.host.cgroups import Cgroup, CgroupRoot, Limits
+from bot.sandbox.host.layout import Layout
+from bot.sandbox.host.onerun import OneRun
+from bot.sandbox.host.pidns import JailPidNamespace, PidNamespaceError, pid_in_ours
 
 __all__ = ["Jail", "JailEnv", "JailError", "bwrap_argv", "worker_source"]
 
@@ -61,12 +61,12 @@ def worker_source(main: str = "worker") -> str:
     Nothing of the bot is mounted in a jail; the bootstrap registers these sources under their
     usual names so that their imports of each other work.
     """
-    here = Path(__file__).parent
+    inside = Path(__file__).resolve().parent.parent / "inside"
     modules = [
-        (f"bot.sandbox.{name}", (here / f"{name}.py").read_text(encoding="utf-8"))
+        (f"bot.sandbox.inside.{name}", (inside / f"{name}.py").read_text(encoding="utf-8"))
         for name in ("pictures", "worker", "forkserver")
     ]
-    return json.dumps({"modules": modules, "main": f"bot.sandbox.{main}"})
+    return json.dumps({"modules": modules, "main": f"bot.sandbox.inside.{main}"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +95,7 @@ class JailEnv:
 _BOOTSTRAP = (
     "import os,sys,json,types;fd=int(sys.argv.pop(1));b=json.loads(os.read(fd,1<<22));"
     "os.close(fd)\n"
-    "for n in ('bot','bot.sandbox'):sys.modules[n]=types.ModuleType(n)\n"
+    "for n in ('bot','bot.sandbox','bot.sandbox.inside'):sys.modules[n]=types.ModuleType(n)\n"
     "for n,src in b['modules']:\n"
     " m=sys.modules[n]=types.ModuleType(n);exec(compile(src,'<'+n+'>','exec'),m.__dict__)\n"
     "sys.modules[b['main']].main(sys.argv[1:])"

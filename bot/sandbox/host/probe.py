@@ -12,8 +12,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.sandbox.bundled import PACKAGE, bundled_bwrap
 from bot.sandbox.config import SandboxConfig
+from bot.sandbox.host.bundled import PACKAGE, bundled_bwrap
 
 __all__ = ["ProbeResult", "find_bwrap", "install_hint", "probe_host"]
 
@@ -79,7 +79,7 @@ def probe_host(config: SandboxConfig, *, proc_sys: str = "/proc/sys") -> ProbeRe
             "user namespaces restricted by AppArmor "
             "(kernel.apparmor_restrict_unprivileged_userns=1; add a bwrap profile)",
         )
-    from bot.sandbox import seccomp
+    from bot.sandbox.host import seccomp
 
     try:
         seccomp.build_filter()

@@ -25,10 +25,10 @@ import struct
 import time
 
 from bot.log import get_logger
-from bot.sandbox.aio import close_fd, wait_readable
-from bot.sandbox.cgroups import Cgroup
-from bot.sandbox.jail import Jail, JailEnv, JailError
-from bot.sandbox.onerun import OneRun
+from bot.sandbox.host.aio import close_fd, wait_readable
+from bot.sandbox.host.cgroups import Cgroup
+from bot.sandbox.host.jail import Jail, JailEnv, JailError
+from bot.sandbox.host.onerun import OneRun
 
 __all__ = ["ForkServer", "ForkedRun"]
 

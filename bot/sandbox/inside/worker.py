@@ -37,7 +37,7 @@ import traceback
 import types
 from typing import Any
 
-from bot.sandbox import pictures
+from bot.sandbox.inside import pictures
 
 __all__ = ["main"]
 

@@ -17,7 +17,8 @@ import re
 import time
 
 from bot.log import get_logger
-from bot.sandbox.aio import (
+from bot.sandbox.graph import AutogradGraph, GraphReportInvalid, parse_graph
+from bot.sandbox.host.aio import (
     ByteBudget,
     CappedBuffer,
     close_fd,
@@ -26,10 +27,9 @@ from bot.sandbox.aio import (
     read_line,
     write_all,
 )
-from bot.sandbox.cgroups import Cgroup
-from bot.sandbox.graph import AutogradGraph, GraphReportInvalid, parse_graph
-from bot.sandbox.images import file_type, honest_name
-from bot.sandbox.outcome import classify, plausible_report
+from bot.sandbox.host.cgroups import Cgroup
+from bot.sandbox.host.images import file_type, honest_name
+from bot.sandbox.host.outcome import classify, plausible_report
 from bot.sandbox.result import LEFT_OUT_REASONS, RunFile, RunResult, SkippedFile
 from bot.text import clean_text
 

@@ -26,7 +26,7 @@ from bot.log import get_logger
 from bot.sandbox.config import SandboxConfig
 from bot.sandbox.errors import SandboxBusy, SandboxUnavailable
 from bot.sandbox.result import RunResult
-from bot.sandbox.validate import validate_snippet
+from bot.sandbox.validate import Snippet, validate_snippet
 
 __all__ = ["Sandbox"]
 
@@ -34,7 +34,7 @@ log = get_logger(__name__)
 
 _LINE_LIMIT = 128 * 1024 * 1024  # a result with 10 files of 8 MiB, in base64
 _ANSWER_MARGIN = 30.0  # seconds beyond a run's own limits before the manager counts as gone
-_PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
+_PACKAGE_ROOT = Path(__file__).resolve().parents[3]
 
 
 class Sandbox:
@@ -98,7 +98,7 @@ class Sandbox:
                 sys.executable,
                 "-s",
                 "-m",
-                "bot.sandbox.manager",
+                "bot.sandbox.host.manager",
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -212,7 +212,8 @@ class Sandbox:
         a ``grad_fn``) the result also carries the autograd graph (``RunResult.graph``) and its
         picture among the files.
         """
-        text = validate_snippet(code, self.config.max_bytes)
+        # Validated once: a Snippet was checked where it entered (the bot's /run).
+        text = code if isinstance(code, Snippet) else validate_snippet(code, self.config.max_bytes)
         request: dict[str, Any] = {
             "op": "run", "code": text, "timeout": self.config.clamp_timeout(timeout)
         }  # fmt: skip

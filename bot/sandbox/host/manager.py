@@ -1,4 +1,4 @@
-"""The sandbox manager: ``python -m bot.sandbox.manager``, started by the bot with ``env={}``.
+"""The sandbox manager: ``python -m bot.sandbox.host.manager``, started by the bot with ``env={}``.
 
 It holds no secrets (its environment is empty and its only input is a :class:`SandboxConfig`),
 never imports torch, and is the only process that launches jails. Protocol: JSON lines.
@@ -28,18 +28,18 @@ import sys
 from typing import Any
 
 from bot.log import configure_logging, get_logger
-from bot.sandbox.cgroups import CgroupError, CgroupRoot, Limits, detect
 from bot.sandbox.config import SandboxConfig
-from bot.sandbox.jail import Jail, JailEnv, JailError, worker_source
-from bot.sandbox.layout import Layout, compute_layout
-from bot.sandbox.mountns import Staging, StagingError, stage_unreachable
-from bot.sandbox.pidns import JailPidNamespace, PidNamespaceError
-from bot.sandbox.pool import Pool, PoolBusy
-from bot.sandbox.probe import probe_host
+from bot.sandbox.host.cgroups import CgroupError, CgroupRoot, Limits, detect
+from bot.sandbox.host.jail import Jail, JailEnv, JailError, worker_source
+from bot.sandbox.host.layout import Layout, compute_layout
+from bot.sandbox.host.mountns import Staging, StagingError, stage_unreachable
+from bot.sandbox.host.pidns import JailPidNamespace, PidNamespaceError
+from bot.sandbox.host.pool import Pool, PoolBusy
+from bot.sandbox.host.probe import probe_host
 
 __all__ = ["main", "prepare"]
 
-log = get_logger("bot.sandbox.manager")
+log = get_logger("bot.sandbox.host.manager")
 
 _LINE_LIMIT = 16 * 1024 * 1024  # requests: snippets of at most RUN_MAX_BYTES
 _PR_SET_PDEATHSIG = 1

@@ -274,7 +274,7 @@ def compute_layout(
     ``package_dir`` is the bot's package directory (``bot/``); it never appears in the jail.
     """
     python = python or sys.executable
-    package_dir = os.path.realpath(package_dir or Path(__file__).resolve().parent.parent)
+    package_dir = os.path.realpath(package_dir or Path(__file__).resolve().parents[2])
     roots, hidden = _python_dirs(
         list(sys.path if path is None else path), prefix or sys.prefix, package_dir
     )

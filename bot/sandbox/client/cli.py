@@ -267,7 +267,7 @@ def sandbox_serve(
 async def _serve(config: SandboxConfig, token: str, host: str, port: int) -> int:
     from aiohttp import web
 
-    from bot.sandbox.service import make_app
+    from bot.sandbox.client.service import make_app
 
     async with Sandbox(config) as sandbox:
         if not sandbox.available:

@@ -1,8 +1,8 @@
 """The fork server ("zygote") that runs inside a jail: import torch once, fork one child per run.
 
-Like ``worker.py`` this file is not imported by the bot: the manager hands its source (and the
-worker's, as the module ``bot.sandbox.worker``) to a jailed interpreter on a descriptor. It may
-use the standard library only.
+Like ``worker.py`` this file is not imported by the bot: the manager hands its source (and
+the worker's, as the module ``bot.sandbox.inside.worker``) to a jailed interpreter on a
+descriptor. It may use the standard library only.
 
 Three processes make one run, so that member code meets nothing it could write or signal:
 
@@ -33,8 +33,8 @@ import signal
 import socket
 import sys
 
-from bot.sandbox import pictures
-from bot.sandbox.worker import serve_one
+from bot.sandbox.inside import pictures
+from bot.sandbox.inside.worker import serve_one
 
 __all__ = ["main"]
 

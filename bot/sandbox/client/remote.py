@@ -26,7 +26,7 @@ import aiohttp
 from bot.log import get_logger
 from bot.sandbox.errors import SandboxBusy, SandboxUnavailable, SnippetRejected
 from bot.sandbox.result import RunResult
-from bot.sandbox.validate import validate_snippet
+from bot.sandbox.validate import Snippet, validate_snippet
 
 __all__ = ["LOST_RUN", "RemoteSandbox"]
 
@@ -127,7 +127,7 @@ class RemoteSandbox:
         """Run ``code`` on the least-loaded host; see the module docstring for failing over.
 
         ``background`` (pack checks) goes with the request: the host gives it a low priority."""
-        text = validate_snippet(code, self._max_bytes)
+        text = code if isinstance(code, Snippet) else validate_snippet(code, self._max_bytes)
         if self._session is None:
             raise SandboxUnavailable("the remote sandbox is not started")
         payload: dict[str, Any] = {"code": text, "timeout": timeout}
