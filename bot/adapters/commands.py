@@ -15,9 +15,11 @@ test) can read it without loading discord.py or slack-bolt.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+from bot.core.errors import UsageError
 
 __all__ = [
     "ALL",
@@ -31,8 +33,11 @@ __all__ = [
     "HelpLine",
     "Kind",
     "Platform",
+    "QuizRequest",
+    "Values",
     "command",
     "help_lines",
+    "parse",
     "prefix",
     "usage",
 ]
@@ -765,3 +770,113 @@ def help_lines(platform: Platform) -> list[HelpLine]:
         for (template, text, admin), names in merged
     ]
     return [x for x in lines if not x.admin] + [x for x in lines if x.admin]
+
+
+# --- text parsing ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Values:
+    """The words of one typed command, sorted by the table into its arguments."""
+
+    given: Mapping[str, tuple[str, ...]]
+
+    def one(self, name: str) -> str | None:
+        """The argument's value (the last one given), or None when it was left out."""
+        values = self.given.get(name, ())
+        return values[-1] if values else None
+
+    def all(self, name: str) -> tuple[str, ...]:
+        """Every value of a repeatable option, in the order typed."""
+        return self.given.get(name, ())
+
+    def flag(self, name: str) -> bool:
+        return name in self.given
+
+
+def parse(platform: Platform, words: Sequence[str], *path: str) -> Values:
+    """Sort typed ``words`` (after the command's name) into the arguments the table declares.
+
+    Options (``--name VALUE``, ``--name=VALUE``, ``--flag``) may come anywhere; positional
+    words fill the positional arguments in order, a ``TEXT`` one taking the rest of the line;
+    a bare flag (``here``) is recognised by its name. Raises the one :class:`UsageError`,
+    carrying the usage line generated for ``platform``.
+    """
+    cmd = command(path[0])
+    for name in path[1:]:
+        sub = cmd.subcommand(name)
+        if sub is None:
+            raise KeyError(" ".join(path))
+        cmd = sub
+    line = usage(platform, *path)
+    args = cmd.args_on(platform)
+    options = {f"--{a.name}": a for a in args if a.option}
+    bare_flags = {a.name: a for a in args if a.kind is Kind.FLAG and not a.option}
+    positional = [a for a in args if not a.option and a.kind is not Kind.FLAG]
+    given: dict[str, tuple[str, ...]] = {}
+    rest = list(words)
+    while rest:
+        word = rest.pop(0)
+        if word.startswith("--"):
+            flag, eq, inline = word.partition("=")
+            arg = options.get(flag.lower())
+            if arg is None:
+                raise UsageError(line, reason=f"unknown option {flag}")
+            if arg.name in given and not arg.repeat:
+                raise UsageError(line, reason=f"{flag} given twice")
+            if arg.kind is Kind.FLAG:
+                given[arg.name] = ("yes",)
+                continue
+            if not eq:
+                if not rest or rest[0].startswith("--"):
+                    raise UsageError(line, reason=f"{flag} needs a value")
+                inline = rest.pop(0)
+            given[arg.name] = (*given.get(arg.name, ()), inline)
+        elif word.lower() in bare_flags and not (positional and positional[0].kind is Kind.TEXT):
+            given[word.lower()] = ("yes",)
+        elif not positional:
+            raise UsageError(line, reason="too many words")
+        else:
+            arg = positional.pop(0)
+            if arg.kind is Kind.TEXT:
+                given[arg.name] = (" ".join([word, *rest]),)
+                rest = []
+            else:
+                given[arg.name] = (_checked(arg, word, line),)
+    missing = [a for a in positional if a.required]
+    if missing:
+        raise UsageError(line, reason=f"{missing[0].placeholder} is missing")
+    return Values(given)
+
+
+def _checked(arg: Arg, word: str, line: str) -> str:
+    """One positional word, checked against its kind (choices are matched ignoring case)."""
+    if arg.kind is Kind.CHOICE and arg.choices:
+        if word.lower() not in arg.choices:
+            raise UsageError(line, reason=f"`{word}` is not a {arg.name}")
+        return word.lower()
+    if arg.kind is Kind.INT:
+        digits = word.lstrip("#")
+        if not digits.isdigit() or len(digits) > 18:
+            raise UsageError(line, reason=f"`{word}` is not a number")
+        return digits
+    return word
+
+
+@dataclass(frozen=True, slots=True)
+class QuizRequest:
+    """``/quiz [PACK] [--difficulty D] [--tag T]...``: the same three filters on every platform."""
+
+    pack: str | None = None
+    difficulty: str | None = None
+    tags: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, platform: Platform, words: Sequence[str]) -> QuizRequest:
+        values = parse(platform, words, "quiz")
+        difficulty = values.one("difficulty")
+        return cls(
+            pack=values.one("pack"),
+            difficulty=difficulty.lower() if difficulty else None,
+            tags=values.all("tag"),
+        )

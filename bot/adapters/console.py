@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
+from bot.adapters.commands import QuizRequest
 from bot.adapters.text_commands import run_schedule_command
 from bot.core.cards import review_value
 from bot.core.clock import Clock, SimulatedClock, check_simulated
@@ -510,18 +511,17 @@ class ConsoleAdapter:
         self.note(f"now in #{self.channel}")
 
     async def _quiz(self, args: list[str]) -> None:
-        options, rest = _options(args, {"--difficulty", "--tag"})
-        if len(rest) > 1:
-            raise UsageError
-        difficulty = options.get("--difficulty", [None])[-1]
-        tags = options.get("--tag", [])
+        request = QuizRequest.parse("console", args)
         try:
-            parse_filters(difficulty, tags)  # the service checks them too, without a usage
+            parse_filters(request.difficulty, request.tags)  # the service checks them too
         except ScheduleError as exc:
             usage = _QUIZ_OPTION_USAGE.get(exc.field, "/quiz")
             raise UsageError(f"{usage}: {exc.reason}") from None
         draft = await self.service.post_question(
-            self.context(), pack=rest[0] if rest else None, difficulty=difficulty, tags=tags
+            self.context(),
+            pack=request.pack,
+            difficulty=request.difficulty,
+            tags=request.tags,
         )
         await self.service.publish(draft, self)
 

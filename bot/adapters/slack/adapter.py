@@ -60,6 +60,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.commands import QuizRequest
 from bot.adapters.slack.commands import (
     StudyCommand,
     first_code_block,
@@ -718,7 +719,10 @@ class SlackAdapter:
         if private is not None:
             await self._reply_private(body, respond, private)
         elif command.name == "quiz":
-            draft = await self.service.post_question(ctx, pack=args[0] if args else None)
+            quiz = command.quiz or QuizRequest()
+            draft = await self.service.post_question(
+                ctx, pack=quiz.pack, difficulty=quiz.difficulty, tags=quiz.tags
+            )
             await self.service.publish(draft, self)
         elif command.name == "leaderboard":
             here = bool(args) and args[-1].lower() == "here"

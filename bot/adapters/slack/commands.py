@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from bot.adapters.commands import QuizRequest
 from bot.adapters.text_commands import split_args
 from bot.core.errors import UsageError
 from bot.core.schedule_spec import ScheduleError
@@ -35,8 +36,12 @@ _OTHER_MARKUP = re.compile(r"<(#[^>|]*)(?:\|([^>]*))?>|<(https?://[^>|]+)(?:\|[^
 
 @dataclass(frozen=True, slots=True)
 class StudyCommand:
+    """A parsed ``/study`` line: the subcommand, its words, and (for commands the table
+    parses) the typed request made from them."""
+
     name: str
     args: tuple[str, ...] = ()
+    quiz: QuizRequest | None = None
 
 
 def _problem(sentence: str) -> UsageError:
@@ -148,7 +153,7 @@ def parse_study(raw: str) -> StudyCommand:
     if name in ("", "help"):
         return StudyCommand("help")
     if name == "quiz":
-        return _at_most(name, words, 1, "quiz [pack]")
+        return StudyCommand(name, tuple(words), quiz=QuizRequest.parse("slack", words))
     if name == "leaderboard":  # `here` last: this channel's own board
         return _at_most(name, words, 2, "leaderboard [week|month|all] [here]")
     if name == "stats":

@@ -246,7 +246,8 @@ async def test_bad_subcommands_get_usage_help_in_the_ack(
         ack = await deliver(slack_fake.slash_command(text="pack"))
         assert ack.payload is not None and "/study pack list" in ack.payload["text"]
         ack = await deliver(slack_fake.slash_command(text="quiz one two"))
-        assert ack.payload is not None and "Too many words" in ack.payload["text"]
+        assert ack.payload is not None and "too many words" in ack.payload["text"]
+        assert "usage: /study quiz [PACK] [--difficulty" in ack.payload["text"]
     assert slack_fake.calls_to("chat.postMessage") == []
 
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from bot.adapters.commands import QuizRequest
 from bot.adapters.slack.commands import (
     StudyCommand,
     first_code_block,
@@ -192,8 +193,19 @@ def test_home_view_and_run_modal_are_valid_views() -> None:
     [
         ("", StudyCommand("help")),
         ("  help ", StudyCommand("help")),
-        ("quiz", StudyCommand("quiz")),
-        ("QUIZ slack-mc", StudyCommand("quiz", ("slack-mc",))),
+        ("quiz", StudyCommand("quiz", quiz=QuizRequest())),
+        (
+            "QUIZ slack-mc",
+            StudyCommand("quiz", ("slack-mc",), quiz=QuizRequest(pack="slack-mc")),
+        ),
+        (
+            "quiz --difficulty Easy --tag leaf --tag autograd",
+            StudyCommand(
+                "quiz",
+                ("--difficulty", "Easy", "--tag", "leaf", "--tag", "autograd"),
+                quiz=QuizRequest(difficulty="easy", tags=("leaf", "autograd")),
+            ),
+        ),
         ("leaderboard month", StudyCommand("leaderboard", ("month",))),
         ("stats <@U0BOB|bob>", StudyCommand("stats", ("U0BOB",))),
         ("stats @bob", StudyCommand("stats", ("bob",))),
@@ -231,7 +243,8 @@ def test_parse_study(text: str, expected: StudyCommand) -> None:
         ("pack show", "/study pack list"),
         ("pack disable", "/study pack disable NAME"),
         ("pack enable a b", "/study pack enable NAME"),
-        ("quiz a b", "Too many words for `quiz`"),
+        ("quiz a b", "too many words"),
+        ("quiz --level 3", "unknown option --level"),
         ("schedule", "Say what to do: `/study schedule add|list|remove|pause"),
         ('schedule add --cron "0 9', "a quote is not closed"),
     ],
