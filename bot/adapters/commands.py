@@ -37,8 +37,10 @@ __all__ = [
     "Values",
     "command",
     "help_lines",
+    "help_rows",
     "parse",
     "prefix",
+    "synopsis",
     "usage",
 ]
 
@@ -97,10 +99,12 @@ class Arg:
 
     @property
     def placeholder(self) -> str:
-        """How the value is shown in a usage line: its choices, else its metavar."""
+        """How the value is shown in a usage line: its metavar, else its choices or name."""
+        if self.metavar:
+            return self.metavar
         if self.kind is Kind.CHOICE and self.choices:
             return "|".join(self.choices)
-        return self.metavar or self.name.upper()
+        return self.name.upper()
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,7 +373,7 @@ COMMANDS: tuple[Command, ...] = (
                 Kind.TEXT,
                 "PROMPT | *RIGHT | WRONG ... [| why: TEXT]",
                 required=True,
-                metavar="PROMPT | *RIGHT | WRONG ...",
+                metavar="PROMPT | *RIGHT | WRONG ... [| why: TEXT] (or PROMPT | = ANSWER)",
                 platforms=CONSOLE,
                 example="2+2? | *4 | 5",
             ),
@@ -770,6 +774,23 @@ def help_lines(platform: Platform) -> list[HelpLine]:
         for (template, text, admin), names in merged
     ]
     return [x for x in lines if not x.admin] + [x for x in lines if x.admin]
+
+
+def help_rows(platform: Platform) -> list[tuple[str, str, bool]]:
+    """:func:`help_lines` as the plain rows the core's ``help_message`` renders."""
+    return [(line.usage, line.text, line.admin) for line in help_lines(platform)]
+
+
+def synopsis(platform: Platform, name: str) -> str:
+    """Every form of a command in one line: ``/pack list | enable NAME | disable NAME``."""
+    cmd = command(name)
+    head = prefix(platform) + cmd.name
+    forms = [usage(platform, name)] if cmd.bare else []
+    for sub in cmd.subcommands:
+        if sub.on(platform):
+            form = usage(platform, name, sub.name)
+            forms.append(form if not forms else form.removeprefix(head).strip())
+    return " | ".join(forms)
 
 
 # --- text parsing ----------------------------------------------------------------------------

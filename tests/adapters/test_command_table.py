@@ -15,7 +15,17 @@ from pathlib import Path
 import pytest
 from discord import app_commands
 
-from bot.adapters.commands import COMMANDS, Arg, Command, Kind, Platform, help_lines, usage
+from bot.adapters.commands import (
+    ALL,
+    COMMANDS,
+    Arg,
+    Command,
+    Kind,
+    Platform,
+    help_lines,
+    prefix,
+    usage,
+)
 from bot.adapters.console import ConsoleAdapter
 from bot.adapters.discord.cog import StudyCog
 from bot.adapters.slack.commands import parse_study
@@ -197,3 +207,12 @@ def test_help_lists_admin_lines_last_and_merges_alike_subcommands() -> None:
     assert "/study schedule remove|pause|resume|skip|now ID [--channel NAME]" in usages
     assert "/study pack enable|disable NAME" in usages
     assert not any(line.usage.startswith("/as") for line in lines)  # the console's own
+
+
+def test_help_lists_the_same_commands_on_every_platform() -> None:
+    shared = {cmd.name for cmd in COMMANDS if cmd.platforms == ALL}
+    for platform in ("discord", "slack", "console"):
+        listed = {
+            line.usage.removeprefix(prefix(platform)).split()[0] for line in help_lines(platform)
+        }
+        assert shared <= listed, (platform, shared - listed)

@@ -20,6 +20,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.adapters.commands import help_rows
 from bot.adapters.discord.components import QuestionModal, SnippetModal
 from bot.adapters.discord.errors import PENDING_KEY, report_error
 from bot.adapters.discord.render import render
@@ -419,7 +420,8 @@ class StudyCog(commands.Cog, name="studybot"):
     @app_commands.command(name="help")
     async def help(self, interaction: Interaction) -> None:
         """What studybot can do, and how answering works."""
-        await send_reply(interaction, self.service.help(self.context(interaction), prefix="/"))
+        rows = help_rows("discord")
+        await send_reply(interaction, self.service.help(self.context(interaction), rows))
 
     # --- schedules ---------------------------------------------------------------------------
 

@@ -60,7 +60,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapters.commands import QuizRequest
+from bot.adapters.commands import QuizRequest, help_rows
 from bot.adapters.slack.commands import (
     StudyCommand,
     first_code_block,
@@ -707,7 +707,7 @@ class SlackAdapter:
 
     def _usage(self, problem: str, where: _Where) -> dict[str, Any]:
         ctx = ChatContext(PLATFORM, where.team, where.channel or "", where.user, where.user_name)
-        help_message = self.service.help(ctx, prefix=HELP_PREFIX)
+        help_message = self.service.help(ctx, help_rows("slack"))
         message = replace(help_message, sections=(Section(body=problem), *help_message.sections))
         return {**render(message).kwargs(), "response_type": "ephemeral"}
 
@@ -741,7 +741,7 @@ class SlackAdapter:
         elif command.name == "schedule":
             await self._schedule(ctx, args[0], list(args[1:]), body, respond)
         else:
-            await self._reply_private(body, respond, self.service.help(ctx, prefix=HELP_PREFIX))
+            await self._reply_private(body, respond, self.service.help(ctx, help_rows("slack")))
 
     async def _private_reply(self, ctx: ChatContext, command: StudyCommand) -> Message | None:
         """The subcommands answered only to the member; ``None`` for the others."""
