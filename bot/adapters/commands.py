@@ -31,9 +31,14 @@ __all__ = [
     "Arg",
     "Command",
     "HelpLine",
+    "HistoryRequest",
     "Kind",
+    "LeaderboardRequest",
     "Platform",
+    "QuestionRequest",
     "QuizRequest",
+    "ReportRequest",
+    "Request",
     "Values",
     "command",
     "help_lines",
@@ -839,25 +844,16 @@ def parse(platform: Platform, words: Sequence[str], *path: str) -> Values:
     while rest:
         word = rest.pop(0)
         if word.startswith("--"):
-            flag, eq, inline = word.partition("=")
-            arg = options.get(flag.lower())
-            if arg is None:
-                raise UsageError(line, reason=f"unknown option {flag}")
-            if arg.name in given and not arg.repeat:
-                raise UsageError(line, reason=f"{flag} given twice")
-            if arg.kind is Kind.FLAG:
-                given[arg.name] = ("yes",)
-                continue
-            if not eq:
-                if not rest or rest[0].startswith("--"):
-                    raise UsageError(line, reason=f"{flag} needs a value")
-                inline = rest.pop(0)
-            given[arg.name] = (*given.get(arg.name, ()), inline)
+            _take_option(word, rest, options, given, line)
         elif word.lower() in bare_flags and not (positional and positional[0].kind is Kind.TEXT):
             given[word.lower()] = ("yes",)
         elif not positional:
             raise UsageError(line, reason="too many words")
         else:
+            while len(positional) > 1 and not positional[0].required:
+                if _fits(positional[0], word):
+                    break
+                positional.pop(0)  # `/report wrong answer`: no ID, the words are the reason
             arg = positional.pop(0)
             if arg.kind is Kind.TEXT:
                 given[arg.name] = (" ".join([word, *rest]),)
@@ -868,6 +864,39 @@ def parse(platform: Platform, words: Sequence[str], *path: str) -> Values:
     if missing:
         raise UsageError(line, reason=f"{missing[0].placeholder} is missing")
     return Values(given)
+
+
+def _take_option(
+    word: str,
+    rest: list[str],
+    options: Mapping[str, Arg],
+    given: dict[str, tuple[str, ...]],
+    line: str,
+) -> None:
+    """``--name VALUE``, ``--name=VALUE`` or ``--flag`` into ``given`` (the value off ``rest``)."""
+    flag, eq, inline = word.partition("=")
+    arg = options.get(flag.lower())
+    if arg is None:
+        raise UsageError(line, reason=f"unknown option {flag}")
+    if arg.name in given and not arg.repeat:
+        raise UsageError(line, reason=f"{flag} given twice")
+    if arg.kind is Kind.FLAG:
+        given[arg.name] = ("yes",)
+        return
+    if not eq:
+        if not rest or rest[0].startswith("--"):
+            raise UsageError(line, reason=f"{flag} needs a value")
+        inline = rest.pop(0)
+    given[arg.name] = (*given.get(arg.name, ()), inline)
+
+
+def _fits(arg: Arg, word: str) -> bool:
+    """Whether ``word`` can be this argument's value (an optional one is passed over if not)."""
+    if arg.kind is Kind.INT:
+        return word.lstrip("#").isdigit()
+    if arg.kind is Kind.CHOICE and arg.choices:
+        return word.lower() in arg.choices
+    return True
 
 
 def _checked(arg: Arg, word: str, line: str) -> str:
@@ -901,3 +930,59 @@ class QuizRequest:
             difficulty=difficulty.lower() if difficulty else None,
             tags=values.all("tag"),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderboardRequest:
+    """``/leaderboard [week|month|all] [here]``: which points count, and where."""
+
+    window: str = "week"
+    here: bool = False
+
+    @classmethod
+    def parse(cls, platform: Platform, words: Sequence[str]) -> LeaderboardRequest:
+        values = parse(platform, words, "leaderboard")
+        return cls(window=values.one("window") or "week", here=values.flag("here"))
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryRequest:
+    """``/history [N]``: how many of this channel's last questions."""
+
+    count: int = 5
+
+    @classmethod
+    def parse(cls, platform: Platform, words: Sequence[str]) -> HistoryRequest:
+        count = parse(platform, words, "history").one("count")
+        return cls(int(count) if count is not None else 5)
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionRequest:
+    """``/question ID``: one past question, by the number in its footer."""
+
+    id: int
+
+    @classmethod
+    def parse(cls, platform: Platform, words: Sequence[str]) -> QuestionRequest:
+        typed = parse(platform, words, "question").one("id")
+        assert typed is not None  # required: parse() raised otherwise
+        return cls(int(typed))
+
+
+@dataclass(frozen=True, slots=True)
+class ReportRequest:
+    """``/report [ID] REASON``: which question (None: the channel's latest), and why."""
+
+    id: int | None
+    reason: str
+
+    @classmethod
+    def parse(cls, platform: Platform, words: Sequence[str]) -> ReportRequest:
+        values = parse(platform, words, "report")
+        typed = values.one("id")
+        return cls(int(typed) if typed is not None else None, values.one("reason") or "")
+
+
+Request = QuizRequest | LeaderboardRequest | HistoryRequest | QuestionRequest | ReportRequest
+"""A typed request parsed from the table's text grammar (one per command parsed so far)."""

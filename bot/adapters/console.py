@@ -24,14 +24,24 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
 from zoneinfo import ZoneInfo
 
-from bot.adapters.commands import QuizRequest, command, help_lines, synopsis, usage
+from bot.adapters.commands import (
+    HistoryRequest,
+    LeaderboardRequest,
+    QuestionRequest,
+    QuizRequest,
+    ReportRequest,
+    command,
+    help_lines,
+    synopsis,
+    usage,
+)
 from bot.adapters.text_commands import run_schedule_command
 from bot.core.cards import review_value
 from bot.core.clock import Clock, SimulatedClock, check_simulated
 from bot.core.durations import format_duration, parse_duration
 from bot.core.errors import APOLOGY, BadInput, StudyError, UsageError
 from bot.core.messages import Attachment, Message, terminal_safe
-from bot.core.models import ChatContext, Window
+from bot.core.models import ChatContext
 from bot.core.schedule_spec import ScheduleError, parse_filters
 from bot.core.uploads import CONSOLE, fit_attachments
 from bot.log import get_logger
@@ -476,29 +486,21 @@ class ConsoleAdapter:
         await self.service.apply_edit(edit, self)
 
     async def _leaderboard(self, args: list[str]) -> None:
-        here = bool(args) and args[-1].lower() == "here"
-        if here:
-            args = args[:-1]
-        if len(args) > 1:
-            raise UsageError
-        window = args[0].lower() if args else "week"
-        if window not in {w.value for w in Window}:
-            raise UsageError(reason=f"`{args[0]}` is not a window")
-        self.reply(await self.service.leaderboard(self.context(), window, here=here))
+        request = LeaderboardRequest.parse("console", args)
+        board = await self.service.leaderboard(self.context(), request.window, here=request.here)
+        self.reply(board)
 
     async def _history(self, args: list[str]) -> None:
-        if len(args) > 1 or (args and not args[0].isdigit()):
-            raise UsageError
-        self.reply(await self.service.recent_questions(self.context(), int(args[0]) if args else 5))
+        request = HistoryRequest.parse("console", args)
+        self.reply(await self.service.recent_questions(self.context(), request.count))
 
     async def _question(self, args: list[str]) -> None:
-        if len(args) != 1 or not args[0].lstrip("#").isdigit():
-            raise UsageError
-        self.reply(await self.service.past_question(self.context(), int(args[0].lstrip("#"))))
+        request = QuestionRequest.parse("console", args)
+        self.reply(await self.service.past_question(self.context(), request.id))
 
     async def _report(self, args: list[str]) -> None:
-        post_id, reason = split_report(args)
-        self.reply(await self.service.report_question(self.context(), post_id, reason))
+        request = ReportRequest.parse("console", args)
+        self.reply(await self.service.report_question(self.context(), request.id, request.reason))
 
     async def _reports(self, args: list[str]) -> None:
         if not args:
@@ -836,10 +838,3 @@ def _read_line(prompt: str | None) -> str | None:
         return line if line else None
     except (EOFError, KeyboardInterrupt):
         return None
-
-
-def split_report(args: list[str]) -> tuple[int | None, str]:
-    """``/report [ID] REASON`` words: the post number (``12`` or ``#12``), then the reason."""
-    if args and args[0].lstrip("#").isdigit():
-        return int(args[0].lstrip("#")), " ".join(args[1:])
-    return None, " ".join(args)

@@ -417,7 +417,7 @@ def test_bad_arguments_are_usage_errors(tmp_path: Path) -> None:
     errors, (no_question, board) = out[:-2], out[-2:]
     assert [e["text"] for e in errors] == [
         "usage: /leaderboard [week|month|all] [here]: `decade` is not a window",
-        "usage: /leaderboard [week|month|all] [here]",
+        "usage: /leaderboard [week|month|all] [here]: too many words",
         "usage: /quiz [PACK] [--difficulty easy|medium|hard] [--tag TAG]: unknown option "
         "--frobnicate",
         "usage: /stats [MEMBER]: the name can't be blank",
