@@ -21,16 +21,27 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Final
 from zoneinfo import ZoneInfo
 
+from bot.adapters.commands import (
+    HistoryRequest,
+    LeaderboardRequest,
+    QuestionRequest,
+    QuizRequest,
+    ReportRequest,
+    command,
+    help_lines,
+    synopsis,
+    usage,
+)
 from bot.adapters.text_commands import run_schedule_command
 from bot.core.cards import review_value
 from bot.core.clock import Clock, SimulatedClock, check_simulated
 from bot.core.durations import format_duration, parse_duration
 from bot.core.errors import APOLOGY, BadInput, StudyError, UsageError
 from bot.core.messages import Attachment, Message, terminal_safe
-from bot.core.models import ChatContext, Window
+from bot.core.models import ChatContext
 from bot.core.schedule_spec import ScheduleError, parse_filters
 from bot.core.uploads import CONSOLE, fit_attachments
 from bot.log import get_logger
@@ -44,11 +55,13 @@ if TYPE_CHECKING:
 __all__ = ["ConsoleAdapter"]
 
 log = get_logger(__name__)
-PLATFORM = "console"
+PLATFORM: Final = "console"
 WORKSPACE = "console"
 HELP_WIDTH = 80  # /help fits a standard terminal
 _HELP_COLUMN = 20  # where each command's description starts
-_SCHEDULE_USAGE = {  # by verb, for the usage line of a schedule command that does not parse
+# By verb, for the usage line of a schedule command that does not parse. Still written by
+# hand: tests/test_scheduler.py pins these words (`[options]` for add's many options).
+_SCHEDULE_USAGE = {
     "add": "/schedule add TIME [TZ] [DAYS] [options]",
     "list": "/schedule list",
     "preview": "/schedule preview ID [N] [--channel NAME]",
@@ -108,100 +121,37 @@ class ConsoleAdapter:
         self.closed_dms: set[str] = set()  # members whose DMs are closed (`/dms closed`)
         self._lines: asyncio.Queue[str | None] | None = None  # stdin, read by a daemon thread
         self._prompt: Any = None  # the interactive prompt session while it runs
+        handlers: dict[str, Callable[[list[str]], Awaitable[None]]] = {
+            "as": self._as,
+            "channel": self._channel,
+            "quiz": self._quiz,
+            "answer": self._answer,
+            "show": self._show,
+            "hint": self._hint,
+            "reveal": self._reveal,
+            "review": self._review,
+            "leaderboard": self._leaderboard,
+            "stats": self._stats,
+            "history": self._history,
+            "question": self._question,
+            "report": self._report,
+            "reports": self._reports,
+            "write": self._write_usage,
+            "recap": self._recap,
+            "settings": self._settings,
+            "pack": self._pack,
+            "schedule": self._schedule,
+            "run": self._run_usage,
+            "graph": self._run_usage,
+            "clock": self._clock,
+            "dms": self._dms,
+            "help": self._help,
+            "quit": self._quit,
+        }
+        # Usage and help come from the one command table; only the handlers are the console's.
         self._commands: dict[str, _Command] = {
-            "as": _Command("/as NAME [--admin]", "act as another member", self._as),
-            "channel": _Command("/channel NAME", "switch channel", self._channel),
-            "quiz": _Command(
-                "/quiz [PACK] [--difficulty easy|medium|hard] [--tag TAG]",
-                "post a question here",
-                self._quiz,
-            ),
-            "answer": _Command(
-                "/answer CHOICE",
-                "answer the latest open question (A-E, knew, forgot)",
-                self._answer,
-            ),
-            "show": _Command("/show", "see a flashcard's answer privately", self._show),
-            "hint": _Command("/hint [N]", "a hint for the latest open question", self._hint),
-            "reveal": _Command(
-                "/reveal", "close the latest question and show the answer", self._reveal
-            ),
-            "review": _Command(
-                "/review [CHOICE | show | more] | remind HH:MM [TZ] | remind off",
-                "your due cards, one at a time (spaced repetition); answer the one shown "
-                "with /review A-E or again|hard|good|easy",
-                self._review,
-            ),
-            "leaderboard": _Command(
-                "/leaderboard [week|month|all] [here]",
-                "who is ahead (`here`: this channel's own board)",
-                self._leaderboard,
-            ),
-            "stats": _Command("/stats [NAME]", "points, accuracy and streak", self._stats),
-            "history": _Command(
-                "/history [N]", "this channel's last N questions (default 5)", self._history
-            ),
-            "question": _Command(
-                "/question ID", "a past question, with its answer once closed", self._question
-            ),
-            "report": _Command(
-                "/report [ID] REASON",
-                "tell the admins a question is wrong (default: this channel's latest)",
-                self._report,
-            ),
-            "reports": _Command(
-                "/reports [resolve ITEM_ID]",
-                "the open reports of wrong questions; close a question's reports (admins)",
-                self._reports,
-            ),
-            "write": _Command(
-                _WRITE_USAGE,
-                "write a question for the group (checked like a pack; admins add it)",
-                self._write_usage,
-            ),
-            "recap": _Command(
-                "/recap [on DAY HH:MM | off | now]",
-                "this channel's weekly recap: board, streaks, most missed (admins set it)",
-                self._recap,
-            ),
-            "settings": _Command(
-                "/settings [NAME [VALUE] | history]",
-                "this workspace's timezone, quiz window and points (admins change them)",
-                self._settings,
-            ),
-            "pack": _Command(
-                "/pack list | enable NAME | disable NAME | upload PATH [--force]",
-                "the packs here; switch one for this channel (admins); check a pack file",
-                self._pack,
-            ),
-            "schedule": _Command(
-                "/schedule add TIME [TZ] [DAYS] [--pack P] [--difficulty D] [--window DURATION]"
-                " | list | remove ID | pause ID | resume ID | skip ID | now ID | preview ID [N]",
-                "daily questions (admins change them)",
-                self._schedule,
-            ),
-            "run": _Command(
-                "/run CODE, or /run then a ```python fenced block```",
-                "run a Python snippet against torch in the sandbox",
-                self._run_usage,
-            ),
-            "graph": _Command(
-                "/graph [--of NAME[,NAME] | --inputs] CODE, or /graph [...] then a fenced block",
-                "run a snippet and draw the autograd graph behind a tensor",
-                self._run_usage,
-            ),
-            "clock": _Command(
-                "/clock [advance DURATION | set ISO8601]",
-                "move the simulated clock (what falls due on the way posts in order)",
-                self._clock,
-            ),
-            "dms": _Command(
-                "/dms open|closed",
-                "whether you take direct messages (review reminders)",
-                self._dms,
-            ),
-            "help": _Command("/help", "this list", self._help),
-            "quit": _Command("/quit", "leave", self._quit),
+            name: _Command(synopsis(PLATFORM, name), command(name).help, handler)
+            for name, handler in handlers.items()
         }
 
     # --- identity ----------------------------------------------------------------------------
@@ -338,7 +288,7 @@ class ConsoleAdapter:
             await self._guarded(text, self._run(rest, graph=head.lower() == "graph"))
             return
         if head.lower() == "write":  # prose with apostrophes: taken as typed too
-            await self._guarded(text, self._write(rest), _WRITE_USAGE)
+            await self._guarded(text, self._write(rest), usage(PLATFORM, "write"))
             return
         try:
             words = shlex.split(text[1:])
@@ -496,7 +446,7 @@ class ConsoleAdapter:
         names = [a for a in args if a != "--admin"]
         if len(names) != 1:
             raise UsageError
-        self.member = _name(names[0], "@", "/as NAME [--admin]")
+        self.member = _name(names[0], "@", usage(PLATFORM, "as"))
         if admin:
             self._admins.add(self.member.casefold())
         self.admin = self.member.casefold() in self._admins
@@ -506,22 +456,21 @@ class ConsoleAdapter:
     async def _channel(self, args: list[str]) -> None:
         if len(args) != 1:
             raise UsageError
-        self.channel = _name(args[0], "#", "/channel NAME")
+        self.channel = _name(args[0], "#", usage(PLATFORM, "channel"))
         self.note(f"now in #{self.channel}")
 
     async def _quiz(self, args: list[str]) -> None:
-        options, rest = _options(args, {"--difficulty", "--tag"})
-        if len(rest) > 1:
-            raise UsageError
-        difficulty = options.get("--difficulty", [None])[-1]
-        tags = options.get("--tag", [])
+        request = QuizRequest.parse("console", args)
         try:
-            parse_filters(difficulty, tags)  # the service checks them too, without a usage
+            parse_filters(request.difficulty, request.tags)  # the service checks them too
         except ScheduleError as exc:
             usage = _QUIZ_OPTION_USAGE.get(exc.field, "/quiz")
             raise UsageError(f"{usage}: {exc.reason}") from None
         draft = await self.service.post_question(
-            self.context(), pack=rest[0] if rest else None, difficulty=difficulty, tags=tags
+            self.context(),
+            pack=request.pack,
+            difficulty=request.difficulty,
+            tags=request.tags,
         )
         await self.service.publish(draft, self)
 
@@ -548,29 +497,21 @@ class ConsoleAdapter:
         await self.service.apply_edit(edit, self)
 
     async def _leaderboard(self, args: list[str]) -> None:
-        here = bool(args) and args[-1].lower() == "here"
-        if here:
-            args = args[:-1]
-        if len(args) > 1:
-            raise UsageError
-        window = args[0].lower() if args else "week"
-        if window not in {w.value for w in Window}:
-            raise UsageError(reason=f"`{args[0]}` is not a window")
-        self.reply(await self.service.leaderboard(self.context(), window, here=here))
+        request = LeaderboardRequest.parse("console", args)
+        board = await self.service.leaderboard(self.context(), request.window, here=request.here)
+        self.reply(board)
 
     async def _history(self, args: list[str]) -> None:
-        if len(args) > 1 or (args and not args[0].isdigit()):
-            raise UsageError
-        self.reply(await self.service.recent_questions(self.context(), int(args[0]) if args else 5))
+        request = HistoryRequest.parse("console", args)
+        self.reply(await self.service.recent_questions(self.context(), request.count))
 
     async def _question(self, args: list[str]) -> None:
-        if len(args) != 1 or not args[0].lstrip("#").isdigit():
-            raise UsageError
-        self.reply(await self.service.past_question(self.context(), int(args[0].lstrip("#"))))
+        request = QuestionRequest.parse("console", args)
+        self.reply(await self.service.past_question(self.context(), request.id))
 
     async def _report(self, args: list[str]) -> None:
-        post_id, reason = split_report(args)
-        self.reply(await self.service.report_question(self.context(), post_id, reason))
+        request = ReportRequest.parse("console", args)
+        self.reply(await self.service.report_question(self.context(), request.id, request.reason))
 
     async def _reports(self, args: list[str]) -> None:
         if not args:
@@ -608,7 +549,7 @@ class ConsoleAdapter:
     async def _stats(self, args: list[str]) -> None:
         if len(args) > 1:
             raise UsageError
-        who = _name(args[0], "@", "/stats [NAME]") if args else None
+        who = _name(args[0], "@", usage(PLATFORM, "stats")) if args else None
         self.reply(await self.service.stats(self.context(), who))
 
     async def _review(self, args: list[str]) -> None:
@@ -793,8 +734,8 @@ class ConsoleAdapter:
         except UsageError:
             raise
         except BadInput as exc:  # the core's "args that do not parse" (its docstring)
-            usage = _SCHEDULE_USAGE.get(verb, f"/schedule {'|'.join(VERBS)} ...")
-            raise UsageError(usage, reason=str(exc)) from None
+            usage_line = _SCHEDULE_USAGE.get(verb, f"/schedule {'|'.join(VERBS)} ...")
+            raise UsageError(usage_line, reason=str(exc)) from None
         self.reply(reply.message)
         if reply.draft is not None:
             await self.service.publish(reply.draft, self)
@@ -802,8 +743,13 @@ class ConsoleAdapter:
     async def _help(self, args: list[str]) -> None:
         if args:
             raise UsageError
-        lines = [line for c in self._commands.values() for line in _help_entry(c)]
-        self.reply(Message(), text="Commands:\n" + "\n".join(lines))
+        shown = [h for h in help_lines(PLATFORM) if self.admin or not h.admin]
+        lines = [line for h in shown if not h.admin for line in _help_entry(h.usage, h.text)]
+        admin = [line for h in shown if h.admin for line in _help_entry(h.usage, h.text)]
+        text = "Commands:\n" + "\n".join(lines)
+        if admin:
+            text += "\nAdmins:\n" + "\n".join(admin)
+        self.reply(Message(), text=text)
 
     async def _quit(self, args: list[str]) -> None:
         self.running = False
@@ -817,25 +763,19 @@ class ConsoleAdapter:
         )
 
 
-def _help_entry(command: _Command) -> list[str]:
+def _help_entry(usage: str, help: str) -> list[str]:
     """One command for /help, within :data:`HELP_WIDTH` columns: the usage, then what it
     does from column :data:`_HELP_COLUMN` (on the next line when the usage is too long).
-    A long usage breaks between its ``|`` alternatives."""
-    usage: list[str] = []
-    for part in command.usage.split(" | "):
-        joined = f"{usage[-1]} | {part}" if usage else part
-        if usage and len(joined) <= HELP_WIDTH:
-            usage[-1] = joined
-        elif usage:
-            usage.append(f"  | {part}")
-        else:
-            usage.append(part)
-    text = textwrap.wrap(command.help, HELP_WIDTH - _HELP_COLUMN, break_long_words=False)
+    A long usage breaks between its words, the lines after the first indented."""
+    lines = textwrap.wrap(
+        usage, HELP_WIDTH, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+    )
+    text = textwrap.wrap(help, HELP_WIDTH - _HELP_COLUMN, break_long_words=False)
     indent = " " * _HELP_COLUMN
-    if len(usage) == 1 and len(usage[0]) < _HELP_COLUMN - 1:
-        first = [f"{usage[0]:<{_HELP_COLUMN}}{text[0]}"]
+    if len(lines) == 1 and len(lines[0]) < _HELP_COLUMN - 1:
+        first = [f"{lines[0]:<{_HELP_COLUMN}}{text[0]}"]
     else:
-        first = [*usage, indent + text[0]]
+        first = [*lines, indent + text[0]]
     return first + [indent + line for line in text[1:]]
 
 
@@ -906,16 +846,3 @@ def _read_line(prompt: str | None) -> str | None:
         return line if line else None
     except (EOFError, KeyboardInterrupt):
         return None
-
-
-_WRITE_USAGE = (
-    "/write [--difficulty D] [--tag T] PROMPT | *RIGHT | WRONG ... [| why: TEXT], "
-    "or PROMPT | = ANSWER"
-)
-
-
-def split_report(args: list[str]) -> tuple[int | None, str]:
-    """``/report [ID] REASON`` words: the post number (``12`` or ``#12``), then the reason."""
-    if args and args[0].lstrip("#").isdigit():
-        return int(args[0].lstrip("#")), " ".join(args[1:])
-    return None, " ".join(args)

@@ -381,9 +381,10 @@ class StudyService:
         """Run a snippet and draw its autograd graph (see :meth:`SnippetRuns.graph`)."""
         return await self.runs.graph(ctx, code, of)
 
-    def help(self, ctx: ChatContext, prefix: str = "/") -> Message:
-        """The command list in the platform's syntax (``/`` on Discord, ``/study `` on Slack)."""
-        return cards.help_message(prefix, admin=ctx.is_admin)
+    def help(self, ctx: ChatContext, lines: Sequence[tuple[str, str, bool]]) -> Message:
+        """The command list: ``(usage, what it does, admins only)`` rows that the adapter
+        generates from its command table, in the platform's syntax; admin rows for admins."""
+        return cards.help_message(lines, admin=ctx.is_admin)
 
     # --- packs (see bot.services.packs) ------------------------------------------------------
 

@@ -20,6 +20,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.adapters.commands import help_rows
 from bot.adapters.discord.components import QuestionModal, SnippetModal
 from bot.adapters.discord.errors import PENDING_KEY, report_error
 from bot.adapters.discord.render import render
@@ -42,7 +43,9 @@ log = get_logger(__name__)
 Difficulty = Literal["easy", "medium", "hard"]
 WindowName = Literal["week", "month", "all"]
 RecapAction = Literal["show", "on", "off", "now"]
-SettingName = Literal["timezone", "quiz-window", "points-easy", "points-medium", "points-hard"]
+SettingName = Literal[
+    "timezone", "quiz-window", "points-easy", "points-medium", "points-hard", "history"
+]
 Interaction = discord.Interaction[Any]
 
 MAX_CHOICES = 25  # Discord's limit for autocomplete suggestions
@@ -142,13 +145,16 @@ class StudyCog(commands.Cog, name="studybot"):
 
     @app_commands.command(name="quiz")
     @app_commands.describe(
-        pack="A question pack (default: any)", difficulty="Only questions of this difficulty"
+        pack="A question pack (default: any)",
+        difficulty="Only questions of this difficulty",
+        tag="Only questions with this tag",
     )
     async def quiz(
         self,
         interaction: Interaction,
         pack: str | None = None,
         difficulty: Difficulty | None = None,
+        tag: str | None = None,
     ) -> None:
         """Post a question in this channel: answers are private, the reveal is public.
 
@@ -156,7 +162,8 @@ class StudyCog(commands.Cog, name="studybot"):
         can edit it in place, long after the interaction token has expired.
         """
         ctx = self.context(interaction)
-        draft = await self.service.post_question(ctx, pack=pack, difficulty=difficulty)
+        tags = (tag.strip(),) if tag and tag.strip() else ()
+        draft = await self.service.post_question(ctx, pack=pack, difficulty=difficulty, tags=tags)
         rendered = render(draft.message)
         response = await interaction.response.send_message(**rendered.send_kwargs())
         message_id = response.message_id
@@ -283,7 +290,7 @@ class StudyCog(commands.Cog, name="studybot"):
 
     @app_commands.command(name="settings")
     @app_commands.describe(
-        setting="The setting to see or change (leave empty to list them all)",
+        setting="The setting to see or change (leave empty to list them all), or history",
         value="Its new value (admins): e.g. Europe/Berlin, 45m, 25",
     )
     async def settings(
@@ -413,7 +420,8 @@ class StudyCog(commands.Cog, name="studybot"):
     @app_commands.command(name="help")
     async def help(self, interaction: Interaction) -> None:
         """What studybot can do, and how answering works."""
-        await send_reply(interaction, self.service.help(self.context(interaction), prefix="/"))
+        rows = help_rows("discord")
+        await send_reply(interaction, self.service.help(self.context(interaction), rows))
 
     # --- schedules ---------------------------------------------------------------------------
 

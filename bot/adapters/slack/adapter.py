@@ -60,6 +60,14 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.commands import (
+    HistoryRequest,
+    LeaderboardRequest,
+    QuestionRequest,
+    QuizRequest,
+    ReportRequest,
+    help_rows,
+)
 from bot.adapters.slack.commands import (
     StudyCommand,
     first_code_block,
@@ -706,7 +714,7 @@ class SlackAdapter:
 
     def _usage(self, problem: str, where: _Where) -> dict[str, Any]:
         ctx = ChatContext(PLATFORM, where.team, where.channel or "", where.user, where.user_name)
-        help_message = self.service.help(ctx, prefix=HELP_PREFIX)
+        help_message = self.service.help(ctx, help_rows("slack"))
         message = replace(help_message, sections=(Section(body=problem), *help_message.sections))
         return {**render(message).kwargs(), "response_type": "ephemeral"}
 
@@ -717,13 +725,15 @@ class SlackAdapter:
         private = await self._private_reply(ctx, command)
         if private is not None:
             await self._reply_private(body, respond, private)
-        elif command.name == "quiz":
-            draft = await self.service.post_question(ctx, pack=args[0] if args else None)
+        elif isinstance(quiz := command.request, QuizRequest):
+            draft = await self.service.post_question(
+                ctx, pack=quiz.pack, difficulty=quiz.difficulty, tags=quiz.tags
+            )
             await self.service.publish(draft, self)
-        elif command.name == "leaderboard":
-            here = bool(args) and args[-1].lower() == "here"
-            words = args[:-1] if here else args
-            board = await self.service.leaderboard(ctx, words[0] if words else "week", here=here)
+        elif isinstance(board_request := command.request, LeaderboardRequest):
+            board = await self.service.leaderboard(
+                ctx, board_request.window, here=board_request.here
+            )
             await self._reply_public(body, respond, board)
         elif command.name == "stats":
             stats = await self.service.stats(ctx, args[0] if args else None)
@@ -737,18 +747,17 @@ class SlackAdapter:
         elif command.name == "schedule":
             await self._schedule(ctx, args[0], list(args[1:]), body, respond)
         else:
-            await self._reply_private(body, respond, self.service.help(ctx, prefix=HELP_PREFIX))
+            await self._reply_private(body, respond, self.service.help(ctx, help_rows("slack")))
 
     async def _private_reply(self, ctx: ChatContext, command: StudyCommand) -> Message | None:
         """The subcommands answered only to the member; ``None`` for the others."""
-        args = command.args
-        if command.name == "history":
-            return await self.service.recent_questions(ctx, int(args[0]) if args else 5)
-        if command.name == "question":
-            return await self.service.past_question(ctx, int(args[0]))
-        if command.name == "report":
-            post_id = int(args[0]) if args[0] else None
-            return await self.service.report_question(ctx, post_id, args[1])
+        args, request = command.args, command.request
+        if isinstance(request, HistoryRequest):
+            return await self.service.recent_questions(ctx, request.count)
+        if isinstance(request, QuestionRequest):
+            return await self.service.past_question(ctx, request.id)
+        if isinstance(request, ReportRequest):
+            return await self.service.report_question(ctx, request.id, request.reason)
         if command.name == "reports":
             if args:
                 return await self.service.resolve_reports(ctx, args[1])

@@ -1,5 +1,9 @@
 """``/study`` text -> a subcommand and its words, and code blocks out of Slack messages.
 
+The commands the table parses (``quiz``, ``leaderboard``, ``history``, ``question``,
+``report``) also carry their typed request, made by :mod:`bot.adapters.commands` exactly as the
+console makes it; the others still have their own small parsers here.
+
 Slack sends slash-command text with ``&``, ``<`` and ``>`` escaped, and (with the manifest's
 ``should_escape: true``) user mentions as ``<@U123|name>``; both are undone here so the core
 sees what the member typed, and ``/study stats @alice`` names a member by id.
@@ -12,9 +16,19 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bot.adapters.commands import (
+    HistoryRequest,
+    LeaderboardRequest,
+    Platform,
+    QuestionRequest,
+    QuizRequest,
+    ReportRequest,
+    Request,
+)
 from bot.adapters.text_commands import split_args
 from bot.core.errors import UsageError
 from bot.core.schedule_spec import ScheduleError
@@ -35,8 +49,12 @@ _OTHER_MARKUP = re.compile(r"<(#[^>|]*)(?:\|([^>]*))?>|<(https?://[^>|]+)(?:\|[^
 
 @dataclass(frozen=True, slots=True)
 class StudyCommand:
+    """A parsed ``/study`` line: the subcommand, its words, and (for commands the table
+    parses) the typed request made from them."""
+
     name: str
     args: tuple[str, ...] = ()
+    request: Request | None = None
 
 
 def _problem(sentence: str) -> UsageError:
@@ -83,28 +101,9 @@ def _graph(rest: str) -> StudyCommand:
     return StudyCommand("graph", (of, body.strip()))
 
 
-def _history(words: list[str]) -> StudyCommand:
-    if len(words) > 1 or (words and not words[0].isdigit()):
-        raise _problem("Use `/study history [N]` for this channel's last N questions.")
-    return StudyCommand("history", tuple(words))
-
-
-def _question(words: list[str]) -> StudyCommand:
-    if len(words) != 1 or not words[0].lstrip("#").isdigit():
-        raise _problem("Use `/study question ID`, e.g. `/study question 12`.")
-    return StudyCommand("question", (words[0].lstrip("#"),))
-
-
 def _settings(words: list[str]) -> StudyCommand:
     """`settings`, `settings NAME`, `settings NAME VALUE`, `settings history` (core checks)."""
     return StudyCommand("settings", tuple(words))
-
-
-def _report(words: list[str]) -> StudyCommand:
-    """`report [#ID] REASON`: the id, or "" for the channel's latest, then the reason."""
-    if words and words[0].lstrip("#").isdigit():
-        return StudyCommand("report", (words[0].lstrip("#"), " ".join(words[1:])))
-    return StudyCommand("report", ("", " ".join(words)))
 
 
 def _reports(words: list[str]) -> StudyCommand:
@@ -128,13 +127,19 @@ def _write(words: list[str]) -> StudyCommand:
     return StudyCommand("write", (difficulty, words[0] if words else ""))
 
 
+_TYPED: dict[str, Callable[[Platform, list[str]], Request]] = {
+    # Parsed from the command table into a typed request (bot.adapters.commands).
+    "quiz": QuizRequest.parse,
+    "leaderboard": LeaderboardRequest.parse,
+    "history": HistoryRequest.parse,
+    "question": QuestionRequest.parse,
+    "report": ReportRequest.parse,
+}
+
 _SIMPLE = {
     "write": _write,
     "recap": _recap,
-    "history": _history,
-    "question": _question,
     "settings": _settings,
-    "report": _report,
     "reports": _reports,
 }
 
@@ -147,10 +152,8 @@ def parse_study(raw: str) -> StudyCommand:
     words = rest.split()
     if name in ("", "help"):
         return StudyCommand("help")
-    if name == "quiz":
-        return _at_most(name, words, 1, "quiz [pack]")
-    if name == "leaderboard":  # `here` last: this channel's own board
-        return _at_most(name, words, 2, "leaderboard [week|month|all] [here]")
+    if name in _TYPED:
+        return StudyCommand(name, tuple(words), request=_TYPED[name]("slack", words))
     if name == "stats":
         return _at_most(name, [w.lstrip("@") for w in words], 1, "stats [member]")
     if name == "review":

@@ -68,6 +68,16 @@ async def test_quiz_posts_the_question_publicly_with_persistent_buttons(
     assert all(b["style"] == 1 for b in message.buttons)  # primary
 
 
+async def test_quiz_takes_a_tag_as_the_console_and_slack_do(
+    fake: FakeDiscord, guild: FakeGuild, studybot: Studybot, alice: FakeMember
+) -> None:
+    options = {"pack": "mini", "difficulty": "easy", "tag": "leaf"}
+    ix = await fake.slash_command(guild, "questions", alice, "quiz", options)
+    message = await ix.reply()
+    [embed] = message.embeds
+    assert embed["footer"]["text"].endswith("· d-mc-2")  # mini's one easy question tagged leaf
+
+
 async def test_click_is_answered_ephemerally_and_recorded_once(
     fake: FakeDiscord, studybot: Studybot, alice: FakeMember
 ) -> None:

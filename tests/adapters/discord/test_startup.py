@@ -102,6 +102,7 @@ async def test_global_sync_payload_has_every_command_with_options_and_autocomple
         "points-easy",
         "points-medium",
         "points-hard",
+        "history",
     ]
     assert settings["value"]["autocomplete"] is True and not settings["value"]["required"]
     pack = _options(slash["pack"])

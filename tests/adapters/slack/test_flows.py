@@ -242,11 +242,14 @@ async def test_bad_subcommands_get_usage_help_in_the_ack(
         assert ack.payload is not None
         assert ack.payload["response_type"] == "ephemeral"
         assert "`frobnicate` is not a /study command." in ack.payload["text"]
-        assert "/study quiz [pack]" in ack.payload["text"]
+        assert (
+            "/study quiz [PACK] [--difficulty easy|medium|hard] [--tag TAG]" in ack.payload["text"]
+        )
         ack = await deliver(slack_fake.slash_command(text="pack"))
         assert ack.payload is not None and "/study pack list" in ack.payload["text"]
         ack = await deliver(slack_fake.slash_command(text="quiz one two"))
-        assert ack.payload is not None and "Too many words" in ack.payload["text"]
+        assert ack.payload is not None and "too many words" in ack.payload["text"]
+        assert "usage: /study quiz [PACK] [--difficulty" in ack.payload["text"]
     assert slack_fake.calls_to("chat.postMessage") == []
 
 

@@ -6,6 +6,13 @@ import json
 
 import pytest
 
+from bot.adapters.commands import (
+    HistoryRequest,
+    LeaderboardRequest,
+    QuestionRequest,
+    QuizRequest,
+    ReportRequest,
+)
 from bot.adapters.slack.commands import (
     StudyCommand,
     first_code_block,
@@ -192,9 +199,45 @@ def test_home_view_and_run_modal_are_valid_views() -> None:
     [
         ("", StudyCommand("help")),
         ("  help ", StudyCommand("help")),
-        ("quiz", StudyCommand("quiz")),
-        ("QUIZ slack-mc", StudyCommand("quiz", ("slack-mc",))),
-        ("leaderboard month", StudyCommand("leaderboard", ("month",))),
+        ("quiz", StudyCommand("quiz", request=QuizRequest())),
+        (
+            "QUIZ slack-mc",
+            StudyCommand("quiz", ("slack-mc",), request=QuizRequest(pack="slack-mc")),
+        ),
+        (
+            "quiz --difficulty Easy --tag leaf --tag autograd",
+            StudyCommand(
+                "quiz",
+                ("--difficulty", "Easy", "--tag", "leaf", "--tag", "autograd"),
+                request=QuizRequest(difficulty="easy", tags=("leaf", "autograd")),
+            ),
+        ),
+        (
+            "leaderboard month here",
+            StudyCommand(
+                "leaderboard",
+                ("month", "here"),
+                request=LeaderboardRequest(window="month", here=True),
+            ),
+        ),
+        ("history 3", StudyCommand("history", ("3",), request=HistoryRequest(3))),
+        ("question #12", StudyCommand("question", ("#12",), request=QuestionRequest(12))),
+        (
+            "report the answer is B",
+            StudyCommand(
+                "report",
+                ("the", "answer", "is", "B"),
+                request=ReportRequest(None, "the answer is B"),
+            ),
+        ),
+        (
+            "report #7 the answer is B",
+            StudyCommand(
+                "report",
+                ("#7", "the", "answer", "is", "B"),
+                request=ReportRequest(7, "the answer is B"),
+            ),
+        ),
         ("stats <@U0BOB|bob>", StudyCommand("stats", ("U0BOB",))),
         ("stats @bob", StudyCommand("stats", ("bob",))),
         ("pack list", StudyCommand("pack", ("list",))),
@@ -231,7 +274,11 @@ def test_parse_study(text: str, expected: StudyCommand) -> None:
         ("pack show", "/study pack list"),
         ("pack disable", "/study pack disable NAME"),
         ("pack enable a b", "/study pack enable NAME"),
-        ("quiz a b", "Too many words for `quiz`"),
+        ("quiz a b", "too many words"),
+        ("quiz --level 3", "unknown option --level"),
+        ("leaderboard decade", "usage: /study leaderboard [week|month|all] [here]: `decade` is"),
+        ("history lots", "usage: /study history [N]: `lots` is not a number"),
+        ("question", "usage: /study question ID: ID is missing"),
         ("schedule", "Say what to do: `/study schedule add|list|remove|pause"),
         ('schedule add --cron "0 9', "a quote is not closed"),
     ],

@@ -1,0 +1,988 @@
+"""THE command table: every chat command, declared once, as data.
+
+Before this table the commands lived in four places (the console's own list, Slack's parser,
+Discord's decorators and the core's help list) and drifted: ``/quiz`` took pack and difficulty
+on Discord, a pack only on Slack, and ``--difficulty --tag`` in the console. Now a command's
+name, subcommands, typed arguments, help line and admin-only flag are written here once, and
+what a member sees is generated from it: the usage line in each platform's style
+(:func:`usage`) and ``/help`` (:func:`help_lines`). ``tests/adapters/test_command_table.py``
+walks the table and fails when a platform lacks a command or an option.
+
+The table is plain frozen data with no imports from the platforms, so every adapter (and the
+test) can read it without loading discord.py or slack-bolt.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.core.errors import UsageError
+
+__all__ = [
+    "ALL",
+    "COMMANDS",
+    "CONSOLE",
+    "DISCORD",
+    "SLACK",
+    "TEXT",
+    "Arg",
+    "Command",
+    "HelpLine",
+    "HistoryRequest",
+    "Kind",
+    "LeaderboardRequest",
+    "Platform",
+    "QuestionRequest",
+    "QuizRequest",
+    "ReportRequest",
+    "Request",
+    "Values",
+    "command",
+    "help_lines",
+    "help_rows",
+    "parse",
+    "prefix",
+    "synopsis",
+    "usage",
+]
+
+Platform = Literal["discord", "slack", "console"]
+DISCORD: frozenset[Platform] = frozenset({"discord"})
+SLACK: frozenset[Platform] = frozenset({"slack"})
+CONSOLE: frozenset[Platform] = frozenset({"console"})
+TEXT: frozenset[Platform] = frozenset({"slack", "console"})  # commands typed as words
+ALL: frozenset[Platform] = frozenset({"discord", "slack", "console"})
+
+_PREFIX: dict[Platform, str] = {"discord": "/", "slack": "/study ", "console": "/"}
+
+
+class Kind(enum.StrEnum):
+    """What an argument's value is: how it is typed, checked and shown in a usage line."""
+
+    WORD = "word"  # one word: a pack's slug, a timezone, a day
+    INT = "int"  # a whole number: an id, a count
+    CHOICE = "choice"  # one of :attr:`Arg.choices`
+    DURATION = "duration"  # 90m, 2h, 1d
+    TIME = "time"  # HH:MM, local to a timezone
+    TEXT = "text"  # the rest of the line, spaces and all (a reason, code)
+    FLAG = "flag"  # there or not: ``here``, ``--force``
+    MEMBER = "member"  # a member: a mention on Slack and Discord, a name in the console
+    ROLE = "role"  # a role (or user group) to notify
+    FILE = "file"  # a file: an attachment in chat, a path in the console
+
+
+@dataclass(frozen=True, slots=True)
+class Arg:
+    """One typed argument of a command.
+
+    ``option`` arguments are typed ``--name VALUE`` on the text platforms (a ``FLAG`` option
+    is ``--name`` alone); the others are positional, in declaration order. On Discord every
+    argument is an app-command option named :attr:`discord_name`: one declaration gives both.
+    """
+
+    name: str
+    kind: Kind
+    help: str = ""
+    choices: tuple[str, ...] = ()
+    default: str | int | bool | None = None
+    required: bool = False
+    option: bool = False
+    repeat: bool = False  # an option that may be given more than once (``--tag a --tag b``)
+    admin: bool = False  # only admins give it: a member's usage line leaves it out
+    metavar: str = ""  # the placeholder in a text usage line (default: the name in capitals)
+    discord: str = ""  # Discord's option name, when it differs from ``name``
+    platforms: frozenset[Platform] = ALL
+    example: str = ""  # a value that parses; the table test types it on every platform
+
+    @property
+    def discord_name(self) -> str:
+        """The app-command option that carries this argument on Discord."""
+        return self.discord or self.name
+
+    @property
+    def placeholder(self) -> str:
+        """How the value is shown in a usage line: its metavar, else its choices or name."""
+        if self.metavar:
+            return self.metavar
+        if self.kind is Kind.CHOICE and self.choices:
+            return "|".join(self.choices)
+        return self.name.upper()
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A command, or a subcommand of one: what it is called, takes and does.
+
+    A command with :attr:`subcommands` may still be used alone when :attr:`bare` is true
+    (``/review`` and ``/review remind``). Discord cannot invoke a command that has
+    subcommands, so a subcommand of a bare command is declared :attr:`discord_flat`: on
+    Discord its arguments are options of the parent, and :attr:`discord_choice` names the
+    parent's option whose value picks it (``/recap action:on``).
+    """
+
+    name: str
+    help: str
+    args: tuple[Arg, ...] = ()
+    subcommands: tuple[Command, ...] = ()
+    admin: bool = False
+    admin_help: str = ""  # a second /help line, for admins: what the command does for them
+    platforms: frozenset[Platform] = ALL
+    bare: bool = True
+    discord_flat: bool = False
+    discord_choice: str = ""
+
+    def on(self, platform: Platform) -> bool:
+        return platform in self.platforms
+
+    def args_on(self, platform: Platform, *, admin: bool = True) -> tuple[Arg, ...]:
+        """The arguments this command takes on ``platform`` (a member's, without admin ones)."""
+        return tuple(a for a in self.args if platform in a.platforms and (admin or not a.admin))
+
+    def subcommand(self, name: str) -> Command | None:
+        return next((s for s in self.subcommands if s.name == name.lower()), None)
+
+
+_DIFFICULTY = ("easy", "medium", "hard")
+_SCHEDULE_ID = Arg(
+    "id", Kind.INT, "The schedule's number (see /schedule list)", required=True, example="1"
+)
+_CHANNEL = Arg(
+    "channel", Kind.WORD, "Another channel's schedule", option=True, metavar="NAME",
+    platforms=TEXT, example="general",
+)  # fmt: skip
+_SCHEDULE_VERB_HELP = "manage a schedule"
+
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        "quiz",
+        "post a question in this channel",
+        (
+            Arg("pack", Kind.WORD, "A question pack (default: any)", example="mini"),
+            Arg(
+                "difficulty",
+                Kind.CHOICE,
+                "Only questions of this difficulty",
+                choices=_DIFFICULTY,
+                option=True,
+                example="easy",
+            ),
+            Arg(
+                "tag",
+                Kind.WORD,
+                "Only questions with this tag",
+                option=True,
+                repeat=True,
+                example="autograd",
+            ),
+        ),
+    ),
+    Command(
+        "leaderboard",
+        "who is ahead",
+        (
+            Arg(
+                "window",
+                Kind.CHOICE,
+                "Which points count (default: this week)",
+                choices=("week", "month", "all"),
+                default="week",
+                example="month",
+            ),
+            Arg("here", Kind.FLAG, "Only points from questions in this channel", example="here"),
+        ),
+    ),
+    Command(
+        "history",
+        "this channel's last questions",
+        (
+            Arg(
+                "count",
+                Kind.INT,
+                "How many (default 5, up to 20)",
+                default=5,
+                metavar="N",
+                example="3",
+            ),
+        ),
+    ),
+    Command(
+        "question",
+        "a past question with its answer and solution",
+        (
+            Arg(
+                "id",
+                Kind.INT,
+                "The question's number (#12 in its footer)",
+                required=True,
+                example="1",
+            ),
+        ),
+    ),
+    Command(
+        "report",
+        "tell the admins a question is wrong",
+        (
+            Arg(
+                "id",
+                Kind.INT,
+                "The question's number (default: this channel's latest)",
+                example="1",
+            ),
+            Arg(
+                "reason",
+                Kind.TEXT,
+                "What is wrong with the question",
+                required=True,
+                example="the answer is B",
+            ),
+        ),
+    ),
+    Command(
+        "stats",
+        "points, accuracy and streak",
+        (Arg("member", Kind.MEMBER, "Whose stats (default: yours)", example="bob"),),
+    ),
+    Command(
+        "settings",
+        "this workspace's timezone, quiz window and points",
+        (
+            Arg(
+                "name",
+                Kind.CHOICE,
+                "The setting to see or change",
+                discord="setting",
+                metavar="NAME",
+                choices=("timezone", "quiz-window", "points-easy", "points-medium", "points-hard"),
+                example="timezone",
+            ),
+            Arg("value", Kind.WORD, "Its new value (admins)", admin=True, example="Europe/Berlin"),
+        ),
+        subcommands=(
+            Command(
+                "history",
+                "who changed the settings, and when",
+                discord_flat=True,
+                discord_choice="setting",
+            ),
+        ),
+        admin_help="timezone, quiz-window, points-easy|medium|hard; `settings history`",
+    ),
+    Command(
+        "review",
+        "your due cards, privately, one at a time (spaced repetition)",
+        (
+            Arg(
+                "grade",
+                Kind.WORD,
+                "Answer the card shown",
+                metavar="CHOICE|show|more",
+                platforms=CONSOLE,
+                example="more",
+            ),
+        ),
+        subcommands=(
+            Command(
+                "remind",
+                "a DM on days when cards are due",
+                (
+                    Arg(
+                        "at",
+                        Kind.TIME,
+                        "A daily DM at this local time, or off",
+                        required=True,
+                        metavar="HH:MM|off",
+                        discord="remind",
+                        example="08:00",
+                    ),
+                    Arg(
+                        "timezone",
+                        Kind.WORD,
+                        "The reminder's IANA timezone",
+                        metavar="TZ",
+                        example="Europe/Berlin",
+                    ),
+                ),
+                discord_flat=True,
+            ),
+        ),
+    ),
+    Command(
+        "recap",
+        "this channel's weekly recap: board, streaks, most missed (admins set it)",
+        subcommands=(
+            Command(
+                "on",
+                "post the recap every week at this local day and time",
+                (
+                    Arg(
+                        "day", Kind.WORD, "A weekday", required=True, discord="when", example="fri"
+                    ),
+                    Arg(
+                        "at",
+                        Kind.TIME,
+                        "A local time",
+                        required=True,
+                        metavar="HH:MM",
+                        discord="when",
+                        example="18:00",
+                    ),
+                ),
+                admin=True,
+                discord_flat=True,
+                discord_choice="action",
+            ),
+            Command(
+                "off",
+                "stop the weekly recap here",
+                admin=True,
+                discord_flat=True,
+                discord_choice="action",
+            ),
+            Command(
+                "now",
+                "post this week's recap here now",
+                admin=True,
+                discord_flat=True,
+                discord_choice="action",
+            ),
+        ),
+    ),
+    Command(
+        "write",
+        "write a question for the group (checked like a pack; admins add it)",
+        (
+            Arg(
+                "difficulty",
+                Kind.CHOICE,
+                "How hard it is (default: medium)",
+                choices=_DIFFICULTY,
+                default="medium",
+                option=True,
+                platforms=CONSOLE,
+                example="easy",
+            ),
+            Arg(
+                "tag",
+                Kind.WORD,
+                "A tag",
+                option=True,
+                repeat=True,
+                platforms=CONSOLE,
+                example="autograd",
+            ),
+            Arg(
+                "question",
+                Kind.TEXT,
+                "PROMPT | *RIGHT | WRONG ... [| why: TEXT]",
+                required=True,
+                metavar="PROMPT | *RIGHT | WRONG ... [| why: TEXT] (or PROMPT | = ANSWER)",
+                platforms=CONSOLE,
+                example="2+2? | *4 | 5",
+            ),
+            Arg(
+                "difficulty",
+                Kind.CHOICE,
+                "How hard it is (default: medium)",
+                choices=_DIFFICULTY,
+                default="medium",
+                platforms=SLACK | DISCORD,
+                example="easy",
+            ),
+            Arg(
+                "tags",
+                Kind.WORD,
+                "Tags, separated by commas",
+                metavar="TAG,TAG",
+                platforms=SLACK | DISCORD,
+                example="autograd,leaf",
+            ),
+        ),
+    ),
+    Command(
+        "run",
+        "run a Python snippet against torch (CPU) in a sandbox",
+        (
+            Arg(
+                "code",
+                Kind.TEXT,
+                "The code (or a fenced block after it)",
+                metavar="CODE",
+                platforms=TEXT,
+                example="print(1)",
+            ),
+        ),
+    ),
+    Command(
+        "graph",
+        "run a snippet and draw the autograd graph it built",
+        (
+            Arg(
+                "of",
+                Kind.WORD,
+                "The tensor(s) to draw",
+                option=True,
+                metavar="NAME[,NAME]",
+                example="y",
+            ),
+            Arg("inputs", Kind.FLAG, "Draw every result the snippet assigned", option=True),
+            Arg("code", Kind.TEXT, "The code", metavar="CODE", platforms=TEXT, example="y = 1"),
+        ),
+    ),
+    Command(
+        "pack",
+        "the question packs",
+        bare=False,
+        subcommands=(
+            Command("list", "the question packs, and which are on in this channel"),
+            Command(
+                "enable",
+                "turn a pack on or off in this channel only",
+                (Arg("name", Kind.WORD, "The pack", required=True, example="mini"),),
+                admin=True,
+            ),
+            Command(
+                "disable",
+                "turn a pack on or off in this channel only",
+                (Arg("name", Kind.WORD, "The pack", required=True, example="mini"),),
+                admin=True,
+            ),
+            Command(
+                "upload",
+                "check a question pack file (.yaml) with the linter",
+                (
+                    Arg(
+                        "file",
+                        Kind.FILE,
+                        "A question pack: a .yaml file of up to 1 MiB",
+                        required=True,
+                        platforms=DISCORD | CONSOLE,
+                        example="pack.yaml",
+                    ),
+                    Arg(
+                        "force",
+                        Kind.FLAG,
+                        "Install even if some code items disagree",
+                        option=True,
+                        admin=True,
+                        platforms=DISCORD | CONSOLE,
+                    ),
+                ),
+                admin_help="a valid pack file is installed: a new pack, or an update",
+            ),
+        ),
+    ),
+    Command(
+        "schedule",
+        "daily questions (admins change them)",
+        bare=False,
+        subcommands=(
+            Command(
+                "add",
+                'a daily question (or `--cron "M H DOM MON DOW"` instead of TIME and DAYS)',
+                (
+                    Arg("time", Kind.TIME, "Local time to post", metavar="TIME", example="09:00"),
+                    Arg(
+                        "timezone",
+                        Kind.WORD,
+                        "IANA timezone",
+                        metavar="TZ",
+                        example="Europe/Berlin",
+                    ),
+                    Arg(
+                        "days",
+                        Kind.WORD,
+                        "daily, weekdays, weekends or mon,wed,fri",
+                        example="weekdays",
+                    ),
+                    Arg(
+                        "pack",
+                        Kind.WORD,
+                        "Only questions from this pack",
+                        option=True,
+                        metavar="P",
+                        example="mini",
+                    ),
+                    Arg(
+                        "tag",
+                        Kind.WORD,
+                        "Only questions with these tags",
+                        option=True,
+                        repeat=True,
+                        metavar="T",
+                        discord="tags",
+                        example="autograd",
+                    ),
+                    Arg(
+                        "difficulty",
+                        Kind.CHOICE,
+                        "Only questions of this difficulty",
+                        choices=_DIFFICULTY,
+                        option=True,
+                        example="easy",
+                    ),
+                    Arg(
+                        "window",
+                        Kind.DURATION,
+                        "How long answers stay open",
+                        option=True,
+                        metavar="90m",
+                        example="90m",
+                    ),
+                    Arg("mention", Kind.ROLE, "A role to notify", option=True, metavar="ROLE"),
+                    Arg(
+                        "cron",
+                        Kind.TEXT,
+                        "A cron expression instead of time and days",
+                        option=True,
+                        metavar="EXPR",
+                    ),
+                    Arg("kinds", Kind.WORD, "Kinds to post", option=True, metavar="KINDS"),
+                ),
+                admin=True,
+            ),
+            Command("list", "this channel's daily questions"),
+            Command(
+                "preview",
+                "when a schedule posts next",
+                (
+                    _SCHEDULE_ID,
+                    Arg("count", Kind.INT, "How many times to show", metavar="N", example="3"),
+                    _CHANNEL,
+                ),
+            ),
+            *(
+                Command(verb, _SCHEDULE_VERB_HELP, (_SCHEDULE_ID, _CHANNEL), admin=True)
+                for verb in ("remove", "pause", "resume", "skip", "now")
+            ),
+        ),
+    ),
+    Command(
+        "reports",
+        "the open reports of wrong questions; close them once fixed",
+        admin=True,
+        subcommands=(
+            Command(
+                "resolve",
+                "close a question's open reports once it is fixed",
+                (
+                    Arg(
+                        "item",
+                        Kind.WORD,
+                        "The item id",
+                        required=True,
+                        metavar="ITEM_ID",
+                        discord="resolve",
+                        example="m-1",
+                    ),
+                ),
+                admin=True,
+                discord_flat=True,
+            ),
+        ),
+    ),
+    Command("help", "this list"),
+    # The console's own: it plays every member, channel and clock of a chat.
+    Command(
+        "as",
+        "act as another member",
+        (
+            Arg("name", Kind.MEMBER, "Who", required=True, metavar="NAME", example="me"),
+            Arg("admin", Kind.FLAG, "as an admin", option=True),
+        ),
+        platforms=CONSOLE,
+    ),
+    Command(
+        "channel",
+        "switch channel",
+        (Arg("name", Kind.WORD, "Which", required=True, metavar="NAME", example="general"),),
+        platforms=CONSOLE,
+    ),
+    Command(
+        "answer",
+        "answer the latest open question (A-E, knew, forgot)",
+        (Arg("choice", Kind.WORD, "Your answer", required=True, example="A"),),
+        platforms=CONSOLE,
+    ),
+    Command("show", "see a flashcard's answer privately", platforms=CONSOLE),
+    Command(
+        "hint",
+        "a hint for the latest open question",
+        (Arg("n", Kind.INT, "Which hint", example="1"),),
+        platforms=CONSOLE,
+    ),
+    Command("reveal", "close the latest question and show the answer", platforms=CONSOLE),
+    Command(
+        "clock",
+        "move the simulated clock (what falls due on the way posts in order)",
+        platforms=CONSOLE,
+        subcommands=(
+            Command(
+                "advance",
+                "move the clock on",
+                (
+                    Arg(
+                        "by",
+                        Kind.DURATION,
+                        "How far",
+                        required=True,
+                        metavar="DURATION",
+                        example="1h",
+                    ),
+                ),
+                platforms=CONSOLE,
+            ),
+            Command(
+                "set",
+                "set the clock",
+                (
+                    Arg(
+                        "to",
+                        Kind.WORD,
+                        "When",
+                        required=True,
+                        metavar="ISO8601",
+                        example="2026-03-05T09:00:00Z",
+                    ),
+                ),
+                platforms=CONSOLE,
+            ),
+        ),
+    ),
+    Command(
+        "dms",
+        "whether you take direct messages (review reminders)",
+        (
+            Arg(
+                "state",
+                Kind.CHOICE,
+                "open or closed",
+                choices=("open", "closed"),
+                required=True,
+                example="open",
+            ),
+        ),
+        platforms=CONSOLE,
+    ),
+    Command("quit", "leave", platforms=CONSOLE),
+)
+
+
+def command(name: str) -> Command:
+    """The command called ``name`` (a KeyError names a command the table lacks)."""
+    for cmd in COMMANDS:
+        if cmd.name == name:
+            return cmd
+    raise KeyError(name)
+
+
+def prefix(platform: Platform) -> str:
+    """What a command starts with on ``platform``: ``/`` or Slack's ``/study ``."""
+    return _PREFIX[platform]
+
+
+def _text_arg(arg: Arg) -> str:
+    if arg.kind is Kind.FLAG:
+        shown = f"--{arg.name}" if arg.option else arg.name
+    elif arg.option:
+        shown = f"--{arg.name} {arg.placeholder}"
+    else:
+        shown = arg.placeholder
+    return shown if arg.required else f"[{shown}]"
+
+
+def _discord_args(args: tuple[Arg, ...]) -> list[str]:
+    """``name:VALUE`` per Discord option; arguments sharing one option share its value."""
+    grouped: dict[str, list[Arg]] = {}
+    for arg in args:
+        grouped.setdefault(arg.discord_name, []).append(arg)
+    shown = []
+    for name, parts in grouped.items():
+        value = " ".join(p.placeholder for p in parts if p.kind is not Kind.FLAG) or "True"
+        text = f"{name}:{value}"
+        shown.append(text if any(p.required for p in parts) else f"[{text}]")
+    return shown
+
+
+def usage(platform: Platform, *path: str, admin: bool = True) -> str:
+    """The usage line of ``path`` (``"quiz"``, ``"schedule", "add"``) in ``platform``'s style.
+
+    Text style on the console and Slack (``/quiz [PACK] [--difficulty easy|medium|hard]``),
+    option style on Discord (``/quiz [pack:PACK] [difficulty:easy|medium|hard]``). Without
+    ``admin`` the arguments only admins give are left out.
+    """
+    cmd = command(path[0])
+    words = [cmd.name]
+    for name in path[1:]:
+        sub = cmd.subcommand(name)
+        if sub is None:
+            raise KeyError(" ".join(path))
+        parent, cmd = cmd, sub
+        if platform == "discord" and sub.discord_flat:
+            args = [f"{sub.discord_choice}:{sub.name}"] if sub.discord_choice else []
+            args += _discord_args(sub.args_on(platform, admin=admin))
+            return prefix(platform) + " ".join([parent.name, *args])
+        words.append(sub.name)
+    args_on = cmd.args_on(platform, admin=admin)
+    shown = _discord_args(args_on) if platform == "discord" else [_text_arg(a) for a in args_on]
+    return prefix(platform) + " ".join(words + shown)
+
+
+@dataclass(frozen=True, slots=True)
+class HelpLine:
+    """One line of /help: the usage shown, what it does, and whether only admins see it."""
+
+    usage: str
+    text: str
+    admin: bool
+
+
+def _entries(platform: Platform) -> Iterator[tuple[tuple[str, ...], str, bool, bool]]:
+    """(path, help, admin, with admin arguments) for everything ``platform`` can do."""
+    for cmd in COMMANDS:
+        if not cmd.on(platform):
+            continue
+        if cmd.bare:
+            yield (cmd.name,), cmd.help, cmd.admin, cmd.admin
+            if cmd.admin_help:
+                yield (cmd.name,), cmd.admin_help, True, True
+        for sub in cmd.subcommands:
+            if sub.on(platform):
+                path = (cmd.name, sub.name)
+                yield path, sub.help, sub.admin or cmd.admin, sub.admin or cmd.admin
+                if sub.admin_help:
+                    yield path, sub.admin_help, True, True
+
+
+def help_lines(platform: Platform) -> list[HelpLine]:
+    """/help for ``platform``, generated from the table: members' lines, then admins'.
+
+    Subcommands side by side with the same arguments and help are one line
+    (``schedule remove|pause|resume|skip|now ID``), so /help stays short.
+    """
+    merged: list[tuple[tuple[str, str, bool], list[str]]] = []  # (template, help, admin), names
+    for path, text, admin, with_admin in _entries(platform):
+        line = usage(platform, *path, admin=with_admin)
+        if len(path) == 1:
+            merged.append(((line, text, admin), []))
+            continue
+        words = f"{path[0]} {path[1]}"
+        key = (line.replace(words, f"{path[0]} \0", 1), text, admin)
+        if merged and merged[-1][0] == key and merged[-1][1]:
+            merged[-1][1].append(path[1])
+        else:
+            merged.append((key, [path[1]]))
+    lines = [
+        HelpLine(template.replace("\0", "|".join(names)) if names else template, text, admin)
+        for (template, text, admin), names in merged
+    ]
+    return [x for x in lines if not x.admin] + [x for x in lines if x.admin]
+
+
+def help_rows(platform: Platform) -> list[tuple[str, str, bool]]:
+    """:func:`help_lines` as the plain rows the core's ``help_message`` renders."""
+    return [(line.usage, line.text, line.admin) for line in help_lines(platform)]
+
+
+def synopsis(platform: Platform, name: str) -> str:
+    """Every form of a command in one line: ``/pack list | enable NAME | disable NAME``."""
+    cmd = command(name)
+    head = prefix(platform) + cmd.name
+    forms = [usage(platform, name)] if cmd.bare else []
+    for sub in cmd.subcommands:
+        if sub.on(platform):
+            form = usage(platform, name, sub.name)
+            forms.append(form if not forms else form.removeprefix(head).strip())
+    return " | ".join(forms)
+
+
+# --- text parsing ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Values:
+    """The words of one typed command, sorted by the table into its arguments."""
+
+    given: Mapping[str, tuple[str, ...]]
+
+    def one(self, name: str) -> str | None:
+        """The argument's value (the last one given), or None when it was left out."""
+        values = self.given.get(name, ())
+        return values[-1] if values else None
+
+    def all(self, name: str) -> tuple[str, ...]:
+        """Every value of a repeatable option, in the order typed."""
+        return self.given.get(name, ())
+
+    def flag(self, name: str) -> bool:
+        return name in self.given
+
+
+def parse(platform: Platform, words: Sequence[str], *path: str) -> Values:
+    """Sort typed ``words`` (after the command's name) into the arguments the table declares.
+
+    Options (``--name VALUE``, ``--name=VALUE``, ``--flag``) may come anywhere; positional
+    words fill the positional arguments in order, a ``TEXT`` one taking the rest of the line;
+    a bare flag (``here``) is recognised by its name. Raises the one :class:`UsageError`,
+    carrying the usage line generated for ``platform``.
+    """
+    cmd = command(path[0])
+    for name in path[1:]:
+        sub = cmd.subcommand(name)
+        if sub is None:
+            raise KeyError(" ".join(path))
+        cmd = sub
+    line = usage(platform, *path)
+    args = cmd.args_on(platform)
+    options = {f"--{a.name}": a for a in args if a.option}
+    bare_flags = {a.name: a for a in args if a.kind is Kind.FLAG and not a.option}
+    positional = [a for a in args if not a.option and a.kind is not Kind.FLAG]
+    given: dict[str, tuple[str, ...]] = {}
+    rest = list(words)
+    while rest:
+        word = rest.pop(0)
+        if word.startswith("--"):
+            _take_option(word, rest, options, given, line)
+        elif word.lower() in bare_flags and not (positional and positional[0].kind is Kind.TEXT):
+            given[word.lower()] = ("yes",)
+        elif not positional:
+            raise UsageError(line, reason="too many words")
+        else:
+            while len(positional) > 1 and not positional[0].required:
+                if _fits(positional[0], word):
+                    break
+                positional.pop(0)  # `/report wrong answer`: no ID, the words are the reason
+            arg = positional.pop(0)
+            if arg.kind is Kind.TEXT:
+                given[arg.name] = (" ".join([word, *rest]),)
+                rest = []
+            else:
+                given[arg.name] = (_checked(arg, word, line),)
+    missing = [a for a in positional if a.required]
+    if missing:
+        raise UsageError(line, reason=f"{missing[0].placeholder} is missing")
+    return Values(given)
+
+
+def _take_option(
+    word: str,
+    rest: list[str],
+    options: Mapping[str, Arg],
+    given: dict[str, tuple[str, ...]],
+    line: str,
+) -> None:
+    """``--name VALUE``, ``--name=VALUE`` or ``--flag`` into ``given`` (the value off ``rest``)."""
+    flag, eq, inline = word.partition("=")
+    arg = options.get(flag.lower())
+    if arg is None:
+        raise UsageError(line, reason=f"unknown option {flag}")
+    if arg.name in given and not arg.repeat:
+        raise UsageError(line, reason=f"{flag} given twice")
+    if arg.kind is Kind.FLAG:
+        given[arg.name] = ("yes",)
+        return
+    if not eq:
+        if not rest or rest[0].startswith("--"):
+            raise UsageError(line, reason=f"{flag} needs a value")
+        inline = rest.pop(0)
+    given[arg.name] = (*given.get(arg.name, ()), inline)
+
+
+def _fits(arg: Arg, word: str) -> bool:
+    """Whether ``word`` can be this argument's value (an optional one is passed over if not)."""
+    if arg.kind is Kind.INT:
+        return word.lstrip("#").isdigit()
+    if arg.kind is Kind.CHOICE and arg.choices:
+        return word.lower() in arg.choices
+    return True
+
+
+def _checked(arg: Arg, word: str, line: str) -> str:
+    """One positional word, checked against its kind (choices are matched ignoring case)."""
+    if arg.kind is Kind.CHOICE and arg.choices:
+        if word.lower() not in arg.choices:
+            raise UsageError(line, reason=f"`{word}` is not a {arg.name}")
+        return word.lower()
+    if arg.kind is Kind.INT:
+        digits = word.lstrip("#")
+        if not digits.isdigit() or len(digits) > 18:
+            raise UsageError(line, reason=f"`{word}` is not a number")
+        return digits
+    return word
+
+
+@dataclass(frozen=True, slots=True)
+class QuizRequest:
+    """``/quiz [PACK] [--difficulty D] [--tag T]...``: the same three filters on every platform."""
+
+    pack: str | None = None
+    difficulty: str | None = None
+    tags: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, platform: Platform, words: Sequence[str]) -> QuizRequest:
+        values = parse(platform, words, "quiz")
+        difficulty = values.one("difficulty")
+        return cls(
+            pack=values.one("pack"),
+            difficulty=difficulty.lower() if difficulty else None,
+            tags=values.all("tag"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderboardRequest:
+    """``/leaderboard [week|month|all] [here]``: which points count, and where."""
+
+    window: str = "week"
+    here: bool = False
+
+    @classmethod
+    def parse(cls, platform: Platform, words: Sequence[str]) -> LeaderboardRequest:
+        values = parse(platform, words, "leaderboard")
+        return cls(window=values.one("window") or "week", here=values.flag("here"))
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryRequest:
+    """``/history [N]``: how many of this channel's last questions."""
+
+    count: int = 5
+
+    @classmethod
+    def parse(cls, platform: Platform, words: Sequence[str]) -> HistoryRequest:
+        count = parse(platform, words, "history").one("count")
+        return cls(int(count) if count is not None else 5)
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionRequest:
+    """``/question ID``: one past question, by the number in its footer."""
+
+    id: int
+
+    @classmethod
+    def parse(cls, platform: Platform, words: Sequence[str]) -> QuestionRequest:
+        typed = parse(platform, words, "question").one("id")
+        assert typed is not None  # required: parse() raised otherwise
+        return cls(int(typed))
+
+
+@dataclass(frozen=True, slots=True)
+class ReportRequest:
+    """``/report [ID] REASON``: which question (None: the channel's latest), and why."""
+
+    id: int | None
+    reason: str
+
+    @classmethod
+    def parse(cls, platform: Platform, words: Sequence[str]) -> ReportRequest:
+        values = parse(platform, words, "report")
+        typed = values.one("id")
+        return cls(int(typed) if typed is not None else None, values.one("reason") or "")
+
+
+Request = QuizRequest | LeaderboardRequest | HistoryRequest | QuestionRequest | ReportRequest
+"""A typed request parsed from the table's text grammar (one per command parsed so far)."""

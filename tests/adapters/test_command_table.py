@@ -1,0 +1,218 @@
+"""The command table against the platforms: each one has every command and option it declares.
+
+The table (:mod:`bot.adapters.commands`) says what every platform accepts; this test walks it
+and looks at what each platform really does: the app commands Discord's cog registers (their
+options and choices), Slack's ``parse_study`` (a line typed with every argument must parse)
+and the console's handlers (the same line, typed into a console, must not be a usage error).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from discord import app_commands
+
+from bot.adapters.commands import (
+    ALL,
+    COMMANDS,
+    Arg,
+    Command,
+    Kind,
+    Platform,
+    help_lines,
+    prefix,
+    usage,
+)
+from bot.adapters.console import ConsoleAdapter
+from bot.adapters.discord.cog import StudyCog
+from bot.adapters.slack.commands import parse_study
+from bot.core.clock import SimulatedClock
+from bot.core.errors import UsageError
+from bot.services.study import StudyService
+from tests.helpers import FRESH
+
+# Gaps the table test has found and that are not closed yet: (platform, command, what).
+KNOWN_GAPS: set[tuple[str, str, str]] = set()
+
+
+def _leaves(platform: Platform) -> list[tuple[Command, Command | None]]:
+    """Every (command, subcommand or None) the table declares for ``platform``."""
+    found: list[tuple[Command, Command | None]] = []
+    for cmd in COMMANDS:
+        if not cmd.on(platform):
+            continue
+        if cmd.bare:
+            found.append((cmd, None))
+        found.extend((cmd, sub) for sub in cmd.subcommands if sub.on(platform))
+    return found
+
+
+def _typed(platform: Platform, cmd: Command, sub: Command | None, file: Path) -> str:
+    """A line with every argument the table declares for it, each given its example."""
+    words = [cmd.name] + ([sub.name] if sub else [])
+    for arg in (sub or cmd).args_on(platform):
+        value = str(file) if arg.kind is Kind.FILE else arg.example
+        if arg.kind is Kind.FLAG:
+            words.append(f"--{arg.name}" if arg.option else arg.name)
+        elif value and arg.option:
+            words += [f"--{arg.name}", value]
+        elif value:
+            words.append(value)
+    return " ".join(words)
+
+
+# --- Discord -------------------------------------------------------------------------------------
+
+
+def _discord_tree() -> dict[str, app_commands.Command[..., object] | app_commands.Group]:
+    return {c.name: c for c in StudyCog.__cog_app_commands__}
+
+
+def _options(command: object) -> dict[str, app_commands.Parameter]:
+    assert isinstance(command, app_commands.Command), command
+    return {p.display_name: p for p in command.parameters}
+
+
+def discord_gaps() -> set[tuple[str, str, str]]:
+    """What the table declares for Discord that the cog does not register."""
+    tree = _discord_tree()
+    gaps: set[tuple[str, str, str]] = set()
+    for cmd, sub in _leaves("discord"):
+        label = cmd.name if sub is None else f"{cmd.name} {sub.name}"
+        top = tree.get(cmd.name)
+        if top is None:
+            gaps.add(("discord", label, "command"))
+            continue
+        target: object = top
+        if sub is not None and not sub.discord_flat:
+            assert isinstance(top, app_commands.Group), cmd.name
+            target = top.get_command(sub.name)
+            if target is None:
+                gaps.add(("discord", label, "subcommand"))
+                continue
+        options = _options(target)
+        if sub is not None and sub.discord_choice:
+            chosen = options.get(sub.discord_choice)
+            if chosen is None or sub.name not in {c.value for c in chosen.choices}:
+                gaps.add(("discord", label, f"{sub.discord_choice}:{sub.name}"))
+        for arg in (sub or cmd).args_on("discord"):
+            option = options.get(arg.discord_name)
+            if option is None:
+                gaps.add(("discord", label, arg.name))
+            elif arg.kind is Kind.CHOICE and not set(arg.choices) <= {
+                c.value for c in option.choices
+            }:
+                gaps.add(("discord", label, f"{arg.name} choices"))
+    return gaps
+
+
+# --- Slack ---------------------------------------------------------------------------------------
+
+
+def slack_gaps(file: Path) -> set[tuple[str, str, str]]:
+    """Lines built from the table that Slack's ``/study`` parser refuses."""
+    gaps: set[tuple[str, str, str]] = set()
+    for cmd, sub in _leaves("slack"):
+        label = cmd.name if sub is None else f"{cmd.name} {sub.name}"
+        for arg in (None, *(sub or cmd).args_on("slack")):
+            line = _typed("slack", cmd, sub, file) if arg is None else _one(cmd, sub, arg, file)
+            try:
+                parse_study(line)
+            except UsageError:
+                gaps.add(("slack", label, "command" if arg is None else arg.name))
+    return gaps
+
+
+def _one(cmd: Command, sub: Command | None, arg: Arg, file: Path) -> str:
+    """The command with its required arguments and ``arg``: which option a refusal is about."""
+    words = [cmd.name] + ([sub.name] if sub else [])
+    for other in (sub or cmd).args_on("slack"):
+        if other is not arg and not other.required:
+            continue
+        if other.kind is Kind.FLAG:
+            words.append(f"--{other.name}" if other.option else other.name)
+        elif other.option:
+            words += [f"--{other.name}", other.example]
+        else:
+            words.append(str(file) if other.kind is Kind.FILE else other.example)
+    return " ".join(w for w in words if w)
+
+
+# --- the console ---------------------------------------------------------------------------------
+
+
+async def console_gaps(
+    service: StudyService, clock: SimulatedClock, file: Path
+) -> set[tuple[str, str, str]]:
+    """Lines built from the table that the console has no handler for, or calls bad usage."""
+    out = io.StringIO()
+    console = ConsoleAdapter(service, clock, out=out, json_mode=True)
+    gaps: set[tuple[str, str, str]] = set()
+    # `/pack disable mini` last: the schedule and quiz lines pick from that pack.
+    leaves = sorted(
+        _leaves("console"), key=lambda leaf: leaf[1] is not None and leaf[1].name == "disable"
+    )
+    for cmd, sub in leaves:
+        label = cmd.name if sub is None else f"{cmd.name} {sub.name}"
+        if cmd.name not in console._commands:
+            gaps.add(("console", label, "command"))
+            continue
+        console.member, console.admin, console.channel = "me", True, "general"
+        start = out.tell()
+        await console.handle_line("/" + _typed("console", cmd, sub, file))
+        out.seek(start)
+        printed = [json.loads(line) for line in out.read().splitlines()]
+        out.seek(0, io.SEEK_END)
+        errors = [p["text"] for p in printed if p["kind"] == "error"]
+        if errors:
+            gaps.add(("console", label, str(errors[0])))
+    return gaps
+
+
+# --- the test ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def pack_file(tmp_path: Path) -> Path:
+    path = tmp_path / "fresh.yaml"
+    path.write_text(FRESH)
+    return path
+
+
+async def test_every_platform_has_every_command_and_option(
+    service: StudyService, clock: SimulatedClock, pack_file: Path
+) -> None:
+    gaps = discord_gaps() | slack_gaps(pack_file)
+    gaps |= await console_gaps(service, clock, pack_file)
+    assert gaps == KNOWN_GAPS
+
+
+def test_usage_lines_are_generated_in_each_platforms_style() -> None:
+    quiz = "[--difficulty easy|medium|hard] [--tag TAG]"
+    assert usage("console", "quiz") == f"/quiz [PACK] {quiz}"
+    assert usage("slack", "quiz") == f"/study quiz [PACK] {quiz}"
+    assert usage("discord", "quiz") == "/quiz [pack:PACK] [difficulty:easy|medium|hard] [tag:TAG]"
+    assert usage("discord", "review", "remind") == "/review remind:HH:MM|off [timezone:TZ]"
+    assert usage("slack", "pack", "enable") == "/study pack enable NAME"
+
+
+def test_help_lists_admin_lines_last_and_merges_alike_subcommands() -> None:
+    lines = help_lines("slack")
+    admin_from = next(i for i, line in enumerate(lines) if line.admin)
+    assert all(line.admin for line in lines[admin_from:])
+    usages = [line.usage for line in lines]
+    assert "/study schedule remove|pause|resume|skip|now ID [--channel NAME]" in usages
+    assert "/study pack enable|disable NAME" in usages
+    assert not any(line.usage.startswith("/as") for line in lines)  # the console's own
+
+
+def test_help_lists_the_same_commands_on_every_platform() -> None:
+    shared = {cmd.name for cmd in COMMANDS if cmd.platforms == ALL}
+    for platform in ("discord", "slack", "console"):
+        listed = {
+            line.usage.removeprefix(prefix(platform)).split()[0] for line in help_lines(platform)
+        }
+        assert shared <= listed, (platform, shared - listed)
