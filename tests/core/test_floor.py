@@ -43,6 +43,6 @@ def test_the_core_loads_only_plain_types() -> None:
 def test_the_sandbox_package_still_offers_its_api() -> None:
     from bot.sandbox import Sandbox, SandboxConfig, SnippetRejected, validate_snippet
 
-    assert Sandbox.__module__ == "bot.sandbox.client"
+    assert Sandbox.__module__ == "bot.sandbox.client.local"
     assert SandboxConfig.__module__ == "bot.sandbox.config"
     assert issubclass(SnippetRejected, Exception) and callable(validate_snippet)
