@@ -146,6 +146,15 @@ class Command:
 
 
 _DIFFICULTY = ("easy", "medium", "hard")
+#: ``--difficulty``: the filter ``quiz`` and ``schedule add`` both take.
+_DIFFICULTY_FILTER = Arg(
+    "difficulty",
+    Kind.CHOICE,
+    "Only questions of this difficulty",
+    choices=_DIFFICULTY,
+    option=True,
+    example="easy",
+)
 _SCHEDULE_ID = Arg(
     "id", Kind.INT, "The schedule's number (see /schedule list)", required=True, example="1"
 )
@@ -161,14 +170,7 @@ COMMANDS: tuple[Command, ...] = (
         "post a question in this channel",
         (
             Arg("pack", Kind.WORD, "A question pack (default: any)", example="mini"),
-            Arg(
-                "difficulty",
-                Kind.CHOICE,
-                "Only questions of this difficulty",
-                choices=_DIFFICULTY,
-                option=True,
-                example="easy",
-            ),
+            _DIFFICULTY_FILTER,
             Arg(
                 "tag",
                 Kind.WORD,
@@ -515,14 +517,7 @@ COMMANDS: tuple[Command, ...] = (
                         discord="tags",
                         example="autograd",
                     ),
-                    Arg(
-                        "difficulty",
-                        Kind.CHOICE,
-                        "Only questions of this difficulty",
-                        choices=_DIFFICULTY,
-                        option=True,
-                        example="easy",
-                    ),
+                    _DIFFICULTY_FILTER,
                     Arg(
                         "window",
                         Kind.DURATION,

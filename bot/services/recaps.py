@@ -11,7 +11,7 @@ rather than posting a stale recap later.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from bot.core import cards
 from bot.core.clock import Clock
@@ -28,17 +28,17 @@ from bot.core.recap import (
     recap_week,
     week_key,
 )
-from bot.core.timer import soonest
 from bot.log import get_logger
 from bot.questions.schema import CHOICE_LETTERS, Flashcard, MultipleChoice, OpenPrompt, Practice
 from bot.services.catalogue import Catalogue
 from bot.services.places import Places
+from bot.services.timed import PlannedWork
 from bot.services.wakeup import Wakeup
 from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
 from bot.storage.recaps import RecapSchedule, RecapStore
 from bot.storage.scores import ScoreStore
 
-__all__ = ["Recaps", "RecapsDue"]
+__all__ = ["Recaps"]
 
 log = get_logger(__name__)
 _DAY_WORDS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -190,35 +190,14 @@ class Recaps:
             found.append(at if at > now else at + timedelta(days=7))
         return min(found, default=None)
 
-    def due_source(self, gateway: ChatGateway, *, command_prefix: str = "/") -> RecapsDue:
-        """The weekly recaps as timed work for the scheduler, posting through ``gateway``."""
-        return RecapsDue(self, gateway, command_prefix)
-
-
-class RecapsDue:
-    """Weekly recaps as a :class:`~bot.core.timer.DueSource`: due at the soonest recap time
-    (and at least hourly, for zone changes); each week is claimed before it is posted."""
-
-    name = "weekly recaps"
-
-    def __init__(self, recaps: Recaps, gateway: ChatGateway, command_prefix: str) -> None:
-        self._recaps = recaps
-        self._gateway = gateway
-        self._prefix = command_prefix
-        self._next: datetime | None = datetime.min.replace(tzinfo=UTC)  # look at the start
-
-    def next_due(self) -> datetime | None:
-        return self._next
-
-    async def run_due(self, now: datetime) -> None:
-        try:
-            await self._recaps.deliver(self._gateway, command_prefix=self._prefix)
-            planned = await self._recaps.next_time(self._gateway, now)
-        except Exception:
-            log.exception("weekly recaps failed; trying again in a minute")
-            self._next = now + timedelta(minutes=1)
-            return
-        self._next = soonest(now, planned)
+    def due_source(self, gateway: ChatGateway, *, command_prefix: str = "/") -> PlannedWork:
+        """The weekly recaps as timed work for the scheduler, posting through ``gateway``:
+        due at the soonest recap time; each channel's week is claimed before it is posted."""
+        return PlannedWork(
+            "weekly recaps",
+            lambda: self.deliver(gateway, command_prefix=command_prefix),
+            lambda now: self.next_time(gateway, now),
+        )
 
 
 def _answer(item: Flashcard | MultipleChoice | Practice | OpenPrompt) -> str:

@@ -2,7 +2,7 @@
 
 A reminder is only ever a direct message (never a channel post). If the member does not take
 DMs, the reminder turns itself off and the member is told the next time they use /review.
-:class:`RemindersDue` is the timed work the scheduler runs when the platform's gateway can
+:meth:`Reminders.due_source` is the timed work the scheduler runs when the platform's gateway can
 send DMs (:class:`bot.core.gateway.DirectMessenger`).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import UTC, datetime, time, timedelta
+from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.core.clock import Clock
@@ -18,15 +18,15 @@ from bot.core.errors import BadInput, UsageError
 from bot.core.gateway import DirectMessenger, serves
 from bot.core.messages import Message
 from bot.core.models import ChatContext
-from bot.core.timer import soonest
 from bot.log import get_logger
 from bot.services.places import Places
+from bot.services.timed import PlannedWork
 from bot.services.wakeup import Wakeup
 from bot.storage.directory import Directory
 from bot.storage.reminders import Reminder, ReminderStore
 from bot.storage.reviews import ReviewStore
 
-__all__ = ["Reminders", "RemindersDue"]
+__all__ = ["Reminders"]
 
 log = get_logger(__name__)
 _TIME = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
@@ -174,31 +174,11 @@ class Reminders:
             found.append(at if at > now else datetime.combine(day + timedelta(1), at.time(), tz))
         return min(found, default=None)
 
-    def due_source(self, gateway: DirectMessenger) -> RemindersDue:
-        """The reminders as timed work for the scheduler, sent as DMs through ``gateway``."""
-        return RemindersDue(self, gateway)
-
-
-class RemindersDue:
-    """Review reminders as a :class:`~bot.core.timer.DueSource`: due at the soonest
-    reminder time (and at least hourly); each member's day is claimed before the DM."""
-
-    name = "review reminders"
-
-    def __init__(self, reminders: Reminders, gateway: DirectMessenger) -> None:
-        self._reminders = reminders
-        self._gateway = gateway
-        self._next: datetime | None = datetime.min.replace(tzinfo=UTC)  # look at the start
-
-    def next_due(self) -> datetime | None:
-        return self._next
-
-    async def run_due(self, now: datetime) -> None:
-        try:
-            await self._reminders.deliver(self._gateway)
-            planned = await self._reminders.next_time(self._gateway, now)
-        except Exception:
-            log.exception("review reminders failed; trying again in a minute")
-            self._next = now + timedelta(minutes=1)
-            return
-        self._next = soonest(now, planned)
+    def due_source(self, gateway: DirectMessenger) -> PlannedWork:
+        """The reminders as timed work for the scheduler, sent as DMs through ``gateway``:
+        due at the soonest reminder time; each member's day is claimed before the DM."""
+        return PlannedWork(
+            "review reminders",
+            lambda: self.deliver(gateway),
+            lambda now: self.next_time(gateway, now),
+        )
