@@ -99,6 +99,16 @@ def pid_in_ours(parent: int, pid_in_theirs: int) -> int:
     raise PidNamespaceError(f"process {parent} has no child {pid_in_theirs} in its namespace")
 
 
+def _covered_proc() -> list[str]:
+    """The mount points inside ``/proc`` (none, where a jail can mount a procfs of its own)."""
+    points = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split()
+        if len(fields) > 4 and fields[4].startswith("/proc/"):
+            points.append(fields[4])
+    return points
+
+
 def _kill_orphans(me: int, level: int) -> None:
     """SIGKILL each child of the keeper (pinned by a pidfd, checked again before the kill)."""
     for child in children(me):
@@ -161,6 +171,11 @@ class JailPidNamespace:
     @classmethod
     def create(cls) -> JailPidNamespace:
         """Unshare a pid namespace for our children and fork its init. Before any thread."""
+        covered = _covered_proc()
+        if covered:
+            # A fresh /proc would uncover what the host hides (ProtectKernelTunables=, a
+            # container's masked paths). bwrap could not mount one for the jail there anyway.
+            raise PidNamespaceError(f"the host's /proc has mounts over {covered}")
         libc = _libc()
         ours = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
         try:
