@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -90,13 +91,15 @@ def _start_host_victim() -> subprocess.Popen[bytes]:
 
 def _cgroup_runs(manager_pid: int) -> dict[Path, int]:
     """Per hierarchy: how many run-N cgroups the given manager has right now."""
-    counts: dict[Path, int] = {}
-    for base in Path("/sys/fs/cgroup").glob(f"**/studybot-sandbox-{manager_pid}"):
+    while True:
+        counts: dict[Path, int] = {}
         try:
-            counts[base] = sum(1 for name in os.listdir(base) if name.startswith("run-"))
-        except FileNotFoundError:
+            for base in Path("/sys/fs/cgroup").glob(f"**/studybot-sandbox-{manager_pid}"):
+                with contextlib.suppress(FileNotFoundError):
+                    counts[base] = sum(1 for n in os.listdir(base) if n.startswith("run-"))
+            return counts
+        except FileNotFoundError:  # a run's cgroup (or a dead manager's tree) went as we walked
             continue
-    return counts
 
 
 async def test_secrets_are_nowhere_in_the_jail(
