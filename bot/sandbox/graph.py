@@ -21,6 +21,7 @@ from bot.text import clean_text
 
 __all__ = [
     "GRAPH_PICTURE",
+    "GRAPH_UNREADABLE",
     "MAX_NODES",
     "AutogradGraph",
     "GraphNode",
@@ -33,6 +34,8 @@ __all__ = [
 MAX_NODES = 300
 #: The one name the in-jail drawing may give its picture.
 GRAPH_PICTURE = "autograd-graph.png"
+#: What a member is told when a graph report does not validate (and nothing of it is shown).
+GRAPH_UNREADABLE = "the graph could not be drawn"
 
 _MAX_ROOTS = 4
 _MAX_DIMS = 16

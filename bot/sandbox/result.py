@@ -11,7 +11,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.sandbox.graph import AutogradGraph, GraphReportInvalid, parse_graph
+from bot.sandbox.graph import GRAPH_UNREADABLE, AutogradGraph, GraphReportInvalid, parse_graph
 
 __all__ = ["IMAGE_TYPES", "LEFT_OUT_REASONS", "Outcome", "RunFile", "RunResult", "SkippedFile"]
 
@@ -100,11 +100,6 @@ class RunResult:
     #: Why no graph came back, as the jail said it: untrusted text, shown only as code.
     graph_error: str | None = None
 
-    @property
-    def left_out(self) -> int:
-        """How many entries did not come back, all reasons together."""
-        return sum(n for _, n in self.skipped_counts)
-
     def as_dict(self) -> dict[str, object]:
         """The JSON shape printed by ``studybot snippet run --json``."""
         return {
@@ -155,7 +150,7 @@ class RunResult:
             try:
                 graph = parse_graph(data["graph"])
             except GraphReportInvalid:
-                graph_error = "the graph could not be read"
+                graph_error = GRAPH_UNREADABLE
         return cls(
             outcome=Outcome(data["outcome"]),
             exit_code=data.get("exit_code"),

@@ -17,7 +17,7 @@ import re
 import time
 
 from bot.log import get_logger
-from bot.sandbox.graph import AutogradGraph, GraphReportInvalid, parse_graph
+from bot.sandbox.graph import GRAPH_UNREADABLE, AutogradGraph, GraphReportInvalid, parse_graph
 from bot.sandbox.host.aio import (
     ByteBudget,
     CappedBuffer,
@@ -33,12 +33,10 @@ from bot.sandbox.host.outcome import classify, plausible_report
 from bot.sandbox.result import LEFT_OUT_REASONS, RunFile, RunResult, SkippedFile
 from bot.text import clean_text
 
-__all__ = ["GRAPH_UNREADABLE", "NotDelivered", "OneRun", "clean_file_name"]
+__all__ = ["NotDelivered", "OneRun", "clean_file_name"]
 
 log = get_logger(__name__)
 
-#: What a member is told when the graph part of a report does not validate.
-GRAPH_UNREADABLE = "the graph could not be drawn"
 _MAX_DEPTH = 3  # sub-folders, as pictures.MAX_DEPTH
 _MAX_NAMED = 20  # left-out entries named, as pictures.MAX_NAMED
 
