@@ -289,7 +289,8 @@ class OneRun:
         out, at = [], 0
         for name, size in wanted:
             data = bytes(buffer[at : at + size])
-            mime = file_type(data)
+            # Decoding a large picture takes a while: off the loop that serves the other runs.
+            mime = await asyncio.to_thread(file_type, data)
             out.append(RunFile(honest_name(name, mime), data, mime))
             at += size
         return tuple(out)
