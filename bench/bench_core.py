@@ -4,7 +4,7 @@
 
 Each figure is a median over rounds, next to a baseline measured in the same run on the same
 machine, because these machines are shared and noisy:
-- answers/s: 10,000 members answer one post concurrently through StudyService (group
+- answers/s: 10,000 members answer one post concurrently through Services (group
   commit); baseline: the same inserts as one transaction per answer.
 - leaderboard: the week/month/all-time board over >=100,000 score events written by the
   bot's own answer path; baseline: one trivial query's round trip through the same
@@ -27,11 +27,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bot.app import build_service  # noqa: E402
+from bot.app import build_services  # noqa: E402
 from bot.core.clock import SimulatedClock  # noqa: E402
 from bot.core.models import ChatContext  # noqa: E402
 from bot.questions.loader import load_packs  # noqa: E402
-from bot.services.study import StudyService  # noqa: E402
+from bot.services.bundle import Services  # noqa: E402
 from bot.storage.database import Database, open_database  # noqa: E402
 
 PACKS = ROOT / "tests" / "data" / "packs"
@@ -42,16 +42,20 @@ def ctx(i: int) -> ChatContext:
     return ChatContext("bench", "ws", "general", f"u{i}", f"member{i}", channel_name="general")
 
 
-async def answers_per_second(service: StudyService, members: int, rounds: int) -> list[float]:
+async def answers_per_second(
+    service: Services, db: Database, members: int, rounds: int
+) -> list[float]:
     rates = []
     people = [ctx(i) for i in range(members)]
     for _ in range(rounds):
-        draft = await service.post_question(people[0], pack="mini", difficulty="medium")
+        draft = await service.quiz.post_question(people[0], pack="mini", difficulty="medium")
         start = time.perf_counter()
-        replies = await asyncio.gather(*(service.answer(p, draft.post.id, "B") for p in people))
+        replies = await asyncio.gather(
+            *(service.quiz.answer(p, draft.post.id, "B") for p in people)
+        )
         elapsed = time.perf_counter() - start
         assert len(replies) == members
-        count = await service.db.fetchval(
+        count = await db.fetchval(
             "SELECT count(*) FROM answers WHERE post_id = ?", (draft.post.id,)
         )
         assert count == members, count
@@ -75,7 +79,7 @@ async def baseline_per_answer_txn(db: Database, n: int) -> float:
 
 
 async def seed_events(
-    service: StudyService, clock: SimulatedClock, events: int, members: int
+    service: Services, clock: SimulatedClock, events: int, members: int
 ) -> ChatContext:
     """Score events made the real way: ``members`` answer ``events / members`` posts, spread
     over the 90 days before now, so the totals and streaks are what the bot itself writes."""
@@ -88,12 +92,12 @@ async def seed_events(
     rng = random.Random(5)
     done = 0
     while done < rounds:
-        draft = await service.post_question(people[0], pack="mini")
+        draft = await service.quiz.post_question(people[0], pack="mini")
         choices = draft.message.choices
         if not choices:
             continue  # an open prompt: nothing to score
         await asyncio.gather(
-            *(service.answer(p, draft.post.id, rng.choice(choices)) for p in people)
+            *(service.quiz.answer(p, draft.post.id, rng.choice(choices)) for p in people)
         )
         clock.advance(timedelta(days=90) / rounds)
         done += 1
@@ -120,10 +124,12 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         db = await open_database(Path(tmp) / "bench.sqlite3")
         clock = SimulatedClock(NOW)
-        service = build_service(db, clock, default_timezone="Europe/Berlin", rng=random.Random(3))
-        await service.sync_packs(load_packs(PACKS).packs)
+        service = build_services(
+            db, clock, default_timezone="Europe/Berlin", rng=random.Random(3)
+        ).services
+        await service.packs.sync(load_packs(PACKS).packs)
 
-        rates = await answers_per_second(service, args.members, args.rounds)
+        rates = await answers_per_second(service, db, args.members, args.rounds)
         baseline = await baseline_per_answer_txn(db, 2000)
 
         viewer = await seed_events(service, clock, args.events, 2000)
@@ -132,7 +138,7 @@ async def main() -> None:
             "WHERE w.external_id = 'board'"
         )
         boards = {
-            window: await timed(lambda w=window: service.leaderboard(viewer, w), 31)
+            window: await timed(lambda w=window: service.standings.leaderboard(viewer, w), 31)
             for window in ("week", "month", "all")
         }
         floor = await timed(lambda: db.fetchval("SELECT 1"), 31)

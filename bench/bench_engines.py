@@ -4,7 +4,7 @@
         [--members 2000] [--channels 500] [--rounds 5]
 
 All figures are medians over rounds, measured in the same run on the same machine:
-- answers/s: ``--members`` members answer one post concurrently through StudyService, on a
+- answers/s: ``--members`` members answer one post concurrently through Services, on a
   SQLite file and on PostgreSQL (a fresh schema per run);
 - the due minute: ``--channels`` schedules due at the same instant; the time from the due
   instant until the last post is recorded as sent, with one scheduler, and with three
@@ -36,13 +36,12 @@ import asyncpg  # noqa: E402
 
 from bench.bench_core import answers_per_second  # noqa: E402
 from bot.adapters.text_commands import run_schedule_command  # noqa: E402
-from bot.app import build_service  # noqa: E402
+from bot.app import Built, build_services  # noqa: E402
 from bot.core.clock import SimulatedClock  # noqa: E402
 from bot.core.messages import Message  # noqa: E402
 from bot.core.models import ChatContext  # noqa: E402
 from bot.questions.loader import load_packs  # noqa: E402
 from bot.scheduler import Scheduler  # noqa: E402
-from bot.services.study import StudyService  # noqa: E402
 from bot.storage.database import Database, open_database  # noqa: E402
 
 PACKS = ROOT / "tests" / "data" / "packs"
@@ -77,27 +76,27 @@ async def target(engine: str, url: str, tmp: Path) -> AsyncIterator[str]:
         await admin.close()
 
 
-async def service_on(where: str, clock: SimulatedClock) -> tuple[Database, StudyService]:
+async def service_on(where: str, clock: SimulatedClock) -> tuple[Database, Built]:
     db = await open_database(where)
-    service = build_service(db, clock, default_timezone="UTC", rng=random.Random(2))
-    await service.sync_packs(load_packs(PACKS).packs)
-    return db, service
+    built = build_services(db, clock, default_timezone="UTC", rng=random.Random(2))
+    await built.services.packs.sync(load_packs(PACKS).packs)
+    return db, built
 
 
 async def answers(where: str, members: int, rounds: int) -> float:
-    db, service = await service_on(where, SimulatedClock(START))
+    db, built = await service_on(where, SimulatedClock(START))
     try:
-        return statistics.median(await answers_per_second(service, members, rounds))
+        return statistics.median(await answers_per_second(built.services, db, members, rounds))
     finally:
         await db.close()
 
 
 async def due_minute(where: str, channels: int, processes: int) -> float:
     """Seconds from the due instant until every occurrence's post is confirmed as sent."""
-    db, service = await service_on(where, SimulatedClock(START))
+    db, built = await service_on(where, SimulatedClock(START))
     for i in range(channels):
         ctx = ChatContext("bench", "ws", f"c{i}", "admin", "admin", is_admin=True)
-        await run_schedule_command(service.schedules, ctx, "add", ["09:00"])
+        await run_schedule_command(built.services.schedules, ctx, "add", ["09:00"])
     await db.close()
     shared = processes > 1 or where.startswith("postgresql")
     runs = []
@@ -105,7 +104,7 @@ async def due_minute(where: str, channels: int, processes: int) -> float:
         clock = SimulatedClock(START)
         pdb, psvc = await service_on(where, clock)
         scheduler = Scheduler(
-            psvc,
+            psvc.timed,
             Sink(),
             clock,
             timedelta(minutes=10),

@@ -8,7 +8,7 @@ Spaced repetition must stay fast for one member however many cards the whole ser
 and /stats must not make a member wait for its picture. Medians of ``--runs``, each next to a
 baseline measured in the same run:
 
-1. **due cards**: ``StudyService.review_next`` (what ``/review`` does: the member's most
+1. **due cards**: ``ReviewService.next`` (what ``/review`` does: the member's most
    overdue card, its question, the buttons) for one member of a database holding
    ``members x questions`` card states (2,400 x 42 bundled questions = 100,800), and the bare
    ``ReviewStore.due_count``. Baseline: the same calls on a database of 24 members (1,008
@@ -40,13 +40,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bot.app import build_service  # noqa: E402
+from bot.app import build_services  # noqa: E402
 from bot.core.clock import SimulatedClock  # noqa: E402
 from bot.core.models import ChatContext  # noqa: E402
 from bot.questions.loader import load_packs  # noqa: E402
-from bot.services.study import StudyService  # noqa: E402
+from bot.services.bundle import Services  # noqa: E402
 from bot.services.studychart import StudyChart, TagBar, draw_study_chart  # noqa: E402
 from bot.storage.database import Database, open_database  # noqa: E402
+from bot.storage.reviews import ReviewStore  # noqa: E402
 from bot.storage.timefmt import to_db  # noqa: E402
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
@@ -56,12 +57,14 @@ def ctx(i: int) -> ChatContext:
     return ChatContext("bench", "ws", "general", f"u{i}", f"member{i}", channel_name="general")
 
 
-async def fill(path: Path, members: int) -> tuple[StudyService, Database, int]:
+async def fill(path: Path, members: int) -> tuple[Services, Database, int]:
     """A database of ``members`` members, each with a card for every bundled question."""
     db = await open_database(path)
-    service = build_service(db, SimulatedClock(NOW), default_timezone="UTC", rng=random.Random(1))
-    await service.sync_packs(load_packs(ROOT / "questions").packs)
-    await service.stats(ctx(0), picture=False)  # creates the workspace and member 0
+    service = build_services(
+        db, SimulatedClock(NOW), default_timezone="UTC", rng=random.Random(1)
+    ).services
+    await service.packs.sync(load_packs(ROOT / "questions").packs)
+    await service.standings.stats(ctx(0), picture=False)  # creates the workspace and member 0
     ws = int(await db.fetchval("SELECT id FROM workspaces"))
     questions = [int(r[0]) for r in await db.fetchall("SELECT id FROM questions ORDER BY id")]
     rng = random.Random(7)
@@ -131,8 +134,8 @@ async def main() -> None:
         n_big = int(await big_db.fetchval("SELECT count(*) FROM cards"))
         n_small = int(await small_db.fetchval("SELECT count(*) FROM cards"))
         who = ctx(7)
-        due_big = await big.review_next(who)
-        due_small = await small.review_next(who)
+        due_big = await big.review.next(who)
+        due_small = await small.review.next(who)
         assert due_big.key is not None, "member 7 has cards due"
         assert due_small.key is not None, "member 7 has cards due"
         rows = []
@@ -141,13 +144,13 @@ async def main() -> None:
             ("big", big, big_db, big_ws),
         ):
             member = int(await db.fetchval("SELECT id FROM members WHERE external_id = 'u7'"))
-            store = service.reviews
+            store = ReviewStore(db)
             due = await store.due_count(ws, member, NOW)
             assert 0 < due < 42, f"member 7 has {due} of 42 cards due"
             rows.append(
                 (
                     name,
-                    await median_ms(lambda s=service: s.review_next(who), args.runs),
+                    await median_ms(lambda s=service: s.review.next(who), args.runs),
                     await median_ms(
                         lambda s=store, m=member, w=ws: s.due_count(w, m, NOW), args.runs
                     ),
@@ -171,8 +174,8 @@ async def main() -> None:
             draw_study_chart(c)
             times.append((time.perf_counter() - start) * 1000)
         render = statistics.median(times)
-        with_picture = await median_ms(lambda: big.stats(who), max(11, args.runs // 3))
-        text_only = await median_ms(lambda: big.stats(who, picture=False), args.runs)
+        with_picture = await median_ms(lambda: big.standings.stats(who), max(11, args.runs // 3))
+        text_only = await median_ms(lambda: big.standings.stats(who, picture=False), args.runs)
         print(f"\nheatmap: first render {first:.0f} ms (imports matplotlib), then median "
               f"{render:.0f} ms, {len(png) // 1024} KiB PNG")  # fmt: skip
         print(f"  /stats with picture {with_picture:.0f} ms vs text only {text_only:.1f} ms "

@@ -14,7 +14,7 @@ Figures are medians over rounds, each next to a baseline measured in the same ru
 - start-up: ``Scheduler.start()`` plus its first pass; baseline: the empty scheduler.
 - memory: RSS growth from start-up; baseline: the empty scheduler.
 - posting latency: from the due instant to each send (median, p99, last) for the due minute;
-  baseline: the same 2,000 posts made directly through ``StudyService.post_in`` and the
+  baseline: the same 2,000 posts made directly through ``Services.post_in`` and the
   gateway with the same concurrency, no scheduler (the floor the scheduler adds to).
 - idle CPU: process CPU time over ``--idle`` seconds while the scheduler sleeps with every
   schedule loaded; baseline: the same wait with the database open and no scheduler.
@@ -40,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bot.app import build_service  # noqa: E402
+from bot.app import Built, build_services  # noqa: E402
 from bot.core.clock import SimulatedClock  # noqa: E402
 from bot.core.messages import Message  # noqa: E402
 from bot.core.schedule_spec import (  # noqa: E402
@@ -51,7 +51,6 @@ from bot.core.schedule_spec import (  # noqa: E402
 )
 from bot.questions.loader import load_packs  # noqa: E402
 from bot.scheduler import Scheduler  # noqa: E402
-from bot.services.study import StudyService  # noqa: E402
 from bot.settings import default_packs_dir  # noqa: E402
 from bot.storage.database import Database, open_database  # noqa: E402
 from bot.storage.timefmt import to_db  # noqa: E402
@@ -130,11 +129,11 @@ def rss_kib() -> int:
     return 0
 
 
-async def open_service(path: Path, clock: object) -> tuple[Database, StudyService]:
+async def open_service(path: Path, clock: object) -> tuple[Database, Built]:
     db = await open_database(path)
-    service = build_service(db, clock, default_timezone="UTC", rng=random.Random(1))  # type: ignore[arg-type]
-    await service.sync_packs(load_packs(PACKS).packs)
-    return db, service
+    built = build_services(db, clock, default_timezone="UTC", rng=random.Random(1))  # type: ignore[arg-type]
+    await built.services.packs.sync(load_packs(PACKS).packs)
+    return db, built
 
 
 # --- seeding ---------------------------------------------------------------------------------
@@ -156,10 +155,10 @@ def other_spec(rng: random.Random) -> str:
 async def seed(path: Path, channels: int, per_channel: int, history_days: int) -> None:
     rng = random.Random(42)
     created = DUE - timedelta(days=history_days + 1)
-    db, service = await open_service(path, SimulatedClock(created))
-    workspace = await service.directory.workspace("bench", "ws", "bench", created)
+    db, built = await open_service(path, SimulatedClock(created))
+    workspace = await built.timed.directory.workspace("bench", "ws", "bench", created)
     channel_ids = [
-        (await service.directory.channel(workspace, f"c{i}", f"c{i}", created)).id
+        (await built.timed.directory.channel(workspace, f"c{i}", f"c{i}", created)).id
         for i in range(channels)
     ]
     if per_channel == 0:
@@ -218,10 +217,10 @@ async def round_scheduler(path: Path, expect: int, idle: float) -> dict[str, obj
     logger.addHandler(prepared)
     logger.setLevel(logging.INFO)
     clock = OffsetClock(DUE - timedelta(seconds=LEAD))
-    db, service = await open_service(path, clock)
+    db, built = await open_service(path, clock)
     gateway = Recorder()
     gateway.expect = max(expect, 1)
-    scheduler = Scheduler(service, gateway, clock, timedelta(hours=2), concurrency=CONCURRENCY)
+    scheduler = Scheduler(built.timed, gateway, clock, timedelta(hours=2), concurrency=CONCURRENCY)
     began = time.perf_counter()
     await scheduler.start()
     await scheduler.settle()
@@ -260,14 +259,14 @@ async def round_scheduler(path: Path, expect: int, idle: float) -> dict[str, obj
 async def round_service(path: Path, count: int, idle: float) -> dict[str, object]:
     """The baseline: the same posts through the service directly, no scheduler."""
     clock = OffsetClock(DUE)
-    db, service = await open_service(path, clock)
+    db, built = await open_service(path, clock)
     gateway = Recorder()
     cpu = time.process_time()
     await asyncio.sleep(idle)
     idle_cpu = time.process_time() - cpu
-    workspace = await service.directory.workspace("bench", "ws", "bench", clock.now())
+    workspace = await built.timed.directory.workspace("bench", "ws", "bench", clock.now())
     channels = [
-        await service.directory.channel(workspace, f"c{i}", None, DUE) for i in range(count)
+        await built.timed.directory.channel(workspace, f"c{i}", None, DUE) for i in range(count)
     ]
     queue = list(reversed(channels))
     began = time.perf_counter()
@@ -275,10 +274,10 @@ async def round_service(path: Path, count: int, idle: float) -> dict[str, object
     async def worker() -> None:
         while queue:
             channel = queue.pop()
-            draft = await service.post_in(workspace, channel, schedule_id=None)
+            draft = await built.services.posting.post_in(workspace, channel, schedule_id=None)
             assert draft is not None
             message_id = await gateway.send_post(draft.channel, draft.message)
-            await service.attach_message(draft.post.id, message_id)
+            await built.services.posting.attach_message(draft.post.id, message_id)
 
     await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
     late = sorted(t - began for t in gateway.sent)

@@ -14,6 +14,7 @@ import signal
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,8 @@ from bot.log import configure_logging, get_logger
 from bot.metrics import Metrics
 from bot.questions.loader import load_packs
 from bot.runtime import PlatformAdapter, Runtime, StartupError
-from bot.scheduler import LEASE, SYNC_EVERY, Scheduler
+from bot.scheduler import LEASE, SYNC_EVERY, Scheduler, SchedulerParts
+from bot.services.bundle import Services
 from bot.services.catalogue import Catalogue
 from bot.services.graphs import ItemGraphs
 from bot.services.history import QuestionHistory
@@ -39,14 +41,13 @@ from bot.services.packs import PackAdmin
 from bot.services.places import Places
 from bot.services.posting import Posting
 from bot.services.quiz import Quiz, score_rules
-from bot.services.recaps import Recaps
+from bot.services.recaps import DEFAULT_GRACE, Recaps
 from bot.services.reminders import Reminders
 from bot.services.reports import QuestionReports
 from bot.services.review import ReviewService
 from bot.services.runs import SnippetRuns
 from bot.services.schedule_book import ScheduleBook
 from bot.services.stats import Stats
-from bot.services.study import Features, StudyService
 from bot.services.wakeup import Wakeup
 from bot.services.workspace_settings import WorkspaceSettingsService
 from bot.settings import Platform, Settings
@@ -64,7 +65,7 @@ from bot.storage.schedule_store import ScheduleStore
 from bot.storage.scores import ScoreStore
 from bot.storage.workspace_settings import SettingsStore
 
-__all__ = ["StartupError", "Wiring", "run_until_stopped"]
+__all__ = ["Built", "StartupError", "Wiring", "build_services", "due_sources", "run_until_stopped"]
 
 WORKSPACE_SETTINGS_TTL = 10.0  # seconds: PostgreSQL, several processes (see Directory)
 
@@ -149,7 +150,7 @@ class Wiring:
         with contextlib.suppress(OSError):  # unwritable: uploads are checked, not installed
             settings.uploads_dir.mkdir(exist_ok=True)
         try:
-            service = build_service(
+            built = build_services(
                 db,
                 clock,
                 default_timezone=settings.timezone,
@@ -164,12 +165,13 @@ class Wiring:
                 ),
                 metrics=metrics,
                 packs_dir=settings.uploads_dir,  # where admins' uploaded packs are installed
+                schedule_grace=settings.schedule_grace,
             )
             packs = load_packs(settings.packs_dir, settings.uploads_dir)
             for problem in packs.errors:
                 log.warning("pack problem (item skipped): %s", problem)
-            await service.sync_packs(packs.packs)
-            yield Runtime(settings, db, service, clock, packs, metrics)
+            await built.services.packs.sync(packs.packs)
+            yield Runtime(settings, db, built.services, built.timed, clock, packs, metrics)
         finally:
             starting.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -186,7 +188,7 @@ class Wiring:
         # each loop looks for the others' changes (SQLite is one process's file).
         shared = runtime.db.engine == "postgresql"
         scheduler = Scheduler(
-            runtime.service,
+            runtime.timed,
             gateway,
             runtime.clock,
             runtime.settings.schedule_grace,
@@ -195,7 +197,7 @@ class Wiring:
             sync_every=SYNC_EVERY if shared else None,
         )
         prefix = "/study " if runtime.settings.platform is Platform.SLACK else "/"
-        for source in due_sources(runtime.service, gateway, command_prefix=prefix):
+        for source in due_sources(runtime.services, gateway, command_prefix=prefix):
             scheduler.add_source(source)
         return scheduler
 
@@ -229,7 +231,7 @@ class Wiring:
                     adapter.scheduler = scheduler  # /clock moves it step by step
                 # The scheduler stops first: its sends in flight still need the adapter.
                 await run_until_stopped(adapter, before_stop=scheduler.stop)
-                await runtime.service.drain(DRAIN_SECONDS)
+                await runtime.services.drain(DRAIN_SECONDS)
 
     @staticmethod
     def preflight(settings: Settings, *, http_port: int | None = None) -> None:
@@ -291,7 +293,7 @@ class Wiring:
             from bot.adapters.console import ConsoleAdapter
 
             return ConsoleAdapter(
-                runtime.service,
+                runtime.services,
                 runtime.clock,
                 json_mode=json_lines,
                 files_dir=runtime.settings.files_dir,
@@ -303,7 +305,7 @@ class Wiring:
         if platform is Platform.SLACK:
             from bot.adapters.slack import SlackAdapter
 
-            return SlackAdapter(runtime.service, runtime.settings, http_port=http_port)
+            return SlackAdapter(runtime.services, runtime.settings, http_port=http_port)
         raise StartupError(f"the {platform.value} adapter is not part of this build yet")
 
 
@@ -361,17 +363,26 @@ def _settings_problem(exc: ValidationError) -> str:
 
 
 def due_sources(
-    service: StudyService, gateway: ChatGateway, *, command_prefix: str = "/"
+    services: Services, gateway: ChatGateway, *, command_prefix: str = "/"
 ) -> list[DueSource]:
     """Every kind of timed work besides the schedules, as sources of the one timer loop:
     weekly recaps, and review reminders where the gateway can send DMs."""
-    sources: list[DueSource] = [service.recaps.due_source(gateway, command_prefix=command_prefix)]
+    sources: list[DueSource] = [services.recaps.due_source(gateway, command_prefix=command_prefix)]
     if isinstance(gateway, DirectMessenger):
-        sources.append(service.reminders.due_source(gateway))
+        sources.append(services.reminders.due_source(gateway))
     return sources
 
 
-def build_service(
+@dataclass(frozen=True, slots=True)
+class Built:
+    """What :func:`build_services` made: the services adapters are handed, and the parts the
+    scheduler loop is handed (which include the stores a due batch writes)."""
+
+    services: Services
+    timed: SchedulerParts
+
+
+def build_services(
     db: Database,
     clock: Clock,
     *,
@@ -383,9 +394,10 @@ def build_service(
     run_limits: RunLimits | None = None,
     metrics: Metrics | None = None,
     packs_dir: Path | None = None,
-) -> StudyService:
-    """Build every store and feature service, each with exactly what it touches, and the
-    :class:`StudyService` bundle adapters receive. The one place the services are wired.
+    schedule_grace: timedelta = DEFAULT_GRACE,
+) -> Built:
+    """Build every store and feature service, each with exactly what it touches. The one place
+    the services are wired.
 
     ``packs_dir`` is where packs uploaded (or questions written) in chat are installed; None:
     they are checked, never installed.
@@ -416,6 +428,22 @@ def build_service(
         clock=clock,
         wakeup=wakeup,
     )
+    reminders = Reminders(
+        places=places,
+        directory=directory,
+        reviews=reviews,
+        store=ReminderStore(db),
+        clock=clock,
+        wakeup=wakeup,
+    )
+    review = ReviewService(
+        places=places,
+        directory=directory,
+        catalogue=catalogue,
+        reviews=reviews,
+        clock=clock,
+        reminders=reminders,
+    )
     quiz = Quiz(
         places=places,
         catalogue=catalogue,
@@ -427,44 +455,23 @@ def build_service(
         quiz_window=quiz_window,
         metrics=metrics,
         graphs=ItemGraphs(runner, runner_starting=runner_starting),
+        review=review,
     )
     gate = RunGate(clock, (run_limits or RunLimits()).per_minute)
-    runs = SnippetRuns(
-        runner,
-        clock,
-        runner_starting=runner_starting,
-        run_limits=run_limits,
-        metrics=metrics,
-        gate=gate,
-    )
-    features = Features(
-        db=db,
-        clock=clock,
-        directory=directory,
+    reports = QuestionReports(
         places=places,
-        packs=packs,
+        directory=directory,
         catalogue=catalogue,
         posts=posts,
-        scores=scores,
-        reviews=reviews,
-        answers=answers,
-        wakeup=wakeup,
+        store=ReportStore(db),
+        clock=clock,
+    )
+    services = Services(
+        places=places,
+        catalogue=catalogue,
+        quiz=quiz,
         posting=posting,
         schedules=schedules,
-        quiz=quiz,
-        runs=runs,
-        review=ReviewService(
-            places=places, directory=directory, catalogue=catalogue, reviews=reviews, clock=clock
-        ),
-        reminders=Reminders(
-            places=places,
-            directory=directory,
-            reviews=reviews,
-            store=ReminderStore(db),
-            clock=clock,
-            wakeup=wakeup,
-        ),
-        standings=Stats(places, directory, scores, clock, reviews),
         history=QuestionHistory(places=places, catalogue=catalogue, posts=posts, clock=clock),
         recaps=Recaps(
             places=places,
@@ -474,15 +481,9 @@ def build_service(
             store=RecapStore(db),
             clock=clock,
             wakeup=wakeup,
+            grace=schedule_grace,  # a recap late by more is skipped, as a question is
         ),
-        reports=QuestionReports(
-            places=places,
-            directory=directory,
-            catalogue=catalogue,
-            posts=posts,
-            store=ReportStore(db),
-            clock=clock,
-        ),
+        reports=reports,
         settings=WorkspaceSettingsService(
             places=places,
             directory=directory,
@@ -490,7 +491,18 @@ def build_service(
             clock=clock,
             default_quiz_window=quiz_window,
         ),
-        pack_admin=PackAdmin(
+        standings=Stats(places, directory, scores, clock, reviews),
+        review=review,
+        reminders=reminders,
+        runs=SnippetRuns(
+            runner,
+            clock,
+            runner_starting=runner_starting,
+            run_limits=run_limits,
+            metrics=metrics,
+            gate=gate,
+        ),
+        packs=PackAdmin(
             catalogue,
             packs_dir,
             places=places,
@@ -499,8 +511,18 @@ def build_service(
             runner_starting=runner_starting,
             code_timeout=(run_limits or RunLimits()).timeout_s,
             gate=gate,
+            reports=reports,
         ),
-        metrics=metrics,
-        quiz_window=quiz_window,
     )
-    return StudyService(features)
+    timed = SchedulerParts(
+        db=db,
+        directory=directory,
+        posts=posts,
+        packs=packs,
+        posting=posting,
+        quiz=quiz,
+        schedules=schedules,
+        wakeup=wakeup,
+        metrics=metrics,
+    )
+    return Built(services, timed)

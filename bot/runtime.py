@@ -12,7 +12,8 @@ from bot.core.clock import Clock
 from bot.core.gateway import ChatGateway
 from bot.metrics import Metrics
 from bot.questions.loader import LoadResult
-from bot.services.study import StudyService
+from bot.scheduler import SchedulerParts
+from bot.services.bundle import Services
 from bot.settings import Settings
 from bot.storage.database import Database
 
@@ -31,7 +32,8 @@ class StartupError(Exception):
 class Runtime:
     settings: Settings
     db: Database
-    service: StudyService
+    services: Services  # what adapters call
+    timed: SchedulerParts  # what the scheduler loop is handed
     clock: Clock
     packs: LoadResult
     metrics: Metrics

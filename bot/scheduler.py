@@ -42,9 +42,10 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from bot.core.clock import Clock, SimulatedClock
 from bot.core.gateway import ChatGateway, WorkspaceOwner, serves
@@ -70,7 +71,7 @@ __all__ = [
     "RESEND_DELAY",
     "SYNC_EVERY",
     "Scheduler",
-    "TimedWork",
+    "SchedulerParts",
 ]  # RESEND_DELAY: re-export
 
 log = get_logger(__name__)
@@ -91,28 +92,20 @@ _STOP_TIMEOUT = 3.0  # seconds a stopping scheduler may spend finishing sends in
 T = TypeVar("T")
 
 
-class TimedWork(Protocol):
-    """Exactly what the loop uses of the services it is handed (``StudyService`` is one):
-    the schedules, the posts and their reveals, and the wake-up signal."""
+@dataclass(frozen=True, slots=True)
+class SchedulerParts:
+    """Exactly what the loop uses, handed to it by :mod:`bot.app`: the schedules, the posts
+    and their reveals, the stores a due batch reads and writes, and the wake-up signal."""
 
-    @property
-    def db(self) -> Database: ...
-    @property
-    def directory(self) -> Directory: ...
-    @property
-    def posts(self) -> PostStore: ...
-    @property
-    def packs(self) -> PackStore: ...
-    @property
-    def posting(self) -> Posting: ...
-    @property
-    def quiz(self) -> Quiz: ...
-    @property
-    def schedules(self) -> ScheduleBook: ...
-    @property
-    def metrics(self) -> Metrics | None: ...
-    @property
-    def wakeup(self) -> Wakeup: ...
+    db: Database
+    directory: Directory
+    posts: PostStore
+    packs: PackStore
+    posting: Posting
+    quiz: Quiz
+    schedules: ScheduleBook
+    wakeup: Wakeup
+    metrics: Metrics | None = None
 
 
 class Scheduler:
@@ -128,7 +121,7 @@ class Scheduler:
 
     def __init__(
         self,
-        service: TimedWork,
+        parts: SchedulerParts,
         gateway: ChatGateway,
         clock: Clock,
         grace: timedelta,
@@ -139,22 +132,22 @@ class Scheduler:
         lease: timedelta | None = None,
         sync_every: timedelta | None = None,
     ) -> None:
-        self.service = service
+        self.parts = parts
         self.gateway = gateway
         self.clock = clock
         self.grace = max(grace, MIN_GRACE)
         # What each due batch is handed to: picking, inserting, sending, re-sending, reveals.
         self.posts = ScheduledPosts(
-            directory=service.directory,
-            posts=service.posts,
-            packs=service.packs,
-            posting=service.posting,
-            quiz=service.quiz,
-            schedules=service.schedules,
+            directory=parts.directory,
+            posts=parts.posts,
+            packs=parts.packs,
+            posting=parts.posting,
+            quiz=parts.quiz,
+            schedules=parts.schedules,
             gateway=gateway,
             clock=clock,
             grace=self.grace,
-            metrics=service.metrics,
+            metrics=parts.metrics,
             lease=lease,
         )
         self._sharded = isinstance(gateway, WorkspaceOwner)  # else: every workspace is ours
@@ -192,13 +185,13 @@ class Scheduler:
         """Load every active schedule and start the loop (once per process)."""
         if self._task is not None:
             raise RuntimeError("the scheduler is already running")
-        if self.service.schedules.listened:
+        if self.parts.schedules.listened:
             raise RuntimeError("another scheduler already serves this service")
-        self.service.schedules.listen(self._changed)
-        self.service.wakeup.listen_timing(self._timing_changed)
+        self.parts.schedules.listen(self._changed)
+        self.parts.wakeup.listen_timing(self._timing_changed)
         began = time.perf_counter()
         self._synced_at = self.clock.now()
-        schedules = await self._served(await self.service.schedules.active())
+        schedules = await self._served(await self.parts.schedules.active())
         for schedule in schedules:
             self._timetable.put(schedule)
         self.loaded_in = time.perf_counter() - began
@@ -228,8 +221,8 @@ class Scheduler:
         except Exception:
             log.exception("the scheduler loop had failed")
         finally:
-            self.service.schedules.unlisten(self._changed)
-            self.service.wakeup.unlisten_timing(self._timing_changed)
+            self.parts.schedules.unlisten(self._changed)
+            self.parts.wakeup.unlisten_timing(self._timing_changed)
             self._task = None
 
     @asynccontextmanager
@@ -368,8 +361,8 @@ class Scheduler:
         await self.posts.retry_due(now)
         await self._post_due(now)
         marks, self._marks = self._marks, []
-        await self.service.schedules.mark_handled(marks)
-        self._next_close = await self.service.posts.next_close()
+        await self.parts.schedules.mark_handled(marks)
+        self._next_close = await self.parts.posts.next_close()
         await self._run_sources(now)
         await self._prepare(now)
 
@@ -415,12 +408,12 @@ class Scheduler:
         the command that changed them was handled (a little overlap: clocks differ)."""
         since = (self._synced_at or now) - _SYNC_OVERLAP
         self._synced_at = now
-        self._pending.update(await self.service.schedules.changed_since(since))
+        self._pending.update(await self.parts.schedules.changed_since(since))
 
     async def _serves_channel(self, channel_id: int) -> bool:
         if not self._sharded:
             return True
-        directory = self.service.directory
+        directory = self.parts.directory
         channel = await directory.channel_by_id(channel_id)
         workspace = await directory.workspace_by_id(channel.workspace_id)
         return serves(self.gateway, workspace.external_id)
@@ -437,7 +430,7 @@ class Scheduler:
             return
         ids, self._pending = sorted(self._pending), set()
         try:
-            found = await self.service.schedules.many(ids)
+            found = await self.parts.schedules.many(ids)
             served = {s.id for s in await self._served(list(found.values()))}
         except BaseException:
             self._pending.update(ids)  # keep the change notices for the next pass
@@ -457,7 +450,7 @@ class Scheduler:
         them all within a second."""
         due = self._timetable.pop_due(now)
         held = (
-            self.service.db.checkpoints_held()
+            self.parts.db.checkpoints_held()
             if len(due) >= self._prepare_min
             else contextlib.nullcontext()
         )

@@ -18,10 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import build_service
+from bot.app import Built, build_services
 from bot.core.clock import SimulatedClock
 from bot.questions.loader import load_packs
-from bot.services.study import StudyService
+from bot.scheduler import SchedulerParts
+from bot.services.bundle import Services
 from bot.storage.database import Database, open_database
 
 TEST_PACKS = Path(__file__).parent / "data" / "packs"
@@ -102,9 +103,23 @@ async def db(db_target: str | Path) -> AsyncIterator[Database]:
 
 
 @pytest.fixture
-async def service(db: Database, clock: SimulatedClock) -> StudyService:
-    svc = build_service(db, clock, default_timezone="UTC", rng=random.Random(7))
+async def built(db: Database, clock: SimulatedClock) -> Built:
+    """Every service and the scheduler's parts, as :func:`bot.app.build_services` wires them,
+    with the test packs synced."""
+    wired = build_services(db, clock, default_timezone="UTC", rng=random.Random(7))
     result = load_packs(TEST_PACKS)
     assert not result.problems, result.problems
-    await svc.sync_packs(result.packs)
-    return svc
+    await wired.services.packs.sync(result.packs)
+    return wired
+
+
+@pytest.fixture
+def service(built: Built) -> Services:
+    """The services bundle adapters are handed."""
+    return built.services
+
+
+@pytest.fixture
+def timed(built: Built) -> SchedulerParts:
+    """What the scheduler loop is handed (it includes the stores a due batch writes)."""
+    return built.timed

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from bot.adapters.text_commands import run_schedule_command
 from bot.core.models import ChatContext
+from bot.services.bundle import Services
 from bot.services.schedule_book import ScheduleReply
-from bot.services.study import StudyService
 
 
 def free_port() -> int:
@@ -39,7 +39,7 @@ def member(
 
 
 async def schedule_command(
-    service: StudyService, ctx: ChatContext, verb: str, args: Sequence[str]
+    service: Services, ctx: ChatContext, verb: str, args: Sequence[str]
 ) -> ScheduleReply:
     """``schedule VERB ARGS...`` as typed in the console or Slack (the shared text grammar)."""
     return await run_schedule_command(service.schedules, ctx, verb, args)

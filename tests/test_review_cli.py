@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import build_service
+from bot.app import build_services
 from bot.core.clock import SimulatedClock
 from bot.core.srs import Grade, SrsSettings, review
 from bot.questions.loader import load_packs
 from bot.storage.database import open_database
-from bot.storage.reviews import ReviewItem
+from bot.storage.reviews import ReviewItem, ReviewStore
 from tests.conftest import TEST_PACKS
 from tests.test_cli import studybot
 
@@ -28,14 +28,15 @@ async def _simulated_log(path: Path, members: int, days: int, seed: int = 3) -> 
     rng = random.Random(seed)
     clock = SimulatedClock(T0)
     async with await open_database(path) as db:
-        service = build_service(db, clock)
-        await service.sync_packs(load_packs(TEST_PACKS).packs)
-        workspace = await service.directory.workspace("console", "console", "console", T0)
+        built = build_services(db, clock)
+        service = built.services
+        await service.packs.sync(load_packs(TEST_PACKS).packs)
+        workspace = await built.timed.directory.workspace("console", "console", "console", T0)
         questions = [int(r[0]) for r in await db.fetchall("SELECT id FROM questions")]
         settings = SrsSettings()
         items: list[ReviewItem] = []
         for m in range(members):
-            row = await service.directory.member(workspace, f"m{m}", f"m{m}", T0)
+            row = await built.timed.directory.member(workspace, f"m{m}", f"m{m}", T0)
             for q in questions:
                 card = None
                 at = T0 + timedelta(hours=rng.randrange(0, 12))
@@ -54,7 +55,7 @@ async def _simulated_log(path: Path, members: int, days: int, seed: int = 3) -> 
                     if card.due - card.last_review >= timedelta(hours=20):
                         at = at.replace(hour=9) + timedelta(days=1 if at.hour >= 9 else 0)
         async with db.write() as conn:
-            await service.reviews.record_in(conn, items)
+            await ReviewStore(db).record_in(conn, items)
         return len(items)
 
 

@@ -26,13 +26,13 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.adapters.console import ConsoleAdapter
-from bot.app import build_service
+from bot.app import build_services
 from bot.core.clock import SimulatedClock
 from bot.core.messages import Message
 from bot.questions.loader import load_packs
-from bot.scheduler import Scheduler
+from bot.scheduler import Scheduler, SchedulerParts
+from bot.services.bundle import Services
 from bot.services.posting import Posting
-from bot.services.study import StudyService
 from bot.storage.database import Database, open_database
 from tests.conftest import TEST_PACKS
 from tests.dst_weeks import DstWeek, dst_weeks
@@ -142,10 +142,11 @@ async def session(
     out = io.StringIO()
     db = await open_database(db_path)
     try:
-        service = build_service(db, clock, default_timezone="UTC", rng=random.Random(7))
-        await service.sync_packs(load_packs(TEST_PACKS).packs)
+        built = build_services(db, clock, default_timezone="UTC", rng=random.Random(7))
+        service = built.services
+        await service.packs.sync(load_packs(TEST_PACKS).packs)
         adapter = console(service, clock, out=out, json_mode=True)
-        scheduler = Scheduler(service, adapter, clock, grace, concurrency=concurrency)
+        scheduler = Scheduler(built.timed, adapter, clock, grace, concurrency=concurrency)
         async with scheduler.running():
             adapter.scheduler = scheduler
             lines = script.splitlines() if isinstance(script, str) else list(script)
@@ -163,10 +164,11 @@ async def crashed_session(
     out = io.StringIO()
     db = await open_database(db_path)
     try:
-        service = build_service(db, clock, default_timezone="UTC", rng=random.Random(7))
-        await service.sync_packs(load_packs(TEST_PACKS).packs)
+        built = build_services(db, clock, default_timezone="UTC", rng=random.Random(7))
+        service = built.services
+        await service.packs.sync(load_packs(TEST_PACKS).packs)
         adapter = console(service, clock, out=out, json_mode=True)
-        scheduler = Scheduler(service, adapter, clock, GRACE, concurrency=1)
+        scheduler = Scheduler(built.timed, adapter, clock, GRACE, concurrency=1)
         with pytest.raises(Crash):
             async with scheduler.running():
                 adapter.scheduler = scheduler
@@ -556,7 +558,7 @@ async def test_a_bad_spec_is_answered_with_field_reason_and_example(tmp_path: Pa
 
 
 async def test_concurrent_edits_leave_the_scheduler_and_the_database_agreeing(
-    tmp_path: Path, db: Database, service: StudyService, clock: SimulatedClock
+    timed: SchedulerParts, tmp_path: Path, db: Database, service: Services, clock: SimulatedClock
 ) -> None:
     posted: list[tuple[str, int | None]] = []
 
@@ -569,7 +571,7 @@ async def test_concurrent_edits_leave_the_scheduler_and_the_database_agreeing(
             pass
 
     admins = [member("root", admin=True, channel=f"c{i}") for i in range(8)]
-    async with Scheduler(service, Recorder(), clock, GRACE, concurrency=4).running() as sched:
+    async with Scheduler(timed, Recorder(), clock, GRACE, concurrency=4).running() as sched:
         for ctx in admins:
             for hour in (10, 11, 12):
                 await schedule_command(service, ctx, "add", [f"{hour}:00", "--window", "30m"])
@@ -597,20 +599,22 @@ async def test_concurrent_edits_leave_the_scheduler_and_the_database_agreeing(
     assert len(posted) == len(active)
 
 
-async def test_one_scheduler_per_service(service: StudyService, clock: SimulatedClock) -> None:
+async def test_one_scheduler_per_service(
+    timed: SchedulerParts, service: Services, clock: SimulatedClock
+) -> None:
     console = ConsoleAdapter(service, clock, out=io.StringIO())
-    async with Scheduler(service, console, clock, GRACE).running() as first:
+    async with Scheduler(timed, console, clock, GRACE).running() as first:
         with pytest.raises(RuntimeError, match="already running"):
             await first.start()
         with pytest.raises(RuntimeError, match="another scheduler"):
-            await Scheduler(service, console, clock, GRACE).start()
+            await Scheduler(timed, console, clock, GRACE).start()
 
 
 async def test_an_idle_scheduler_sleeps_without_waking(
-    service: StudyService, clock: SimulatedClock
+    timed: SchedulerParts, service: Services, clock: SimulatedClock
 ) -> None:
     console = ConsoleAdapter(service, clock, out=io.StringIO())
-    async with Scheduler(service, console, clock, GRACE).running() as sched:
+    async with Scheduler(timed, console, clock, GRACE).running() as sched:
         await schedule_command(service, member("root", admin=True), "add", ["10:00"])
         await sched.settle()
         passes = sched.passes
@@ -637,10 +641,10 @@ class Recorder:
 
 
 async def test_a_channel_due_twice_at_once_gets_two_different_questions(
-    service: StudyService, clock: SimulatedClock
+    timed: SchedulerParts, service: Services, clock: SimulatedClock
 ) -> None:
     gateway = Recorder()
-    async with Scheduler(service, gateway, clock, GRACE, concurrency=4).running() as sched:
+    async with Scheduler(timed, gateway, clock, GRACE, concurrency=4).running() as sched:
         for i in range(10):
             for hours in (1, 2):  # two hard questions exist: each channel must get both
                 await schedule_command(
@@ -656,15 +660,15 @@ async def test_a_channel_due_twice_at_once_gets_two_different_questions(
 
 
 async def test_two_due_at_once_in_a_channel_do_not_repeat_each_other(
-    service: StudyService, clock: SimulatedClock
+    timed: SchedulerParts, service: Services, clock: SimulatedClock
 ) -> None:
     """The batch's own first pick counts as the channel's latest for its second pick."""
     root = member("root", admin=True)
     for _ in range(3):  # d-mc-3 (hard, retain-graph) asked three times; d-prac-1 never
-        draft = await service.post_question(root, tags=["retain-graph"])
+        draft = await service.quiz.post_question(root, tags=["retain-graph"])
         assert draft.message.question_id == "d-mc-3"
     gateway = Recorder()
-    async with Scheduler(service, gateway, clock, GRACE).running() as sched:
+    async with Scheduler(timed, gateway, clock, GRACE).running() as sched:
         for window in ([], ["--window", "1h"]):  # two alike, not identical: those are refused
             await schedule_command(service, root, "add", ["10:00", "--difficulty", "hard", *window])
         await sched.advance(clock, utc("2026-03-04T10:00:00Z"))
@@ -672,14 +676,16 @@ async def test_two_due_at_once_in_a_channel_do_not_repeat_each_other(
 
 
 async def test_a_daily_schedule_never_posts_the_same_question_twice_in_a_row(
-    service: StudyService, clock: SimulatedClock
+    timed: SchedulerParts, service: Services, clock: SimulatedClock
 ) -> None:
     gateway = Recorder()
-    async with Scheduler(service, gateway, clock, GRACE).running() as sched:
+    async with Scheduler(timed, gateway, clock, GRACE).running() as sched:
         await schedule_command(
             service, member("root", admin=True), "add", ["10:00", "--difficulty", "hard"]
         )
-        first = await service.post_question(member("root"), difficulty="hard")  # asked at 09:00
+        first = await service.quiz.post_question(
+            member("root"), difficulty="hard"
+        )  # asked at 09:00
         await sched.advance(clock, utc("2026-03-24T10:00:00Z"))
     asked = [first.message.question_id, *(q for _, q in gateway.posts)]
     assert len(asked) == 22 and sorted(set(asked)) == ["d-mc-3", "d-prac-1"]
@@ -687,14 +693,17 @@ async def test_a_daily_schedule_never_posts_the_same_question_twice_in_a_row(
 
 
 async def test_a_prepared_batch_rechecks_channels_that_posted_since(
-    service: StudyService, clock: SimulatedClock, caplog: pytest.LogCaptureFixture
+    timed: SchedulerParts,
+    service: Services,
+    clock: SimulatedClock,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Questions for a large batch are picked ahead of time; a channel that gets another
     post in between is picked for again, so the no-repeat rule still holds."""
     gateway = Recorder()
     admins = [member("root", admin=True, channel=f"c{i}") for i in range(20)]
     sched = Scheduler(
-        service, gateway, clock, GRACE, prepare_lead=timedelta(minutes=10), prepare_min=20
+        timed, gateway, clock, GRACE, prepare_lead=timedelta(minutes=10), prepare_min=20
     )
     async with sched.running():
         for ctx in admins:
@@ -705,7 +714,7 @@ async def test_a_prepared_batch_rechecks_channels_that_posted_since(
         asked = {}
         for ctx in admins[:10]:  # half the channels get an ad-hoc hard question meanwhile
             asked[ctx.channel] = (
-                await service.post_question(ctx, difficulty="hard")
+                await service.quiz.post_question(ctx, difficulty="hard")
             ).message.question_id
         await sched.advance(clock, utc("2026-03-04T10:00:00Z"))
     assert len(gateway.posts) == 20
@@ -715,11 +724,11 @@ async def test_a_prepared_batch_rechecks_channels_that_posted_since(
 
 
 async def test_a_schedule_posts_no_open_prompt_unless_asked_to(
-    service: StudyService, clock: SimulatedClock
+    timed: SchedulerParts, service: Services, clock: SimulatedClock
 ) -> None:
     """A day whose only question nobody can answer broke every streak (issue 17)."""
     gateway = Recorder()
-    async with Scheduler(service, gateway, clock, GRACE).running() as sched:
+    async with Scheduler(timed, gateway, clock, GRACE).running() as sched:
         await schedule_command(service, member("root", admin=True), "add", ["10:00"])
         await schedule_command(
             service, member("root", admin=True, channel="talk"), "add", ["10:00", "--kinds", "open"]

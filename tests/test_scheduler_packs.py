@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bot.adapters.console import ConsoleAdapter
-from bot.app import build_service
+from bot.app import build_services
 from bot.core.clock import SimulatedClock
 from bot.questions.loader import load_packs
 from bot.scheduler import Scheduler
@@ -40,10 +40,11 @@ async def _session(tmp_path: Path, script: str) -> list[dict[str, object]]:
     clock = SimulatedClock(datetime(2026, 3, 4, 6, 0, tzinfo=UTC))
     out = io.StringIO()
     async with await open_database(tmp_path / "bot.sqlite3") as db:
-        service = build_service(db, clock, rng=random.Random(7))
-        await service.sync_packs(packs)
+        built = build_services(db, clock, rng=random.Random(7))
+        service = built.services
+        await service.packs.sync(packs)
         console = ConsoleAdapter(service, clock, out=out, json_mode=True)
-        scheduler = Scheduler(service, console, clock, timedelta(hours=2), concurrency=1)
+        scheduler = Scheduler(built.timed, console, clock, timedelta(hours=2), concurrency=1)
         async with scheduler.running():
             console.scheduler = scheduler
             await console.run(script.splitlines())

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import build_service
+from bot.app import build_services
 from bot.core.clock import SimulatedClock
 from bot.questions.loader import load_packs
 from bot.storage.database import open_database
@@ -80,10 +80,11 @@ class Proc:
 async def shared_url() -> AsyncIterator[str]:
     async with fresh_schema() as url:
         db = await open_database(url)
-        service = build_service(
+        built = build_services(
             db, SimulatedClock(START), default_timezone="UTC", rng=random.Random(1)
         )
-        await service.sync_packs(load_packs(TEST_PACKS).packs)
+        service = built.services
+        await service.packs.sync(load_packs(TEST_PACKS).packs)
         for i in range(CHANNELS):
             reply = await schedule_command(
                 service, member("root", admin=True, channel=f"c{i}"), "add", ["09:00"]

@@ -15,11 +15,30 @@ test) can read it without loading discord.py or slack-bolt.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import time
 from typing import Literal
 
 from bot.core.errors import UsageError
+from bot.core.recap import parse_when
+from bot.core.requests import (
+    RecapNow,
+    RecapOff,
+    RecapOn,
+    RecapRequest,
+    RecapShow,
+    Remind,
+    RemindOff,
+    RemindRequest,
+    RemindShow,
+    SettingChange,
+    SettingsHistory,
+    SettingShow,
+    SettingsRequest,
+)
+from bot.core.workspace_settings import Setting
 
 __all__ = [
     "ALL",
@@ -35,6 +54,7 @@ __all__ = [
     "Kind",
     "LeaderboardRequest",
     "Platform",
+    "PostRequest",
     "QuestionRequest",
     "QuizRequest",
     "ReportRequest",
@@ -44,7 +64,11 @@ __all__ = [
     "help_lines",
     "help_rows",
     "parse",
+    "parse_subcommand",
     "prefix",
+    "recap_request",
+    "remind_request",
+    "settings_request",
     "synopsis",
     "usage",
 ]
@@ -72,6 +96,7 @@ class Kind(enum.StrEnum):
     MEMBER = "member"  # a member: a mention on Slack and Discord, a name in the console
     ROLE = "role"  # a role (or user group) to notify
     FILE = "file"  # a file: an attachment in chat, a path in the console
+    POST = "post"  # a question's number written with its #: ``#12``
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +188,23 @@ _CHANNEL = Arg(
     platforms=TEXT, example="general",
 )  # fmt: skip
 _SCHEDULE_VERB_HELP = "manage a schedule"
+#: Which open question a text command is about: its number (``12`` or ``#12``, shown on the
+#: post); left out, the channel's newest open question.
+_POST_ID = Arg(
+    "id",
+    Kind.INT,
+    "The question's number (default: the newest open one)",
+    metavar="#ID",
+    example="#1",
+)
+#: The same where a bare number means something else (``hint 2`` is the second hint): ``#12``.
+_POST_REF = Arg(
+    "id",
+    Kind.POST,
+    "The question's number, with its # (default: the newest open one)",
+    metavar="#ID",
+    example="#1",
+)
 
 COMMANDS: tuple[Command, ...] = (
     Command(
@@ -178,6 +220,15 @@ COMMANDS: tuple[Command, ...] = (
                 option=True,
                 repeat=True,
                 example="autograd",
+            ),
+            Arg(
+                "kinds",
+                Kind.WORD,
+                "Only these kinds: multiple_choice (mc), flashcard, practice, open",
+                option=True,
+                metavar="KIND[,KIND]",
+                discord="kind",  # one kind, from a list
+                example="multiple_choice",
             ),
         ),
     ),
@@ -597,18 +648,23 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "answer",
-        "answer the latest open question (A-E, knew, forgot)",
-        (Arg("choice", Kind.WORD, "Your answer", required=True, example="A"),),
-        platforms=CONSOLE,
+        "answer an open question (A-E, knew, forgot); the newest one unless you give its #ID",
+        (_POST_ID, Arg("choice", Kind.WORD, "Your answer", required=True, example="A")),
+        platforms=TEXT,
     ),
-    Command("show", "see a flashcard's answer privately", platforms=CONSOLE),
+    Command("show", "see a flashcard's answer privately", (_POST_ID,), platforms=TEXT),
     Command(
         "hint",
-        "a hint for the latest open question",
-        (Arg("n", Kind.INT, "Which hint", example="1"),),
-        platforms=CONSOLE,
+        "a hint for an open practice problem (the next one, or hint N)",
+        (_POST_REF, Arg("n", Kind.INT, "Which hint", example="1")),
+        platforms=TEXT,
     ),
-    Command("reveal", "close the latest question and show the answer", platforms=CONSOLE),
+    Command(
+        "reveal",
+        "close a question and show the answer (the asker or an admin)",
+        (_POST_ID,),
+        platforms=TEXT,
+    ),
     Command(
         "clock",
         "move the simulated clock (what falls due on the way posts in order)",
@@ -889,6 +945,8 @@ def _fits(arg: Arg, word: str) -> bool:
     """Whether ``word`` can be this argument's value (an optional one is passed over if not)."""
     if arg.kind is Kind.INT:
         return word.lstrip("#").isdigit()
+    if arg.kind is Kind.POST:
+        return word.startswith("#") and word[1:].isdigit()
     if arg.kind is Kind.CHOICE and arg.choices:
         return word.lower() in arg.choices
     return True
@@ -900,7 +958,7 @@ def _checked(arg: Arg, word: str, line: str) -> str:
         if word.lower() not in arg.choices:
             raise UsageError(line, reason=f"`{word}` is not a {arg.name}")
         return word.lower()
-    if arg.kind is Kind.INT:
+    if arg.kind in (Kind.INT, Kind.POST):
         digits = word.lstrip("#")
         if not digits.isdigit() or len(digits) > 18:
             raise UsageError(line, reason=f"`{word}` is not a number")
@@ -915,15 +973,38 @@ class QuizRequest:
     pack: str | None = None
     difficulty: str | None = None
     tags: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, platform: Platform, words: Sequence[str]) -> QuizRequest:
         values = parse(platform, words, "quiz")
         difficulty = values.one("difficulty")
+        kinds = values.one("kinds")
         return cls(
             pack=values.one("pack"),
             difficulty=difficulty.lower() if difficulty else None,
             tags=values.all("tag"),
+            kinds=tuple(k for k in (kinds or "").split(",") if k.strip()),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PostRequest:
+    """``answer|show|hint|reveal [#ID] ...``: which open question (None: the newest open one in
+    the channel), the answer typed and the hint asked for."""
+
+    id: int | None = None
+    choice: str = ""
+    hint: int | None = None
+
+    @classmethod
+    def parse(cls, platform: Platform, words: Sequence[str], name: str) -> PostRequest:
+        values = parse(platform, words, name)
+        typed, n = values.one("id"), values.one("n")
+        return cls(
+            id=int(typed) if typed is not None else None,
+            choice=values.one("choice") or "",
+            hint=int(n) if n is not None else None,
         )
 
 
@@ -979,5 +1060,83 @@ class ReportRequest:
         return cls(int(typed) if typed is not None else None, values.one("reason") or "")
 
 
-Request = QuizRequest | LeaderboardRequest | HistoryRequest | QuestionRequest | ReportRequest
-"""A typed request parsed from the table's text grammar (one per command parsed so far)."""
+Request = (
+    QuizRequest
+    | LeaderboardRequest
+    | HistoryRequest
+    | QuestionRequest
+    | ReportRequest
+    | PostRequest
+    | RecapRequest
+    | SettingsRequest
+    | RemindRequest
+)
+"""A typed request parsed from the table's text grammar."""
+
+
+# --- requests the services take (bot.core.requests) -------------------------------------------
+
+
+def recap_request(platform: Platform, words: Sequence[str]) -> RecapRequest:
+    """``recap [on DAY HH:MM | off | now]`` into its typed request; a wrong day or time is
+    refused with the form expected (:func:`bot.core.recap.parse_when`)."""
+    verb = words[0].lower() if words else ""
+    if verb in ("", "status"):
+        if len(words) > 1:
+            raise UsageError(synopsis(platform, "recap"), reason="too many words")
+        return RecapShow()
+    sub = command("recap").subcommand(verb)
+    if sub is None:
+        raise UsageError(synopsis(platform, "recap"), reason=f"`{words[0]}` is not a recap action")
+    if verb == "on":
+        weekday, at = parse_when(list(words[1:]))
+        return RecapOn(weekday, at)
+    parse(platform, words[1:], "recap", verb)  # off and now take nothing more
+    return RecapOff() if verb == "off" else RecapNow()
+
+
+def settings_request(platform: Platform, words: Sequence[str]) -> SettingsRequest:
+    """``settings [NAME [VALUE]]`` or ``settings history`` into its typed request. A name that
+    is no setting is refused with the list of settings (:meth:`Setting.named`); the value is
+    the rest of the line, checked by the setting's own rule in the service."""
+    if not words:
+        return SettingShow()
+    if len(words) == 1 and words[0].lower() == "history":
+        return SettingsHistory()
+    setting = Setting.named(words[0])
+    if len(words) == 1:
+        return SettingShow(setting)
+    return SettingChange(setting, " ".join(words[1:]))
+
+
+def remind_request(platform: Platform, words: Sequence[str]) -> RemindRequest:
+    """``review remind [HH:MM [TZ] | off]`` into its typed request."""
+    if not words:
+        return RemindShow()
+    if len(words) == 1 and words[0].lower() == "off":
+        return RemindOff()
+    values = parse(platform, words, "review", "remind")
+    at = values.one("at") or ""
+    match = _CLOCK_TIME.match(at)
+    if match is None:
+        line = usage(platform, "review", "remind")
+        raise UsageError(line, reason=f"`{at}` is not a time of day (HH:MM) or off")
+    return Remind(time(int(match[1]), int(match[2])), values.one("timezone"))
+
+
+_CLOCK_TIME = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
+
+
+def parse_subcommand(platform: Platform, words: Sequence[str], name: str) -> tuple[str, Values]:
+    """``NAME VERB ARGS...`` on a text platform: which subcommand (``""``: the command alone,
+    where the table allows it) and its arguments, sorted by the table. An unknown verb is the
+    one usage error, with every form of the command."""
+    cmd = command(name)
+    verb = words[0].lower() if words else ""
+    if not verb and cmd.bare:
+        return "", parse(platform, (), name)
+    sub = cmd.subcommand(verb) if verb else None
+    if sub is None or not sub.on(platform):
+        reason = f"`{words[0]}` is not a {name} action" if words else f"say what to do with {name}"
+        raise UsageError(synopsis(platform, name), reason=reason)
+    return sub.name, parse(platform, words[1:], name, sub.name)

@@ -27,27 +27,33 @@ from zoneinfo import ZoneInfo
 from bot.adapters.commands import (
     HistoryRequest,
     LeaderboardRequest,
+    PostRequest,
     QuestionRequest,
     QuizRequest,
     ReportRequest,
     command,
     help_lines,
+    parse_subcommand,
+    recap_request,
+    remind_request,
+    settings_request,
     synopsis,
     usage,
 )
 from bot.adapters.text_commands import run_schedule_command
-from bot.core.cards import review_value
+from bot.core.cards import grade_buttons, review_value
 from bot.core.clock import Clock, SimulatedClock, check_simulated
 from bot.core.durations import format_duration, parse_duration
 from bot.core.errors import APOLOGY, BadInput, StudyError, UsageError
-from bot.core.messages import Attachment, Message, terminal_safe
+from bot.core.messages import Action, Attachment, Message, terminal_safe
 from bot.core.models import ChatContext
-from bot.core.schedule_spec import ScheduleError, parse_filters
+from bot.core.schedule_spec import ScheduleError, parse_filters, parse_kinds
 from bot.core.uploads import CONSOLE, fit_attachments
 from bot.log import get_logger
 from bot.questions.written import parse_console_form
+from bot.services.bundle import Services
+from bot.services.review import ReviewTurn
 from bot.services.schedule_book import VERBS
-from bot.services.study import ReviewTurn, StudyService
 
 if TYPE_CHECKING:
     from bot.scheduler import Scheduler
@@ -73,6 +79,7 @@ _SCHEDULE_USAGE = {
 _QUIZ_OPTION_USAGE = {  # by the field a quiz filter error names
     "difficulty": "/quiz --difficulty easy|medium|hard",
     "tags": "/quiz --tag TAG",
+    "kinds": "/quiz --kinds KIND[,KIND]",
 }
 
 
@@ -84,11 +91,11 @@ class _Command:
 
 
 class ConsoleAdapter:
-    """Runs console commands against a :class:`StudyService` and prints what it says."""
+    """Runs console commands against a :class:`Services` and prints what it says."""
 
     def __init__(
         self,
-        service: StudyService,
+        service: Services,
         clock: Clock,
         *,
         out: IO[str] | None = None,
@@ -99,7 +106,7 @@ class ConsoleAdapter:
         scheduler: Scheduler | None = None,
         files_dir: Path | None = None,
     ) -> None:
-        self.service = service
+        self.services = service
         # Where attachments are saved (figures, files, graphs); None = only name them.
         self.files_dir = files_dir
         self._saved = 0
@@ -344,13 +351,21 @@ class ConsoleAdapter:
             "post_id": message.post_id,
             "question_id": message.question_id,
         }
+        how = answered_with(message) if kind == "post" else None
         if kind == "post":
             payload["choices"] = list(message.choices)
             if message.mention:
                 payload["mention"] = message.mention
+            if how:
+                payload["answer_with"] = how
         label = "edited" if kind == "edit" else "post"
-        rule = f"── #{channel} · {label} #{message.post_id} " + "─" * 20
-        body = message.plain_text() + self._attached(message, payload)
+        if message.post_id is not None:
+            label += f" #{message.post_id}"
+        elif message.title:  # a recap: no question number to show
+            label = message.title
+        rule = f"── #{channel} · {label} " + "─" * 20
+        body = message.plain_text() + (f"\n→ {how}" if how else "")
+        body += self._attached(message, payload)
         self._emit(payload, f"{rule}\n{body}\n")
 
     def _attached(self, message: Message, payload: dict[str, object]) -> str:
@@ -463,63 +478,68 @@ class ConsoleAdapter:
         request = QuizRequest.parse("console", args)
         try:
             parse_filters(request.difficulty, request.tags)  # the service checks them too
+            parse_kinds(request.kinds)
         except ScheduleError as exc:
             usage = _QUIZ_OPTION_USAGE.get(exc.field, "/quiz")
             raise UsageError(f"{usage}: {exc.reason}") from None
-        draft = await self.service.post_question(
+        draft = await self.services.quiz.post_question(
             self.context(),
             pack=request.pack,
             difficulty=request.difficulty,
             tags=request.tags,
+            kinds=request.kinds,
         )
-        await self.service.publish(draft, self)
+        await self.services.posting.publish(draft, self)
 
     async def _answer(self, args: list[str]) -> None:
-        if len(args) != 1:
-            raise UsageError
-        self.reply(await self.service.answer_latest(self.context(), args[0]))
+        """``/answer [#ID] CHOICE``: the newest open question, or the one numbered."""
+        request = PostRequest.parse(PLATFORM, args, "answer")
+        if request.id is None:
+            self.reply(await self.services.quiz.answer_latest(self.context(), request.choice))
+        else:
+            self.reply(await self.services.quiz.answer(self.context(), request.id, request.choice))
 
     async def _show(self, args: list[str]) -> None:
-        if args:
-            raise UsageError
-        self.reply(await self.service.show_card(self.context(), None))
+        request = PostRequest.parse(PLATFORM, args, "show")
+        self.reply(await self.services.quiz.show_card(self.context(), request.id))
 
     async def _hint(self, args: list[str]) -> None:
-        if len(args) > 1 or (args and not args[0].isdigit()):
-            raise UsageError
-        index = int(args[0]) - 1 if args else 0
-        self.reply(await self.service.hint(self.context(), None, index))
+        request = PostRequest.parse(PLATFORM, args, "hint")
+        index = request.hint - 1 if request.hint else 0
+        self.reply(await self.services.quiz.hint(self.context(), request.id, index))
 
     async def _reveal(self, args: list[str]) -> None:
-        if args:
-            raise UsageError
-        edit = await self.service.reveal(self.context())
-        await self.service.apply_edit(edit, self)
+        request = PostRequest.parse(PLATFORM, args, "reveal")
+        edit = await self.services.quiz.reveal(self.context(), request.id)
+        await self.services.quiz.apply_edit(edit, self)
 
     async def _leaderboard(self, args: list[str]) -> None:
         request = LeaderboardRequest.parse("console", args)
-        board = await self.service.leaderboard(self.context(), request.window, here=request.here)
+        board = await self.services.standings.leaderboard(
+            self.context(), request.window, here=request.here
+        )
         self.reply(board)
 
     async def _history(self, args: list[str]) -> None:
         request = HistoryRequest.parse("console", args)
-        self.reply(await self.service.recent_questions(self.context(), request.count))
+        self.reply(await self.services.history.recent(self.context(), request.count))
 
     async def _question(self, args: list[str]) -> None:
         request = QuestionRequest.parse("console", args)
-        self.reply(await self.service.past_question(self.context(), request.id))
+        self.reply(await self.services.history.question(self.context(), request.id))
 
     async def _report(self, args: list[str]) -> None:
         request = ReportRequest.parse("console", args)
-        self.reply(await self.service.report_question(self.context(), request.id, request.reason))
+        self.reply(await self.services.reports.report(self.context(), request.id, request.reason))
 
     async def _reports(self, args: list[str]) -> None:
-        if not args:
-            self.reply(await self.service.open_reports(self.context()))
-        elif len(args) == 2 and args[0].lower() == "resolve":
-            self.reply(await self.service.resolve_reports(self.context(), args[1]))
+        verb, values = parse_subcommand(PLATFORM, args, "reports")
+        if verb == "resolve":
+            self.reply(
+                await self.services.reports.resolve(self.context(), values.one("item") or "")
+            )
         else:
-            raise UsageError
+            self.reply(await self.services.reports.listing(self.context()))
 
     async def _write(self, rest: str) -> None:
         """``/write [--difficulty D] [--tag T] PROMPT | *RIGHT | WRONG [| why: ...]``."""
@@ -535,38 +555,42 @@ class ConsoleAdapter:
         if "|" not in form:
             raise UsageError(reason="separate the prompt and the choices with |")
         question = parse_console_form(form, difficulty=difficulty, tags=tuple(tags))
-        self.reply(await self.service.write_question(self.context(), question))
+        self.reply(await self.services.packs.write_question(self.context(), question))
 
     async def _write_usage(self, args: list[str]) -> None:
         raise UsageError  # handled as typed in handle_line; this is only for /help
 
     async def _recap(self, args: list[str]) -> None:
-        self.reply(await self.service.recap_command(self.context(), args))
+        self.reply(
+            await self.services.recaps.command(self.context(), recap_request(PLATFORM, args))
+        )
 
     async def _settings(self, args: list[str]) -> None:
-        self.reply(await self.service.settings_command(self.context(), args))
+        request = settings_request(PLATFORM, args)
+        self.reply(await self.services.settings.command(self.context(), request))
 
     async def _stats(self, args: list[str]) -> None:
         if len(args) > 1:
             raise UsageError
         who = _name(args[0], "@", usage(PLATFORM, "stats")) if args else None
-        self.reply(await self.service.stats(self.context(), who))
+        self.reply(await self.services.standings.stats(self.context(), who))
 
     async def _review(self, args: list[str]) -> None:
         who = self.member.casefold()
         word = args[0].lower() if args else ""
         if word == "remind":
-            self.reply(await self.service.review_remind(self.context(), args[1:]))
+            request = remind_request(PLATFORM, args[1:])
+            self.reply(await self.services.reminders.command(self.context(), request))
             return
         if len(args) > 1:
             raise UsageError
         shown = self._reviewing.get(who)
         if word in ("", "more"):
-            turn = await self.service.review_next(self.context())
+            turn = await self.services.review.next(self.context())
         elif shown is None or shown.key is None:
             raise UsageError(reason="no card is being reviewed; start with /review")
         elif word == "show":
-            turn = await self.service.review_click(
+            turn = await self.services.review.click(
                 self.context(),
                 shown.key,
                 review_value("show", shown.reviewed, shown.card_reviews),
@@ -574,7 +598,7 @@ class ConsoleAdapter:
             self.reply(turn.message)
             return
         else:
-            turn = await self.service.review_grade(
+            turn = await self.services.review.grade(
                 self.context(), shown.key, args[0], reviewed=shown.reviewed
             )
         self._show_turn(who, turn)
@@ -611,24 +635,22 @@ class ConsoleAdapter:
         self.note(f"direct messages to {self.member} are {args[0].lower()}")
 
     async def _pack(self, args: list[str]) -> None:
-        verb = args[0].lower() if args else ""
-        if verb == "list" and len(args) == 1:
-            self.reply(await self.service.pack_list(self.context()))
-        elif verb in ("enable", "disable") and len(args) == 2:
-            switch = self.service.pack_enable if verb == "enable" else self.service.pack_disable
-            self.reply(await switch(self.context(), args[1]))
-        elif verb == "upload" and len(args) in (2, 3) and args[2:] in ([], ["--force"]):
-            await self._pack_upload(args[1], force=args[2:] == ["--force"])
+        verb, values = parse_subcommand(PLATFORM, args, "pack")
+        if verb == "list":
+            self.reply(await self.services.packs.listing(self.context()))
+        elif verb in ("enable", "disable"):
+            switch = self.services.packs.enable if verb == "enable" else self.services.packs.disable
+            self.reply(await switch(self.context(), values.one("name") or ""))
         else:
-            raise UsageError
+            await self._pack_upload(values.one("file") or "", force=values.flag("force"))
 
     async def _pack_upload(self, typed: str, *, force: bool = False) -> None:
         """The console's stand-in for a file uploaded in chat: a local file, by its name."""
         path, size = await asyncio.to_thread(_local_file, typed)
-        self.service.check_pack_file(path.name, size)  # refused before reading, as in chat
+        self.services.packs.check_file(path.name, size)  # refused before reading, as in chat
         raw = await asyncio.to_thread(_read_local_file, path)
         self.reply(
-            await self.service.check_pack_upload(self.context(), path.name, raw, force=force)
+            await self.services.packs.check_upload(self.context(), path.name, raw, force=force)
         )
 
     async def _run_usage(self, args: list[str]) -> None:
@@ -677,9 +699,9 @@ class ConsoleAdapter:
     async def _run_code(self, code: str) -> None:
         of, self._graph_of = self._graph_of, None
         if of is None:
-            self.reply(await self.service.run_snippet(self.context(), code))
+            self.reply(await self.services.runs.run(self.context(), code))
         else:
-            self.reply(await self.service.graph_snippet(self.context(), code, of))
+            self.reply(await self.services.runs.graph(self.context(), code, of))
 
     async def _clock(self, args: list[str]) -> None:
         if not args:
@@ -719,9 +741,14 @@ class ConsoleAdapter:
     async def _local_now(self) -> str:
         """The clock in the workspace's timezone, as posts show times (and in UTC beside it)."""
         now = self.clock.now()
-        tz = await self.service.timezone(self.context())
+        tz = await self.services.places.timezone(self.context())
         local = now.astimezone(ZoneInfo(tz))
-        return f"{local:%a %Y-%m-%d %H:%M} {tz} ({now.astimezone(UTC).isoformat()})"
+        shown = f"{local:%a %Y-%m-%d %H:%M} {tz} ({now.astimezone(UTC).isoformat()})"
+        days, switch = await self.services.places.days_zone(self.context())
+        if switch is not None:  # said once, where the two differ
+            at = switch.astimezone(ZoneInfo(tz))
+            shown += f"; days still end at midnight {days} until {at:%a %d %b %H:%M} ({tz})"
+        return shown
 
     async def _schedule(self, args: list[str]) -> None:
         if not args:
@@ -729,7 +756,7 @@ class ConsoleAdapter:
         verb = args[0].lower()
         try:
             reply = await run_schedule_command(
-                self.service.schedules, self.context(), verb, args[1:]
+                self.services.schedules, self.context(), verb, args[1:]
             )
         except UsageError:
             raise
@@ -738,7 +765,7 @@ class ConsoleAdapter:
             raise UsageError(usage_line, reason=str(exc)) from None
         self.reply(reply.message)
         if reply.draft is not None:
-            await self.service.publish(reply.draft, self)
+            await self.services.posting.publish(reply.draft, self)
 
     async def _help(self, args: list[str]) -> None:
         if args:
@@ -846,3 +873,21 @@ def _read_line(prompt: str | None) -> str | None:
         return line if line else None
     except (EOFError, KeyboardInterrupt):
         return None
+
+
+def answered_with(message: Message) -> str | None:
+    """The commands that answer a posted question, from its buttons (the console has none to
+    click): ``/answer #12 A|B|C``; for a flashcard, ``/show #12`` and then the grades."""
+    buttons, pid = message.buttons, message.post_id
+    if pid is None or not buttons:
+        return None
+    letters = [b.value for b in buttons if b.action is Action.ANSWER]
+    parts = []
+    if letters:
+        parts.append(f"answer with /answer #{pid} {'|'.join(letters)}")
+    if any(b.action is Action.SHOW for b in buttons):
+        grades = "|".join(b.value for b in grade_buttons(Action.ANSWER, pid))
+        parts.append(f"/show #{pid} to see the back, then /answer #{pid} {grades}")
+    if any(b.action is Action.HINT for b in buttons):
+        parts.append(f"/hint #{pid} for a hint")
+    return "; ".join(parts) or None

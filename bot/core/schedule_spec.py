@@ -496,6 +496,11 @@ class ScheduleForm:
         )
 
 
+def parse_kinds(kinds: Iterable[str]) -> tuple[str, ...]:
+    """The kinds a member or admin typed (``mc,flashcard``), checked; see :func:`_parse_kinds`."""
+    return _parse_kinds(kinds)
+
+
 def _parse_kinds(kinds: Iterable[str]) -> tuple[str, ...]:
     """``flashcard,open`` -> the kinds in a stable order; unknown names are refused."""
     found: set[str] = set()

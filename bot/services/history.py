@@ -119,7 +119,7 @@ class QuestionHistory:
             )
         return ChannelHistory(
             channel=channel.name or ctx.channel_name or ctx.channel,
-            timezone=workspace.zone_at(self._clock.now()),
+            timezone=workspace.display_zone,
             questions=tuple(questions),
         )
 
@@ -144,6 +144,6 @@ class QuestionHistory:
             stored.item,
             self._catalogue.title(stored.pack),
             counts,
-            workspace.zone_at(self._clock.now()),
+            workspace.display_zone,
             channel.name or channel.external_id,
         )

@@ -53,6 +53,7 @@ from bot.sandbox.result import RunResult
 if TYPE_CHECKING:
     from bot.services.catalogue import Catalogue
     from bot.services.places import Places
+    from bot.services.reports import QuestionReports
     from bot.storage.directory import ChannelRow
     from bot.storage.packs import PackSummary, SyncReport
     from bot.storage.schedule_store import ScheduleStore
@@ -231,7 +232,7 @@ class _Background:
 
 
 class PackAdmin:
-    """``pack list|enable|disable`` and pack uploads, for :class:`StudyService`."""
+    """``pack list|enable|disable`` and pack uploads (one of the services in the bundle)."""
 
     def __init__(
         self,
@@ -246,7 +247,9 @@ class PackAdmin:
         runner_starting: asyncio.Future[None] | None = None,
         code_timeout: float = 10.0,
         gate: RunGate | None = None,
+        reports: QuestionReports | None = None,
     ) -> None:
+        self._reports = reports  # the open reports of wrong questions, counted per pack
         self._runner = runner
         # An upload's code checks are runs of its uploader's: they pass the same gate as
         # `/run` (one at a time, the rate per minute), go to the sandbox as background runs
@@ -265,6 +268,13 @@ class PackAdmin:
         # Installs one at a time. Checks run outside it, and a check is only used when the
         # packs it compared against are still the ones the install would join.
         self._lock = asyncio.Lock()
+
+    async def sync(self, loaded: Sequence[LoadedPack]) -> SyncReport:
+        """Store the packs loaded at start (new, updated, retired) and remember them: uploads
+        are compared against them and installed beside them."""
+        report = await self._catalogue.sync(loaded)
+        self.remember(loaded)
+        return report
 
     def remember(self, loaded: Sequence[LoadedPack]) -> None:
         """The packs just synced: what uploads are compared against and installed beside."""
@@ -285,9 +295,7 @@ class PackAdmin:
         off = await self._catalogue.disabled_in((await self._channel(ctx)).id)
         return [(summary, summary.slug not in off) for summary in summaries]
 
-    async def listing(
-        self, ctx: ChatContext | None, reports: Mapping[str, int] | None = None
-    ) -> Message:
+    async def listing(self, ctx: ChatContext | None = None) -> Message:
         """The packs with their question counts and, given a channel, whether each is on there
         (and how many open reports of wrong questions each has)."""
         if ctx is None:
@@ -301,7 +309,9 @@ class PackAdmin:
         states = await self.states(ctx)
         if not states:
             return Message(sections=(Section(body="No packs are loaded."),), ephemeral=True)
-        reports = reports or {}
+        reports: Mapping[str, int] = (
+            {} if self._reports is None else await self._reports.counts_by_pack(ctx)
+        )
         lines = [
             f"**{s.slug}** — {s.title} ({_plural(s.questions, 'question')}) · "
             + ("on" if on else "**off** here")
@@ -330,6 +340,15 @@ class PackAdmin:
         )
 
     # --- enable / disable --------------------------------------------------------------------
+
+    async def enable(self, ctx: ChatContext, name: str) -> Message:
+        """``pack enable NAME``: turn a pack back on in the caller's channel (admins)."""
+        return await self.set_enabled(ctx, name, True)
+
+    async def disable(self, ctx: ChatContext, name: str) -> Message:
+        """``pack disable NAME``: turn a pack off in the caller's channel only (admins); quiz
+        and schedules there skip it."""
+        return await self.set_enabled(ctx, name, False)
 
     async def set_enabled(self, ctx: ChatContext, name: str, enabled: bool) -> Message:
         """Switch one pack on or off in the caller's channel (admins only)."""

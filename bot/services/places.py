@@ -7,6 +7,8 @@ shows its new name in listings).
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from bot.core.clock import Clock
 from bot.core.models import ChatContext, Post
 from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
@@ -34,6 +36,22 @@ class Places:
             workspace, ctx.channel, ctx.channel_name, self._clock.now()
         )
         return workspace, channel
+
+    async def timezone(self, ctx: ChatContext) -> str:
+        """The IANA timezone the caller's workspace shows times in (see
+        :attr:`WorkspaceRow.display_zone`); its days may still end in the old one until
+        midnight, which :meth:`days_zone` says."""
+        workspace = await self.workspace(ctx)
+        return workspace.display_zone.key
+
+    async def days_zone(self, ctx: ChatContext) -> tuple[str, datetime | None]:
+        """The zone the workspace's days end in now, and when the chosen one takes over
+        (None: it already has)."""
+        workspace = await self.workspace(ctx)
+        now = self._clock.now()
+        name = workspace.settings.zone_name_at(now)
+        switch = workspace.settings.timezone_from
+        return name, (switch if name != workspace.settings.timezone else None)
 
     async def channel_of(self, workspace: WorkspaceRow, post: Post | None) -> ChannelRow | None:
         """The channel ``post`` was posted in, if it is one of ``workspace``'s, else None.

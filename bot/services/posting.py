@@ -96,6 +96,7 @@ class Posting:
             wanted = ", ".join(
                 [f"{k} {v}" for k, v in (("pack", pack), ("difficulty", difficulty)) if v]
                 + [f"tag {tag}" for tag in tags]
+                + ([f"kinds {', '.join(kinds)}"] if kinds else [])
             )
             unknown = [tag for tag in tags if tag not in self._catalogue.tags()]
             if unknown:

@@ -6,9 +6,11 @@ the same commit; the reveal edits the posted question in place with the answer a
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from functools import partial
 
 from bot.core import cards, srs
 from bot.core.clock import Clock
@@ -20,9 +22,9 @@ from bot.core.errors import (
     PostClosed,
 )
 from bot.core.gateway import ChatGateway
-from bot.core.messages import Message, Section, Tone
+from bot.core.messages import Action, Message, Section, Tone
 from bot.core.models import ChatContext, Post
-from bot.core.schedule_spec import ScheduleError, parse_filters
+from bot.core.schedule_spec import ScheduleError, parse_filters, parse_kinds
 from bot.core.scoring import (
     ScoreDecision,
     StreakState,
@@ -36,6 +38,7 @@ from bot.services.catalogue import Catalogue
 from bot.services.graphs import ItemGraphs
 from bot.services.places import Places
 from bot.services.posting import PostDraft, Posting, zone
+from bot.services.review import ReviewService
 from bot.storage.answers import AnswerRequest, AnswerStatus, AnswerWriter
 from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
 from bot.storage.packs import (
@@ -46,6 +49,10 @@ from bot.storage.posts import PostStore
 __all__ = ["PostEdit", "Quiz", "score_rules"]
 
 log = get_logger(__name__)
+
+FIRST_KINDS = ("multiple_choice",)
+"""What a channel's first question asked for is, where the filters allow: one that takes a
+letter, so the first instruction anyone reads ("/quiz, then /answer B") works."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +92,10 @@ class Quiz:
         quiz_window: timedelta | None = None,
         metrics: Metrics | None = None,
         graphs: ItemGraphs | None = None,
+        review: ReviewService | None = None,
     ) -> None:
         self._graphs = graphs
+        self._review = review
         self._places = places
         self._catalogue = catalogue
         self._posting = posting
@@ -146,6 +155,7 @@ class Quiz:
         pack: str | None = None,
         difficulty: str | None = None,
         tags: Sequence[str] = (),
+        kinds: Sequence[str] = (),
         closes_at: datetime | None = None,
         requested: bool = True,
     ) -> PostDraft:
@@ -155,9 +165,14 @@ class Quiz:
         posted there; then the least-posted come round again, but never the one posted last
         while there is another. A question a member asks for closes after ``quiz_window``
         unless ``closes_at`` says otherwise.
+
+        A channel's first question asked for, with no kind named, is a multiple-choice one
+        where the filters allow it: the README and the console's banner say "try /quiz, then
+        /answer B", and a first flashcard would refuse that B.
         """
         try:
             difficulty, tags = parse_filters(difficulty, tags)
+            kinds = parse_kinds(kinds)
         except ScheduleError as exc:  # its example is a schedule's: not for a quiz
             raise BadInput(f"{exc.field}: {exc.reason}.") from None
         workspace, channel = await self._channel(ctx)
@@ -171,7 +186,8 @@ class Quiz:
             window = workspace.settings.window(self._quiz_window)  # /settings quiz-window
             if closes_at is None and window is not None:
                 closes_at = self._clock.now() + window
-        draft = await self._posting.post_in(
+        post = partial(
+            self._posting.post_in,
             workspace,
             channel,
             pack=pack,
@@ -180,12 +196,36 @@ class Quiz:
             closes_at=closes_at,
             requested_by=requester,
         )
+        draft = None
+        if requested and not kinds and await self._posts.latest(channel.id) is None:
+            with contextlib.suppress(NotFound):  # no multiple choice here: any kind will do
+                draft = await post(kinds=FIRST_KINDS)
+        if draft is None:
+            draft = await post(kinds=kinds)
         assert draft is not None  # ad-hoc posts have no occurrence key to collide on
         if self._metrics is not None:
             self._metrics.posts.labels(origin="asked").inc()
         return draft
 
     # --- answering ---------------------------------------------------------------------------
+
+    async def click(self, ctx: ChatContext, action: Action, post_id: int, value: str) -> Message:
+        """A click on one of the bot's buttons (:func:`~bot.core.messages.parse_action`), the
+        same on every platform: an answer, a card's back, a hint, or a private /review card's
+        button (handed to :meth:`ReviewService.click`)."""
+        if action is Action.REVIEW and self._review is not None:
+            return (await self._review.click(ctx, post_id, value)).as_message()
+        if action is Action.ANSWER:
+            return await self.answer(ctx, post_id, value)
+        if action is Action.SHOW:
+            return await self.show_card(ctx, post_id)
+        if action is Action.HINT and value.isdigit():
+            return await self.hint(ctx, post_id, int(value))
+        raise BadInput("That button is out of date; ask for a new question.")
+
+    async def flushed(self) -> None:
+        """Wait until every answer taken so far is committed (before shutdown)."""
+        await self._answers.flushed()
 
     async def answer(self, ctx: ChatContext, post_id: int, choice: str) -> Message:
         """Record a member's answer; the reply is private and says what happened."""

@@ -10,12 +10,13 @@ rather than posting a stale recap later.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from bot.core import cards
 from bot.core.clock import Clock
-from bot.core.errors import Forbidden, UsageError
+from bot.core.durations import format_duration
+from bot.core.errors import Forbidden
 from bot.core.gateway import ChatGateway, serves
 from bot.core.messages import Message
 from bot.core.models import ChatContext
@@ -23,11 +24,11 @@ from bot.core.recap import (
     MissedQuestion,
     RecapContent,
     StreakRow,
-    parse_when,
     recap_message,
     recap_week,
     week_key,
 )
+from bot.core.requests import RecapOff, RecapOn, RecapRequest, RecapShow
 from bot.log import get_logger
 from bot.questions.schema import CHOICE_LETTERS, Flashcard, MultipleChoice, OpenPrompt, Practice
 from bot.services.catalogue import Catalogue
@@ -41,6 +42,11 @@ from bot.storage.scores import ScoreStore
 __all__ = ["Recaps"]
 
 log = get_logger(__name__)
+
+DEFAULT_GRACE = timedelta(hours=2)
+"""SCHEDULE_GRACE's default: how late a recap may still post."""
+MIN_GRACE = timedelta(minutes=1)
+"""Later than this, a recap says how late it is (the loop wakes a few ms after the due time)."""
 _DAY_WORDS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 BOARD_SIZE = 5
 
@@ -56,7 +62,12 @@ class Recaps:
         store: RecapStore,
         clock: Clock,
         wakeup: Wakeup,
+        grace: timedelta = DEFAULT_GRACE,
     ) -> None:
+        # The same rule as a scheduled question's (SCHEDULE_GRACE): a recap that comes due
+        # while the bot is down posts when it is back within the grace, saying how late it
+        # is; a later one is skipped for the week (with a log line), never posted stale.
+        self._grace = max(grace, MIN_GRACE)
         self._places = places
         self._directory = directory
         self._catalogue = catalogue
@@ -65,18 +76,17 @@ class Recaps:
         self._clock = clock
         self._wakeup = wakeup  # a recap turned on or off re-plans the timer
 
-    async def command(self, ctx: ChatContext, args: Sequence[str]) -> Message:
+    async def command(self, ctx: ChatContext, request: RecapRequest) -> Message:
         """``recap`` (what is set), ``recap on DAY HH:MM``, ``recap off``, ``recap now``."""
         workspace, channel = await self._places.channel(ctx)
         where = f"#{channel.name or ctx.channel_name or ctx.channel}"
-        verb = args[0].lower() if args else ""
-        if verb in ("", "status"):
+        if isinstance(request, RecapShow):
             return Message.note(await self._status(ctx, workspace, channel, where))
         if not ctx.is_admin:
             raise Forbidden("Only admins can schedule or post the weekly recap.")
         now = self._clock.now()
-        if verb == "on":
-            weekday, at = parse_when(list(args[1:]))
+        if isinstance(request, RecapOn):
+            weekday, at = request.weekday, request.at
             await self._store.set(channel.id, weekday, at, ctx.member_name, now)
             self._wakeup.timing_changed()
             zone = workspace.settings.timezone
@@ -85,19 +95,14 @@ class Recaps:
                 f"{at:%H:%M} ({zone}): the week's board, the longest streaks and the question "
                 f"most people missed. Preview it with {ctx.command('recap now')}."
             )
-        if verb == "off" and len(args) == 1:
+        if isinstance(request, RecapOff):
             was_on = await self._store.turn_off(channel.id, ctx.member_name, now)
             self._wakeup.timing_changed()
             return Message.note(
                 f"The weekly recap in {where} is off." if was_on else f"{where} had no recap on."
             )
-        if verb == "now" and len(args) == 1:
-            start, end = recap_week(now + timedelta(days=1), workspace.zone_at(now))
-            return await self.build(workspace, channel, start, end, prefix=ctx.command_prefix)
-        raise UsageError(
-            f"{ctx.command('recap')} | {ctx.command('recap on DAY HH:MM')} | "
-            f"{ctx.command('recap off')} | {ctx.command('recap now')}"
-        )
+        start, end = recap_week(now + timedelta(days=1), workspace.zone_at(now))
+        return await self.build(workspace, channel, start, end, prefix=ctx.command_prefix)
 
     async def _status(
         self, ctx: ChatContext, workspace: WorkspaceRow, channel: ChannelRow, where: str
@@ -171,8 +176,22 @@ class Recaps:
         start, end = recap_week(now, tz)
         if not await self._store.claim(schedule.channel_id, week_key(start), now):
             return 0  # posted already (by this process or another)
+        due = datetime.combine(local.date(), schedule.local_time, tz)
+        late = timedelta(seconds=round((now - due).total_seconds()))
+        if late > self._grace:
+            log.warning(
+                "weekly recap for channel %d skipped this week: due %s, %s ago, beyond the "
+                "grace of %s (SCHEDULE_GRACE)",
+                schedule.channel_id,
+                due.isoformat(),
+                format_duration(late),
+                format_duration(self._grace),
+            )
+            return 0
         channel = await self._directory.channel_by_id(schedule.channel_id)
         message = await self.build(workspace, channel, start, end, prefix=prefix)
+        if late > MIN_GRACE:
+            message = late_note(message, due, late)
         await gateway.send_post(schedule.channel_external, message)
         return 1
 
@@ -211,3 +230,20 @@ def _answer(item: Flashcard | MultipleChoice | Practice | OpenPrompt) -> str:
     if isinstance(item, Practice):
         return item.final_answer
     return "see the question"
+
+
+def late_note(message: Message, due: datetime, late: timedelta) -> Message:
+    """The recap, saying it is late and why: members otherwise wonder why Friday's 18:00
+    recap arrived at 21:44."""
+    note = f"Posted {spoken_duration(late)} late: the bot was offline at {due:%a %H:%M}."
+    footer = f"{message.footer} · {note}" if message.footer else note
+    return replace(message, footer=footer)
+
+
+def spoken_duration(delta: timedelta) -> str:
+    """``3 h 44 min``, ``25 min``: how late, in words a member reads at a glance."""
+    minutes = max(1, round(delta.total_seconds() / 60))
+    hours, minutes = divmod(minutes, 60)
+    if hours and minutes:
+        return f"{hours} h {minutes} min"
+    return f"{hours} h" if hours else f"{minutes} min"

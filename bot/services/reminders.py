@@ -9,15 +9,15 @@ send DMs (:class:`bot.core.gateway.DirectMessenger`).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.core.clock import Clock
-from bot.core.errors import BadInput, UsageError
+from bot.core.errors import BadInput
 from bot.core.gateway import DirectMessenger, serves
 from bot.core.messages import Message
 from bot.core.models import ChatContext
+from bot.core.requests import RemindOff, RemindRequest, RemindShow
 from bot.log import get_logger
 from bot.services.places import Places
 from bot.services.timed import PlannedWork
@@ -60,33 +60,29 @@ class Reminders:
         self._clock = clock
         self._wakeup = wakeup  # a reminder set or turned off re-plans the timer
 
-    async def command(self, ctx: ChatContext, args: Sequence[str]) -> Message:
+    async def command(self, ctx: ChatContext, request: RemindRequest) -> Message:
         """``remind HH:MM [TZ]``, ``remind off``, or ``remind`` alone (what is set)."""
         workspace = await self._places.workspace(ctx)
         now = self._clock.now()
         member = await self._directory.member(workspace, ctx.member, ctx.member_name, now)
-        usage = f"{ctx.command('review remind HH:MM [TZ]')} or `off`"
-        if not args:
+        if isinstance(request, RemindShow):
             current = await self._store.get(member.id)
             if current is None or not current.enabled:
+                usage = f"{ctx.command('review remind HH:MM [TZ]')} or `off`"
                 text = f"No review reminder is set. {usage}."
             else:
                 text = f"Your review reminder: {current.local_time} ({current.timezone}) by DM."
             return Message.note(text)
-        if len(args) == 1 and args[0].lower() == "off":
+        if isinstance(request, RemindOff):
             was_on = await self._store.turn_off(member.id)
             self._wakeup.timing_changed()
             return Message.note(
                 "Review reminders are off." if was_on else "You had no review reminder on."
             )
-        match = _TIME.match(args[0])
-        if match is None or len(args) > 2:
-            raise UsageError(usage)
-        tz_name = args[1] if len(args) == 2 else workspace.timezone
-        tz = _zone(tz_name)
-        local_time = f"{int(match[1]):02d}:{match[2]}"
+        tz = _zone(request.timezone or workspace.timezone)
+        at = request.at
+        local_time = f"{at:%H:%M}"
         local_now = now.astimezone(tz)
-        at = time(int(match[1]), int(match[2]))
         # Already past that time today: the first reminder is tomorrow's.
         handled = local_now.date() if local_now.time() >= at else local_now.date() - timedelta(1)
         await self._store.set(member.id, local_time, tz.key, handled)

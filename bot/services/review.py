@@ -21,6 +21,7 @@ from bot.core.messages import Message
 from bot.core.models import ChatContext
 from bot.services.catalogue import Catalogue
 from bot.services.places import Places
+from bot.services.reminders import Reminders
 from bot.storage.directory import Directory, MemberRow, WorkspaceRow
 from bot.storage.packs import StoredQuestion
 from bot.storage.reviews import ReviewItem, ReviewStore
@@ -63,7 +64,9 @@ class ReviewService:
         catalogue: Catalogue,
         reviews: ReviewStore,
         clock: Clock,
+        reminders: Reminders | None = None,
     ) -> None:
+        self._reminders = reminders  # a reminder that turned itself off is mentioned once
         self._places = places
         self._directory = directory
         self._catalogue = catalogue
@@ -78,9 +81,13 @@ class ReviewService:
         return workspace, member
 
     async def next(self, ctx: ChatContext, reviewed: int = 0) -> ReviewTurn:
-        """The member's most overdue card, or the summary when the round is over."""
+        """The member's most overdue card, or the summary when the round is over.
+
+        A review reminder that turned itself off (DMs closed) is mentioned first, once."""
         workspace, member = await self._who(ctx)
-        return await self._turn(ctx, workspace, member, reviewed)
+        turn = await self._turn(ctx, workspace, member, reviewed)
+        notice = None if self._reminders is None else await self._reminders.notice(ctx)
+        return turn if notice is None else replace(turn, feedback=notice)
 
     async def _turn(
         self,
@@ -152,7 +159,13 @@ class ReviewService:
         return await self.grade(ctx, key, what, reviewed=reviewed, card_reviews=card_reviews)
 
     async def grade(
-        self, ctx: ChatContext, key: int, typed: str, *, reviewed: int, card_reviews: int | None
+        self,
+        ctx: ChatContext,
+        key: int,
+        typed: str,
+        *,
+        reviewed: int,
+        card_reviews: int | None = None,
     ) -> ReviewTurn:
         """Grade one card (a choice letter, or again/hard/good/easy/knew/forgot) and serve
         the next. ``card_reviews`` None: whatever card state there is (the console)."""

@@ -8,7 +8,6 @@ started; nothing already earned is rewritten.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import timedelta
 from zoneinfo import ZoneInfo
 
@@ -16,6 +15,7 @@ from bot.core.clock import Clock
 from bot.core.errors import Forbidden
 from bot.core.messages import Message, Section
 from bot.core.models import ChatContext
+from bot.core.requests import SettingsHistory, SettingShow, SettingsRequest
 from bot.core.workspace_settings import (
     Setting,
     describe_window,
@@ -55,21 +55,21 @@ class WorkspaceSettingsService:
         self._clock = clock
         self._default_window = default_quiz_window
 
-    async def command(self, ctx: ChatContext, args: Sequence[str]) -> Message:
+    async def command(self, ctx: ChatContext, request: SettingsRequest) -> Message:
+        """``settings [NAME [VALUE]]`` (changing is for admins), ``settings history``."""
         workspace = await self._places.workspace(ctx)
-        if not args:
-            return self._listing(ctx, workspace)
-        if len(args) == 1 and args[0].lower() == "history":
+        if isinstance(request, SettingsHistory):
             return _history(await self._store.history(workspace.id))
-        if len(args) == 1:
-            setting = Setting.named(args[0])
+        if isinstance(request, SettingShow):
+            setting = request.setting
+            if setting is None:
+                return self._listing(ctx, workspace)
             return Message.note(
                 f"**{setting.value}**: {workspace.settings.shown(setting, self._default_window)} "
                 f"— {_WHAT[setting]}. Change it with "
                 f"{ctx.command(f'settings {setting.value} VALUE')} (admins)."
             )
-        setting = Setting.named(args[0])
-        value = " ".join(args[1:])
+        setting, value = request.setting, request.value
         if not ctx.is_admin:
             raise Forbidden(f"Only admins can change `{setting.value}`.")
         stored, warning = parse_value(setting, value)

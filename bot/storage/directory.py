@@ -35,6 +35,16 @@ class WorkspaceRow:
         """The zone whose local days and weeks ``moment`` belongs to."""
         return self.settings.zone_at(moment)
 
+    @property
+    def display_zone(self) -> ZoneInfo:
+        """The zone times are shown in: the one admins chose, from the moment they chose it.
+
+        Days and weeks (streaks, boards, recaps) switch only at its next midnight (see
+        :meth:`zone_at`), but a channel shows one zone: the posts already show the new one,
+        so ``/history`` and ``/clock`` must too.
+        """
+        return ZoneInfo(self.settings.timezone)
+
 
 _WORKSPACE_COLUMNS = (
     "id, platform, external_id, timezone, previous_timezone, timezone_from, "

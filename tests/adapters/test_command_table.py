@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+from datetime import time
 from pathlib import Path
 
 import pytest
@@ -24,14 +25,29 @@ from bot.adapters.commands import (
     Platform,
     help_lines,
     prefix,
+    recap_request,
+    remind_request,
+    settings_request,
     usage,
 )
 from bot.adapters.console import ConsoleAdapter
 from bot.adapters.discord.cog import StudyCog
 from bot.adapters.slack.commands import parse_study
 from bot.core.clock import SimulatedClock
-from bot.core.errors import UsageError
-from bot.services.study import StudyService
+from bot.core.errors import StudyError, UsageError
+from bot.core.requests import (
+    RecapNow,
+    RecapOff,
+    RecapOn,
+    RecapShow,
+    Remind,
+    RemindOff,
+    SettingChange,
+    SettingsHistory,
+    SettingShow,
+)
+from bot.core.workspace_settings import Setting
+from bot.services.bundle import Services
 from tests.helpers import FRESH
 
 # Gaps the table test has found and that are not closed yet: (platform, command, what).
@@ -129,8 +145,12 @@ def slack_gaps(file: Path) -> set[tuple[str, str, str]]:
 def _one(cmd: Command, sub: Command | None, arg: Arg, file: Path) -> str:
     """The command with its required arguments and ``arg``: which option a refusal is about."""
     words = [cmd.name] + ([sub.name] if sub else [])
-    for other in (sub or cmd).args_on("slack"):
-        if other is not arg and not other.required:
+    args = (sub or cmd).args_on("slack")
+    positional = [a for a in args if not a.option and a.kind is not Kind.FLAG]
+    # A positional argument comes after the ones before it: `settings NAME VALUE`.
+    before = positional[: positional.index(arg)] if arg in positional else []
+    for other in args:
+        if other is not arg and not other.required and other not in before:
             continue
         if other.kind is Kind.FLAG:
             words.append(f"--{other.name}" if other.option else other.name)
@@ -145,7 +165,7 @@ def _one(cmd: Command, sub: Command | None, arg: Arg, file: Path) -> str:
 
 
 async def console_gaps(
-    service: StudyService, clock: SimulatedClock, file: Path
+    service: Services, clock: SimulatedClock, file: Path
 ) -> set[tuple[str, str, str]]:
     """Lines built from the table that the console has no handler for, or calls bad usage."""
     out = io.StringIO()
@@ -183,7 +203,7 @@ def pack_file(tmp_path: Path) -> Path:
 
 
 async def test_every_platform_has_every_command_and_option(
-    service: StudyService, clock: SimulatedClock, pack_file: Path
+    service: Services, clock: SimulatedClock, pack_file: Path
 ) -> None:
     gaps = discord_gaps() | slack_gaps(pack_file)
     gaps |= await console_gaps(service, clock, pack_file)
@@ -191,10 +211,12 @@ async def test_every_platform_has_every_command_and_option(
 
 
 def test_usage_lines_are_generated_in_each_platforms_style() -> None:
-    quiz = "[--difficulty easy|medium|hard] [--tag TAG]"
+    quiz = "[--difficulty easy|medium|hard] [--tag TAG] [--kinds KIND[,KIND]]"
     assert usage("console", "quiz") == f"/quiz [PACK] {quiz}"
     assert usage("slack", "quiz") == f"/study quiz [PACK] {quiz}"
-    assert usage("discord", "quiz") == "/quiz [pack:PACK] [difficulty:easy|medium|hard] [tag:TAG]"
+    assert usage("discord", "quiz") == (
+        "/quiz [pack:PACK] [difficulty:easy|medium|hard] [tag:TAG] [kind:KIND[,KIND]]"
+    )
     assert usage("discord", "review", "remind") == "/review remind:HH:MM|off [timezone:TZ]"
     assert usage("slack", "pack", "enable") == "/study pack enable NAME"
 
@@ -216,3 +238,60 @@ def test_help_lists_the_same_commands_on_every_platform() -> None:
             line.usage.removeprefix(prefix(platform)).split()[0] for line in help_lines(platform)
         }
         assert shared <= listed, (platform, shared - listed)
+
+
+# --- typed requests: the services never see words -------------------------------------------
+
+REQUESTS = [
+    ("recap", "recap", RecapShow()),
+    ("recap", "recap on fri 18:00", RecapOn(4, time(18, 0))),
+    ("recap", "recap ON Monday 7:05", RecapOn(0, time(7, 5))),
+    ("recap", "recap off", RecapOff()),
+    ("recap", "recap now", RecapNow()),
+    ("settings", "settings", SettingShow()),
+    ("settings", "settings tz", SettingShow(Setting.TIMEZONE)),
+    ("settings", "settings history", SettingsHistory()),
+    ("settings", "settings window 1h 30m", SettingChange(Setting.QUIZ_WINDOW, "1h 30m")),
+    ("review", "review remind 8:30 Europe/Berlin", Remind(time(8, 30), "Europe/Berlin")),
+    ("review", "review remind 19:00", Remind(time(19, 0))),
+    ("review", "review remind off", RemindOff()),
+]
+
+
+def _text_request(platform: Platform, line: str) -> object:
+    words = line.split()
+    if platform == "slack":
+        return parse_study(line).request
+    if words[0] == "recap":
+        return recap_request(platform, words[1:])
+    if words[0] == "settings":
+        return settings_request(platform, words[1:])
+    return remind_request(platform, words[2:])
+
+
+@pytest.mark.parametrize("platform", ["console", "slack"])
+@pytest.mark.parametrize(("name", "line", "expected"), REQUESTS)
+def test_the_text_platforms_make_the_same_typed_request(
+    platform: Platform, name: str, line: str, expected: object
+) -> None:
+    assert _text_request(platform, line) == expected
+
+
+@pytest.mark.parametrize("platform", ["console", "slack"])
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("recap on someday 18:00", "`someday` is not a day of the week"),
+        ("recap on fri 25:00", "`25:00` is not a time of day"),
+        ("recap off now", "too many words"),
+        ("recap later", "`later` is not a recap action"),
+        ("settings colour blue", "`colour` is not a setting"),
+        ("review remind soon", "`soon` is not a time of day (HH:MM) or off"),
+    ],
+)
+def test_a_bad_request_is_refused_at_the_front_door_with_what_is_wrong(
+    platform: Platform, line: str, problem: str
+) -> None:
+    with pytest.raises(StudyError) as caught:
+        _text_request(platform, line)
+    assert problem in str(caught.value)

@@ -116,7 +116,7 @@ def test_scripted_session_json_lines(tmp_path: Path) -> None:
     errors = [line for line in out if line["kind"] == "error"]
     assert [e["text"] for e in errors] == [
         "unknown command /frobnicate; try /help",
-        "usage: /answer CHOICE",
+        "usage: /answer [#ID] CHOICE: CHOICE is missing",
         "commands start with /; try /help",
         "usage: /leaderboard [week|month|all] [here]: `forever` is not a window",
     ]
@@ -418,8 +418,8 @@ def test_bad_arguments_are_usage_errors(tmp_path: Path) -> None:
     assert [e["text"] for e in errors] == [
         "usage: /leaderboard [week|month|all] [here]: `decade` is not a window",
         "usage: /leaderboard [week|month|all] [here]: too many words",
-        "usage: /quiz [PACK] [--difficulty easy|medium|hard] [--tag TAG]: unknown option "
-        "--frobnicate",
+        "usage: /quiz [PACK] [--difficulty easy|medium|hard] [--tag TAG] [--kinds KIND[,KIND]]: "
+        "unknown option --frobnicate",
         "usage: /stats [MEMBER]: the name can't be blank",
         "usage: /schedule remove ID [--channel NAME]: `x` is not a schedule id; `schedule list` shows the ids.",
         "usage: /schedule add TIME [TZ] [DAYS] [options]: time: hour 25 in '25:99' is out of "

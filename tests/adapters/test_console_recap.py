@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.adapters.test_console import _run_console
@@ -67,3 +69,46 @@ def test_recap_now_previews_and_off_stops_it(tmp_path: Path) -> None:
     assert texts[3] == "#general had no recap on."
     assert len(_recaps(out)) == 1  # only the preview: nothing posted on Friday
     assert texts[-1].startswith("No weekly recap in #general")
+
+
+def test_a_late_recap_says_how_late_and_a_stale_one_is_skipped(tmp_path: Path) -> None:
+    """The grace rule of scheduled questions (SCHEDULE_GRACE, 2 h by default) holds for
+    recaps: back at 19:30, Friday's 18:00 recap posts and says it is late; back at 21:44,
+    it is skipped for the week instead of arriving stale without a word."""
+    late_db, stale_db = tmp_path / "late.sqlite3", tmp_path / "stale.sqlite3"
+    for db in (late_db, stale_db):
+        _run_console(db, "/recap on fri 18:00\n")
+    late = _run_console(late_db, "/clock\n", "--clock", "2026-03-06T19:30:00Z")
+    [recap] = _recaps(late)
+    assert "Posted 1 h 30 min late: the bot was offline at Fri 18:00." in str(recap["text"])
+    stale = _run_console(stale_db, "/clock\n", "--clock", "2026-03-06T21:44:00Z")
+    assert _recaps(stale) == []
+    # Skipped is skipped: the next start that day does not post it either.
+    assert _recaps(_run_console(stale_db, "/clock\n", "--clock", "2026-03-06T22:00:00Z")) == []
+
+
+def test_a_recap_in_the_terminal_is_headed_by_its_title_not_a_question_number(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "head.sqlite3"
+    _run_console(db, "/recap on fri 18:00\n")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bot",
+            "console",
+            "--db",
+            str(db),
+            "--clock",
+            "2026-03-06T18:00:00Z",
+        ],
+        input="/recap now\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "#None" not in proc.stdout
+    assert "── #general · 📅 Weekly recap — week of Mon 2 Mar" in proc.stdout

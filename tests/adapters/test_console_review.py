@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from bot.adapters.console import ConsoleAdapter
-from bot.app import due_sources
+from bot.app import Built, due_sources
 from bot.core.clock import SimulatedClock
-from bot.scheduler import Scheduler
-from bot.services.study import StudyService
+from bot.scheduler import Scheduler, SchedulerParts
+from bot.services.bundle import Services
+from bot.storage.reviews import ReviewStore
 from tests.adapters.test_console import _run_console
 
 
@@ -23,11 +24,13 @@ class _Console:
     """The console adapter in this process, with the timer loop the bot runs beside it (its
     due sources included): type a line, get the JSON lines it printed."""
 
-    def __init__(self, service: StudyService, clock: SimulatedClock) -> None:
+    def __init__(self, built: Built, clock: SimulatedClock) -> None:
         self.out = io.StringIO()
-        self.adapter = ConsoleAdapter(service, clock, out=self.out, json_mode=True)
-        self.scheduler = Scheduler(service, self.adapter, clock, timedelta(hours=1), concurrency=1)
-        for source in due_sources(service, self.adapter):
+        self.adapter = ConsoleAdapter(built.services, clock, out=self.out, json_mode=True)
+        self.scheduler = Scheduler(
+            built.timed, self.adapter, clock, timedelta(hours=1), concurrency=1
+        )
+        for source in due_sources(built.services, self.adapter):
             self.scheduler.add_source(source)
         self.adapter.scheduler = self.scheduler
 
@@ -41,8 +44,8 @@ class _Console:
 
 
 @pytest.fixture
-async def console(service: StudyService, clock: SimulatedClock) -> AsyncIterator[_Console]:
-    typed = _Console(service, clock)
+async def console(built: Built, clock: SimulatedClock) -> AsyncIterator[_Console]:
+    typed = _Console(built, clock)
     async with typed.scheduler.running():
         yield typed
 
@@ -52,7 +55,7 @@ def _served(lines: list[dict[str, object]]) -> dict[str, object] | None:
 
 
 async def test_a_simulated_month_wrong_comes_back_soon_right_answers_space_out(
-    console: _Console, service: StudyService
+    timed: SchedulerParts, console: _Console, service: Services
 ) -> None:
     await console.type("/quiz mini --difficulty medium")
     await console.type("/answer A")  # wrong: Again
@@ -82,7 +85,7 @@ async def test_a_simulated_month_wrong_comes_back_soon_right_answers_space_out(
     assert len(gaps) >= 3, gaps
     assert all(b >= a for a, b in itertools.pairwise(gaps)), gaps
     assert gaps[-1] >= 2 * gaps[0] and gaps[-1] >= timedelta(days=7), gaps
-    assert await service.reviews.replay_problems() == []
+    assert await ReviewStore(timed.db).replay_problems() == []
 
 
 async def test_review_usage_and_grading_words(console: _Console) -> None:

@@ -17,13 +17,13 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bot.app import build_service
+from bot.app import build_services
 from bot.core.clock import SimulatedClock
 from bot.core.errors import AlreadyAnswered, BadInput
 from bot.core.messages import Message
 from bot.core.models import ChatContext
 from bot.questions.loader import load_packs
-from bot.scheduler import Scheduler
+from bot.scheduler import Scheduler, SchedulerParts
 from bot.storage.database import open_database
 
 START = datetime(2026, 3, 4, 8, 59, 30, tzinfo=UTC)
@@ -70,7 +70,9 @@ def who(member: str, channel: str) -> ChatContext:
     )
 
 
-async def main() -> None:
+async def main(
+    timed: SchedulerParts,
+) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("url")
     parser.add_argument("name")
@@ -81,11 +83,13 @@ async def main() -> None:
 
     db = await open_database(args.url)
     clock = SimulatedClock(START)
-    service = build_service(db, clock, default_timezone="UTC", rng=random.Random(os.getpid()))
-    await service.sync_packs(load_packs(PACKS).packs)
+    service = build_services(
+        db, clock, default_timezone="UTC", rng=random.Random(os.getpid())
+    ).services
+    await service.packs.sync(load_packs(PACKS).packs)
     gateway = LogGateway(args.name, args.log, args.hang)
     scheduler = Scheduler(
-        service,
+        timed,
         gateway,
         clock,
         timedelta(minutes=10),
@@ -113,9 +117,9 @@ async def main() -> None:
                     ctx = who(f"m{index}", str(channel))
                     try:
                         try:
-                            await service.answer(ctx, int(post_id), "A")
+                            await service.quiz.answer(ctx, int(post_id), "A")
                         except BadInput:  # a flashcard: graded, not chosen
-                            await service.answer(ctx, int(post_id), "good")
+                            await service.quiz.answer(ctx, int(post_id), "good")
                     except AlreadyAnswered:
                         pass  # through another process first: that answer is the one kept
                     say(f"ack {post_id} id-m{index}")

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import build_service
+from bot.adapters.commands import recap_request, remind_request
+from bot.app import build_services
 from bot.core.clock import SimulatedClock
 from bot.core.messages import Message
 from bot.questions.loader import load_packs
-from bot.services.study import StudyService
+from bot.services.bundle import Services
 from bot.storage.database import open_database
 from tests.conftest import TEST_PACKS
 from tests.helpers import member
@@ -52,27 +53,28 @@ class Recorder:
 
 @pytest.fixture
 async def other(
-    db_target: str | Path, service: StudyService, clock: SimulatedClock
-) -> AsyncIterator[StudyService]:
+    db_target: str | Path, service: Services, clock: SimulatedClock
+) -> AsyncIterator[Services]:
     """A second process: its own database handle and service, the same clock."""
     db = await open_database(db_target)
-    svc = build_service(db, clock, default_timezone="UTC", rng=random.Random(8))
-    await svc.sync_packs(load_packs(TEST_PACKS).packs)
+    built = build_services(db, clock, default_timezone="UTC", rng=random.Random(8))
+    svc = built.services
+    await svc.packs.sync(load_packs(TEST_PACKS).packs)
     try:
         yield svc
     finally:
         await db.close()
 
 
-async def _due_card_and_reminder(service: StudyService, clock: SimulatedClock) -> None:
-    draft = await service.post_question(ADMIN, pack="mini", difficulty="medium")
-    await service.answer(ANN, draft.post.id, "A")  # graded: a card, due again soon
-    await service.reminders.command(ANN, ["19:00", "UTC"])
+async def _due_card_and_reminder(service: Services, clock: SimulatedClock) -> None:
+    draft = await service.quiz.post_question(ADMIN, pack="mini", difficulty="medium")
+    await service.quiz.answer(ANN, draft.post.id, "A")  # graded: a card, due again soon
+    await service.reminders.command(ANN, remind_request("console", ["19:00", "UTC"]))
     clock.advance(timedelta(hours=10))  # 19:00: the reminder and the card are due
 
 
 async def test_a_reminder_goes_out_once_whichever_process_looks(
-    service: StudyService, other: StudyService, clock: SimulatedClock
+    service: Services, other: Services, clock: SimulatedClock
 ) -> None:
     await _due_card_and_reminder(service, clock)
     first, second = Recorder(), Recorder()
@@ -83,7 +85,7 @@ async def test_a_reminder_goes_out_once_whichever_process_looks(
 
 
 async def test_a_sharded_process_leaves_other_workspaces_reminders_to_their_process(
-    service: StudyService, other: StudyService, clock: SimulatedClock
+    service: Services, other: Services, clock: SimulatedClock
 ) -> None:
     await _due_card_and_reminder(service, clock)
     elsewhere, owner = Recorder(mine=False), Recorder(mine=True)
@@ -93,9 +95,9 @@ async def test_a_sharded_process_leaves_other_workspaces_reminders_to_their_proc
 
 
 async def test_a_weekly_recap_posts_once_and_only_from_its_shard(
-    service: StudyService, other: StudyService, clock: SimulatedClock
+    service: Services, other: Services, clock: SimulatedClock
 ) -> None:
-    await service.recaps.command(ADMIN, ["on", "wed", "18:00"])
+    await service.recaps.command(ADMIN, recap_request("console", ["on", "wed", "18:00"]))
     clock.advance(timedelta(hours=9))  # Wednesday 18:00
     elsewhere, owner, late = Recorder(mine=False), Recorder(mine=True), Recorder()
     assert await other.recaps.deliver(elsewhere) == 0

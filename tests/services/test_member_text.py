@@ -16,7 +16,7 @@ from bot.core.errors import BadInput, StudyError
 from bot.core.messages import escape_markup
 from bot.core.models import Window
 from bot.questions.written import WrittenQuestion
-from bot.services.study import StudyService
+from bot.services.bundle import Services
 from tests.helpers import member
 
 ADMIN = member("root", admin=True)
@@ -32,14 +32,14 @@ HOSTILE = {
 
 @pytest.mark.parametrize("case", list(HOSTILE))
 async def test_hostile_display_names_are_stored_and_shown_inert(
-    service: StudyService, case: str
+    service: Services, case: str
 ) -> None:
     who = dataclasses.replace(member("x"), member_name=HOSTILE[case])
     assert "\x00" not in who.member_name and "\x1b" not in who.member_name
     assert len(who.member_name) <= 100
-    draft = await service.post_question(who, pack="mini", difficulty="medium")
-    await service.answer(who, draft.post.id, "A")
-    board = await service.leaderboard(ADMIN, Window.ALL)
+    draft = await service.quiz.post_question(who, pack="mini", difficulty="medium")
+    await service.quiz.answer(who, draft.post.id, "A")
+    board = await service.standings.leaderboard(ADMIN, Window.ALL)
     shown = board.plain_text()
     assert "\x00" not in shown and "\ud800" not in shown and "\x1b" not in shown
     if case == "markup":
@@ -49,13 +49,13 @@ async def test_hostile_display_names_are_stored_and_shown_inert(
 
 @pytest.mark.parametrize("case", ["nul", "surrogate", "markup", "controls"])
 async def test_hostile_report_reasons_are_kept_and_shown_as_text(
-    service: StudyService, case: str
+    service: Services, case: str
 ) -> None:
     ann = member("ann")
-    draft = await service.post_question(ann, pack="mini")
+    draft = await service.quiz.post_question(ann, pack="mini")
     reason = f"the answer is wrong: {HOSTILE[case]}"
-    await service.report_question(ann, draft.post.id, reason)
-    listing = await service.open_reports(ADMIN)
+    await service.reports.report(ann, draft.post.id, reason)
+    listing = await service.reports.listing(ADMIN)
     body = "\n".join(s.body for s in listing.sections)
     assert "\x00" not in body and "\ud800" not in body and "\x1b" not in body
     assert "the answer is wrong" in body
@@ -64,34 +64,34 @@ async def test_hostile_report_reasons_are_kept_and_shown_as_text(
         assert "@everyone" not in body  # defused: a zero-width space after the @
 
 
-async def test_a_huge_reason_is_refused_with_a_short_message(service: StudyService) -> None:
+async def test_a_huge_reason_is_refused_with_a_short_message(service: Services) -> None:
     ann = member("ann")
-    draft = await service.post_question(ann, pack="mini")
+    draft = await service.quiz.post_question(ann, pack="mini")
     with pytest.raises(BadInput, match="under 500 characters") as refused:
-        await service.report_question(ann, draft.post.id, "x" * 100_000)
+        await service.reports.report(ann, draft.post.id, "x" * 100_000)
     assert len(str(refused.value)) < 300
 
 
 @pytest.mark.parametrize("case", ["nul", "surrogate", "controls"])
-async def test_hostile_written_questions_are_stored(service: StudyService, case: str) -> None:
+async def test_hostile_written_questions_are_stored(service: Services, case: str) -> None:
     question = WrittenQuestion(
         prompt=f"What is a leaf tensor? {HOSTILE[case]}", answer=f"One you made {HOSTILE[case]}"
     )
-    reply = await service.write_question(ADMIN, question)  # once a crash in YAML and SQL
+    reply = await service.packs.write_question(ADMIN, question)  # once a crash in YAML and SQL
     assert reply.title is not None and "1 question, no problems" in reply.title
     text = reply.plain_text()
     assert "\x00" not in text and "\ud800" not in text and "\x1b" not in text
 
 
 @pytest.mark.parametrize("call", ["leaderboard", "stats", "resolve"])
-async def test_a_refusal_never_echoes_a_huge_value(service: StudyService, call: str) -> None:
+async def test_a_refusal_never_echoes_a_huge_value(service: Services, call: str) -> None:
     typed = "x" * 100_000
     with pytest.raises(StudyError) as refused:
         if call == "leaderboard":
-            await service.leaderboard(ADMIN, typed)
+            await service.standings.leaderboard(ADMIN, typed)
         elif call == "stats":
-            await service.stats(ADMIN, typed)
+            await service.standings.stats(ADMIN, typed)
         else:
-            await service.resolve_reports(ADMIN, typed)
+            await service.reports.resolve(ADMIN, typed)
     assert len(str(refused.value)) < 400, str(refused.value)[:400]
     assert "x" * 70 in str(refused.value)  # the start of what was typed is still there

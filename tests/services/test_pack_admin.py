@@ -1,4 +1,4 @@
-"""Pack commands and pack uploads through StudyService, on a real SQLite file and packs folder.
+"""Pack commands and pack uploads through Services, on a real SQLite file and packs folder.
 
 ``pack enable|disable`` are checked by what ``quiz`` and schedules can then post; uploads are
 checked against what ``studybot questions lint`` prints for the same file in the same folder.
@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import build_service
+from bot.app import build_services
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput, Forbidden, NotFound
 from bot.core.messages import Message
 from bot.questions.loader import load_packs
+from bot.services.bundle import Services
 from bot.services.packs import MAX_UPLOAD_BYTES, SHOWN_PROBLEMS
-from bot.services.study import StudyService
 from bot.storage.database import Database
 from tests.conftest import TEST_PACKS
 from tests.helpers import FRESH, member, schedule_command
@@ -113,20 +113,21 @@ def packs_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-async def service(db: Database, clock: SimulatedClock, packs_dir: Path) -> StudyService:
+async def service(db: Database, clock: SimulatedClock, packs_dir: Path) -> Services:
     """The service as the Wiring builds it: it knows the packs folder and the loaded packs."""
-    svc = build_service(db, clock, rng=random.Random(7), packs_dir=packs_dir)
+    built = build_services(db, clock, rng=random.Random(7), packs_dir=packs_dir)
+    svc = built.services
     result = load_packs(packs_dir)
     assert not result.problems, result.problems
-    await svc.sync_packs(result.packs)
+    await svc.packs.sync(result.packs)
     return svc
 
 
-async def _packs_posted(service: StudyService, who=ANN, times: int = 8) -> set[str]:  # type: ignore[no-untyped-def]
+async def _packs_posted(service: Services, who=ANN, times: int = 8) -> set[str]:  # type: ignore[no-untyped-def]
     packs = set()
     for _ in range(times):
-        draft = await service.post_question(who)
-        packs.add((await service.packs.question(draft.post.question_version_id)).pack)
+        draft = await service.quiz.post_question(who)
+        packs.add((await service.catalogue.question(draft.post.question_version_id)).pack)
     return packs
 
 
@@ -170,103 +171,103 @@ def _lint_as_added(packs_dir: Path, tmp_path: Path, name: str, text: str) -> lis
 # --- list, enable, disable -------------------------------------------------------------------
 
 
-async def test_pack_list_shows_counts_and_the_state_in_this_channel(service: StudyService) -> None:
-    await service.pack_disable(ADMIN, "extra")
-    here = await service.pack_list(ADMIN)
+async def test_pack_list_shows_counts_and_the_state_in_this_channel(service: Services) -> None:
+    await service.packs.disable(ADMIN, "extra")
+    here = await service.packs.listing(ADMIN)
     assert here.ephemeral
     assert here.title == "📚 Question packs in #general"
     text = here.plain_text()
     assert "extra — Extra (2 questions) · off here" in text
     assert "mini — Mini pack (6 questions) · on" in text
     assert "pack enable NAME" in (here.footer or "")
-    elsewhere = (await service.pack_list(ADMIN_RANDOM)).plain_text()
+    elsewhere = (await service.packs.listing(ADMIN_RANDOM)).plain_text()
     assert "extra — Extra (2 questions) · on" in elsewhere
-    assert (await service.pack_list(ANN)).footer is None  # admin hints for admins
+    assert (await service.packs.listing(ANN)).footer is None  # admin hints for admins
 
 
-async def test_disable_keeps_quiz_off_the_pack_in_that_channel_only(service: StudyService) -> None:
+async def test_disable_keeps_quiz_off_the_pack_in_that_channel_only(service: Services) -> None:
     assert await _packs_posted(service) == {"mini", "extra"}
-    reply = await service.pack_disable(ADMIN, "mini")
+    reply = await service.packs.disable(ADMIN, "mini")
     assert "mini is off in #general" in reply.plain_text()
     assert "Other channels are not affected" in reply.plain_text()
     assert await _packs_posted(service, times=12) == {"extra"}
     assert "mini" in await _packs_posted(service, member("ann", channel="random"), times=12)
     with pytest.raises(NotFound, match=r"Pack `mini` is off in this channel.*pack enable mini"):
-        await service.post_question(ANN, pack="mini")
+        await service.quiz.post_question(ANN, pack="mini")
 
-    again = await service.pack_enable(ADMIN, "MINI ")  # case and spaces are forgiven
+    again = await service.packs.enable(ADMIN, "MINI ")  # case and spaces are forgiven
     assert "mini is on in #general again" in again.plain_text()
     assert "mini" in await _packs_posted(service, times=12)
 
 
 async def test_disabled_packs_are_never_posted_by_schedules_in_that_channel(
-    service: StudyService,
+    service: Services,
 ) -> None:
     reply = await schedule_command(service, ADMIN, "add", ["09:00"])
     any_pack = int(reply.message.plain_text().split("#", 1)[1].split(" ", 1)[0])
     reply = await schedule_command(service, ADMIN, "add", ["10:00", "--pack", "mini"])
     only_mini = int(reply.message.plain_text().split("#", 1)[1].split(" ", 1)[0])
 
-    off = (await service.pack_disable(ADMIN, "mini")).plain_text()
+    off = (await service.packs.disable(ADMIN, "mini")).plain_text()
     assert f"Schedule #{only_mini} here asks for this pack" in off
     assert f"#{any_pack}" not in off.split("Schedule", 1)[1]
     for _ in range(6):
         draft = (await schedule_command(service, ADMIN, "now", [str(any_pack)])).draft
         assert draft is not None
-        assert (await service.packs.question(draft.post.question_version_id)).pack == "extra"
+        assert (await service.catalogue.question(draft.post.question_version_id)).pack == "extra"
     with pytest.raises(NotFound, match="off in this channel"):
         await schedule_command(service, ADMIN, "now", [str(only_mini)])
 
 
 async def test_disabling_the_last_pack_is_allowed_and_says_quiz_finds_nothing(
-    service: StudyService,
+    service: Services,
 ) -> None:
-    first = (await service.pack_disable(ADMIN, "extra")).plain_text()
+    first = (await service.packs.disable(ADMIN, "extra")).plain_text()
     assert "last pack" not in first
-    last = (await service.pack_disable(ADMIN, "mini")).plain_text()
+    last = (await service.packs.disable(ADMIN, "mini")).plain_text()
     assert "That was the last pack on here: `quiz` will find nothing" in last
     with pytest.raises(NotFound, match="No questions match"):
-        await service.post_question(ANN)
-    assert "Every pack is off in this channel" in (await service.pack_list(ANN)).plain_text()
-    await service.post_question(member("ann", channel="random"))  # other channels still work
+        await service.quiz.post_question(ANN)
+    assert "Every pack is off in this channel" in (await service.packs.listing(ANN)).plain_text()
+    await service.quiz.post_question(member("ann", channel="random"))  # other channels still work
 
 
 async def test_switching_to_the_current_state_is_a_note_not_an_error(
-    service: StudyService,
+    service: Services,
 ) -> None:
-    assert (await service.pack_enable(ADMIN, "mini")).plain_text() == (
+    assert (await service.packs.enable(ADMIN, "mini")).plain_text() == (
         "mini is already on in #general."
     )
-    await service.pack_disable(ADMIN, "mini")
-    assert (await service.pack_disable(ADMIN, "mini")).plain_text() == (
+    await service.packs.disable(ADMIN, "mini")
+    assert (await service.packs.disable(ADMIN, "mini")).plain_text() == (
         "mini is already off in #general."
     )
 
 
-async def test_members_cannot_switch_packs(service: StudyService) -> None:
-    for switch in (service.pack_enable, service.pack_disable):
+async def test_members_cannot_switch_packs(service: Services) -> None:
+    for switch in (service.packs.enable, service.packs.disable):
         with pytest.raises(Forbidden, match="Only admins can turn packs on or off"):
             await switch(ANN, "mini")
-    assert "· off" not in (await service.pack_list(ANN)).plain_text()
+    assert "· off" not in (await service.packs.listing(ANN)).plain_text()
     assert await _packs_posted(service) == {"mini", "extra"}
 
 
-async def test_an_unknown_pack_gets_a_suggestion(service: StudyService) -> None:
+async def test_an_unknown_pack_gets_a_suggestion(service: Services) -> None:
     with pytest.raises(NotFound, match=r"There is no pack called `minni`\. Did you mean `mini`\?"):
-        await service.pack_disable(ADMIN, "minni")
+        await service.packs.disable(ADMIN, "minni")
     with pytest.raises(NotFound, match=r"no pack called `zzz`\. See `pack list`\."):
-        await service.pack_enable(ADMIN, "zzz")
+        await service.packs.enable(ADMIN, "zzz")
     with pytest.raises(NotFound, match="@\u200beveryone"):  # echoed, never a ping
-        await service.pack_enable(ADMIN, "@everyone")
+        await service.packs.enable(ADMIN, "@everyone")
 
 
 # --- uploads: the linter's words -------------------------------------------------------------
 
 
 async def test_an_upload_with_errors_reports_exactly_what_lint_prints(
-    service: StudyService, packs_dir: Path, tmp_path: Path
+    service: Services, packs_dir: Path, tmp_path: Path
 ) -> None:
-    reply = await service.check_pack_upload(ANN, "zz.yaml", BROKEN.encode())
+    reply = await service.packs.check_upload(ANN, "zz.yaml", BROKEN.encode())
     expected = _lint_as_added(packs_dir, tmp_path, "zz.yaml", BROKEN)
     assert len(expected) >= 4
     assert _problem_lines(reply) == expected
@@ -278,9 +279,9 @@ async def test_an_upload_with_errors_reports_exactly_what_lint_prints(
 
 
 async def test_cross_pack_errors_and_near_duplicates_match_lint_too(
-    service: StudyService, packs_dir: Path, tmp_path: Path
+    service: Services, packs_dir: Path, tmp_path: Path
 ) -> None:
-    reply = await service.check_pack_upload(ADMIN, "zz.yaml", CLASHING.encode())
+    reply = await service.packs.check_upload(ADMIN, "zz.yaml", CLASHING.encode())
     expected = _lint_as_added(packs_dir, tmp_path, "zz.yaml", CLASHING)
     assert any("already used" in line for line in expected)
     assert any("warning: zz-dup: near-duplicate of d-mc-1 (mini.yaml:" in x for x in expected)
@@ -292,14 +293,14 @@ async def test_cross_pack_errors_and_near_duplicates_match_lint_too(
 
 
 async def test_a_long_report_is_cut_with_the_full_list_attached(
-    service: StudyService, packs_dir: Path, tmp_path: Path
+    service: Services, packs_dir: Path, tmp_path: Path
 ) -> None:
     items = "".join(
         f"  - id: bad-{n}\n    kind: flashcard\n    difficulty: hard\n    prompt: Q{n}\n"
         for n in range(30)  # each misses its answer
     )
     text = f"pack: zz\ntitle: Many\nitems:\n{items}"
-    reply = await service.check_pack_upload(ANN, "zz.yaml", text.encode())
+    reply = await service.packs.check_upload(ANN, "zz.yaml", text.encode())
     expected = _lint_as_added(packs_dir, tmp_path, "zz.yaml", text)
     assert len(expected) == 30  # 30 missing answers (not also "no items": there are 30)
     [attachment] = reply.attachments
@@ -316,48 +317,49 @@ async def test_a_long_report_is_cut_with_the_full_list_attached(
 
 
 async def test_an_admins_valid_upload_is_installed_under_its_slug_and_quizzable(
-    service: StudyService, packs_dir: Path, db: Database, clock: SimulatedClock
+    service: Services, packs_dir: Path, db: Database, clock: SimulatedClock
 ) -> None:
-    reply = await service.check_pack_upload(ADMIN, "My Upload (1).yaml", FRESH.encode())
+    reply = await service.packs.check_upload(ADMIN, "My Upload (1).yaml", FRESH.encode())
     text = reply.plain_text()
     assert reply.title == "✅ My Upload (1).yaml: pack fresh, 1 question, no problems"
     assert "Installed fresh — Fresh questions (1 question) as `fresh.yaml`" in text
     assert (packs_dir / "fresh.yaml").read_bytes() == FRESH.encode()
     assert _names(packs_dir) == ["extra.yaml", "fresh.yaml", "mini.yaml"]
-    draft = await service.post_question(ANN, pack="fresh")
+    draft = await service.quiz.post_question(ANN, pack="fresh")
     assert draft.message.question_id == "f-flash-1"
     assert (
-        "fresh — Fresh questions (1 question) · on" in (await service.pack_list(ANN)).plain_text()
+        "fresh — Fresh questions (1 question) · on"
+        in (await service.packs.listing(ANN)).plain_text()
     )
     # A restart loads the same file and finds nothing to change.
-    again = build_service(db, clock, packs_dir=packs_dir)
-    report = await again.sync_packs(load_packs(packs_dir).packs)
+    again = build_services(db, clock, packs_dir=packs_dir).services
+    report = await again.packs.sync(load_packs(packs_dir).packs)
     assert (report.packs, report.added, report.updated, report.retired) == (3, 0, 0, 0)
 
 
 async def test_an_update_keeps_history_and_says_what_changed(
-    service: StudyService, packs_dir: Path
+    service: Services, packs_dir: Path
 ) -> None:
-    old = await service.post_question(ANN, pack="extra", difficulty="easy")
+    old = await service.quiz.post_question(ANN, pack="extra", difficulty="easy")
     edited = EXTRA.replace(
         "A tensor cut from the graph that shares storage.", "A new tensor, cut from the graph."
     ).replace("  - id: x-flash-2", "  - id: x-flash-3")
-    reply = await service.check_pack_upload(ADMIN, "extra.yaml", edited.encode())
+    reply = await service.packs.check_upload(ADMIN, "extra.yaml", edited.encode())
     assert "Updated extra: 1 new, 1 changed, 1 retired and 0 unchanged questions" in (
         reply.plain_text()
     )
     assert (packs_dir / "extra.yaml").read_text() == edited
-    shown = await service.packs.question(old.post.question_version_id)
+    shown = await service.catalogue.question(old.post.question_version_id)
     assert shown.item.answer == "A tensor cut from the graph that shares storage."  # type: ignore[union-attr]
-    same = await service.check_pack_upload(ADMIN, "extra.yaml", edited.encode())
+    same = await service.packs.check_upload(ADMIN, "extra.yaml", edited.encode())
     assert "already installed exactly like this; nothing changed" in same.plain_text()
 
 
 async def test_warnings_do_not_stop_an_install(
-    service: StudyService, packs_dir: Path, tmp_path: Path
+    service: Services, packs_dir: Path, tmp_path: Path
 ) -> None:
     expected = _lint_as_added(packs_dir, tmp_path, "zz.yaml", WARNED)
-    reply = await service.check_pack_upload(ADMIN, "zz.yaml", WARNED.encode())
+    reply = await service.packs.check_upload(ADMIN, "zz.yaml", WARNED.encode())
     assert _problem_lines(reply) == expected and len(expected) == 1
     assert reply.title == "✅ zz.yaml: pack zz, 1 question, 1 warning"
     assert "Installed zz" in reply.plain_text()
@@ -365,13 +367,13 @@ async def test_warnings_do_not_stop_an_install(
 
 
 async def test_a_members_valid_upload_is_checked_but_not_installed(
-    service: StudyService, packs_dir: Path
+    service: Services, packs_dir: Path
 ) -> None:
-    reply = await service.check_pack_upload(ANN, "fresh.yaml", FRESH.encode())
+    reply = await service.packs.check_upload(ANN, "fresh.yaml", FRESH.encode())
     assert "This pack is valid. Ask an admin to upload it to install it." in reply.plain_text()
     assert not (packs_dir / "fresh.yaml").exists()
     with pytest.raises(NotFound):
-        await service.post_question(ANN, pack="fresh")
+        await service.quiz.post_question(ANN, pack="fresh")
 
 
 @pytest.mark.parametrize(
@@ -388,45 +390,41 @@ async def test_a_members_valid_upload_is_checked_but_not_installed(
     ],
 )
 async def test_path_like_names_are_refused_before_parsing(
-    service: StudyService, packs_dir: Path, tmp_path: Path, name: str
+    service: Services, packs_dir: Path, tmp_path: Path, name: str
 ) -> None:
     with pytest.raises(BadInput, match="is not a plain file name"):
-        await service.check_pack_upload(ADMIN, name, FRESH.encode())
+        await service.packs.check_upload(ADMIN, name, FRESH.encode())
     assert _names(packs_dir) == ["extra.yaml", "mini.yaml"]
     assert not (tmp_path / "evil.yaml").exists()
 
 
-async def test_a_slug_never_escapes_the_packs_folder(
-    service: StudyService, packs_dir: Path
-) -> None:
+async def test_a_slug_never_escapes_the_packs_folder(service: Services, packs_dir: Path) -> None:
     sneaky = FRESH.replace("pack: fresh", "pack: ../../escape")
-    reply = await service.check_pack_upload(ADMIN, "fresh.yaml", sneaky.encode())
+    reply = await service.packs.check_upload(ADMIN, "fresh.yaml", sneaky.encode())
     assert "Not installed" in reply.plain_text()
     assert "fresh.yaml:1: pack:" in _problem_lines(reply)[0]
     assert sorted(p.name for p in packs_dir.parent.rglob("*.yaml")) == ["extra.yaml", "mini.yaml"]
 
 
 @pytest.mark.parametrize("name", ["notes.txt", "pack.yaml.exe", "pack.json", "README"])
-async def test_files_that_are_not_yaml_are_refused(service: StudyService, name: str) -> None:
+async def test_files_that_are_not_yaml_are_refused(service: Services, name: str) -> None:
     with pytest.raises(BadInput, match=r"is not a pack file: .*`\.yaml` or `\.yml`"):
-        service.check_pack_file(name, 10)
+        service.packs.check_file(name, 10)
     with pytest.raises(BadInput, match="is not a pack file"):
-        await service.check_pack_upload(ADMIN, name, FRESH.encode())
+        await service.packs.check_upload(ADMIN, name, FRESH.encode())
 
 
-async def test_big_files_are_refused_by_size_before_reading(service: StudyService) -> None:
+async def test_big_files_are_refused_by_size_before_reading(service: Services) -> None:
     with pytest.raises(BadInput, match=r"`big\.yml` is 3 MiB; .* at most 1 MiB"):
-        service.check_pack_file("big.yml", 3 * 1024 * 1024)
-    service.check_pack_file("ok.YML", MAX_UPLOAD_BYTES)
+        service.packs.check_file("big.yml", 3 * 1024 * 1024)
+    service.packs.check_file("ok.YML", MAX_UPLOAD_BYTES)
     too_big = FRESH.encode() + b"#" * MAX_UPLOAD_BYTES
     with pytest.raises(BadInput, match="at most 1 MiB"):
-        await service.check_pack_upload(ADMIN, "fresh.yaml", too_big)
+        await service.packs.check_upload(ADMIN, "fresh.yaml", too_big)
 
 
-async def test_packs_with_too_many_items_are_refused(
-    service: StudyService, packs_dir: Path
-) -> None:
-    service.pack_admin.max_items = 3
+async def test_packs_with_too_many_items_are_refused(service: Services, packs_dir: Path) -> None:
+    service.packs.max_items = 3
     items = "".join(
         f"  - id: n-{n}\n    kind: flashcard\n    difficulty: easy\n    prompt: Question {n}?\n"
         f"    answer: Answer {n}.\n"
@@ -435,7 +433,7 @@ async def test_packs_with_too_many_items_are_refused(
     with pytest.raises(
         BadInput, match="has 4 questions; a pack uploaded in chat can have at most 3"
     ):
-        await service.check_pack_upload(
+        await service.packs.check_upload(
             ADMIN, "n.yaml", f"pack: n\ntitle: N\nitems:\n{items}".encode()
         )
     assert not (packs_dir / "n.yaml").exists()
@@ -447,10 +445,11 @@ async def test_a_pack_living_in_another_file_is_not_installed_twice(
     folder = tmp_path / "odd"
     folder.mkdir()
     shutil.copy(TEST_PACKS / "mini.yaml", folder / "mini-pack.yaml")  # pack mini, other name
-    service = build_service(db, clock, packs_dir=folder)
-    await service.sync_packs(load_packs(folder).packs)
+    built = build_services(db, clock, packs_dir=folder)
+    service = built.services
+    await service.packs.sync(load_packs(folder).packs)
     raw = (TEST_PACKS / "mini.yaml").read_bytes().replace(b"Mini pack", b"Mini pack 2")
-    reply = await service.check_pack_upload(ADMIN, "mini-pack.yaml", raw)
+    reply = await service.packs.check_upload(ADMIN, "mini-pack.yaml", raw)
     assert reply.title == "✅ mini-pack.yaml: pack mini, 6 questions, no problems"
     assert "Not installed: pack `mini` lives in `mini-pack.yaml`" in reply.plain_text()
     assert "rename that file to `mini.yaml`" in reply.plain_text()
@@ -458,9 +457,9 @@ async def test_a_pack_living_in_another_file_is_not_installed_twice(
 
 
 async def test_an_upload_named_like_another_packs_file_is_not_installed_beside_it(
-    service: StudyService, packs_dir: Path
+    service: Services, packs_dir: Path
 ) -> None:
-    reply = await service.check_pack_upload(ADMIN, "mini.yaml", FRESH.encode())
+    reply = await service.packs.check_upload(ADMIN, "mini.yaml", FRESH.encode())
     assert (
         "Not installed: `mini.yaml` is the file of pack `mini`, but this file is pack `fresh`"
         in (reply.plain_text())
@@ -472,25 +471,27 @@ async def test_an_upload_named_like_another_packs_file_is_not_installed_beside_i
 async def test_an_unwritable_packs_folder_is_reported_not_raised(
     db: Database, clock: SimulatedClock, packs_dir: Path, tmp_path: Path
 ) -> None:
-    service = build_service(db, clock, packs_dir=tmp_path / "gone")
-    await service.sync_packs(load_packs(packs_dir).packs)
-    reply = await service.check_pack_upload(ADMIN, "fresh.yaml", FRESH.encode())
+    built = build_services(db, clock, packs_dir=tmp_path / "gone")
+    service = built.services
+    await service.packs.sync(load_packs(packs_dir).packs)
+    reply = await service.packs.check_upload(ADMIN, "fresh.yaml", FRESH.encode())
     assert "Not installed: the packs folder cannot be written on this host" in reply.plain_text()
     with pytest.raises(NotFound):
-        await service.post_question(ANN, pack="fresh")
+        await service.quiz.post_question(ANN, pack="fresh")
 
 
 async def test_without_a_packs_folder_uploads_are_only_checked(
     db: Database, clock: SimulatedClock
 ) -> None:
-    service = build_service(db, clock)
-    await service.sync_packs(load_packs(TEST_PACKS).packs)
-    reply = await service.check_pack_upload(ADMIN, "fresh.yaml", FRESH.encode())
+    built = build_services(db, clock)
+    service = built.services
+    await service.packs.sync(load_packs(TEST_PACKS).packs)
+    reply = await service.packs.check_upload(ADMIN, "fresh.yaml", FRESH.encode())
     assert "installing packs from chat is off on this bot" in reply.plain_text()
 
 
 async def test_two_uploads_at_once_are_checked_against_each_other(
-    service: StudyService, packs_dir: Path
+    service: Services, packs_dir: Path
 ) -> None:
     first = FRESH
     second = FRESH.replace("pack: fresh", "pack: other").replace(
@@ -499,8 +500,8 @@ async def test_two_uploads_at_once_are_checked_against_each_other(
     # The checks run side by side, outside the install lock; whichever finishes first is
     # installed, and the other is checked again against it, so exactly one gets in.
     replies = await asyncio.gather(
-        service.check_pack_upload(ADMIN, "fresh.yaml", first.encode()),
-        service.check_pack_upload(ADMIN, "other.yaml", second.encode()),
+        service.packs.check_upload(ADMIN, "fresh.yaml", first.encode()),
+        service.packs.check_upload(ADMIN, "other.yaml", second.encode()),
     )
     names = {"fresh": "fresh.yaml", "other": "other.yaml"}
     winners = [slug for slug, reply in zip(names, replies, strict=True)
@@ -516,9 +517,9 @@ async def test_two_uploads_at_once_are_checked_against_each_other(
     assert _names(packs_dir) == sorted(["extra.yaml", names[winner], "mini.yaml"])
 
 
-async def test_a_channel_name_with_markdown_cannot_become_a_link(service: StudyService) -> None:
+async def test_a_channel_name_with_markdown_cannot_become_a_link(service: Services) -> None:
     where = member("root", admin=True, channel="[free](https://evil.example)")
-    reply = await service.pack_disable(where, "mini")
+    reply = await service.packs.disable(where, "mini")
     assert reply.sections[0].body.startswith(
         r"⛔ **mini** is off in #\[free\](https://evil.example)"
     )

@@ -15,8 +15,8 @@ import pytest
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput, Forbidden, NotFound
 from bot.core.models import Window
+from bot.services.bundle import Services
 from bot.services.reports import OpenReport
-from bot.services.study import StudyService
 from tests.helpers import member, schedule_command
 
 ANN, BOB = member("ann"), member("bob")
@@ -33,13 +33,13 @@ def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> date
 
 
 async def test_the_workspace_board_and_a_channels_board_are_rows(
-    service: StudyService, clock: SimulatedClock
+    service: Services, clock: SimulatedClock
 ) -> None:
-    general = await service.post_question(ANN, pack="mini", difficulty="medium")  # 20 pts, B
-    await service.answer(ANN, general.post.id, "B")
-    in_random = await service.post_question(BOB_RANDOM, pack="mini", difficulty="medium")
-    await service.answer(BOB_RANDOM, in_random.post.id, "B")
-    await service.answer(ANN_RANDOM, in_random.post.id, "A")  # wrong: no points
+    general = await service.quiz.post_question(ANN, pack="mini", difficulty="medium")  # 20 pts, B
+    await service.quiz.answer(ANN, general.post.id, "B")
+    in_random = await service.quiz.post_question(BOB_RANDOM, pack="mini", difficulty="medium")
+    await service.quiz.answer(BOB_RANDOM, in_random.post.id, "B")
+    await service.quiz.answer(ANN_RANDOM, in_random.post.id, "A")  # wrong: no points
 
     board = await service.standings.board(ANN, "week")
     assert board.window is Window.WEEK and board.channel is None
@@ -70,14 +70,14 @@ async def test_the_workspace_board_and_a_channels_board_are_rows(
 
 
 async def test_a_caller_below_the_top_ten_comes_with_their_own_row(
-    service: StudyService,
+    service: Services,
 ) -> None:
-    medium = await service.post_question(ADMIN, pack="mini", difficulty="medium")  # 20 pts, B
+    medium = await service.quiz.post_question(ADMIN, pack="mini", difficulty="medium")  # 20 pts, B
     for i in range(10):
-        await service.answer(member(f"m{i:02}"), medium.post.id, "B")
-    easy = await service.post_question(ADMIN, pack="mini", difficulty="easy", tags=("leaf",))
+        await service.quiz.answer(member(f"m{i:02}"), medium.post.id, "B")
+    easy = await service.quiz.post_question(ADMIN, pack="mini", difficulty="easy", tags=("leaf",))
     zed = member("zed")
-    await service.answer(zed, easy.post.id, "A")  # right, fewer points
+    await service.quiz.answer(zed, easy.post.id, "A")  # right, fewer points
     board = await service.standings.board(zed, "all")
     assert [r.display_name for r in board.rows] == [f"m{i:02}" for i in range(10)]
     assert {r.rank for r in board.rows} == {1}
@@ -90,18 +90,20 @@ async def test_a_caller_below_the_top_ten_comes_with_their_own_row(
 
 
 async def test_a_members_report_has_points_accuracy_streak_rank_and_cards(
-    service: StudyService, clock: SimulatedClock
+    service: Services, clock: SimulatedClock
 ) -> None:
     fresh = await service.standings.member_report(ANN)
     assert fresh.own and fresh.accuracy is None
     assert (fresh.stats.answered, fresh.stats.points_all, fresh.stats.current_streak) == (0, 0, 0)
     assert fresh.reviews is not None and fresh.reviews.cards == 0
 
-    draft = await service.post_question(ADMIN, pack="mini", difficulty="medium")  # 20 pts, B
-    await service.answer(ANN, draft.post.id, "B")
-    await service.answer(BOB, draft.post.id, "A")
-    card = await service.post_question(ADMIN, pack="mini", difficulty="easy", tags=("autograd",))
-    await service.answer(ANN, card.post.id, "forgot")
+    draft = await service.quiz.post_question(ADMIN, pack="mini", difficulty="medium")  # 20 pts, B
+    await service.quiz.answer(ANN, draft.post.id, "B")
+    await service.quiz.answer(BOB, draft.post.id, "A")
+    card = await service.quiz.post_question(
+        ADMIN, pack="mini", difficulty="easy", tags=("autograd",)
+    )
+    await service.quiz.answer(ANN, card.post.id, "forgot")
     clock.advance(timedelta(days=1))
 
     mine = await service.standings.member_report(ANN)
@@ -129,7 +131,7 @@ async def test_a_members_report_has_points_accuracy_streak_rank_and_cards(
 
 
 async def test_schedules_come_with_their_next_times_in_their_own_zone(
-    service: StudyService, clock: SimulatedClock
+    service: Services, clock: SimulatedClock
 ) -> None:
     clock.set(utc(2026, 3, 27, 12))
     empty = await service.schedules.channel_schedules(ANN)
@@ -175,17 +177,17 @@ async def test_schedules_come_with_their_next_times_in_their_own_zone(
 
 
 async def test_a_channels_history_is_its_questions_newest_first_open_ones_without_counts(
-    service: StudyService, clock: SimulatedClock
+    service: Services, clock: SimulatedClock
 ) -> None:
     assert (await service.history.channel_history(ANN)).questions == ()
-    first = await service.post_question(ANN, pack="mini", difficulty="medium")  # answer: B
-    await service.answer(ANN, first.post.id, "B")
-    await service.answer(BOB, first.post.id, "A")
-    await service.reveal(ADMIN, first.post.id)
+    first = await service.quiz.post_question(ANN, pack="mini", difficulty="medium")  # answer: B
+    await service.quiz.answer(ANN, first.post.id, "B")
+    await service.quiz.answer(BOB, first.post.id, "A")
+    await service.quiz.reveal(ADMIN, first.post.id)
     clock.advance(timedelta(hours=1))
-    second = await service.post_question(ANN, pack="mini", difficulty="hard")
-    await service.answer(BOB, second.post.id, "A")
-    await service.post_question(ANN_RANDOM, pack="mini")  # another channel's
+    second = await service.quiz.post_question(ANN, pack="mini", difficulty="hard")
+    await service.quiz.answer(BOB, second.post.id, "A")
+    await service.quiz.post_question(ANN_RANDOM, pack="mini")  # another channel's
 
     history = await service.history.channel_history(ANN)
     assert history.channel == "general" and history.timezone == ZoneInfo("UTC")
@@ -207,11 +209,11 @@ async def test_a_channels_history_is_its_questions_newest_first_open_ones_withou
 # --- open reports ------------------------------------------------------------------------------
 
 
-async def test_open_reports_are_rows_and_for_admins_only(service: StudyService) -> None:
+async def test_open_reports_are_rows_and_for_admins_only(service: Services) -> None:
     assert await service.reports.open_reports(ADMIN) == []
-    draft = await service.post_question(ANN, pack="mini", difficulty="medium")
-    await service.report_question(ANN, draft.post.id, "the answer should be A")
-    await service.report_question(BOB, None, "the explanation is vague")
+    draft = await service.quiz.post_question(ANN, pack="mini", difficulty="medium")
+    await service.reports.report(ANN, draft.post.id, "the answer should be A")
+    await service.reports.report(BOB, None, "the explanation is vague")
     with pytest.raises(Forbidden, match="Only admins can see the reports"):
         await service.reports.open_reports(ANN)
     reports = await service.reports.open_reports(ADMIN)
@@ -221,5 +223,5 @@ async def test_open_reports_are_rows_and_for_admins_only(service: StudyService) 
     ]  # fmt: skip
     assert {r.reported_at for r in reports} == {utc(2026, 3, 4, 9)}
     assert await service.reports.open_reports(member("root", admin=True, workspace="ws2")) == []
-    await service.resolve_reports(ADMIN, "d-mc-1")
+    await service.reports.resolve(ADMIN, "d-mc-1")
     assert await service.reports.open_reports(ADMIN) == []

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import build_service
+from bot.app import build_services
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput, RateLimited, Unavailable
 from bot.core.snippets import RunLimits
 from bot.sandbox import Sandbox, SandboxBusy
 from bot.sandbox.result import RunResult
-from bot.services.study import StudyService
+from bot.services.bundle import Services
 from bot.storage.database import Database
 from tests.helpers import member
 from tests.sandbox.sandbox_helpers import sandbox_config
@@ -35,21 +35,23 @@ async def sandbox() -> AsyncIterator[Sandbox]:
 
 def _service(
     db: Database, clock: SimulatedClock, runner: Sandbox | None, **limits: int
-) -> StudyService:
+) -> Services:
     run_limits = RunLimits(
         timeout_s=3.0,
         memory_mb=128,
         max_bytes=limits.get("max_bytes", 65536),
         per_minute=limits.get("per_minute", 20),
     )
-    return build_service(db, clock, rng=random.Random(1), runner=runner, run_limits=run_limits)
+    return build_services(
+        db, clock, rng=random.Random(1), runner=runner, run_limits=run_limits
+    ).services
 
 
 async def test_output_is_shown_with_mentions_defused(
     db: Database, clock: SimulatedClock, sandbox: Sandbox
 ) -> None:
     service = _service(db, clock, sandbox)
-    reply = await service.run_snippet(ANN, 'print("hi @everyone <@123> ```")')
+    reply = await service.runs.run(ANN, 'print("hi @everyone <@123> ```")')
     text = reply.plain_text()
     assert not reply.ephemeral
     assert text.startswith("Snippet from ann\n\n✅ Ran in ")
@@ -83,7 +85,7 @@ async def test_each_outcome_has_a_status_line_that_says_what_happened(
     status: str,
     detail: str | None,
 ) -> None:
-    text = (await _service(db, clock, sandbox).run_snippet(ANN, code)).plain_text()
+    text = (await _service(db, clock, sandbox).runs.run(ANN, code)).plain_text()
     assert status in text
     if detail:
         assert detail in text
@@ -92,7 +94,7 @@ async def test_each_outcome_has_a_status_line_that_says_what_happened(
 async def test_long_output_is_cut_for_chat_and_attached_whole(
     db: Database, clock: SimulatedClock, sandbox: Sandbox
 ) -> None:
-    reply = await _service(db, clock, sandbox).run_snippet(ANN, "for i in range(500): print(i)")
+    reply = await _service(db, clock, sandbox).runs.run(ANN, "for i in range(500): print(i)")
     text = reply.plain_text()
     assert "    29\n" in text and "    30\n" not in text
     assert "Output cut for chat; the full output is attached." in text
@@ -106,18 +108,18 @@ async def test_rate_limit_and_one_run_at_a_time(
 ) -> None:
     service = _service(db, clock, sandbox, per_minute=2)
     slow, fast = (
-        service.run_snippet(ANN, "import time; time.sleep(1)"),
-        service.run_snippet(ANN, "print(1)"),
+        service.runs.run(ANN, "import time; time.sleep(1)"),
+        service.runs.run(ANN, "print(1)"),
     )
     results = await asyncio.gather(slow, fast, return_exceptions=True)
     assert "Ran in" in results[0].plain_text()  # type: ignore[union-attr]
     assert isinstance(results[1], RateLimited) and "still running" in str(results[1])
-    await service.run_snippet(ANN, "print(2)")
+    await service.runs.run(ANN, "print(2)")
     with pytest.raises(RateLimited, match=r"2 snippets a minute; try again in \d+ s"):
-        await service.run_snippet(ANN, "print(3)")
-    await service.run_snippet(member("bob"), "print(4)")  # others are not held back
+        await service.runs.run(ANN, "print(3)")
+    await service.runs.run(member("bob"), "print(4)")  # others are not held back
     clock.advance(timedelta(minutes=1))
-    await service.run_snippet(ANN, "print(5)")
+    await service.runs.run(ANN, "print(5)")
 
 
 async def test_bad_input_is_refused_before_running(
@@ -125,22 +127,22 @@ async def test_bad_input_is_refused_before_running(
 ) -> None:
     service = _service(db, clock, sandbox, max_bytes=100)
     with pytest.raises(BadInput, match="100"):
-        await service.run_snippet(ANN, "x = 1\n" * 50)
+        await service.runs.run(ANN, "x = 1\n" * 50)
     with pytest.raises(BadInput, match="NUL"):
-        await service.run_snippet(ANN, "print(1)\x00")
+        await service.runs.run(ANN, "print(1)\x00")
     with pytest.raises(BadInput, match="no code"):
-        await service.run_snippet(ANN, "   \n")
+        await service.runs.run(ANN, "   \n")
 
 
 async def test_without_isolation_nothing_runs(
     db: Database, clock: SimulatedClock, tmp_path: Path
 ) -> None:
     with pytest.raises(Unavailable, match="turned off"):
-        await _service(db, clock, None).run_snippet(ANN, "print(1)")
+        await _service(db, clock, None).runs.run(ANN, "print(1)")
     missing = sandbox_config(bwrap=str(tmp_path / "no-bwrap"), preload=())
     async with Sandbox(missing) as broken:
         with pytest.raises(Unavailable, match=r"unavailable on this host: .*bwrap"):
-            await _service(db, clock, broken).run_snippet(ANN, "print(1)")
+            await _service(db, clock, broken).runs.run(ANN, "print(1)")
 
 
 class BusySandbox:
@@ -158,9 +160,9 @@ async def test_a_busy_sandbox_asks_the_member_to_try_again(
 ) -> None:
     service = _service(db, clock, BusySandbox())  # type: ignore[arg-type]
     with pytest.raises(Unavailable) as refused:
-        await service.run_snippet(ANN, "print(1)")
+        await service.runs.run(ANN, "print(1)")
     assert str(refused.value) == (
         "The sandbox is busy with other snippets right now; try again in a moment."
     )
     with pytest.raises(Unavailable):  # and it stays a retry, not a rate-limit strike
-        await service.run_snippet(ANN, "print(2)")
+        await service.runs.run(ANN, "print(2)")

@@ -25,13 +25,14 @@ from bot.core.schedule_spec import (
     next_occurrence,
     occurrences,
 )
+from bot.scheduler import SchedulerParts
+from bot.services.bundle import Services
 from bot.services.schedule_book import (
     MAX_SCHEDULES_PER_CHANNEL,
     CatchUp,
     ScheduleReply,
     catch_up,
 )
-from bot.services.study import StudyService
 from bot.storage.database import Database
 from tests.helpers import member, schedule_command
 
@@ -44,7 +45,7 @@ def text(reply: ScheduleReply) -> str:
     return reply.message.plain_text()
 
 
-async def add(service: StudyService, *args: str, who=ADMIN) -> int:  # type: ignore[no-untyped-def]
+async def add(service: Services, *args: str, who=ADMIN) -> int:  # type: ignore[no-untyped-def]
     reply = await schedule_command(service, who, "add", list(args))
     assert reply.message.ephemeral and reply.draft is None
     body = text(reply)
@@ -59,7 +60,7 @@ def utc(*args: int) -> datetime:
 # --- add and list --------------------------------------------------------------------------
 
 
-async def test_add_confirms_with_the_description_and_first_question(service: StudyService) -> None:
+async def test_add_confirms_with_the_description_and_first_question(service: Services) -> None:
     reply = await schedule_command(
         service,
         ADMIN,
@@ -72,12 +73,12 @@ async def test_add_confirms_with_the_description_and_first_question(service: Stu
     )
 
 
-async def test_add_today_if_the_time_is_still_ahead(service: StudyService) -> None:
+async def test_add_today_if_the_time_is_still_ahead(service: Services) -> None:
     reply = await schedule_command(service, ADMIN, "add", ["09:01"])  # workspace default: UTC
     assert text(reply).endswith("First question: Wed 2026-03-04 09:01 UTC.")
 
 
-async def test_list_is_for_everyone_and_shows_next_times(service: StudyService) -> None:
+async def test_list_is_for_everyone_and_shows_next_times(service: Services) -> None:
     first = await add(service, "09:00", "Europe/Berlin", "weekdays")
     second = await add(service, "18:30", "America/New_York", "mon,wed,fri", "--difficulty", "easy")
     await schedule_command(service, ADMIN, "pause", [str(second)])
@@ -92,18 +93,18 @@ async def test_list_is_for_everyone_and_shows_next_times(service: StudyService) 
     )
 
 
-async def test_list_of_an_empty_channel_says_how_to_add(service: StudyService) -> None:
+async def test_list_of_an_empty_channel_says_how_to_add(service: Services) -> None:
     body = text(await schedule_command(service, ANN, "list", []))
     assert "No schedules in #general yet" in body and "schedule add 09:00" in body
 
 
-async def test_schedules_belong_to_their_channel(service: StudyService) -> None:
+async def test_schedules_belong_to_their_channel(service: Services) -> None:
     await add(service, "09:00")
     other = member("root", admin=True, channel="random")
     assert "No schedules in #random" in text(await schedule_command(service, other, "list", []))
 
 
-async def test_a_bad_spec_names_the_field_the_reason_and_an_example(service: StudyService) -> None:
+async def test_a_bad_spec_names_the_field_the_reason_and_an_example(service: Services) -> None:
     with pytest.raises(BadInput) as caught:
         await schedule_command(service, ADMIN, "add", ["09:00", "Europe/Berln"])
     assert str(caught.value) == (
@@ -116,7 +117,7 @@ async def test_a_bad_spec_names_the_field_the_reason_and_an_example(service: Stu
         await schedule_command(service, ADMIN, "add", [])
 
 
-async def test_add_refuses_filters_that_could_never_post(service: StudyService) -> None:
+async def test_add_refuses_filters_that_could_never_post(service: Services) -> None:
     with pytest.raises(BadInput, match=r"^pack: no pack called 'mimi' — did you mean mini\?"):
         await schedule_command(service, ADMIN, "add", ["09:00", "--pack", "mimi"])
     with pytest.raises(BadInput, match=r"^filters: no questions match pack mini, tag nope"):
@@ -124,19 +125,21 @@ async def test_add_refuses_filters_that_could_never_post(service: StudyService) 
     assert "No schedules" in text(await schedule_command(service, ADMIN, "list", []))
 
 
-async def test_a_channel_has_at_most_so_many_schedules(service: StudyService) -> None:
+async def test_a_channel_has_at_most_so_many_schedules(
+    timed: SchedulerParts, service: Services
+) -> None:
     await asyncio.gather(
         *(schedule_command(service, ADMIN, "add", [f"{h:02d}:00"]) for h in range(20)),
         *(schedule_command(service, ADMIN, "add", [f"{h:02d}:30"]) for h in range(10)),
         return_exceptions=True,
     )
-    rows = await service.db.fetchval("SELECT count(*) FROM schedules WHERE deleted_at IS NULL")
+    rows = await timed.db.fetchval("SELECT count(*) FROM schedules WHERE deleted_at IS NULL")
     assert rows == MAX_SCHEDULES_PER_CHANNEL
     with pytest.raises(BadInput, match="already has 25 schedules"):
         await schedule_command(service, ADMIN, "add", ["23:59"])
 
 
-async def test_the_spec_is_stored_as_readable_json(service: StudyService, db: Database) -> None:
+async def test_the_spec_is_stored_as_readable_json(service: Services, db: Database) -> None:
     await add(service, "9am", "europe/berlin", "mon-fri", "--tag", "autograd", "--window", "1h")
     stored = json.loads(await db.fetchval("SELECT spec FROM schedules"))
     assert stored == {
@@ -167,7 +170,7 @@ async def test_the_spec_is_stored_as_readable_json(service: StudyService, db: Da
     ],
 )
 async def test_members_who_are_not_admins_cannot_change_schedules(
-    service: StudyService, verb: str, args: list[str]
+    service: Services, verb: str, args: list[str]
 ) -> None:
     await add(service, "10:00")
     with pytest.raises(Forbidden, match=r"^Only admins can change schedules"):
@@ -176,14 +179,14 @@ async def test_members_who_are_not_admins_cannot_change_schedules(
     assert "#1 10:00 UTC daily" in body and "paused" not in body  # nothing changed
 
 
-async def test_everyone_may_preview(service: StudyService) -> None:
+async def test_everyone_may_preview(service: Services) -> None:
     await add(service, "10:00")
     assert "Wed 2026-03-04 10:00 UTC" in text(
         await schedule_command(service, ANN, "preview", ["1"])
     )
 
 
-async def test_a_schedule_of_another_workspace_is_not_found(service: StudyService) -> None:
+async def test_a_schedule_of_another_workspace_is_not_found(service: Services) -> None:
     await add(service, "10:00")
     for verb in ("remove", "pause", "resume", "skip", "now", "preview"):
         with pytest.raises(NotFound, match=r"There is no schedule #1 here"):
@@ -192,7 +195,7 @@ async def test_a_schedule_of_another_workspace_is_not_found(service: StudyServic
         await schedule_command(service, ADMIN, "pause", ["99"])
 
 
-async def test_bad_ids_verbs_and_counts(service: StudyService) -> None:
+async def test_bad_ids_verbs_and_counts(service: Services) -> None:
     await add(service, "10:00")
     with pytest.raises(BadInput, match="`one` is not a schedule id"):
         await schedule_command(service, ADMIN, "pause", ["one"])
@@ -210,7 +213,7 @@ async def test_bad_ids_verbs_and_counts(service: StudyService) -> None:
 
 
 async def test_preview_in_the_schedule_timezone_across_dst(
-    service: StudyService, clock: SimulatedClock
+    service: Services, clock: SimulatedClock
 ) -> None:
     clock.set(utc(2026, 3, 27, 12))
     await add(service, "02:30", "Europe/Berlin")
@@ -224,7 +227,7 @@ async def test_preview_in_the_schedule_timezone_across_dst(
 
 
 async def test_skip_skips_the_next_occurrence_and_again_the_one_after(
-    service: StudyService,
+    service: Services,
 ) -> None:
     await add(service, "10:00")
     first = text(await schedule_command(service, ADMIN, "skip", ["1"]))
@@ -240,7 +243,7 @@ async def test_skip_skips_the_next_occurrence_and_again_the_one_after(
 
 
 async def test_pause_then_resume_posts_from_now_on(
-    service: StudyService, clock: SimulatedClock
+    service: Services, clock: SimulatedClock
 ) -> None:
     await add(service, "10:00")
     assert "paused: nothing posts until `schedule resume 1`" in text(
@@ -256,7 +259,7 @@ async def test_pause_then_resume_posts_from_now_on(
 
 
 async def test_remove_hides_the_schedule_and_later_commands_do_not_find_it(
-    service: StudyService, db: Database
+    service: Services, db: Database
 ) -> None:
     await add(service, "10:00")
     assert text(await schedule_command(service, ADMIN, "remove", ["1"])) == (
@@ -269,7 +272,7 @@ async def test_remove_hides_the_schedule_and_later_commands_do_not_find_it(
 
 
 async def test_a_schedule_that_no_longer_reads_can_still_be_removed(
-    service: StudyService, db: Database
+    service: Services, db: Database
 ) -> None:
     await add(service, "10:00", "Europe/Berlin")
     spec = json.loads(await db.fetchval("SELECT spec FROM schedules WHERE id = 1"))
@@ -290,7 +293,7 @@ async def test_a_schedule_that_no_longer_reads_can_still_be_removed(
 
 
 async def test_now_returns_a_draft_with_the_schedule_filters_and_mention(
-    service: StudyService, clock: SimulatedClock
+    service: Services, clock: SimulatedClock
 ) -> None:
     await add(
         service, "10:00", "--pack", "mini", "--difficulty", "medium", "--window", "30m",
@@ -307,7 +310,7 @@ async def test_now_returns_a_draft_with_the_schedule_filters_and_mention(
 
 
 async def test_now_closes_the_previous_until_next_post(
-    service: StudyService, clock: SimulatedClock
+    timed: SchedulerParts, service: Services, clock: SimulatedClock
 ) -> None:
     await add(service, "10:00")
     first = (await schedule_command(service, ADMIN, "now", ["1"])).draft
@@ -315,15 +318,13 @@ async def test_now_closes_the_previous_until_next_post(
     assert "Answers close when the next question posts." in first.message.plain_text()
     clock.advance(timedelta(minutes=5))
     await schedule_command(service, ADMIN, "now", ["1"])
-    assert [p.id for p in await service.posts.due_to_close(clock.now())] == [first.post.id]
+    assert [p.id for p in await timed.posts.due_to_close(clock.now())] == [first.post.id]
 
 
 # --- concurrent edits ----------------------------------------------------------------------
 
 
-async def test_concurrent_edits_leave_one_consistent_state(
-    service: StudyService, db: Database
-) -> None:
+async def test_concurrent_edits_leave_one_consistent_state(service: Services, db: Database) -> None:
     ids = [await add(service, f"{h:02d}:00") for h in range(6)]
     calls = []
     for schedule_id in ids:
@@ -455,7 +456,7 @@ TORCH_HELP = member("root", admin=True, channel="torch-help")
 
 @pytest.mark.parametrize("verb", ["remove", "pause", "resume", "skip", "now", "preview"])
 async def test_an_id_from_another_channel_is_refused_and_names_the_owner(
-    service: StudyService, verb: str
+    service: Services, verb: str
 ) -> None:
     schedule_id = await add(service, "09:00", "Europe/Berlin")  # in #general
     with pytest.raises(BadInput) as info:
@@ -470,7 +471,7 @@ async def test_an_id_from_another_channel_is_refused_and_names_the_owner(
 
 
 async def test_naming_the_channel_acts_on_its_schedule_and_the_reply_says_where(
-    service: StudyService,
+    service: Services,
 ) -> None:
     schedule_id = await add(service, "09:00", "Europe/Berlin")
     reply = text(
@@ -483,7 +484,7 @@ async def test_naming_the_channel_acts_on_its_schedule_and_the_reply_says_where(
 
 
 async def test_an_identical_schedule_is_refused_with_the_existing_id(
-    service: StudyService,
+    service: Services,
 ) -> None:
     first = await add(service, "09:00", "Europe/Berlin")
     with pytest.raises(BadInput) as info:
@@ -498,7 +499,7 @@ async def test_an_identical_schedule_is_refused_with_the_existing_id(
 
 
 async def test_a_schedule_posting_within_a_minute_of_another_is_added_with_a_warning(
-    service: StudyService,
+    service: Services,
 ) -> None:
     first = await add(service, "09:00", "Europe/Berlin")
     reply = text(
@@ -511,7 +512,7 @@ async def test_a_schedule_posting_within_a_minute_of_another_is_added_with_a_war
 
 
 async def test_a_legacy_zone_is_accepted_with_a_warning_naming_the_city_zone(
-    service: StudyService,
+    service: Services,
 ) -> None:
     reply = text(await schedule_command(service, ADMIN, "add", ["09:00", "EST"]))
     assert reply.startswith("✅ Schedule #")

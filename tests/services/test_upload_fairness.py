@@ -16,7 +16,7 @@ import pytest
 from bot.core.errors import RateLimited
 from bot.sandbox import Sandbox
 from bot.sandbox.host.turns import Turns
-from bot.services.study import StudyService
+from bot.services.bundle import Services
 from tests.helpers import member
 
 pytestmark = pytest.mark.slow
@@ -52,12 +52,12 @@ def sandbox_options() -> dict[str, object]:
 
 
 async def test_members_uploads_hold_one_slot_and_a_run_goes_first(
-    sandboxed_service: StudyService, sandbox: Sandbox
+    sandboxed_service: Services, sandbox: Sandbox
 ) -> None:
     uploaders = [member(name) for name in ("ann", "bob", "cy")]
     uploads = [
         asyncio.create_task(
-            sandboxed_service.check_pack_upload(who, f"slow{i}.yaml", slow_pack(f"slow{i}", 4))
+            sandboxed_service.packs.check_upload(who, f"slow{i}.yaml", slow_pack(f"slow{i}", 4))
         )
         for i, who in enumerate(uploaders)
     ]
@@ -65,7 +65,7 @@ async def test_members_uploads_hold_one_slot_and_a_run_goes_first(
     while (await sandbox.status())["running_checks"] == 0:  # noqa: ASYNC110 - polling a process
         await asyncio.sleep(0.05)
     # While the uploads check their code, another member's /run is served, not queued.
-    run = asyncio.create_task(sandboxed_service.run_snippet(member("dee"), "print('mine')"))
+    run = asyncio.create_task(sandboxed_service.runs.run(member("dee"), "print('mine')"))
     while not run.done():
         status = await sandbox.status()
         most_checks = max(most_checks, int(status["running_checks"]))
@@ -81,16 +81,16 @@ async def test_members_uploads_hold_one_slot_and_a_run_goes_first(
 
 
 async def test_an_upload_counts_against_its_uploaders_own_limits(
-    sandboxed_service: StudyService, sandbox: Sandbox
+    sandboxed_service: Services, sandbox: Sandbox
 ) -> None:
     ann = member("ann")
     upload = asyncio.create_task(
-        sandboxed_service.check_pack_upload(ann, "slow.yaml", slow_pack("slow", 2))
+        sandboxed_service.packs.check_upload(ann, "slow.yaml", slow_pack("slow", 2))
     )
     while not upload.done() and (await sandbox.status())["running_checks"] == 0:  # noqa: ASYNC110
         await asyncio.sleep(0.05)
     with pytest.raises(RateLimited, match="still running"):
-        await sandboxed_service.run_snippet(ann, "print(1)")
+        await sandboxed_service.runs.run(ann, "print(1)")
     assert "no problems" in (await upload).plain_text()
 
 

@@ -10,7 +10,7 @@ import yaml
 
 from bot.core.errors import BadInput
 from bot.questions.written import WrittenQuestion
-from bot.services.study import StudyService
+from bot.services.bundle import Services
 from tests.helpers import member
 
 pytestmark = pytest.mark.slow
@@ -39,9 +39,9 @@ def _question(**fields: str) -> WrittenQuestion:
 
 
 async def test_an_admins_question_is_checked_in_the_sandbox_and_added(
-    sandboxed_service: StudyService, tmp_path: Path
+    sandboxed_service: Services, tmp_path: Path
 ) -> None:
-    reply = await sandboxed_service.write_question(ADMIN, _question())
+    reply = await sandboxed_service.packs.write_question(ADMIN, _question())
     text = reply.plain_text()
     assert reply.ephemeral and reply.title is not None
     assert reply.title.startswith("✍️ `community-1` — ✅ community.yaml: pack community")
@@ -51,10 +51,10 @@ async def test_an_admins_question_is_checked_in_the_sandbox_and_added(
     assert item["id"] == "community-1" and item["kind"] == "multiple_choice"
     assert item["expect_stdout"] == "tensor([2., 2.])\n"
     assert item["choices"][0] == {"text": "tensor([2., 2.])", "correct": True}
-    draft = await sandboxed_service.post_question(ANN, pack="community")
+    draft = await sandboxed_service.quiz.post_question(ANN, pack="community")
     assert draft.post.question_id == "community-1"
 
-    second = await sandboxed_service.write_question(
+    second = await sandboxed_service.packs.write_question(
         ADMIN, WrittenQuestion(prompt="What is a leaf tensor?", answer="One you made yourself.")
     )
     assert "1 new" in second.plain_text()
@@ -64,19 +64,21 @@ async def test_an_admins_question_is_checked_in_the_sandbox_and_added(
 
 
 async def test_wrong_code_claims_and_members_questions_are_not_added(
-    sandboxed_service: StudyService, tmp_path: Path
+    sandboxed_service: Services, tmp_path: Path
 ) -> None:
-    wrong = await sandboxed_service.write_question(ADMIN, _question(expected="tensor([1., 1.])"))
+    wrong = await sandboxed_service.packs.write_question(
+        ADMIN, _question(expected="tensor([1., 1.])")
+    )
     text = wrong.plain_text()
     assert "community.yaml:" in text and "community-1" in text and "differs" in text
     assert "Not added: its code did not do what you said" in text
     assert not (tmp_path / "packs" / "community.yaml").exists()
 
-    members = await sandboxed_service.write_question(ANN, _question())
+    members = await sandboxed_service.packs.write_question(ANN, _question())
     assert "Your question is valid. Only admins add questions" in members.plain_text()
     assert not (tmp_path / "packs" / "community.yaml").exists()
 
-    duplicate = await sandboxed_service.write_question(
+    duplicate = await sandboxed_service.packs.write_question(
         ADMIN, _question(prompt="When is the autograd graph built?", code="", expected="")
     )
     assert "near-duplicate" in duplicate.plain_text() or "duplicate" in duplicate.plain_text()
@@ -93,7 +95,7 @@ async def test_wrong_code_claims_and_members_questions_are_not_added(
     ],
 )
 async def test_form_problems_name_the_field(
-    sandboxed_service: StudyService, fields: dict[str, str], message: str
+    sandboxed_service: Services, fields: dict[str, str], message: str
 ) -> None:
     with pytest.raises(BadInput, match=message):
-        await sandboxed_service.write_question(ADMIN, _question(**fields))
+        await sandboxed_service.packs.write_question(ADMIN, _question(**fields))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import build_service
+from bot.app import build_services
 from bot.core.clock import SimulatedClock
 from bot.questions.loader import load_packs
 from bot.storage.database import open_database
@@ -26,16 +26,17 @@ async def _history(path: Path) -> None:
     """A bot's worth of rows: schedules, posts, answers (scores, streaks, reviews), settings."""
     clock = SimulatedClock(START)
     async with await open_database(path) as db:
-        service = build_service(db, clock, default_timezone="UTC", rng=random.Random(5))
-        await service.sync_packs(load_packs(TEST_PACKS).packs)
+        built = build_services(db, clock, default_timezone="UTC", rng=random.Random(5))
+        service = built.services
+        await service.packs.sync(load_packs(TEST_PACKS).packs)
         admin = member("root", admin=True)
         await schedule_command(service, admin, "add", ["09:00"])
         for _day in range(3):
-            draft = await service.post_question(admin)
+            draft = await service.quiz.post_question(admin)
             for name in ("ann", "bob", "cy"):
                 for choice in ("A", "good"):
                     try:
-                        await service.answer(member(name), draft.post.id, choice)
+                        await service.quiz.answer(member(name), draft.post.id, choice)
                         break
                     except Exception:
                         continue

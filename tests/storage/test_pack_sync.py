@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from bot.app import build_service
+from bot.app import build_services
 from bot.core.clock import SimulatedClock
 from bot.questions.loader import load_packs
 from bot.storage.database import Database
@@ -22,11 +22,12 @@ def _packs_copy(tmp_path: Path) -> Path:
 async def test_second_sync_of_unchanged_files_changes_nothing(
     db: Database, clock: SimulatedClock, tmp_path: Path
 ) -> None:
-    service = build_service(db, clock)
+    built = build_services(db, clock)
+    service = built.services
     folder = _packs_copy(tmp_path)
-    first = await service.sync_packs(load_packs(folder).packs)
+    first = await service.packs.sync(load_packs(folder).packs)
     assert first.added == 6 and first.updated == 0
-    second = await service.sync_packs(load_packs(folder).packs)
+    second = await service.packs.sync(load_packs(folder).packs)
     assert (second.added, second.updated, second.retired) == (0, 0, 0)
     assert await db.fetchval("SELECT count(*) FROM question_versions") == 6
 
@@ -34,10 +35,11 @@ async def test_second_sync_of_unchanged_files_changes_nothing(
 async def test_an_edited_question_keeps_the_old_version_for_old_posts(
     db: Database, clock: SimulatedClock, tmp_path: Path
 ) -> None:
-    service = build_service(db, clock)
+    built = build_services(db, clock)
+    service = built.services
     folder = _packs_copy(tmp_path)
-    await service.sync_packs(load_packs(folder).packs)
-    draft = await service.post_question(member("ann"), pack="mini", difficulty="medium")
+    await service.packs.sync(load_packs(folder).packs)
+    draft = await service.quiz.post_question(member("ann"), pack="mini", difficulty="medium")
     assert "When is the autograd graph built?" in draft.message.plain_text()
 
     pack_file = folder / "mini.yaml"
@@ -46,15 +48,17 @@ async def test_an_edited_question_keeps_the_old_version_for_old_posts(
             "When is the autograd graph built?", "At what moment does autograd build its graph?"
         )
     )
-    report = await service.sync_packs(load_packs(folder).packs)
+    report = await service.packs.sync(load_packs(folder).packs)
     assert report.updated == 1
     assert await db.fetchval("SELECT count(*) FROM question_versions") == 7
 
     # The old post still reveals the text it was posted with...
-    edit = await service.reveal(member("ann", admin=True), draft.post.id)
+    edit = await service.quiz.reveal(member("ann", admin=True), draft.post.id)
     assert "When is the autograd graph built?" in edit.message.plain_text()
     # ...and it counts as the same question: the channel sees the other five first.
-    later = [(await service.post_question(member("ann"), pack="mini")).message for _ in range(5)]
+    later = [
+        (await service.quiz.post_question(member("ann"), pack="mini")).message for _ in range(5)
+    ]
     assert sorted(m.question_id or "" for m in later) == [
         "d-flash-1",
         "d-mc-2",
@@ -67,16 +71,17 @@ async def test_an_edited_question_keeps_the_old_version_for_old_posts(
 async def test_removed_items_and_packs_are_retired_not_deleted(
     db: Database, clock: SimulatedClock, tmp_path: Path
 ) -> None:
-    service = build_service(db, clock)
+    built = build_services(db, clock)
+    service = built.services
     folder = _packs_copy(tmp_path)
-    await service.sync_packs(load_packs(folder).packs)
+    await service.packs.sync(load_packs(folder).packs)
     (folder / "mini.yaml").unlink()
-    report = await service.sync_packs(load_packs(folder).packs)
+    report = await service.packs.sync(load_packs(folder).packs)
     assert report.retired == 1
     assert await db.fetchval("SELECT count(*) FROM questions") == 6
     assert await db.fetchval("SELECT count(*) FROM packs WHERE retired_at IS NOT NULL") == 1
-    assert (await service.pack_list()).plain_text() == "No packs are loaded."
+    assert (await service.packs.listing()).plain_text() == "No packs are loaded."
 
     shutil.copy(TEST_PACKS / "mini.yaml", folder / "mini.yaml")
-    await service.sync_packs(load_packs(folder).packs)
-    assert "mini" in (await service.pack_list()).plain_text()
+    await service.packs.sync(load_packs(folder).packs)
+    assert "mini" in (await service.packs.listing()).plain_text()

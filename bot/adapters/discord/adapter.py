@@ -77,10 +77,10 @@ class DiscordAdapter:
         settings = runtime.settings
         self._token = discord_token(settings)  # a SecretStr until the moment of login
         self.settings = settings
-        self.service = runtime.service
+        self.services = runtime.services
         self.shard_range = discord_shards(settings)
         self.bot: StudyBot = study_bot(
-            runtime.service,
+            runtime.services,
             settings,
             gateway=self,
             shard_range=self.shard_range,

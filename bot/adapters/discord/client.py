@@ -40,7 +40,7 @@ from bot.core.gateway import ChatGateway
 from bot.core.messages import Message
 from bot.core.models import ChatContext
 from bot.log import get_logger
-from bot.services.study import StudyService
+from bot.services.bundle import Services
 from bot.settings import Settings
 
 __all__ = ["ShardedStudyBot", "StudyBot", "StudyTree", "intents", "study_bot"]
@@ -69,7 +69,7 @@ class StudyBot(commands.Bot):
 
     def __init__(
         self,
-        service: StudyService,
+        service: Services,
         settings: Settings,
         *,
         gateway: ChatGateway,
@@ -92,7 +92,7 @@ class StudyBot(commands.Bot):
             max_messages=None,  # the bot never reads its message cache
             **client_options,
         )
-        self.service = service
+        self.services = service
         self.settings = settings
         self.gateway = gateway  # the adapter: how /schedule now publishes, like the scheduler
         self.logged_in = asyncio.Event()
@@ -197,7 +197,7 @@ class ShardedStudyBot(StudyBot, commands.AutoShardedBot):
 
     def __init__(
         self,
-        service: StudyService,
+        service: Services,
         settings: Settings,
         *,
         gateway: ChatGateway,
@@ -216,7 +216,7 @@ class ShardedStudyBot(StudyBot, commands.AutoShardedBot):
 
 
 def study_bot(
-    service: StudyService,
+    service: Services,
     settings: Settings,
     *,
     gateway: ChatGateway,

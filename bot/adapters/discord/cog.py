@@ -1,7 +1,7 @@
 """The slash commands, the "Run snippet" context menu, and what a button click does.
 
 Each handler turns the interaction into a :class:`ChatContext`, asks the
-:class:`StudyService`, and sends back what it says, rendered by :mod:`.render`. Handlers never
+:class:`Services`, and sends back what it says, rendered by :mod:`.render`. Handlers never
 catch errors: they raise, and the tree's ``on_error`` (or the button/modal hook) hands the error
 to :func:`.errors.report_error`, the one place that decides what the member is told.
 
@@ -20,10 +20,11 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.adapters.commands import help_rows
+from bot.adapters.commands import help_rows, recap_request, remind_request, settings_request
 from bot.adapters.discord.components import QuestionModal, SnippetModal
 from bot.adapters.discord.errors import PENDING_KEY, report_error
 from bot.adapters.discord.render import render
+from bot.core import cards
 from bot.core.errors import BadInput, NotFound, Unavailable
 from bot.core.messages import Action, Message, parse_action
 from bot.core.models import ChatContext
@@ -41,6 +42,7 @@ __all__ = ["StudyCog", "schedule_form_of", "send_reply", "suggest"]
 log = get_logger(__name__)
 
 Difficulty = Literal["easy", "medium", "hard"]
+QuizKind = Literal["multiple_choice", "flashcard", "practice", "open"]
 WindowName = Literal["week", "month", "all"]
 RecapAction = Literal["show", "on", "off", "now"]
 SettingName = Literal[
@@ -123,7 +125,7 @@ class StudyCog(commands.Cog, name="studybot"):
 
     def __init__(self, bot: StudyBot) -> None:
         self.bot = bot
-        self.service = bot.service
+        self.services = bot.services
         self._run_menu = app_commands.ContextMenu(name="Run snippet", callback=self.run_message)
         self._graph_menu = app_commands.ContextMenu(
             name="Show autograd graph", callback=self.graph_message
@@ -148,6 +150,7 @@ class StudyCog(commands.Cog, name="studybot"):
         pack="A question pack (default: any)",
         difficulty="Only questions of this difficulty",
         tag="Only questions with this tag",
+        kind="Only this kind: multiple_choice, flashcard, practice or open",
     )
     async def quiz(
         self,
@@ -155,6 +158,7 @@ class StudyCog(commands.Cog, name="studybot"):
         pack: str | None = None,
         difficulty: Difficulty | None = None,
         tag: str | None = None,
+        kind: QuizKind | None = None,
     ) -> None:
         """Post a question in this channel: answers are private, the reveal is public.
 
@@ -163,13 +167,15 @@ class StudyCog(commands.Cog, name="studybot"):
         """
         ctx = self.context(interaction)
         tags = (tag.strip(),) if tag and tag.strip() else ()
-        draft = await self.service.post_question(ctx, pack=pack, difficulty=difficulty, tags=tags)
+        draft = await self.services.quiz.post_question(
+            ctx, pack=pack, difficulty=difficulty, tags=tags, kinds=(kind,) if kind else ()
+        )
         rendered = render(draft.message)
         response = await interaction.response.send_message(**rendered.send_kwargs())
         message_id = response.message_id
         if message_id is None:  # Discord always returns it with with_response; belt and braces
             message_id = (await interaction.original_response()).id
-        await self.service.attach_message(draft.post.id, str(message_id))
+        await self.services.posting.attach_message(draft.post.id, str(message_id))
         await self.bot.open_thread(int(draft.channel), message_id, draft.message)
 
     @quiz.autocomplete("pack")
@@ -180,7 +186,7 @@ class StudyCog(commands.Cog, name="studybot"):
 
     async def pack_choices(self, current: str) -> list[app_commands.Choice[str]]:
         """Pack slugs (with titles) for autocomplete, from memory: no query per keystroke."""
-        titles = self.service.pack_titles()
+        titles = self.services.catalogue.titles()
         return suggest(((f"{slug} — {title}", slug) for slug, title in titles.items()), current)
 
     def timezone_choices(self, current: str) -> list[app_commands.Choice[str]]:
@@ -200,7 +206,9 @@ class StudyCog(commands.Cog, name="studybot"):
         self, interaction: Interaction, window: WindowName = "week", here: bool = False
     ) -> None:
         """Who is ahead this week, this month or of all time, on the server or in this channel."""
-        board = await self.service.leaderboard(self.context(interaction), window, here=here)
+        board = await self.services.standings.leaderboard(
+            self.context(interaction), window, here=here
+        )
         await send_reply(interaction, board)
 
     @app_commands.command(name="stats")
@@ -215,7 +223,7 @@ class StudyCog(commands.Cog, name="studybot"):
         ctx = self.context(interaction)
         who = None if member is None or str(member.id) == ctx.member else str(member.id)
         try:
-            message = await self.service.stats(ctx, who)
+            message = await self.services.standings.stats(ctx, who)
         except NotFound:
             if member is None or who is None:
                 raise NotFound("You have not answered any questions here yet.") from None
@@ -232,14 +240,14 @@ class StudyCog(commands.Cog, name="studybot"):
         self, interaction: Interaction, count: app_commands.Range[int, 1, 20] = 5
     ) -> None:
         """This channel's last questions, with how the group did (only you see it)."""
-        message = await self.service.recent_questions(self.context(interaction), count)
+        message = await self.services.history.recent(self.context(interaction), count)
         await send_reply(interaction, message.private())
 
     @app_commands.command(name="question")
     @app_commands.describe(id="The question's number (#12 in its footer)")
     async def question(self, interaction: Interaction, id: app_commands.Range[int, 1]) -> None:
         """A past question, with its answer and solution once it closed (only you see it)."""
-        message = await self.service.past_question(self.context(interaction), id)
+        message = await self.services.history.question(self.context(interaction), id)
         await send_reply(interaction, message.private())
 
     @app_commands.command(name="report")
@@ -254,7 +262,7 @@ class StudyCog(commands.Cog, name="studybot"):
         id: app_commands.Range[int, 1] | None = None,
     ) -> None:
         """Tell the admins a question is wrong (only they see reports)."""
-        message = await self.service.report_question(self.context(interaction), id, reason)
+        message = await self.services.reports.report(self.context(interaction), id, reason)
         await send_reply(interaction, message.private())
 
     @app_commands.command(name="reports")
@@ -263,9 +271,9 @@ class StudyCog(commands.Cog, name="studybot"):
         """The open reports of wrong questions (admins)."""
         ctx = self.context(interaction)
         if resolve:
-            message = await self.service.resolve_reports(ctx, resolve.strip())
+            message = await self.services.reports.resolve(ctx, resolve.strip())
         else:
-            message = await self.service.open_reports(ctx)
+            message = await self.services.reports.listing(ctx)
         await send_reply(interaction, message.private())
 
     @app_commands.command(name="recap")
@@ -283,7 +291,8 @@ class StudyCog(commands.Cog, name="studybot"):
         args: list[str] = [] if action == "show" else [action]
         if when:
             args.extend(when.split())
-        message = await self.service.recap_command(self.context(interaction), args)
+        request = recap_request("discord", args)
+        message = await self.services.recaps.command(self.context(interaction), request)
         await send_reply(interaction, message)
 
     # --- settings ----------------------------------------------------------------------------
@@ -306,7 +315,10 @@ class StudyCog(commands.Cog, name="studybot"):
                 raise BadInput("Pick the `setting` to change as well as its `value`.")
             args.append(value)
         ctx = self.context(interaction)
-        await send_reply(interaction, (await self.service.settings_command(ctx, args)).private())
+        request = settings_request("discord", args)
+        await send_reply(
+            interaction, (await self.services.settings.command(ctx, request)).private()
+        )
 
     @settings.autocomplete("value")
     async def _settings_value(
@@ -329,10 +341,11 @@ class StudyCog(commands.Cog, name="studybot"):
         """Your due cards, one at a time (spaced repetition); only you see them."""
         ctx = self.context(interaction)
         if remind is not None:
-            args = [remind, *([timezone] if timezone else [])]
-            await send_reply(interaction, (await self.service.review_remind(ctx, args)).private())
+            request = remind_request("discord", [remind, *([timezone] if timezone else [])])
+            reply = await self.services.reminders.command(ctx, request)
+            await send_reply(interaction, reply.private())
             return
-        turn = await self.service.review_next(ctx)
+        turn = await self.services.review.next(ctx)
         await send_reply(interaction, turn.as_message())
 
     @review.autocomplete("timezone")
@@ -348,20 +361,20 @@ class StudyCog(commands.Cog, name="studybot"):
     @pack.command(name="list")
     async def pack_list(self, interaction: Interaction) -> None:
         """The question packs, and which are on in this channel."""
-        await send_reply(interaction, await self.service.pack_list(self.context(interaction)))
+        await send_reply(interaction, await self.services.packs.listing(self.context(interaction)))
 
     @pack.command(name="enable")
     @app_commands.describe(name="The pack to turn on in this channel")
     async def pack_enable(self, interaction: Interaction, name: str) -> None:
         """Turn a question pack back on in this channel (admins)."""
-        reply = await self.service.pack_enable(self.context(interaction), name)
+        reply = await self.services.packs.enable(self.context(interaction), name)
         await send_reply(interaction, reply.private())
 
     @pack.command(name="disable")
     @app_commands.describe(name="The pack to turn off in this channel")
     async def pack_disable(self, interaction: Interaction, name: str) -> None:
         """Turn a question pack off in this channel only (admins)."""
-        reply = await self.service.pack_disable(self.context(interaction), name)
+        reply = await self.services.packs.disable(self.context(interaction), name)
         await send_reply(interaction, reply.private())
 
     @pack_enable.autocomplete("name")
@@ -381,7 +394,7 @@ class StudyCog(commands.Cog, name="studybot"):
     ) -> list[app_commands.Choice[str]]:
         """Pack slugs for enable/disable: the ones that would change come first."""
         try:
-            states = await self.service.pack_states(self.context(interaction))
+            states = await self.services.packs.states(self.context(interaction))
         except Exception:
             log.exception("pack autocomplete failed")
             return []
@@ -405,7 +418,7 @@ class StudyCog(commands.Cog, name="studybot"):
         the reply is deferred (privately) because a big pack takes seconds to check.
         """
         ctx = self.context(interaction)
-        self.service.check_pack_file(file.filename, file.size)
+        self.services.packs.check_file(file.filename, file.size)
         await interaction.response.defer(ephemeral=True, thinking=True)
         try:
             raw = await file.read()
@@ -414,14 +427,16 @@ class StudyCog(commands.Cog, name="studybot"):
             raise Unavailable(
                 "I couldn't download that file from Discord; please try again."
             ) from None
-        reply = await self.service.check_pack_upload(ctx, file.filename, raw, force=force)
+        reply = await self.services.packs.check_upload(ctx, file.filename, raw, force=force)
         await send_reply(interaction, reply.private())
 
     @app_commands.command(name="help")
     async def help(self, interaction: Interaction) -> None:
         """What studybot can do, and how answering works."""
         rows = help_rows("discord")
-        await send_reply(interaction, self.service.help(self.context(interaction), rows))
+        await send_reply(
+            interaction, cards.help_message(rows, admin=self.context(interaction).is_admin)
+        )
 
     # --- schedules ---------------------------------------------------------------------------
 
@@ -476,7 +491,7 @@ class StudyCog(commands.Cog, name="studybot"):
             kinds=kinds,
         )
         ctx = self.context(interaction)
-        await self._schedule(interaction, self.service.schedules.add(ctx, form))
+        await self._schedule(interaction, self.services.schedules.add(ctx, form))
 
     @schedule_add.autocomplete("timezone")
     async def _schedule_timezone(
@@ -494,7 +509,7 @@ class StudyCog(commands.Cog, name="studybot"):
     async def schedule_list(self, interaction: Interaction) -> None:
         """This channel's schedules and when each posts next."""
         ctx = self.context(interaction)
-        await self._schedule(interaction, self.service.schedules.list(ctx))
+        await self._schedule(interaction, self.services.schedules.list(ctx))
 
     @schedule.command(name="preview")
     @app_commands.rename(schedule_id="id")
@@ -507,7 +522,7 @@ class StudyCog(commands.Cog, name="studybot"):
     ) -> None:
         """When a schedule posts next, in its own timezone."""
         ctx = self.context(interaction)
-        await self._schedule(interaction, self.service.schedules.preview(ctx, schedule_id, count))
+        await self._schedule(interaction, self.services.schedules.preview(ctx, schedule_id, count))
 
     @schedule.command(name="remove")
     @app_commands.rename(schedule_id="id")
@@ -519,7 +534,7 @@ class StudyCog(commands.Cog, name="studybot"):
     ) -> None:
         """Remove a schedule (admins)."""
         ctx = self.context(interaction)
-        await self._schedule(interaction, self.service.schedules.remove(ctx, schedule_id))
+        await self._schedule(interaction, self.services.schedules.remove(ctx, schedule_id))
 
     @schedule.command(name="pause")
     @app_commands.rename(schedule_id="id")
@@ -531,7 +546,7 @@ class StudyCog(commands.Cog, name="studybot"):
     ) -> None:
         """Pause a schedule until it is resumed (admins)."""
         ctx = self.context(interaction)
-        await self._schedule(interaction, self.service.schedules.pause(ctx, schedule_id))
+        await self._schedule(interaction, self.services.schedules.pause(ctx, schedule_id))
 
     @schedule.command(name="resume")
     @app_commands.rename(schedule_id="id")
@@ -543,7 +558,7 @@ class StudyCog(commands.Cog, name="studybot"):
     ) -> None:
         """Resume a paused schedule (admins)."""
         ctx = self.context(interaction)
-        await self._schedule(interaction, self.service.schedules.resume(ctx, schedule_id))
+        await self._schedule(interaction, self.services.schedules.resume(ctx, schedule_id))
 
     @schedule.command(name="skip")
     @app_commands.rename(schedule_id="id")
@@ -555,7 +570,7 @@ class StudyCog(commands.Cog, name="studybot"):
     ) -> None:
         """Skip a schedule's next question (admins)."""
         ctx = self.context(interaction)
-        await self._schedule(interaction, self.service.schedules.skip(ctx, schedule_id))
+        await self._schedule(interaction, self.services.schedules.skip(ctx, schedule_id))
 
     @schedule.command(name="now")
     @app_commands.rename(schedule_id="id")
@@ -567,7 +582,7 @@ class StudyCog(commands.Cog, name="studybot"):
     ) -> None:
         """Post a schedule's question right now (admins)."""
         ctx = self.context(interaction)
-        await self._schedule(interaction, self.service.schedules.now(ctx, schedule_id))
+        await self._schedule(interaction, self.services.schedules.now(ctx, schedule_id))
 
     async def _schedule(self, interaction: Interaction, call: Awaitable[ScheduleReply]) -> None:
         """Permissions are the core's: ``ctx.is_admin`` says what the adapter saw.
@@ -578,7 +593,7 @@ class StudyCog(commands.Cog, name="studybot"):
         reply = await call
         await send_reply(interaction, reply.message.private())
         if reply.draft is not None:
-            await self.service.publish(reply.draft, self.bot.gateway)
+            await self.services.posting.publish(reply.draft, self.bot.gateway)
 
     # --- snippets ----------------------------------------------------------------------------
 
@@ -597,7 +612,9 @@ class StudyCog(commands.Cog, name="studybot"):
         async def submit(inner: Interaction, fields: dict[str, str]) -> None:
             await inner.response.defer(ephemeral=True, thinking=True)  # the sandbox takes seconds
             question = written_from_fields(fields, difficulty=difficulty, tags=tag_list)
-            await send_reply(inner, (await self.service.write_question(ctx, question)).private())
+            await send_reply(
+                inner, (await self.services.packs.write_question(ctx, question)).private()
+            )
 
         await interaction.response.send_modal(QuestionModal(submit, report_error))
 
@@ -605,7 +622,7 @@ class StudyCog(commands.Cog, name="studybot"):
     async def run(self, interaction: Interaction) -> None:
         """Run a Python snippet with torch (CPU) in a sandbox; opens a code editor."""
         self.context(interaction)
-        self.service.check_snippets()  # say "unavailable" now, not after the code is typed
+        self.services.runs.check()  # say "unavailable" now, not after the code is typed
         await interaction.response.send_modal(SnippetModal(self.run_code, report_error))
 
     async def run_message(self, interaction: Interaction, message: discord.Message) -> None:
@@ -625,7 +642,7 @@ class StudyCog(commands.Cog, name="studybot"):
     ) -> None:
         """Run a snippet and draw the autograd graph it built; opens a code editor."""
         self.context(interaction)
-        self.service.check_snippets()
+        self.services.runs.check()
         names = tuple(n.strip() for n in (of or "").split(",") if n.strip())
         if inputs:
             names = ("*",)
@@ -653,15 +670,15 @@ class StudyCog(commands.Cog, name="studybot"):
         With ``graph`` (tensor names, or ``()`` for the last one) it is a ``/graph``.
         """
         ctx = self.context(interaction)
-        self.service.check_snippets()
+        self.services.runs.check()
         await interaction.response.send_message(
             RUNNING, ephemeral=True, allowed_mentions=discord.AllowedMentions.none()
         )
         interaction.extras[PENDING_KEY] = True
         if graph is None:
-            result = await self.service.run_snippet(ctx, code)
+            result = await self.services.runs.run(ctx, code)
         else:
-            result = await self.service.graph_snippet(ctx, code, graph)
+            result = await self.services.runs.graph(ctx, code, graph)
         rendered = render(result)
         if result.ephemeral:
             interaction.extras.pop(PENDING_KEY, None)
@@ -683,7 +700,7 @@ class StudyCog(commands.Cog, name="studybot"):
         if parsed is None:
             raise BadInput("That button is out of date; ask for a new question.")
         action = parsed[0]
-        reply = (await self.service.click(self.context(interaction), *parsed)).private()
+        reply = (await self.services.quiz.click(self.context(interaction), *parsed)).private()
         source = interaction.message
         replaces_card = action in (Action.ANSWER, Action.REVIEW)
         if replaces_card and source is not None and source.flags.ephemeral:

@@ -63,6 +63,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.adapters.commands import (
     HistoryRequest,
     LeaderboardRequest,
+    PostRequest,
     QuestionRequest,
     QuizRequest,
     ReportRequest,
@@ -91,6 +92,7 @@ from bot.adapters.slack.render import (
     write_modal,
 )
 from bot.adapters.text_commands import run_schedule_command
+from bot.core import cards
 from bot.core.errors import APOLOGY, BadInput, StudyError, Unavailable, UsageError
 from bot.core.messages import (
     ACTION_ID_PATTERN,
@@ -102,13 +104,14 @@ from bot.core.messages import (
     parse_action,
 )
 from bot.core.models import ChatContext
+from bot.core.requests import RecapRequest, RemindRequest, SettingsRequest
 from bot.core.uploads import SLACK, fit_attachments
 from bot.log import get_logger
 from bot.questions.written import WRITE_FIELD_NAMES
 from bot.questions.written import from_fields as written_from_fields
 from bot.runtime import StartupError
+from bot.services.bundle import Services
 from bot.services.packs import PACK_SUFFIXES
-from bot.services.study import StudyService
 from bot.settings import Settings
 
 __all__ = ["ACTION_PATTERN", "EVENTS_PATH", "SlackAdapter", "SlackMode"]
@@ -277,7 +280,7 @@ class SlackAdapter:
 
     def __init__(
         self,
-        service: StudyService,
+        service: Services,
         settings: Settings,
         *,
         http_port: int | None = None,
@@ -289,7 +292,7 @@ class SlackAdapter:
         self._app_token = _secret(settings.slack_app_token)
         signing_secret = _secret(settings.slack_signing_secret)
         self.mode = slack_mode(settings, http_port)
-        self.service = service
+        self.services = service
         self.api_url = settings.slack_api_url
         self.http_port = http_port
         self.http_host = http_host
@@ -690,7 +693,7 @@ class SlackAdapter:
         if command.name in ("run", "graph"):
             # The trigger id is valid for 3 s: open the modal before any lookup, unless /run
             # cannot work here at all (then say so now, not after the code is typed).
-            self.service.check_snippets()
+            self.services.runs.check()
             graph: tuple[str, ...] | None = None
             if command.name == "graph":
                 of, code = command.args
@@ -714,7 +717,7 @@ class SlackAdapter:
 
     def _usage(self, problem: str, where: _Where) -> dict[str, Any]:
         ctx = ChatContext(PLATFORM, where.team, where.channel or "", where.user, where.user_name)
-        help_message = self.service.help(ctx, help_rows("slack"))
+        help_message = cards.help_message(help_rows("slack"), admin=ctx.is_admin)
         message = replace(help_message, sections=(Section(body=problem), *help_message.sections))
         return {**render(message).kwargs(), "response_type": "ephemeral"}
 
@@ -726,20 +729,21 @@ class SlackAdapter:
         if private is not None:
             await self._reply_private(body, respond, private)
         elif isinstance(quiz := command.request, QuizRequest):
-            draft = await self.service.post_question(
-                ctx, pack=quiz.pack, difficulty=quiz.difficulty, tags=quiz.tags
+            draft = await self.services.quiz.post_question(
+                ctx, pack=quiz.pack, difficulty=quiz.difficulty, tags=quiz.tags, kinds=quiz.kinds
             )
-            await self.service.publish(draft, self)
+            await self.services.posting.publish(draft, self)
         elif isinstance(board_request := command.request, LeaderboardRequest):
-            board = await self.service.leaderboard(
+            board = await self.services.standings.leaderboard(
                 ctx, board_request.window, here=board_request.here
             )
             await self._reply_public(body, respond, board)
         elif command.name == "stats":
-            stats = await self.service.stats(ctx, args[0] if args else None)
+            stats = await self.services.standings.stats(ctx, args[0] if args else None)
             await self._reply_stats(body, respond, stats)
         elif command.name == "recap":
-            reply = await self.service.recap_command(ctx, args)
+            assert isinstance(command.request, RecapRequest)
+            reply = await self.services.recaps.command(ctx, command.request)
             if reply.ephemeral:
                 await self._reply_private(body, respond, reply)
             else:  # `recap now`: the recap itself, in the channel
@@ -747,27 +751,47 @@ class SlackAdapter:
         elif command.name == "schedule":
             await self._schedule(ctx, args[0], list(args[1:]), body, respond)
         else:
-            await self._reply_private(body, respond, self.service.help(ctx, help_rows("slack")))
+            await self._reply_private(
+                body, respond, cards.help_message(help_rows("slack"), admin=ctx.is_admin)
+            )
+
+    async def _on_post(self, ctx: ChatContext, name: str, request: PostRequest) -> Message:
+        """``answer|show|hint|reveal [#ID]``: what the post's buttons do, typed (the newest
+        open question unless its number is given)."""
+        quiz = self.services.quiz
+        if name == "answer":
+            if request.id is None:
+                return await quiz.answer_latest(ctx, request.choice)
+            return await quiz.answer(ctx, request.id, request.choice)
+        if name == "show":
+            return await quiz.show_card(ctx, request.id)
+        if name == "hint":
+            return await quiz.hint(ctx, request.id, request.hint - 1 if request.hint else 0)
+        edit = await quiz.reveal(ctx, request.id)
+        await quiz.apply_edit(edit, self)
+        return Message.note(f"Question #{edit.post.id} is closed; its answer is on the post.")
 
     async def _private_reply(self, ctx: ChatContext, command: StudyCommand) -> Message | None:
         """The subcommands answered only to the member; ``None`` for the others."""
         args, request = command.args, command.request
         if isinstance(request, HistoryRequest):
-            return await self.service.recent_questions(ctx, request.count)
+            return await self.services.history.recent(ctx, request.count)
         if isinstance(request, QuestionRequest):
-            return await self.service.past_question(ctx, request.id)
+            return await self.services.history.question(ctx, request.id)
         if isinstance(request, ReportRequest):
-            return await self.service.report_question(ctx, request.id, request.reason)
+            return await self.services.reports.report(ctx, request.id, request.reason)
+        if isinstance(request, PostRequest):
+            return await self._on_post(ctx, command.name, request)
         if command.name == "reports":
             if args:
-                return await self.service.resolve_reports(ctx, args[1])
-            return await self.service.open_reports(ctx)
-        if command.name == "settings":
-            return await self.service.settings_command(ctx, args)
+                return await self.services.reports.resolve(ctx, args[1])
+            return await self.services.reports.listing(ctx)
+        if isinstance(request, SettingsRequest):
+            return await self.services.settings.command(ctx, request)
+        if isinstance(request, RemindRequest):
+            return await self.services.reminders.command(ctx, request)
         if command.name == "review":
-            if args:  # remind HH:MM [TZ] | remind off
-                return await self.service.review_remind(ctx, list(args[1:]))
-            return (await self.service.review_next(ctx)).as_message()
+            return (await self.services.review.next(ctx)).as_message()
         if command.name == "pack":
             return await self._pack(ctx, args)
         return None
@@ -776,21 +800,21 @@ class SlackAdapter:
         """``/study pack list|enable NAME|disable NAME|upload``; the core decides who may."""
         verb = args[0]
         if verb == "enable":
-            return await self.service.pack_enable(ctx, args[1])
+            return await self.services.packs.enable(ctx, args[1])
         if verb == "disable":
-            return await self.service.pack_disable(ctx, args[1])
+            return await self.services.packs.disable(ctx, args[1])
         if verb == "upload":  # a slash command cannot carry a file: say how it is done
             return Message(sections=(Section(body=PACK_HOWTO),), ephemeral=True)
-        return await self.service.pack_list(ctx)
+        return await self.services.packs.listing(ctx)
 
     async def _schedule(
         self, ctx: ChatContext, verb: str, args: list[str], body: dict[str, Any], respond: Any
     ) -> None:
         """``/study schedule VERB ...``: the core checks the verb, the words and who may."""
-        reply = await run_schedule_command(self.service.schedules, ctx, verb, args)
+        reply = await run_schedule_command(self.services.schedules, ctx, verb, args)
         await self._reply_private(body, respond, reply.message)
         if reply.draft is not None:  # `now`: a question to post in the schedule's channel
-            await self.service.publish(reply.draft, self)
+            await self.services.posting.publish(reply.draft, self)
 
     async def _on_action(
         self, ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any
@@ -816,7 +840,9 @@ class SlackAdapter:
     async def _click(
         self, body: dict[str, Any], action: Action, post_id: int, value: str
     ) -> Message:
-        return await self.service.click(await self._context(_where(body)), action, post_id, value)
+        return await self.services.quiz.click(
+            await self._context(_where(body)), action, post_id, value
+        )
 
     async def _on_run_submit(
         self, ack: Any, body: dict[str, Any], view: dict[str, Any], respond: Any
@@ -830,9 +856,9 @@ class SlackAdapter:
         ctx = await self._context(_where(body))
         graph = _modal_graph(view)
         if graph is None:
-            reply = await self.service.run_snippet(ctx, code)
+            reply = await self.services.runs.run(ctx, code)
         else:
-            reply = await self.service.graph_snippet(ctx, code, graph)
+            reply = await self.services.runs.graph(ctx, code, graph)
         await self._post_result(body, respond, reply)
 
     async def _on_write_submit(
@@ -850,7 +876,9 @@ class SlackAdapter:
             fields, difficulty=str(meta.get("difficulty") or "medium"), tags=tags
         )
         ctx = await self._context(_where(body))
-        await self._reply_private(body, respond, await self.service.write_question(ctx, question))
+        await self._reply_private(
+            body, respond, await self.services.packs.write_question(ctx, question)
+        )
 
     async def _on_run_shortcut(
         self, ack: Any, body: dict[str, Any], shortcut: dict[str, Any], respond: Any
@@ -861,7 +889,7 @@ class SlackAdapter:
         if code is None:
             raise BadInput("That message has no ``` code block to run.")
         ctx = await self._context(_where(body))
-        await self._post_result(body, respond, await self.service.run_snippet(ctx, code))
+        await self._post_result(body, respond, await self.services.runs.run(ctx, code))
 
     async def _on_pack_shortcut(
         self, ack: Any, body: dict[str, Any], shortcut: dict[str, Any], respond: Any
@@ -879,14 +907,14 @@ class SlackAdapter:
         ctx = await self._context(_where(body))
         for listed in packs[:MAX_PACK_FILES]:
             info = await file_info(self.client, listed.id)
-            self.service.check_pack_file(info.name, info.size)
+            self.services.packs.check_file(info.name, info.size)
             raw = await download(
                 info,
                 token=str(self.client.token),
                 api_url=self.api_url,
-                limit=self.service.pack_upload_limit,
+                limit=self.services.packs.max_bytes,
             )
-            report = await self.service.check_pack_upload(ctx, info.name, raw)
+            report = await self.services.packs.check_upload(ctx, info.name, raw)
             await self._reply_pack_report(body, respond, report)
 
     async def _reply_pack_report(self, body: dict[str, Any], respond: Any, report: Message) -> None:
@@ -923,7 +951,7 @@ class SlackAdapter:
         where = _where(body)
         ctx = await self._context(where)
         try:
-            stats = await self.service.stats(ctx, picture=False)
+            stats = await self.services.standings.stats(ctx, picture=False)
         except StudyError as exc:
             stats = Message(sections=(Section(body=str(exc)),))
         await self.client.views_publish(user_id=where.user, view=home_view(stats))

@@ -1,8 +1,8 @@
 """``/study`` text -> a subcommand and its words, and code blocks out of Slack messages.
 
 The commands the table parses (``quiz``, ``leaderboard``, ``history``, ``question``,
-``report``) also carry their typed request, made by :mod:`bot.adapters.commands` exactly as the
-console makes it; the others still have their own small parsers here.
+``report``, ``recap``, ``settings``, ``review remind``) also carry their typed request, made by
+:mod:`bot.adapters.commands` exactly as the console makes it; the services take only those.
 
 Slack sends slash-command text with ``&``, ``<`` and ``>`` escaped, and (with the manifest's
 ``should_escape: true``) user mentions as ``<@U123|name>``; both are undone here so the core
@@ -18,16 +18,22 @@ import html
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from bot.adapters.commands import (
     HistoryRequest,
     LeaderboardRequest,
     Platform,
+    PostRequest,
     QuestionRequest,
     QuizRequest,
     ReportRequest,
     Request,
+    parse_subcommand,
+    recap_request,
+    remind_request,
+    settings_request,
 )
 from bot.adapters.text_commands import split_args
 from bot.core.errors import UsageError
@@ -102,19 +108,19 @@ def _graph(rest: str) -> StudyCommand:
 
 
 def _settings(words: list[str]) -> StudyCommand:
-    """`settings`, `settings NAME`, `settings NAME VALUE`, `settings history` (core checks)."""
-    return StudyCommand("settings", tuple(words))
+    """`settings`, `settings NAME`, `settings NAME VALUE`, `settings history`."""
+    return StudyCommand("settings", tuple(words), request=settings_request("slack", words))
 
 
 def _reports(words: list[str]) -> StudyCommand:
-    if not words or (len(words) == 2 and words[0].lower() == "resolve"):
-        return StudyCommand("reports", tuple(words))
-    raise _problem("Use `/study reports` to list them, `/study reports resolve ITEM_ID`.")
+    """`reports`, `reports resolve ITEM_ID`, by the table."""
+    verb, values = parse_subcommand("slack", words, "reports")
+    return StudyCommand("reports", (verb, values.one("item") or "") if verb else ())
 
 
 def _recap(words: list[str]) -> StudyCommand:
-    """`recap`, `recap on DAY HH:MM`, `recap off`, `recap now` (the core checks the rest)."""
-    return StudyCommand("recap", tuple(words))
+    """`recap`, `recap on DAY HH:MM`, `recap off`, `recap now`."""
+    return StudyCommand("recap", tuple(words), request=recap_request("slack", words))
 
 
 def _write(words: list[str]) -> StudyCommand:
@@ -127,6 +133,10 @@ def _write(words: list[str]) -> StudyCommand:
     return StudyCommand("write", (difficulty, words[0] if words else ""))
 
 
+def _post_request(platform: Platform, words: list[str], *, name: str) -> Request:
+    return PostRequest.parse(platform, words, name)
+
+
 _TYPED: dict[str, Callable[[Platform, list[str]], Request]] = {
     # Parsed from the command table into a typed request (bot.adapters.commands).
     "quiz": QuizRequest.parse,
@@ -134,6 +144,8 @@ _TYPED: dict[str, Callable[[Platform, list[str]], Request]] = {
     "history": HistoryRequest.parse,
     "question": QuestionRequest.parse,
     "report": ReportRequest.parse,
+    # What a question's buttons do, typed: `answer [#ID] CHOICE`, `show|reveal [#ID]`, `hint`.
+    **{name: partial(_post_request, name=name) for name in ("answer", "show", "hint", "reveal")},
 }
 
 _SIMPLE = {
@@ -163,7 +175,8 @@ def parse_study(raw: str) -> StudyCommand:
                     "Use `/study review remind HH:MM [TZ]` for a daily DM when cards are due, "
                     "or `/study review remind off`."
                 )
-            return StudyCommand("review", tuple(words))
+            request = remind_request("slack", words[1:])
+            return StudyCommand("review", tuple(words), request=request)
         return _at_most(name, words, 0, "review")
     if name in _SIMPLE:
         return _SIMPLE[name](words)
@@ -173,16 +186,9 @@ def parse_study(raw: str) -> StudyCommand:
     if name == "graph":
         return _graph(rest)
     if name == "pack":
-        verb = words[0].lower() if words else ""
-        if (verb == "list" and len(words) == 1) or (verb == "upload" and len(words) == 1):
-            return StudyCommand("pack", (verb,))
-        if verb in ("enable", "disable") and len(words) == 2:
-            return StudyCommand("pack", (verb, words[1]))
-        raise _problem(
-            "Use `/study pack list` to see the question packs, `/study pack enable NAME` or "
-            "`/study pack disable NAME` to switch one in this channel (admins), and the "
-            "*Check question pack* shortcut on a message with a .yaml file to check a pack."
-        )
+        verb, values = parse_subcommand("slack", words, "pack")
+        pack = values.one("name")
+        return StudyCommand("pack", (verb,) if pack is None else (verb, pack))
     if name == "schedule":
         verb, _, verb_rest = rest.strip().partition(" ")
         if not verb:  # an unknown verb is the core's to judge (it suggests the closest)

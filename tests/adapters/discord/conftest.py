@@ -3,7 +3,7 @@
 Every test runs the adapter as ``studybot run --platform discord`` would: settings pointing at
 the fake (``DISCORD_API_BASE`` / ``DISCORD_GATEWAY_URL`` / ``DISCORD_TOKEN``), the real wiring
 (:class:`Wiring` builds the runtime: a SQLite file in ``tmp_path``, the packs synced, the real
-:class:`StudyService`), and ``adapter.run()`` in a task. discord.py's endpoints are restored
+:class:`Services`), and ``adapter.run()`` in a task. discord.py's endpoints are restored
 after each test, so the adapter's own ``point_discord_py`` is what is under test.
 """
 
@@ -157,7 +157,7 @@ class Studybot:
 
     @property
     def service(self) -> Any:
-        return self.runtime.service
+        return self.runtime.services
 
     async def quiz(
         self, member: FakeMember, channel: str = "questions", **options: Any

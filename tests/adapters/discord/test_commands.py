@@ -76,7 +76,7 @@ async def test_help_lists_the_commands_privately_and_admin_ones_for_admins(
     assert member.ephemeral
     text = embed_text(member.data)
     # Usage generated from the command table, in Discord's option style.
-    assert "`/quiz [pack:PACK] [difficulty:easy|medium|hard] [tag:TAG]`" in text
+    assert "`/quiz [pack:PACK] [difficulty:easy|medium|hard] [tag:TAG] [kind:KIND[,KIND]]`" in text
     assert "`/review remind:HH:MM|off [timezone:TZ]` — a DM on days when cards are due" in text
     assert "**Admins**" not in embed_text(member.data)
     for who in (admin, quizmaster):  # Manage Server, or the role DISCORD_ADMIN_ROLE names by id
@@ -135,7 +135,7 @@ async def test_unexpected_error_is_logged_with_context_and_answered_with_the_apo
     async def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("the database caught fire")
 
-    monkeypatch.setattr(studybot.service, "leaderboard", broken)
+    monkeypatch.setattr(studybot.service.standings, "leaderboard", broken)
     response = await (await studybot.command(alice, "leaderboard")).response()
     assert response.ephemeral
     assert response.content == APOLOGY
@@ -167,7 +167,7 @@ async def test_unexpected_error_in_a_button_is_answered_with_the_apology(
     async def broken(*args: Any, **kwargs: Any) -> None:
         raise KeyError("boom")
 
-    monkeypatch.setattr(studybot.service, "answer", broken)
+    monkeypatch.setattr(studybot.service.quiz, "answer", broken)
     response = await (await fake.click(question, alice, label="A")).response()
     assert response.ephemeral
     assert response.content == APOLOGY
@@ -274,10 +274,10 @@ async def test_the_weekly_recap_is_posted_in_its_channel_on_its_day(
     refused = await (await studybot.command(alice, "recap", {"action": "off"})).response()
     assert refused.content.startswith("Only admins")
     service, adapter, clock = studybot.service, studybot.adapter, studybot.clock
-    assert await service.deliver_recaps(adapter) == 0  # Wednesday
+    assert await service.recaps.deliver(adapter) == 0  # Wednesday
     clock.advance(timedelta(days=2, hours=9))  # Friday 18:00 UTC
-    assert await service.deliver_recaps(adapter) == 1
-    assert await service.deliver_recaps(adapter) == 0  # once a week
+    assert await service.recaps.deliver(adapter) == 1
+    assert await service.recaps.deliver(adapter) == 0  # once a week
     general = studybot.guild.channel("general")
     [recap] = [m for m in fake.messages_in(general) if "Weekly recap" in embed_text(m)]
     assert "week of Mon 2 Mar" in embed_text(recap)

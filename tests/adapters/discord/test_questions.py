@@ -200,8 +200,8 @@ async def test_reveal_edits_the_post_with_answer_breakdown_solution_and_mistakes
     await (await fake.click(question, bob, label="B")).response()
 
     # What the scheduler does at close time, through the adapter as the core's gateway.
-    edit = await studybot.service.reveal(None, post_id)
-    await studybot.service.apply_edit(edit, studybot.adapter)
+    edit = await studybot.service.quiz.reveal(None, post_id)
+    await studybot.service.quiz.apply_edit(edit, studybot.adapter)
 
     [patch] = fake.calls_to("PATCH", f"/channels/{question.channel_id}/messages/{question.id}")
     assert patch.json["allowed_mentions"] == {"parse": []}
@@ -224,7 +224,7 @@ async def test_a_click_on_a_closed_question_is_refused_privately(
     question = await studybot.quiz(alice, difficulty="medium")
     post_id = await _post_id(studybot, question.id)
     stale = question.payload  # a client that has not seen the edit yet still shows buttons
-    await studybot.service.reveal(None, post_id)  # closed, but not edited
+    await studybot.service.quiz.reveal(None, post_id)  # closed, but not edited
     ix = await fake.click(question, bob, label="A")
     refused = await ix.response()
     assert refused.ephemeral
@@ -235,11 +235,11 @@ async def test_a_click_on_a_closed_question_is_refused_privately(
 async def test_scheduled_post_goes_through_the_gateway_with_buttons(
     fake: FakeDiscord, guild: FakeGuild, studybot: Studybot, alice: FakeMember
 ) -> None:
-    """``service.publish(draft, adapter)`` is how the scheduler posts; it uses channel REST."""
+    """``service.posting.publish(draft, adapter)`` is how the scheduler posts; it uses channel REST."""
     channel = guild.channel("general")
     ctx = ChatContext("discord", str(guild.id), str(channel.id), "scheduler", "scheduler")
-    draft = await studybot.service.post_question(ctx, difficulty="medium", requested=False)
-    message_id = await studybot.service.publish(draft, studybot.adapter)
+    draft = await studybot.service.quiz.post_question(ctx, difficulty="medium", requested=False)
+    message_id = await studybot.service.posting.publish(draft, studybot.adapter)
 
     [post] = fake.calls_to("POST", f"/channels/{channel.id}/messages")
     assert post.json["allowed_mentions"] == {"parse": []}
@@ -259,8 +259,8 @@ async def test_a_sent_but_unrecorded_question_is_found_in_the_channel(
     """After a crash between send and record, the scheduler asks before sending again."""
     channel = guild.channel("general")
     ctx = ChatContext("discord", str(guild.id), str(channel.id), "scheduler", "scheduler")
-    first = await studybot.service.post_question(ctx, difficulty="medium", requested=False)
-    second = await studybot.service.post_question(ctx, difficulty="easy", requested=False)
+    first = await studybot.service.quiz.post_question(ctx, difficulty="medium", requested=False)
+    second = await studybot.service.quiz.post_question(ctx, difficulty="easy", requested=False)
     # Discord shows both; the process "died" before recording either message id
     shown_first = await studybot.adapter.send_post(str(channel.id), first.message)
     shown_second = await studybot.adapter.send_post(str(channel.id), second.message)
@@ -281,8 +281,8 @@ async def test_reveal_of_a_deleted_post_is_posted_anew(
     fake.fail_next(
         "PATCH", "/channels/{c}/messages/{m}", status=404, code=10008, message="Unknown Message"
     )
-    edit = await studybot.service.reveal(None, post_id)
-    await studybot.service.apply_edit(edit, studybot.adapter)
+    edit = await studybot.service.quiz.reveal(None, post_id)
+    await studybot.service.quiz.apply_edit(edit, studybot.adapter)
     [repost] = fake.calls_to("POST", f"/channels/{question.channel_id}/messages")
     assert repost.json["embeds"][0]["title"].endswith("· closed")
 

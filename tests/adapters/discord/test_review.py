@@ -58,10 +58,10 @@ async def test_reminders_are_dms_on_days_with_due_cards(
     await (await studybot.command(alice, "review", {"remind": "19:00"})).reply()
     await (await studybot.command(bob, "review", {"remind": "19:00"})).reply()  # no cards
     service, adapter = studybot.service, studybot.adapter
-    assert await service.deliver_reminders(adapter) == 0  # 09:00: not yet
+    assert await service.reminders.deliver(adapter) == 0  # 09:00: not yet
     studybot.clock.advance(timedelta(hours=10, minutes=1))
-    assert await service.deliver_reminders(adapter) == 1
-    assert await service.deliver_reminders(adapter) == 0  # once a day
+    assert await service.reminders.deliver(adapter) == 1
+    assert await service.reminders.deliver(adapter) == 0  # once a day
     [dm] = list(fake.state.dm_channels.values())
     assert dm.recipients[0].id == alice.id
     [sent] = fake.messages_in(dm)
@@ -97,7 +97,7 @@ async def test_reminders_keep_local_time_across_a_dst_change_and_skip_days_with_
     async def tick_until(end: datetime) -> None:
         while clock.now() < end:  # the reminder loop's minute ticks, every 15 minutes here
             clock.advance(timedelta(minutes=15))
-            if await service.deliver_reminders(adapter):
+            if await service.reminders.deliver(adapter):
                 sent.append(clock.now())
 
     await tick_until(datetime(2026, 3, 27, 9, 0, tzinfo=UTC))
@@ -138,9 +138,9 @@ async def test_closed_dms_turn_the_reminder_off_and_the_member_is_told_once(
     bob.user.dms_open = False  # bob turns off DMs from server members
     studybot.clock.advance(timedelta(hours=10, minutes=1))
     service, adapter = studybot.service, studybot.adapter
-    assert await service.deliver_reminders(adapter) == 0
+    assert await service.reminders.deliver(adapter) == 0
     studybot.clock.advance(timedelta(days=1))
-    assert await service.deliver_reminders(adapter) == 0  # off: not even tried again
+    assert await service.reminders.deliver(adapter) == 0  # off: not even tried again
     attempts = [c for c in fake.calls if c.method == "POST" and "/messages" in c.path]
     dm_ids = {str(channel.id) for channel in fake.state.dm_channels.values()}
     assert sum(any(d in c.path for d in dm_ids) for c in attempts) == 1

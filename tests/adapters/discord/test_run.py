@@ -25,7 +25,7 @@ pytestmark = pytest.mark.timeout(60)
 
 
 class StandInRunner:
-    """``service.run_snippet(ctx, code) -> Message``, recording what it was asked to run."""
+    """``service.runs.run(ctx, code) -> Message``, recording what it was asked to run."""
 
     def __init__(self, result: Message | Exception) -> None:
         self.result = result
@@ -51,8 +51,8 @@ def output_message(stdout: str, *, attachment: bytes | None = None) -> Message:
 @pytest.fixture
 def runner(studybot: Studybot, monkeypatch: pytest.MonkeyPatch) -> StandInRunner:
     stand_in = StandInRunner(output_message("tensor([1., 1.])\n"))
-    monkeypatch.setattr(studybot.service, "run_snippet", stand_in)
-    monkeypatch.setattr(studybot.service, "check_snippets", lambda: None)
+    monkeypatch.setattr(studybot.service.runs, "run", stand_in)
+    monkeypatch.setattr(studybot.service.runs, "check", lambda: None)
     return stand_in
 
 
@@ -300,8 +300,8 @@ async def test_the_reveal_of_a_show_graph_item_shows_the_graph_in_the_post(
         question = await studybot.quiz(alice, pack="graphs")
         assert question.files == {}
         post_id = await _post_id(studybot, question.id)
-        edit = await studybot.service.reveal(None, post_id)
-        await studybot.service.apply_edit(edit, studybot.adapter)
+        edit = await studybot.service.quiz.reveal(None, post_id)
+        await studybot.service.quiz.apply_edit(edit, studybot.adapter)
     assert set(question.files) == {"autograd-graph.png"}
     assert question.files["autograd-graph.png"].startswith(b"\x89PNG\r\n\x1a\n")
     assert question.embeds[0]["image"]["url"] == "attachment://autograd-graph.png"

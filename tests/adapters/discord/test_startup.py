@@ -229,7 +229,7 @@ async def test_a_long_error_text_is_cut_to_fit_a_message(
     async def wordy(*args: Any, **kwargs: Any) -> None:
         raise BadInput("no " * 1000)
 
-    monkeypatch.setattr(studybot.service, "leaderboard", wordy)
+    monkeypatch.setattr(studybot.service.standings, "leaderboard", wordy)
     response = await (
         await fake.slash_command(studybot.guild, None, alice, "leaderboard")
     ).response()

@@ -1,6 +1,6 @@
 """Fixtures for the Slack adapter: FakeSlack, the real adapter (and its AsyncApp), a real service.
 
-The service is the real :class:`StudyService` on a SQLite file in ``tmp_path`` with the shared
+The service is the real :class:`Services` on a SQLite file in ``tmp_path`` with the shared
 test packs plus two one-item packs in ``packs/`` (``slack-mc``, ``slack-practice``), so that
 ``/study quiz slack-mc`` always posts the same question.
 
@@ -21,10 +21,11 @@ import pytest_asyncio
 
 from bot.adapters.slack import SlackAdapter
 from bot.adapters.slack.manifest import METHOD_SCOPES
-from bot.app import build_service
+from bot.app import Built, build_services
 from bot.core.clock import SimulatedClock
 from bot.questions.loader import load_packs
-from bot.services.study import StudyService
+from bot.scheduler import SchedulerParts
+from bot.services.bundle import Services
 from bot.settings import Settings
 from bot.storage.database import open_database
 from tests.conftest import TEST_PACKS
@@ -63,21 +64,30 @@ async def slack_fake(caplog: pytest.LogCaptureFixture) -> AsyncIterator[FakeSlac
 
 
 @pytest_asyncio.fixture
-async def slack_service(tmp_path: Path, clock: SimulatedClock) -> AsyncIterator[StudyService]:
+async def slack_built(tmp_path: Path, clock: SimulatedClock) -> AsyncIterator[Built]:
     db = await open_database(tmp_path / "slack.sqlite3")
     try:
-        service = build_service(db, clock, default_timezone="UTC", rng=random.Random(7))
+        built = build_services(db, clock, default_timezone="UTC", rng=random.Random(7))
         packs = load_packs(TEST_PACKS).packs + load_packs(SLACK_PACKS).packs
-        await service.sync_packs(packs)
-        yield service
+        await built.services.packs.sync(packs)
+        yield built
     finally:
         await db.close()
 
 
+@pytest.fixture
+def slack_service(slack_built: Built) -> Services:
+    return slack_built.services
+
+
+@pytest.fixture
+def slack_timed(slack_built: Built) -> SchedulerParts:
+    """The scheduler's parts, with the stores the Slack tests look into."""
+    return slack_built.timed
+
+
 @pytest_asyncio.fixture
-async def adapter(
-    slack_fake: FakeSlack, slack_service: StudyService
-) -> AsyncIterator[SlackAdapter]:
+async def adapter(slack_fake: FakeSlack, slack_service: Services) -> AsyncIterator[SlackAdapter]:
     """The real adapter, not started: tests deliver to ``adapter.app`` in any mode.
 
     On teardown it waits for listeners still working after their ack, before the database and

@@ -15,7 +15,8 @@ import pytest
 from bot.adapters.slack import SlackAdapter
 from bot.core.errors import APOLOGY
 from bot.core.messages import Message
-from bot.services.study import StudyService
+from bot.scheduler import SchedulerParts
+from bot.services.bundle import Services
 from tests.fakes.slack_api import FakeEphemeral, FakeMessage, FakeSlack
 from tests.fakes.slack_fixtures import (
     DELIVERY_MODES,
@@ -72,7 +73,11 @@ def all_text(blocks: list[dict[str, Any]]) -> str:
 
 @pytest.mark.parametrize("mode", DELIVERY_MODES)
 async def test_quiz_posts_buttons_and_a_click_is_recorded_once_privately(
-    mode: DeliveryMode, adapter: SlackAdapter, slack_fake: FakeSlack, slack_service: StudyService
+    mode: DeliveryMode,
+    adapter: SlackAdapter,
+    slack_fake: FakeSlack,
+    slack_service: Services,
+    slack_timed: SchedulerParts,
 ) -> None:
     async with bolt_delivery(mode, adapter.app, slack_fake) as deliver:
         msg = await quiz(deliver, slack_fake)
@@ -81,7 +86,7 @@ async def test_quiz_posts_buttons_and_a_click_is_recorded_once_privately(
         assert msg.action_ids() == [f"answer:{post_id}:{c}" for c in "ABC"]
         assert "Which call detaches a tensor" in msg.text  # the plain-text fallback
         assert await adapter.idle()
-        post = await slack_service.posts.get(post_id)
+        post = await slack_timed.posts.get(post_id)
         assert post is not None and post.platform_message_id == msg.ts
 
         click = slack_fake.block_action(f"answer:{post_id}:A", message_ts=msg.ts)
@@ -95,7 +100,7 @@ async def test_quiz_posts_buttons_and_a_click_is_recorded_once_privately(
         assert "already answered" in (both[1].text or "")
 
     assert all(e.via == "response_url" for e in both)
-    assert await slack_service.db.fetchval("SELECT count(*) FROM answers") == 1
+    assert await slack_timed.db.fetchval("SELECT count(*) FROM answers") == 1
     assert slack_fake.calls_to("chat.update") == []  # the question itself is untouched
     assert not slack_fake.message(msg.ts).history
 
@@ -105,7 +110,8 @@ async def test_an_acknowledged_click_is_already_stored(
     mode: DeliveryMode,
     adapter: SlackAdapter,
     slack_fake: FakeSlack,
-    slack_service: StudyService,
+    slack_service: Services,
+    slack_timed: SchedulerParts,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Slack does not resend a request it got a 200 for, so a process that dies just after
@@ -118,7 +124,7 @@ async def test_an_acknowledged_click_is_already_stored(
         assert await adapter.idle()
 
         async def busy_database() -> None:
-            async with slack_service.db.write():
+            async with slack_timed.db.write():
                 await asyncio.sleep(0.3)
 
         for n in range(3):
@@ -131,7 +137,7 @@ async def test_an_acknowledged_click_is_already_stored(
             ack = await deliver(click)
             assert ack.status == 200
             # no waiting for the adapter: the 200 alone promises the row
-            stored = await slack_service.db.fetchval("SELECT count(*) FROM answers")
+            stored = await slack_timed.db.fetchval("SELECT count(*) FROM answers")
             assert stored == n + 1
             await busy
         await private_replies(slack_fake, "U0FAST2", 1)
@@ -140,7 +146,8 @@ async def test_an_acknowledged_click_is_already_stored(
 async def test_a_slow_database_still_gets_the_click_acked_in_time(
     adapter: SlackAdapter,
     slack_fake: FakeSlack,
-    slack_service: StudyService,
+    slack_service: Services,
+    slack_timed: SchedulerParts,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Storing first must not cost the member Slack's error: past the budget, the ack goes out
@@ -153,19 +160,19 @@ async def test_a_slow_database_still_gets_the_click_acked_in_time(
         release = asyncio.Event()
 
         async def hold_the_database() -> None:
-            async with slack_service.db.write():
+            async with slack_timed.db.write():
                 await release.wait()
 
         holder = asyncio.create_task(hold_the_database())
         await asyncio.sleep(0.05)
         ack = await deliver(slack_fake.block_action(f"answer:{post_id}:A", message_ts=msg.ts))
         assert ack.status == 200 and ack.latency < 3  # the database is still held
-        assert await slack_service.db.fetchval("SELECT count(*) FROM answers") == 0
+        assert await slack_timed.db.fetchval("SELECT count(*) FROM answers") == 0
         release.set()
         await holder
         [reply] = await private_replies(slack_fake, "U0ALICE", 1)
         assert "Correct" in (reply.text or "")
-    assert await slack_service.db.fetchval("SELECT count(*) FROM answers") == 1
+    assert await slack_timed.db.fetchval("SELECT count(*) FROM answers") == 1
 
 
 @pytest.mark.parametrize("mode", DELIVERY_MODES)
@@ -189,7 +196,9 @@ async def test_hints_answer_privately_and_chain_from_the_private_reply(
 
 
 async def test_reveal_updates_the_post_with_answer_breakdown_and_solution(
-    adapter: SlackAdapter, slack_fake: FakeSlack, slack_service: StudyService
+    adapter: SlackAdapter,
+    slack_fake: FakeSlack,
+    slack_service: Services,
 ) -> None:
     async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
         msg = await quiz(deliver, slack_fake, "slack-practice")
@@ -201,8 +210,8 @@ async def test_reveal_updates_the_post_with_answer_breakdown_and_solution(
         )
         await private_replies(slack_fake, "U0BOB", 1)
 
-    edit = await slack_service.reveal(None, post_id)  # what the scheduler does at close
-    await slack_service.apply_edit(edit, adapter)
+    edit = await slack_service.quiz.reveal(None, post_id)  # what the scheduler does at close
+    await slack_service.quiz.apply_edit(edit, adapter)
     update = await slack_fake.wait_for_call("chat.update")
     assert update.ok, update.response
     assert update.args["channel"] == "C0STUDY" and update.args["ts"] == msg.ts
@@ -218,13 +227,15 @@ async def test_reveal_updates_the_post_with_answer_breakdown_and_solution(
 
 
 async def test_a_deleted_post_is_posted_again_at_reveal(
-    adapter: SlackAdapter, slack_fake: FakeSlack, slack_service: StudyService
+    adapter: SlackAdapter,
+    slack_fake: FakeSlack,
+    slack_service: Services,
 ) -> None:
     async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
         msg = await quiz(deliver, slack_fake)
     slack_fake.message(msg.ts).deleted = True
     post_id = int(msg.action_ids()[0].split(":")[1])
-    await slack_service.apply_edit(await slack_service.reveal(None, post_id), adapter)
+    await slack_service.quiz.apply_edit(await slack_service.quiz.reveal(None, post_id), adapter)
     again = await slack_fake.wait_for_call("chat.postMessage", count=2)
     assert "closed" in all_text(slack_fake.message(again.response["ts"]).blocks)
 
@@ -335,12 +346,14 @@ async def test_study_error_is_a_private_reply(
 
 
 async def test_a_closed_question_says_so(
-    adapter: SlackAdapter, slack_fake: FakeSlack, slack_service: StudyService
+    adapter: SlackAdapter,
+    slack_fake: FakeSlack,
+    slack_service: Services,
 ) -> None:
     async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
         msg = await quiz(deliver, slack_fake)
         post_id = int(msg.action_ids()[0].split(":")[1])
-        await slack_service.reveal(None, post_id)
+        await slack_service.quiz.reveal(None, post_id)
         await deliver(slack_fake.block_action(f"answer:{post_id}:A", message_ts=msg.ts))
         [reply] = await private_replies(slack_fake, "U0ALICE", 1)
     assert "closed" in (reply.text or "")
@@ -351,14 +364,15 @@ async def test_unexpected_error_is_logged_and_answered_with_an_apology(
     mode: DeliveryMode,
     adapter: SlackAdapter,
     slack_fake: FakeSlack,
-    slack_service: StudyService,
+    slack_service: Services,
+    slack_timed: SchedulerParts,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     async def broken(*args: object, **kwargs: object) -> Message:
         raise RuntimeError("the database melted")
 
-    monkeypatch.setattr(slack_service, "leaderboard", broken)
+    monkeypatch.setattr(slack_service.standings, "leaderboard", broken)
     async with bolt_delivery(mode, adapter.app, slack_fake) as deliver:
         ack = await deliver(slack_fake.slash_command(text="leaderboard"))
         assert ack.status == 200
@@ -393,17 +407,18 @@ async def test_ack_is_sent_before_slow_work(
     mode: DeliveryMode,
     adapter: SlackAdapter,
     slack_fake: FakeSlack,
-    slack_service: StudyService,
+    slack_service: Services,
+    slack_timed: SchedulerParts,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    real_stats = slack_service.stats
+    real_stats = slack_service.standings.stats
     acked = asyncio.Event()
 
     async def slow_stats(*args: Any, **kwargs: Any) -> Message:
         await acked.wait()  # the work cannot finish before the test has the ack
         return await real_stats(*args, **kwargs)
 
-    monkeypatch.setattr(slack_service, "stats", slow_stats)
+    monkeypatch.setattr(slack_service.standings, "stats", slow_stats)
     async with bolt_delivery(mode, adapter.app, slack_fake) as deliver:
         ack = await deliver(slack_fake.slash_command(text="stats"))
         acked.set()
@@ -441,7 +456,7 @@ async def test_the_word_payload_in_a_command_works_in_every_mode(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """bolt alone misreads form bodies saying "payload" (a 404); the bot's endpoint does not."""
-    monkeypatch.setattr(adapter.service, "check_snippets", lambda: None)  # /run may open
+    monkeypatch.setattr(adapter.services.runs, "check", lambda: None)  # /run may open
     slack_fake.add_channel("C0STUDY", "payload-team")
     async with bolt_delivery(mode, adapter.app, slack_fake) as deliver:
         ack = await deliver(slack_fake.slash_command(text="run print(payload)"))

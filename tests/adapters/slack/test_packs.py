@@ -19,7 +19,7 @@ import pytest_asyncio
 from bot.adapters.slack import SlackAdapter
 from bot.adapters.slack.files import SlackFile, download, may_carry_token
 from bot.adapters.slack.manifest import PACK_SHORTCUT_CALLBACK
-from bot.app import build_service
+from bot.app import build_services
 from bot.core.clock import SimulatedClock
 from bot.core.errors import Unavailable
 from bot.questions.loader import load_packs
@@ -49,8 +49,9 @@ async def pack_adapter(
 ) -> AsyncIterator[SlackAdapter]:
     """The adapter over a service that knows its packs folder, as the Wiring builds it."""
     async with await open_database(tmp_path / "packs.sqlite3") as db:
-        service = build_service(db, clock, rng=random.Random(7), packs_dir=packs_dir)
-        await service.sync_packs(load_packs(packs_dir).packs)
+        built = build_services(db, clock, rng=random.Random(7), packs_dir=packs_dir)
+        service = built.services
+        await service.packs.sync(load_packs(packs_dir).packs)
         adapter = SlackAdapter(service, slack_settings(slack_fake))
         yield adapter
         assert await adapter.idle(5), "a Slack listener was still running at the end of the test"

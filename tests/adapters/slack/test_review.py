@@ -8,7 +8,8 @@ import pytest
 
 from bot.adapters.slack import SlackAdapter
 from bot.core.clock import SimulatedClock
-from bot.services.study import StudyService
+from bot.scheduler import SchedulerParts
+from bot.services.bundle import Services
 from tests.adapters.slack.test_flows import private_replies, quiz
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_fixtures import bolt_delivery
@@ -28,7 +29,8 @@ def _action_ids(blocks: list[dict[str, object]]) -> list[str]:
 async def test_study_review_is_private_and_grades_by_button(
     adapter: SlackAdapter,
     slack_fake: FakeSlack,
-    slack_service: StudyService,
+    slack_service: Services,
+    slack_timed: SchedulerParts,
     clock: SimulatedClock,
 ) -> None:
     async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
@@ -52,6 +54,6 @@ async def test_study_review_is_private_and_grades_by_button(
         assert "19:00 (Asia/Tokyo)" in (remind.text or "")
         ack = await deliver(slack_fake.slash_command(text="review remind"))
         assert ack.payload is not None and "review remind HH:MM" in ack.payload["text"]
-    assert await slack_service.db.fetchval("SELECT count(*) FROM reviews") == 2
+    assert await slack_timed.db.fetchval("SELECT count(*) FROM reviews") == 2
     # Nothing of /review was posted: the one chat.postMessage is the quiz question.
     assert len(slack_fake.calls_to("chat.postMessage")) == 1

@@ -1,6 +1,6 @@
 """``/study run``: the modal, its submission, the "Run code block" message shortcut.
 
-Most tests replace ``service.run_snippet`` with a recording stub, to pin the Slack side in every
+Most tests replace ``service.runs.run`` with a recording stub, to pin the Slack side in every
 delivery mode: which code reaches the core, from whom and where, and how its output comes back
 (a code block, a file for long output, private errors). The last tests run the real sandbox.
 """
@@ -14,13 +14,13 @@ import pytest
 
 from bot.adapters.slack import SlackAdapter
 from bot.adapters.slack.manifest import RUN_MODAL_CALLBACK, RUN_SHORTCUT_CALLBACK
-from bot.app import build_service
+from bot.app import build_services
 from bot.core.clock import SimulatedClock
 from bot.core.errors import RateLimited
 from bot.core.messages import Attachment, Message, Section, neutralise
 from bot.core.models import ChatContext
 from bot.sandbox import Sandbox
-from bot.services.study import StudyService
+from bot.services.bundle import Services
 from bot.storage.database import open_database
 from tests.adapters.slack.conftest import slack_settings
 from tests.adapters.slack.test_flows import private_replies
@@ -35,7 +35,7 @@ LONG = "".join(f"line {i}\n" for i in range(500))
 
 @dataclass
 class StubSandbox:
-    """Stands in for ``StudyService.run_snippet``: records calls, answers like the core would."""
+    """Stands in for ``SnippetRuns.run``: records calls, answers like the core would."""
 
     calls: list[tuple[ChatContext, str]] = field(default_factory=list)
     output: str = "tensor(6.)\n"
@@ -60,10 +60,10 @@ class StubSandbox:
 
 
 @pytest.fixture
-def sandbox(slack_service: StudyService, monkeypatch: pytest.MonkeyPatch) -> StubSandbox:
+def sandbox(slack_service: Services, monkeypatch: pytest.MonkeyPatch) -> StubSandbox:
     stub = StubSandbox()
-    monkeypatch.setattr(slack_service, "run_snippet", stub)
-    monkeypatch.setattr(slack_service, "check_snippets", lambda: None)
+    monkeypatch.setattr(slack_service.runs, "run", stub)
+    monkeypatch.setattr(slack_service.runs, "check", lambda: None)
     return stub
 
 
@@ -254,7 +254,7 @@ async def test_the_modal_runs_real_torch_in_the_sandbox(
     config = sandbox_config(pool_size=1, memory_mb=1024)
     async with Sandbox(config) as sandbox, await open_database(tmp_path / "run.sqlite3") as db:
         assert sandbox.available, sandbox.unavailable_reason
-        service = build_service(db, clock, runner=sandbox)  # as the Wiring builds it
+        service = build_services(db, clock, runner=sandbox).services  # as the Wiring builds it
         adapter = SlackAdapter(service, slack_settings(slack_fake))
         code = (
             "import torch\nx = torch.tensor(3.0, requires_grad=True)\n"
@@ -276,7 +276,7 @@ async def test_study_graph_uploads_the_autograd_picture(
     config = sandbox_config(forks_ahead=1)
     async with Sandbox(config) as sandbox, await open_database(tmp_path / "run.sqlite3") as db:
         assert sandbox.available, sandbox.unavailable_reason
-        service = build_service(db, clock, runner=sandbox)  # as the Wiring builds it
+        service = build_services(db, clock, runner=sandbox).services  # as the Wiring builds it
         adapter = SlackAdapter(service, slack_settings(slack_fake))
         code = "import torch\nx = torch.ones(2, requires_grad=True)\ny = x * 2\nz = y.sum()\n"
         async with bolt_delivery("socket", adapter.app, slack_fake) as deliver:

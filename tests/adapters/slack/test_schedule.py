@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bot.adapters.slack import SlackAdapter
-from bot.services.study import StudyService
+from bot.scheduler import SchedulerParts
+from bot.services.bundle import Services
 from tests.adapters.slack.conftest import slack_settings
 from tests.adapters.slack.test_flows import all_text, private_replies
 from tests.fakes.slack_api import FakeSlack
@@ -16,27 +17,35 @@ pytestmark = pytest.mark.timeout(30)
 ADD = "schedule add 09:00 Europe/Berlin weekdays --pack slack-mc"
 
 
-async def schedules(service: StudyService) -> int:
-    return int(await service.db.fetchval("SELECT count(*) FROM schedules"))
+async def schedules(timed: SchedulerParts) -> int:
+    return int(await timed.db.fetchval("SELECT count(*) FROM schedules"))
 
 
 @pytest.mark.parametrize("mode", DELIVERY_MODES)
 async def test_a_member_is_refused_schedule_add(
-    mode: DeliveryMode, adapter: SlackAdapter, slack_fake: FakeSlack, slack_service: StudyService
+    mode: DeliveryMode,
+    adapter: SlackAdapter,
+    slack_fake: FakeSlack,
+    slack_service: Services,
+    slack_timed: SchedulerParts,
 ) -> None:
     async with bolt_delivery(mode, adapter.app, slack_fake) as deliver:
         ack = await deliver(slack_fake.slash_command(text=ADD, user_id="U0ALICE"))
         assert ack.status == 200 and ack.payload is None and ack.latency < 3
         [reply] = await private_replies(slack_fake, "U0ALICE", 1)
     assert (reply.text or "").startswith("Only admins can change schedules")
-    assert await schedules(slack_service) == 0
+    assert await schedules(slack_timed) == 0
     [lookup] = slack_fake.calls_to("users.info")
     assert lookup.args["user"] == "U0ALICE"
 
 
 @pytest.mark.parametrize("mode", DELIVERY_MODES)
 async def test_a_workspace_admin_adds_lists_and_posts_now(
-    mode: DeliveryMode, adapter: SlackAdapter, slack_fake: FakeSlack, slack_service: StudyService
+    mode: DeliveryMode,
+    adapter: SlackAdapter,
+    slack_fake: FakeSlack,
+    slack_service: Services,
+    slack_timed: SchedulerParts,
 ) -> None:
     async with bolt_delivery(mode, adapter.app, slack_fake) as deliver:
         await deliver(slack_fake.slash_command(text=ADD, user_id="U0ADMIN"))
@@ -52,7 +61,7 @@ async def test_a_workspace_admin_adds_lists_and_posts_now(
         await deliver(slack_fake.slash_command(text="schedule now 1", user_id="U0ADMIN"))
         post = await slack_fake.wait_for_call("chat.postMessage")
         await private_replies(slack_fake, "U0ADMIN", 2)
-    assert await schedules(slack_service) == 1
+    assert await schedules(slack_timed) == 1
     message = slack_fake.message(post.response["ts"])
     assert message.channel == "C0STUDY" and message.action_ids()
     assert "Which call detaches a tensor" in message.text
@@ -86,7 +95,10 @@ async def test_mass_mentions_are_refused(adapter: SlackAdapter, slack_fake: Fake
     ids=["admin-user-ids", "admin-usergroup"],
 )
 async def test_configured_admins_may_add_schedules(
-    slack_fake: FakeSlack, slack_service: StudyService, settings: dict[str, str]
+    slack_fake: FakeSlack,
+    slack_service: Services,
+    slack_timed: SchedulerParts,
+    settings: dict[str, str],
 ) -> None:
     slack_fake.add_user("U0DORA", name="dora")
     slack_fake.add_usergroup("S0STUDYADM", ["U0DORA"])
@@ -96,7 +108,7 @@ async def test_configured_admins_may_add_schedules(
         [reply] = await private_replies(slack_fake, "U0DORA", 1)
     assert await adapter.idle()
     assert "added" in (reply.text or ""), reply.text
-    assert await schedules(slack_service) == 1
+    assert await schedules(slack_timed) == 1
 
 
 async def test_schedule_mistakes_are_explained_privately(

@@ -12,7 +12,7 @@ import pytest
 
 from bot.adapters.slack import SlackAdapter, SlackMode
 from bot.runtime import StartupError
-from bot.services.study import StudyService
+from bot.services.bundle import Services
 from tests.adapters.slack.conftest import slack_settings
 from tests.conftest import TEST_PACKS
 from tests.fakes.slack_api import FakeSlack
@@ -36,7 +36,7 @@ pytestmark = pytest.mark.timeout(30)
 )
 def test_missing_settings_fail_fast(
     slack_fake: FakeSlack,
-    slack_service: StudyService,
+    slack_service: Services,
     overrides: dict[str, object],
     http_port: int | None,
     problem: str,
@@ -48,16 +48,14 @@ def test_missing_settings_fail_fast(
 
 
 def test_mode_is_socket_by_default_and_http_with_a_port(
-    slack_fake: FakeSlack, slack_service: StudyService
+    slack_fake: FakeSlack, slack_service: Services
 ) -> None:
     assert SlackAdapter(slack_service, slack_settings(slack_fake)).mode is SlackMode.SOCKET
     http = SlackAdapter(slack_service, slack_settings(slack_fake), http_port=8080)
     assert http.mode is SlackMode.HTTP
 
 
-async def test_bad_bot_token_fails_at_start(
-    slack_fake: FakeSlack, slack_service: StudyService
-) -> None:
+async def test_bad_bot_token_fails_at_start(slack_fake: FakeSlack, slack_service: Services) -> None:
     settings = slack_settings(slack_fake, slack_bot_token="xoxb-not-the-right-token")
     adapter = SlackAdapter(slack_service, settings)
     with pytest.raises(StartupError) as info:
@@ -67,7 +65,7 @@ async def test_bad_bot_token_fails_at_start(
 
 
 async def test_bad_app_token_fails_at_start_instead_of_retrying_forever(
-    slack_fake: FakeSlack, slack_service: StudyService
+    slack_fake: FakeSlack, slack_service: Services
 ) -> None:
     settings = slack_settings(slack_fake, slack_app_token="xapp-1-wrong")
     adapter = SlackAdapter(slack_service, settings)
@@ -80,7 +78,7 @@ async def test_bad_app_token_fails_at_start_instead_of_retrying_forever(
         await SlackAdapter(slack_service, bot_token_as_app_token).start()
 
 
-async def test_unreachable_api_fails_at_start(slack_service: StudyService, tmp_path: Path) -> None:
+async def test_unreachable_api_fails_at_start(slack_service: Services, tmp_path: Path) -> None:
     async with FakeSlack() as fake:
         settings = slack_settings(fake, slack_api_url="http://127.0.0.1:9/api/")
     with pytest.raises(StartupError, match=r"cannot reach the Slack API at http://127\.0\.0\.1:9"):
@@ -88,7 +86,7 @@ async def test_unreachable_api_fails_at_start(slack_service: StudyService, tmp_p
 
 
 async def test_socket_mode_runs_until_stopped(
-    slack_fake: FakeSlack, slack_service: StudyService
+    slack_fake: FakeSlack, slack_service: Services
 ) -> None:
     adapter = SlackAdapter(slack_service, slack_settings(slack_fake))
     task = asyncio.create_task(adapter.run())
@@ -112,7 +110,7 @@ async def test_socket_mode_runs_until_stopped(
 
 
 async def test_http_mode_serves_slack_events_until_stopped(
-    slack_fake: FakeSlack, slack_service: StudyService
+    slack_fake: FakeSlack, slack_service: Services
 ) -> None:
     adapter = SlackAdapter(
         slack_service, slack_settings(slack_fake), http_port=0, http_host="127.0.0.1"
@@ -190,7 +188,7 @@ async def test_cli_bad_token_is_one_line_without_the_token(
 
 
 async def test_socket_mode_reconnects_when_slack_asks(
-    slack_fake: FakeSlack, slack_service: StudyService
+    slack_fake: FakeSlack, slack_service: Services
 ) -> None:
     adapter = SlackAdapter(slack_service, slack_settings(slack_fake), ping_interval=1.0)
     task = asyncio.create_task(adapter.run())

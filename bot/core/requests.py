@@ -1,0 +1,102 @@
+"""Typed requests: what a member asked for, parsed and checked once, at the front door.
+
+The command table (:mod:`bot.adapters.commands`) turns typed words into these on the console
+and Slack; Discord builds them from its app-command options. Services take them and never see
+a list of words, so a new front door (a web form) builds the same request and gets the same
+answer. Values are already valid for their type (a weekday is 0-6, a time is a time); what only
+a service can judge (whether a timezone exists for this workspace's rules) it still judges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import time
+
+from bot.core.workspace_settings import Setting
+
+__all__ = [
+    "RecapNow",
+    "RecapOff",
+    "RecapOn",
+    "RecapRequest",
+    "RecapShow",
+    "Remind",
+    "RemindOff",
+    "RemindRequest",
+    "RemindShow",
+    "SettingChange",
+    "SettingShow",
+    "SettingsHistory",
+    "SettingsRequest",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class RecapShow:
+    """``recap``: what is set in this channel."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecapOn:
+    """``recap on DAY HH:MM``: post the weekly recap on this weekday (0 = Monday), local time."""
+
+    weekday: int
+    at: time
+
+
+@dataclass(frozen=True, slots=True)
+class RecapOff:
+    """``recap off``."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecapNow:
+    """``recap now``: this week's recap, here, now."""
+
+
+RecapRequest = RecapShow | RecapOn | RecapOff | RecapNow
+
+
+@dataclass(frozen=True, slots=True)
+class SettingShow:
+    """``settings [NAME]``: every setting, or one."""
+
+    setting: Setting | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SettingChange:
+    """``settings NAME VALUE`` (admins): the value is checked by the setting's own rule."""
+
+    setting: Setting
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsHistory:
+    """``settings history``: who changed what, and when."""
+
+
+SettingsRequest = SettingShow | SettingChange | SettingsHistory
+
+
+@dataclass(frozen=True, slots=True)
+class RemindShow:
+    """``review remind`` alone: what is set."""
+
+
+@dataclass(frozen=True, slots=True)
+class Remind:
+    """``review remind HH:MM [TZ]``: a daily DM at this local time (default: the workspace's
+    timezone) on days when cards are due."""
+
+    at: time
+    timezone: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RemindOff:
+    """``review remind off``."""
+
+
+RemindRequest = RemindShow | Remind | RemindOff
