@@ -63,6 +63,7 @@ __all__ = [
     "command",
     "help_lines",
     "help_rows",
+    "leading_options",
     "parse",
     "parse_subcommand",
     "prefix",
@@ -1140,3 +1141,31 @@ def parse_subcommand(platform: Platform, words: Sequence[str], name: str) -> tup
         reason = f"`{words[0]}` is not a {name} action" if words else f"say what to do with {name}"
         raise UsageError(synopsis(platform, name), reason=reason)
     return sub.name, parse(platform, words[1:], name, sub.name)
+
+
+def leading_options(platform: Platform, text: str, *path: str) -> tuple[Values, str]:
+    """The table's ``--options`` at the start of ``text``, and the rest exactly as typed.
+
+    For commands whose last argument is code or a written question (``graph``, ``write``):
+    splitting the whole line into words would lose its spacing, so only the options in front
+    are taken word by word; the rest (``TEXT``) is returned untouched.
+    """
+    cmd = command(path[0])
+    for name in path[1:]:
+        sub = cmd.subcommand(name)
+        if sub is None:
+            raise KeyError(" ".join(path))
+        cmd = sub
+    line = usage(platform, *path)
+    options = {f"--{a.name}": a for a in cmd.args_on(platform) if a.option}
+    given: dict[str, tuple[str, ...]] = {}
+    rest = text.lstrip()
+    while rest.startswith("--"):
+        word, _, after = rest.partition(" ")
+        words = after.lstrip().split(" ", 1) if after.strip() else []
+        flag = word.partition("=")[0].lower()
+        takes_value = flag in options and options[flag].kind is not Kind.FLAG and "=" not in word
+        _take_option(word, words[:1] if takes_value else [], options, given, line)
+        rest = (words[1] if len(words) > 1 else "") if takes_value else after
+        rest = rest.lstrip()
+    return Values(given), rest

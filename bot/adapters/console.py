@@ -33,6 +33,8 @@ from bot.adapters.commands import (
     ReportRequest,
     command,
     help_lines,
+    leading_options,
+    parse,
     parse_subcommand,
     recap_request,
     remind_request,
@@ -457,21 +459,17 @@ class ConsoleAdapter:
     # --- commands ----------------------------------------------------------------------------
 
     async def _as(self, args: list[str]) -> None:
-        admin = "--admin" in args
-        names = [a for a in args if a != "--admin"]
-        if len(names) != 1:
-            raise UsageError
-        self.member = _name(names[0], "@", usage(PLATFORM, "as"))
-        if admin:
+        values = parse(PLATFORM, args, "as")
+        self.member = _name(values.one("name") or "", "@", usage(PLATFORM, "as"))
+        if values.flag("admin"):
             self._admins.add(self.member.casefold())
         self.admin = self.member.casefold() in self._admins
         role = " (admin)" if self.admin else ""
         self.note(f"you are now {self.member}{role}")
 
     async def _channel(self, args: list[str]) -> None:
-        if len(args) != 1:
-            raise UsageError
-        self.channel = _name(args[0], "#", usage(PLATFORM, "channel"))
+        typed = parse(PLATFORM, args, "channel").one("name") or ""
+        self.channel = _name(typed, "#", usage(PLATFORM, "channel"))
         self.note(f"now in #{self.channel}")
 
     async def _quiz(self, args: list[str]) -> None:
@@ -543,15 +541,9 @@ class ConsoleAdapter:
 
     async def _write(self, rest: str) -> None:
         """``/write [--difficulty D] [--tag T] PROMPT | *RIGHT | WRONG [| why: ...]``."""
-        difficulty, tags = "medium", []
-        words = rest.split(" ")
-        while len(words) >= 2 and words[0] in ("--difficulty", "--tag"):
-            if words[0] == "--difficulty":
-                difficulty = words[1].lower()
-            else:
-                tags.append(words[1])
-            words = words[2:]
-        form = " ".join(words).strip()
+        values, form = leading_options(PLATFORM, rest, "write")
+        difficulty, tags = (values.one("difficulty") or "medium").lower(), list(values.all("tag"))
+        form = form.strip()
         if "|" not in form:
             raise UsageError(reason="separate the prompt and the choices with |")
         question = parse_console_form(form, difficulty=difficulty, tags=tuple(tags))
@@ -570,9 +562,8 @@ class ConsoleAdapter:
         self.reply(await self.services.settings.command(self.context(), request))
 
     async def _stats(self, args: list[str]) -> None:
-        if len(args) > 1:
-            raise UsageError
-        who = _name(args[0], "@", usage(PLATFORM, "stats")) if args else None
+        typed = parse(PLATFORM, args, "stats").one("member")
+        who = _name(typed, "@", usage(PLATFORM, "stats")) if typed is not None else None
         self.reply(await self.services.standings.stats(self.context(), who))
 
     async def _review(self, args: list[str]) -> None:
@@ -659,17 +650,11 @@ class ConsoleAdapter:
     async def _run(self, rest: str, *, graph: bool = False) -> None:
         code = rest.strip()
         of: tuple[str, ...] | None = None
-        if graph:
-            of = ()
-            if code == "--inputs" or code.startswith("--inputs "):
-                of, code = ("*",), code.removeprefix("--inputs").strip()
-            elif code.startswith("--of"):
-                _, _, after = code.partition(" ")
-                names, _, code = after.strip().partition(" ")
-                if not names:
-                    raise UsageError("/graph --of NAME[,NAME] CODE")
-                of = tuple(n for n in names.split(",") if n)
-                code = code.strip()
+        if graph:  # /graph [--of NAME[,NAME] | --inputs] CODE, by the table
+            values, code = leading_options(PLATFORM, code, "graph")
+            names = values.one("of") or ""
+            of = ("*",) if values.flag("inputs") else tuple(n for n in names.split(",") if n)
+            code = code.strip()
         self._graph_of = of
         if not code:
             self._snippet = []  # the next lines are a fenced block

@@ -529,8 +529,10 @@ def test_settings_in_the_console_change_the_day_boundary_and_persist(tmp_path: P
     assert "Only admins can change `points-easy`" in str(out[2]["text"])
     again = _run_console(db, "/settings\n/clock\n/clock advance 1d\n/clock\n")
     assert "timezone: Europe/Berlin" in str(again[0]["text"])
-    # Days end in UTC until Berlin's next midnight, then in Berlin.
-    assert "09:00 UTC" in str(again[1]["text"])
+    # Times show in Berlin at once; days end in UTC until Berlin's next midnight (said once).
+    assert "10:00 Europe/Berlin" in str(again[1]["text"])
+    assert "days still end at midnight UTC until Thu 05 Mar 00:00" in str(again[1]["text"])
+    assert "days still end" not in str(again[-1]["text"])
     assert "2026-03-05 10:00 Europe/Berlin" in str(again[-1]["text"])
 
 

@@ -30,6 +30,8 @@ from bot.adapters.commands import (
     QuizRequest,
     ReportRequest,
     Request,
+    leading_options,
+    parse,
     parse_subcommand,
     recap_request,
     remind_request,
@@ -95,15 +97,8 @@ def _at_most(name: str, words: list[str], n: int, usage: str) -> StudyCommand:
 
 def _graph(rest: str) -> StudyCommand:
     """`/study graph [--of a,b | --inputs] [code]`: the run modal, drawing those tensors."""
-    body = rest.strip()
-    of = ""
-    if body == "--inputs" or body.startswith("--inputs "):
-        return StudyCommand("graph", ("*", body.removeprefix("--inputs").strip()))
-    if body.startswith("--of"):
-        _, _, after = body.partition(" ")
-        of, _, body = after.strip().partition(" ")
-        if not of:
-            raise _problem("Use `/study graph --of NAME[,NAME] [code]`.")
+    values, body = leading_options("slack", rest, "graph")
+    of = "*" if values.flag("inputs") else values.one("of") or ""
     return StudyCommand("graph", (of, body.strip()))
 
 
@@ -125,12 +120,8 @@ def _recap(words: list[str]) -> StudyCommand:
 
 def _write(words: list[str]) -> StudyCommand:
     """`write [easy|medium|hard] [tag,tag]`: the modal opens with these preset."""
-    difficulty = "medium"
-    if words and words[0].lower() in ("easy", "medium", "hard"):
-        difficulty, words = words[0].lower(), words[1:]
-    if len(words) > 1:
-        raise _problem("Use `/study write [easy|medium|hard] [tag,tag]`.")
-    return StudyCommand("write", (difficulty, words[0] if words else ""))
+    values = parse("slack", words, "write")
+    return StudyCommand("write", (values.one("difficulty") or "medium", values.one("tags") or ""))
 
 
 def _post_request(platform: Platform, words: list[str], *, name: str) -> Request:
