@@ -61,6 +61,7 @@ __all__ = [
     "Request",
     "Values",
     "command",
+    "discord_describe",
     "help_lines",
     "help_rows",
     "leading_options",
@@ -494,13 +495,25 @@ COMMANDS: tuple[Command, ...] = (
             Command(
                 "enable",
                 "turn a pack on or off in this channel only",
-                (Arg("name", Kind.WORD, "The pack", required=True, example="mini"),),
+                (
+                    Arg(
+                        "name", Kind.WORD, "The pack to turn on here", required=True, example="mini"
+                    ),
+                ),
                 admin=True,
             ),
             Command(
                 "disable",
                 "turn a pack on or off in this channel only",
-                (Arg("name", Kind.WORD, "The pack", required=True, example="mini"),),
+                (
+                    Arg(
+                        "name",
+                        Kind.WORD,
+                        "The pack to turn off here",
+                        required=True,
+                        example="mini",
+                    ),
+                ),
                 admin=True,
             ),
             Command(
@@ -1169,3 +1182,20 @@ def leading_options(platform: Platform, text: str, *path: str) -> tuple[Values, 
         rest = (words[1] if len(words) > 1 else "") if takes_value else after
         rest = rest.lstrip()
     return Values(given), rest
+
+
+def discord_describe(*path: str) -> dict[str, str]:
+    """The descriptions of a Discord app command's options, from the table: Discord's
+    ``@app_commands.describe(**discord_describe("quiz"))``, so its options say what /help and
+    the text platforms say. Arguments sharing one option (``recap when:fri 18:00``) keep the
+    first one's help."""
+    cmd = command(path[0])
+    for name in path[1:]:
+        sub = cmd.subcommand(name)
+        if sub is None:
+            raise KeyError(" ".join(path))
+        cmd = sub
+    described: dict[str, str] = {}
+    for arg in cmd.args_on("discord"):
+        described.setdefault(arg.discord_name, arg.help)
+    return described

@@ -23,6 +23,7 @@ from bot.adapters.commands import (
     Command,
     Kind,
     Platform,
+    discord_describe,
     help_lines,
     prefix,
     recap_request,
@@ -295,3 +296,27 @@ def test_a_bad_request_is_refused_at_the_front_door_with_what_is_wrong(
     with pytest.raises(StudyError) as caught:
         _text_request(platform, line)
     assert problem in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ("quiz",),
+        ("leaderboard",),
+        ("stats",),
+        ("history",),
+        ("question",),
+        ("report",),
+        ("pack", "enable"),
+        ("pack", "disable"),
+        ("pack", "upload"),
+    ],
+)
+def test_discord_options_are_described_by_the_table(path: tuple[str, ...]) -> None:
+    tree = _discord_tree()
+    target: object = tree[path[0]]
+    if len(path) > 1:
+        assert isinstance(target, app_commands.Group)
+        target = target.get_command(path[1])
+    described = {name: option.description for name, option in _options(target).items()}
+    assert described == discord_describe(*path)

@@ -20,7 +20,13 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.adapters.commands import help_rows, recap_request, remind_request, settings_request
+from bot.adapters.commands import (
+    discord_describe,
+    help_rows,
+    recap_request,
+    remind_request,
+    settings_request,
+)
 from bot.adapters.discord.components import QuestionModal, SnippetModal
 from bot.adapters.discord.errors import PENDING_KEY, report_error
 from bot.adapters.discord.render import render
@@ -146,12 +152,7 @@ class StudyCog(commands.Cog, name="studybot"):
     # --- questions ---------------------------------------------------------------------------
 
     @app_commands.command(name="quiz")
-    @app_commands.describe(
-        pack="A question pack (default: any)",
-        difficulty="Only questions of this difficulty",
-        tag="Only questions with this tag",
-        kind="Only this kind: multiple_choice, flashcard, practice or open",
-    )
+    @app_commands.describe(**discord_describe("quiz"))
     async def quiz(
         self,
         interaction: Interaction,
@@ -198,10 +199,7 @@ class StudyCog(commands.Cog, name="studybot"):
     # --- scores ------------------------------------------------------------------------------
 
     @app_commands.command(name="leaderboard")
-    @app_commands.describe(
-        window="Which points count (default: this week)",
-        here="Only points from questions in this channel (default: the whole server)",
-    )
+    @app_commands.describe(**discord_describe("leaderboard"))
     async def leaderboard(
         self, interaction: Interaction, window: WindowName = "week", here: bool = False
     ) -> None:
@@ -212,7 +210,7 @@ class StudyCog(commands.Cog, name="studybot"):
         await send_reply(interaction, board)
 
     @app_commands.command(name="stats")
-    @app_commands.describe(member="Whose stats (default: yours)")
+    @app_commands.describe(**discord_describe("stats"))
     async def stats(self, interaction: Interaction, member: discord.Member | None = None) -> None:
         """Points, accuracy and streak for you or another member.
 
@@ -235,7 +233,7 @@ class StudyCog(commands.Cog, name="studybot"):
     # --- past questions ----------------------------------------------------------------------
 
     @app_commands.command(name="history")
-    @app_commands.describe(count="How many (default 5, up to 20)")
+    @app_commands.describe(**discord_describe("history"))
     async def history(
         self, interaction: Interaction, count: app_commands.Range[int, 1, 20] = 5
     ) -> None:
@@ -244,17 +242,14 @@ class StudyCog(commands.Cog, name="studybot"):
         await send_reply(interaction, message.private())
 
     @app_commands.command(name="question")
-    @app_commands.describe(id="The question's number (#12 in its footer)")
+    @app_commands.describe(**discord_describe("question"))
     async def question(self, interaction: Interaction, id: app_commands.Range[int, 1]) -> None:
         """A past question, with its answer and solution once it closed (only you see it)."""
         message = await self.services.history.question(self.context(interaction), id)
         await send_reply(interaction, message.private())
 
     @app_commands.command(name="report")
-    @app_commands.describe(
-        reason="What is wrong with the question",
-        id="The question's number (default: this channel's latest)",
-    )
+    @app_commands.describe(**discord_describe("report"))
     async def report(
         self,
         interaction: Interaction,
@@ -364,14 +359,14 @@ class StudyCog(commands.Cog, name="studybot"):
         await send_reply(interaction, await self.services.packs.listing(self.context(interaction)))
 
     @pack.command(name="enable")
-    @app_commands.describe(name="The pack to turn on in this channel")
+    @app_commands.describe(**discord_describe("pack", "enable"))
     async def pack_enable(self, interaction: Interaction, name: str) -> None:
         """Turn a question pack back on in this channel (admins)."""
         reply = await self.services.packs.enable(self.context(interaction), name)
         await send_reply(interaction, reply.private())
 
     @pack.command(name="disable")
-    @app_commands.describe(name="The pack to turn off in this channel")
+    @app_commands.describe(**discord_describe("pack", "disable"))
     async def pack_disable(self, interaction: Interaction, name: str) -> None:
         """Turn a question pack off in this channel only (admins)."""
         reply = await self.services.packs.disable(self.context(interaction), name)
@@ -405,10 +400,7 @@ class StudyCog(commands.Cog, name="studybot"):
         )
 
     @pack.command(name="upload")
-    @app_commands.describe(
-        file="A question pack: a .yaml file of up to 1 MiB",
-        force="Admins: install even if some code items disagree when run",
-    )
+    @app_commands.describe(**discord_describe("pack", "upload"))
     async def pack_upload(
         self, interaction: Interaction, file: discord.Attachment, force: bool = False
     ) -> None:
