@@ -544,10 +544,10 @@ async def test_a_bad_spec_is_answered_with_field_reason_and_example(tmp_path: Pa
     )
     # In the console a spec that does not parse is a usage error (kind "error").
     assert [str(line["text"]) for line in run.of("error")] == [
-        "usage: /schedule add TIME [TZ] [DAYS] [options]: "
+        "usage: /schedule add [TIME] [TZ] [DAYS] [options]: "
         "time: hour 25 in '25:00' is out of range 0-23 (example: /schedule add 09:00 "
         "Europe/Berlin weekdays)",
-        "usage: /schedule add TIME [TZ] [DAYS] [options]: "
+        "usage: /schedule add [TIME] [TZ] [DAYS] [options]: "
         "timezone: unknown timezone 'Europe/Berln' — did you mean Europe/Berlin? (example: "
         "/schedule add 09:00 Europe/Berlin weekdays)",
         "usage: /schedule add|list|remove|pause|resume|skip|now|preview ...: "

@@ -771,12 +771,13 @@ def _discord_args(args: tuple[Arg, ...]) -> list[str]:
     return shown
 
 
-def usage(platform: Platform, *path: str, admin: bool = True) -> str:
+def usage(platform: Platform, *path: str, admin: bool = True, brief: bool = False) -> str:
     """The usage line of ``path`` (``"quiz"``, ``"schedule", "add"``) in ``platform``'s style.
 
     Text style on the console and Slack (``/quiz [PACK] [--difficulty easy|medium|hard]``),
     option style on Discord (``/quiz [pack:PACK] [difficulty:easy|medium|hard]``). Without
-    ``admin`` the arguments only admins give are left out.
+    ``admin`` the arguments only admins give are left out. ``brief``: a text command with more
+    than two options shows them as one ``[options]`` (an error line stays one line).
     """
     cmd = command(path[0])
     words = [cmd.name]
@@ -791,7 +792,13 @@ def usage(platform: Platform, *path: str, admin: bool = True) -> str:
             return prefix(platform) + " ".join([parent.name, *args])
         words.append(sub.name)
     args_on = cmd.args_on(platform, admin=admin)
-    shown = _discord_args(args_on) if platform == "discord" else [_text_arg(a) for a in args_on]
+    if platform == "discord":
+        return prefix(platform) + " ".join(words + _discord_args(args_on))
+    options = [a for a in args_on if a.option]
+    if brief and len(options) > 2:
+        shown = [_text_arg(a) for a in args_on if not a.option] + ["[options]"]
+    else:
+        shown = [_text_arg(a) for a in args_on]
     return prefix(platform) + " ".join(words + shown)
 
 

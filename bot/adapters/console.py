@@ -69,14 +69,9 @@ HELP_WIDTH = 80  # /help fits a standard terminal
 _HELP_COLUMN = 20  # where each command's description starts
 # By verb, for the usage line of a schedule command that does not parse. Still written by
 # hand: tests/test_scheduler.py pins these words (`[options]` for add's many options).
-_SCHEDULE_USAGE = {
-    "add": "/schedule add TIME [TZ] [DAYS] [options]",
-    "list": "/schedule list",
-    "preview": "/schedule preview ID [N] [--channel NAME]",
-    **{
-        verb: f"/schedule {verb} ID [--channel NAME]"
-        for verb in ("remove", "pause", "resume", "skip", "now")
-    },
+_SCHEDULE_USAGE = {  # from the command table, short enough for one error line
+    sub.name: usage(PLATFORM, "schedule", sub.name, brief=True)
+    for sub in command("schedule").subcommands
 }
 _QUIZ_OPTION_USAGE = {  # by the field a quiz filter error names
     "difficulty": "/quiz --difficulty easy|medium|hard",
