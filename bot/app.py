@@ -45,6 +45,7 @@ from bot.services.recaps import DEFAULT_GRACE, Recaps
 from bot.services.reminders import Reminders
 from bot.services.reports import QuestionReports
 from bot.services.review import ReviewService
+from bot.services.rounds import Rounds
 from bot.services.runs import SnippetRuns
 from bot.services.schedule_book import ScheduleBook
 from bot.services.stats import Stats
@@ -61,6 +62,7 @@ from bot.storage.recaps import RecapStore
 from bot.storage.reminders import ReminderStore
 from bot.storage.reports import ReportStore
 from bot.storage.reviews import ReviewStore
+from bot.storage.rounds import RoundStore
 from bot.storage.schedule_store import ScheduleStore
 from bot.storage.scores import ScoreStore
 from bot.storage.workspace_settings import SettingsStore
@@ -366,8 +368,12 @@ def due_sources(
     services: Services, gateway: ChatGateway, *, command_prefix: str = "/"
 ) -> list[DueSource]:
     """Every kind of timed work besides the schedules, as sources of the one timer loop:
-    weekly recaps, and review reminders where the gateway can send DMs."""
-    sources: list[DueSource] = [services.recaps.due_source(gateway, command_prefix=command_prefix)]
+    weekly recaps, live rounds' next steps, and review reminders where the gateway can send
+    DMs."""
+    sources: list[DueSource] = [
+        services.recaps.due_source(gateway, command_prefix=command_prefix),
+        services.rounds.due_source(gateway, command_prefix=command_prefix),
+    ]
     if isinstance(gateway, DirectMessenger):
         sources.append(services.reminders.due_source(gateway))
     return sources
@@ -444,6 +450,7 @@ def build_services(
         clock=clock,
         reminders=reminders,
     )
+    round_store = RoundStore(db)
     quiz = Quiz(
         places=places,
         catalogue=catalogue,
@@ -456,6 +463,7 @@ def build_services(
         metrics=metrics,
         graphs=ItemGraphs(runner, runner_starting=runner_starting),
         review=review,
+        rounds=round_store,
     )
     gate = RunGate(clock, (run_limits or RunLimits()).per_minute)
     reports = QuestionReports(
@@ -512,6 +520,15 @@ def build_services(
             code_timeout=(run_limits or RunLimits()).timeout_s,
             gate=gate,
             reports=reports,
+        ),
+        rounds=Rounds(
+            places=places,
+            directory=directory,
+            catalogue=catalogue,
+            posting=posting,
+            store=round_store,
+            clock=clock,
+            wakeup=wakeup,
         ),
     )
     timed = SchedulerParts(

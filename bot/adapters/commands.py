@@ -33,6 +33,9 @@ from bot.core.requests import (
     RemindOff,
     RemindRequest,
     RemindShow,
+    RoundRequest,
+    RoundStart,
+    RoundStop,
     SettingChange,
     SettingsHistory,
     SettingShow,
@@ -70,6 +73,7 @@ __all__ = [
     "prefix",
     "recap_request",
     "remind_request",
+    "round_request",
     "settings_request",
     "synopsis",
     "usage",
@@ -643,6 +647,45 @@ COMMANDS: tuple[Command, ...] = (
             ),
         ),
     ),
+    Command(
+        "round",
+        "a live round: timed questions in a row, then a board",
+        bare=False,
+        subcommands=(
+            Command(
+                "start",
+                "start a live round here: questions one at a time, faster right answers score more",
+                (
+                    Arg("pack", Kind.WORD, "A question pack (default: any)", example="mini"),
+                    Arg(
+                        "questions",
+                        Kind.INT,
+                        "How many questions (default 10, up to 50)",
+                        option=True,
+                        metavar="N",
+                        example="5",
+                    ),
+                    Arg(
+                        "seconds",
+                        Kind.INT,
+                        "Seconds to answer each (default 20, 5 to 300)",
+                        option=True,
+                        metavar="S",
+                        example="15",
+                    ),
+                    _DIFFICULTY_FILTER,
+                    Arg(
+                        "tag",
+                        Kind.WORD,
+                        "Only questions with this tag",
+                        option=True,
+                        example="autograd",
+                    ),
+                ),
+            ),
+            Command("stop", "end the round here early, with the board so far (starter or admin)"),
+        ),
+    ),
     Command("help", "this list"),
     # The console's own: it plays every member, channel and clock of a chat.
     Command(
@@ -1091,6 +1134,7 @@ Request = (
     | RecapRequest
     | SettingsRequest
     | RemindRequest
+    | RoundRequest
 )
 """A typed request parsed from the table's text grammar."""
 
@@ -1206,3 +1250,31 @@ def discord_describe(*path: str) -> dict[str, str]:
     for arg in cmd.args_on("discord"):
         described.setdefault(arg.discord_name, arg.help)
     return described
+
+
+def round_request(platform: Platform, words: Sequence[str]) -> RoundRequest:
+    """``round start [PACK] [--questions N] [--seconds S] [--difficulty D] [--tag T]`` or
+    ``round stop`` into its typed request; the numbers' ranges are the round's own rule
+    (:class:`bot.core.rounds.RoundSpec`), checked by the service."""
+    verb, values = parse_subcommand(platform, words, "round")
+    if verb == "stop":
+        return RoundStop()
+    line = usage(platform, "round", "start")
+    tag = values.one("tag")
+    return RoundStart(
+        pack=values.one("pack"),
+        questions=_number(values, "questions", line),
+        seconds=_number(values, "seconds", line),
+        difficulty=values.one("difficulty"),
+        tags=(tag,) if tag else (),
+    )
+
+
+def _number(values: Values, name: str, line: str) -> int | None:
+    """An option's whole number, or None when it was left out."""
+    typed = values.one(name)
+    if typed is None:
+        return None
+    if not typed.isdigit() or len(typed) > 6:
+        raise UsageError(line, reason=f"--{name} takes a whole number, not `{typed}`")
+    return int(typed)

@@ -38,6 +38,7 @@ from bot.adapters.commands import (
     parse_subcommand,
     recap_request,
     remind_request,
+    round_request,
     settings_request,
     synopsis,
     usage,
@@ -142,6 +143,7 @@ class ConsoleAdapter:
             "reports": self._reports,
             "write": self._write_usage,
             "recap": self._recap,
+            "round": self._round,
             "settings": self._settings,
             "pack": self._pack,
             "schedule": self._schedule,
@@ -551,6 +553,10 @@ class ConsoleAdapter:
         self.reply(
             await self.services.recaps.command(self.context(), recap_request(PLATFORM, args))
         )
+
+    async def _round(self, args: list[str]) -> None:
+        request = round_request(PLATFORM, args)
+        self.reply(await self.services.rounds.command(self.context(), request))
 
     async def _settings(self, args: list[str]) -> None:
         request = settings_request(PLATFORM, args)

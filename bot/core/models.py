@@ -84,6 +84,7 @@ class Post:
     requested_by: int | None
     schedule_id: int | None
     platform_message_id: str | None
+    round_id: int | None = None  # a live round's question (see bot.services.rounds)
 
     @property
     def is_open(self) -> bool:

@@ -24,6 +24,9 @@ __all__ = [
     "RemindOff",
     "RemindRequest",
     "RemindShow",
+    "RoundRequest",
+    "RoundStart",
+    "RoundStop",
     "SettingChange",
     "SettingShow",
     "SettingsHistory",
@@ -100,3 +103,23 @@ class RemindOff:
 
 
 RemindRequest = RemindShow | Remind | RemindOff
+
+
+@dataclass(frozen=True, slots=True)
+class RoundStart:
+    """``round start [PACK] [--questions N] [--seconds S] [--difficulty D] [--tag T]``; None:
+    the workspace's default (10 questions, 20 seconds)."""
+
+    pack: str | None = None
+    questions: int | None = None
+    seconds: int | None = None
+    difficulty: str | None = None
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RoundStop:
+    """``round stop``: the starter or an admin ends the round and gets the board so far."""
+
+
+RoundRequest = RoundStart | RoundStop

@@ -21,6 +21,7 @@ from bot.services.recaps import Recaps
 from bot.services.reminders import Reminders
 from bot.services.reports import QuestionReports
 from bot.services.review import ReviewService
+from bot.services.rounds import Rounds
 from bot.services.runs import SnippetRuns
 from bot.services.schedule_book import ScheduleBook
 from bot.services.stats import Stats
@@ -47,6 +48,7 @@ class Services:
     reminders: Reminders  # /review remind and the reminder DMs
     runs: SnippetRuns  # /run, /graph
     packs: PackAdmin  # /pack, uploads, /write
+    rounds: Rounds  # /round: live rounds
 
     async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109
         """Let work in flight finish before shutdown: answers being committed, snippet runs.

@@ -76,6 +76,7 @@ class Posting:
         occurrence: str | None = None,
         mention: str | None = None,
         timezone: str | None = None,
+        round_id: int | None = None,
     ) -> PostDraft | None:
         """A new post for a known channel, drafted.
 
@@ -114,6 +115,7 @@ class Posting:
             closes_at=closes_at,
             schedule_id=schedule_id,
             occurrence=occurrence,
+            round_id=round_id,
         )
         if post is None:
             return None

@@ -22,8 +22,9 @@ from bot.core.errors import (
     PostClosed,
 )
 from bot.core.gateway import ChatGateway
-from bot.core.messages import Action, Message, Section, Tone
+from bot.core.messages import Action, Message, Section, Tone, escape_markup
 from bot.core.models import ChatContext, Post
+from bot.core.rounds import round_points
 from bot.core.schedule_spec import ScheduleError, parse_filters, parse_kinds
 from bot.core.scoring import (
     ScoreDecision,
@@ -45,6 +46,7 @@ from bot.storage.packs import (
     StoredQuestion,
 )
 from bot.storage.posts import PostStore
+from bot.storage.rounds import RoundStore
 
 __all__ = ["PostEdit", "Quiz", "score_rules"]
 
@@ -66,6 +68,12 @@ class PostEdit:
 
 
 def score_rules(state: StreakState, request: AnswerRequest) -> ScoreDecision:
+    if request.round_points is not None:  # a live round: its own points; the day counts
+        decided = decide(
+            state, request.local_day, difficulty=request.difficulty, correct=True, self_graded=False
+        )
+        points = request.round_points if request.correct else 0
+        return ScoreDecision(points, 0, decided.streak)
     return decide(
         state,
         request.local_day,
@@ -93,7 +101,10 @@ class Quiz:
         metrics: Metrics | None = None,
         graphs: ItemGraphs | None = None,
         review: ReviewService | None = None,
+        rounds: RoundStore | None = None,
     ) -> None:
+        self._rounds = rounds  # a live round's questions score by speed and hints taken
+        self._round_specs: dict[int, bool] = {}  # round id -> whether its speed bonus applies
         self._graphs = graphs
         self._review = review
         self._places = places
@@ -246,7 +257,7 @@ class Quiz:
         if isinstance(item, OpenPrompt):
             raise BadInput("This is a discussion prompt: it is not scored. Share your thoughts!")
         if not post.is_open or (post.closes_at is not None and now >= post.closes_at):
-            raise PostClosed("This question has closed; answers are no longer accepted.")
+            raise PostClosed(_closed_text(post))
         labels = cards.answer_labels(item)
         picked = choice.strip()
         picked = picked.upper() if len(picked) == 1 else picked.lower()
@@ -260,6 +271,8 @@ class Quiz:
             raise BadInput(f"`{choice}` is not an answer here; choose one of {', '.join(labels)}.")
         correct = grade is not srs.Grade.AGAIN
         tz = workspace.zone_at(now)
+        base = workspace.settings.base_points(item.difficulty)
+        scored = await self._round_points(ctx, workspace, post, base, now)
         outcome = await self._answers.submit(
             AnswerRequest(
                 post_id=post.id,
@@ -275,13 +288,14 @@ class Quiz:
                 periods=period_keys(now, tz),
                 question_id=stored.question_id,
                 grade=grade,
-                base_points=workspace.settings.base_points(item.difficulty),
+                base_points=base,
+                round_points=scored,
             )
         )
         if self._metrics is not None:
             self._metrics.answers.labels(status=outcome.status.value).inc()
         if outcome.status is AnswerStatus.CLOSED:
-            raise PostClosed("This question has closed; answers are no longer accepted.")
+            raise PostClosed(_closed_text(post))
         if outcome.status is AnswerStatus.DUPLICATE:
             raise AlreadyAnswered(
                 f"You already answered this question ({outcome.choice}); only your first "
@@ -295,6 +309,27 @@ class Quiz:
                 footer=f"Your next review of this card: in {when} ({ctx.command('review')}).",
             )
         return message
+
+    async def _round_points(
+        self, ctx: ChatContext, workspace: WorkspaceRow, post: Post, base: int, now: datetime
+    ) -> int | None:
+        """What a correct answer to a live round's question scores now (None: not a round's):
+        the speed bonus shrinks to the deadline, and each hint taken costs a share."""
+        if post.round_id is None or self._rounds is None or post.closes_at is None:
+            return None
+        speed = self._round_specs.get(post.round_id)
+        if speed is None:
+            found = await self._rounds.get(post.round_id)
+            speed = self._round_specs[post.round_id] = found is None or found.speed_bonus
+        member = await self._directory.member(workspace, ctx.member, ctx.member_name, now)
+        return round_points(
+            base,
+            asked_at=post.posted_at,
+            deadline=post.closes_at,
+            answered_at=now,
+            hints=await self._rounds.hints(post.id, member.id),
+            speed_bonus=speed,
+        )
 
     async def show_card(self, ctx: ChatContext, post_id: int | None) -> Message:
         """The private back of a flashcard (or a self-graded practice answer).
@@ -314,7 +349,18 @@ class Quiz:
             else (await self._post_in(ctx, post_id))[1]
         )
         stored = await self._catalogue.question(post.question_version_id)
-        return cards.hint_message(stored.item, index, post.id)
+        message = cards.hint_message(stored.item, index, post.id)
+        if post.round_id is not None and self._rounds is not None and post.is_open:
+            workspace = await self._workspace(ctx)
+            member = await self._directory.member(
+                workspace, ctx.member, ctx.member_name, self._clock.now()
+            )
+            await self._rounds.take_hint(post.id, member.id)
+            cost = "In a round, each hint costs a quarter of this question's points."
+            message = replace(
+                message, footer=f"{message.footer} · {cost}" if message.footer else cost
+            )
+        return message
 
     # --- reveal ------------------------------------------------------------------------------
 
@@ -361,6 +407,11 @@ class Quiz:
             counts = await self._posts.breakdown(post.id)
         channel = await self._directory.channel_by_id(post.channel_id)
         message = cards.reveal_message(post, stored.item, self._title(stored.pack), counts)
+        if post.round_id is not None and self._rounds is not None:
+            right = await self._rounds.points_of(post.id)
+            shown = " · ".join(f"{escape_markup(name)} +{points}" for name, points in right)
+            section = Section(heading="Who got it right", body=shown or "Nobody this time.")
+            message = replace(message, sections=(*message.sections, section))
         if self._graphs is not None and stored.item.show_graph:
             picture = await self._graphs.picture(stored.item)
             if picture is not None:
@@ -401,3 +452,9 @@ def _feedback(
         tone=Tone.SUCCESS if correct else Tone.WARNING,
         post_id=None,
     )
+
+
+def _closed_text(post: Post) -> str:
+    if post.round_id is not None:
+        return "Too late: the time for this question is up, and your answer does not count."
+    return "This question has closed; answers are no longer accepted."

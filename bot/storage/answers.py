@@ -53,6 +53,9 @@ class AnswerRequest:
     question_id: int | None = None
     grade: Grade | None = None
     base_points: int | None = None  # the workspace's points for this difficulty; None: built in
+    # A live round's question: what a correct answer scores there (speed bonus and hints
+    # counted in); its score event is of the kind ``round``. None: an ordinary question.
+    round_points: int | None = None
 
 
 class AnswerStatus(enum.StrEnum):
@@ -272,8 +275,9 @@ class AnswerWriter:
             stamp = to_db(request.answered_at)
             answer_id = inserted[key]
             if request.correct is not None:
+                reason = "answer" if request.round_points is None else "round"
                 batch.events.append(
-                    (request.workspace_id, member.id, answer_id, "answer", decision.points, stamp)
+                    (request.workspace_id, member.id, answer_id, reason, decision.points, stamp)
                 )
                 batch.add_total(
                     request.workspace_id,

@@ -19,7 +19,7 @@ T = TypeVar("T")
 
 _SELECT = (
     "SELECT p.id, p.channel_id, p.question_version_id, q.slug, p.posted_at, p.closes_at, "
-    "p.closed_at, p.requested_by, p.schedule_id, p.platform_message_id "
+    "p.closed_at, p.requested_by, p.schedule_id, p.platform_message_id, p.round_id "
     "FROM posts p JOIN question_versions v ON v.id = p.question_version_id "
     "JOIN questions q ON q.id = v.question_id "
 )
@@ -40,6 +40,7 @@ def _post(row: Row) -> Post:
         requested_by=row[7],
         schedule_id=row[8],
         platform_message_id=row[9],
+        round_id=row[10],
     )
 
 
@@ -53,7 +54,7 @@ class ScheduledPost:
 
 
 def _scheduled(row: Row) -> ScheduledPost:
-    return ScheduledPost(_post(row), str(row[10]), bool(row[11]))
+    return ScheduledPost(_post(row), str(row[11]), bool(row[12]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,14 +102,15 @@ class PostStore:
         closes_at: datetime | None = None,
         schedule_id: int | None = None,
         occurrence: str | None = None,
+        round_id: int | None = None,
     ) -> Post | None:
         """Insert the post row before anything is sent; ``None`` if the occurrence exists."""
         async with self._db.write() as conn:
             inserted = list(
                 await conn.fetchall(
                     "INSERT INTO posts (channel_id, question_version_id, schedule_id, "
-                    "occurrence, requested_by, posted_at, closes_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?) "
+                    "occurrence, requested_by, posted_at, closes_at, round_id) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT (schedule_id, occurrence) DO NOTHING RETURNING id",
                     (
                         channel_id,
@@ -118,6 +120,7 @@ class PostStore:
                         requested_by,
                         to_db(now),
                         to_db_opt(closes_at),
+                        round_id,
                     ),
                 )
             )

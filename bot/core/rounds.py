@@ -1,0 +1,115 @@
+"""Live rounds: the rules of a timed game of questions in a channel, without I/O.
+
+A round asks ``questions`` questions one at a time; each is open for ``seconds``, then revealed,
+then the next follows after ``pause`` seconds. These are the pure parts: what a round may be
+asked to be (checked once, where the request comes in), how a correct answer scores, when the
+next step is due, and when a round gives up. The service (``bot/services/rounds.py``) keeps the
+state and drives the steps from the one timer loop.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from bot.core.errors import BadInput
+
+__all__ = [
+    "MAX_QUESTIONS",
+    "MAX_SECONDS",
+    "MIN_SECONDS",
+    "QUIET_LIMIT",
+    "ROUND_KINDS",
+    "Phase",
+    "RoundSpec",
+    "parse_round_spec",
+    "round_points",
+]
+
+MIN_QUESTIONS, MAX_QUESTIONS = 1, 50
+MIN_SECONDS, MAX_SECONDS = 5, 300
+MIN_PAUSE, MAX_PAUSE = 0, 60
+QUIET_LIMIT = 3
+"""Questions in a row nobody answered, after which a round ends itself with a note."""
+ROUND_KINDS = ("multiple_choice", "practice")
+"""What a round asks: kinds answered by a click. Flashcards are self-graded and open prompts
+are not scored, so neither can race."""
+SPEED_BONUS = 0.5  # a correct answer in the first instant scores +50 %
+HINT_SHARE = 0.25  # each hint taken costs a quarter of the question's points
+
+
+class Phase(enum.StrEnum):
+    """What the round's next step is: reveal the open question, or ask the next one."""
+
+    ASK = "ask"
+    REVEAL = "reveal"
+
+
+@dataclass(frozen=True, slots=True)
+class RoundSpec:
+    """How many questions, how long each is open, the pause between, and the speed bonus."""
+
+    questions: int = 10
+    seconds: int = 20
+    pause: int = 5
+    speed_bonus: bool = True
+
+    def __post_init__(self) -> None:
+        if not MIN_QUESTIONS <= self.questions <= MAX_QUESTIONS:
+            raise BadInput(
+                f"A round has {MIN_QUESTIONS} to {MAX_QUESTIONS} questions, not {self.questions}."
+            )
+        if not MIN_SECONDS <= self.seconds <= MAX_SECONDS:
+            raise BadInput(
+                f"A question stays open {MIN_SECONDS} to {MAX_SECONDS} seconds, not {self.seconds}."
+            )
+        if not MIN_PAUSE <= self.pause <= MAX_PAUSE:
+            raise BadInput(f"The pause is {MIN_PAUSE} to {MAX_PAUSE} seconds, not {self.pause}.")
+
+    @property
+    def window(self) -> timedelta:
+        return timedelta(seconds=self.seconds)
+
+    @property
+    def gap(self) -> timedelta:
+        return timedelta(seconds=self.pause)
+
+    def longest(self) -> timedelta:
+        """How long the whole round lasts at most: a bot down for longer ends it on start."""
+        return self.questions * (self.window + self.gap)
+
+
+_SPEC = re.compile(r"^(\d{1,4})x(\d{1,4})s?$")
+
+
+def parse_round_spec(text: str) -> RoundSpec:
+    """``10x20s`` (ten questions, twenty seconds each), as ``schedule add --round`` takes it."""
+    match = _SPEC.match(text.strip().lower())
+    if match is None:
+        raise BadInput(f"`{text}` is not a round; write QUESTIONSxSECONDS, e.g. `10x20s`.")
+    return RoundSpec(questions=int(match[1]), seconds=int(match[2]))
+
+
+def round_points(
+    base: int,
+    *,
+    asked_at: datetime,
+    deadline: datetime,
+    answered_at: datetime,
+    hints: int = 0,
+    speed_bonus: bool = True,
+) -> int:
+    """Points for a correct answer in a round; a wrong or late one scores 0 (not asked here).
+
+    The bonus shrinks linearly from +50 % at the instant the question was asked to nothing at
+    its deadline; each hint taken takes a quarter of the points, down to zero.
+    """
+    window = (deadline - asked_at).total_seconds()
+    taken = min(max((answered_at - asked_at).total_seconds(), 0.0), window)
+    factor = 1.0
+    if speed_bonus and window > 0:
+        factor += SPEED_BONUS * (1 - taken / window)
+    factor *= max(0.0, 1 - HINT_SHARE * hints)
+    return round(base * factor)

@@ -1,0 +1,291 @@
+"""Live rounds: a timed game of questions in one channel (``/round start``).
+
+A round is a feature on the quiz, not a fork of it: each question is an ordinary post with
+its ``round_id`` set, so answers, "first click counts", late refusals and the reveal at the
+deadline are the quiz's own (:mod:`bot.services.quiz` scores a round's correct answer with the
+speed bonus and the hints taken, :mod:`bot.core.rounds`). What this service adds is the
+sequence: the round row says which question is next and when, and the one timer loop runs
+:meth:`Rounds.deliver` through :meth:`Rounds.due_source` when it is due. Each step is claimed
+in the database before anything is sent (:meth:`RoundStore.claim_step`), so a restart resumes
+at the question it was on and two processes never ask the same question.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from bot.core.clock import Clock
+from bot.core.errors import BadInput, Forbidden, NotFound
+from bot.core.gateway import ChatGateway, serves
+from bot.core.messages import Message, Section, escape_markup
+from bot.core.models import ChatContext
+from bot.core.requests import RoundRequest, RoundStart
+from bot.core.rounds import QUIET_LIMIT, ROUND_KINDS, RoundSpec
+from bot.core.schedule_spec import ScheduleError, parse_filters
+from bot.log import get_logger
+from bot.services.catalogue import Catalogue
+from bot.services.places import Places
+from bot.services.posting import Posting
+from bot.services.timed import PlannedWork
+from bot.services.wakeup import Wakeup
+from bot.storage.directory import ChannelRow, Directory
+from bot.storage.rounds import BoardRow, Round, RoundExists, RoundStore
+
+__all__ = ["Rounds"]
+
+log = get_logger(__name__)
+
+_SETTLE = timedelta(seconds=1)
+"""The board follows the last question's reveal by at least this much (the reveal goes out
+first at its deadline)."""
+
+
+class Rounds:
+    """Starts, steps and ends live rounds; their board."""
+
+    def __init__(
+        self,
+        *,
+        places: Places,
+        directory: Directory,
+        catalogue: Catalogue,
+        posting: Posting,
+        store: RoundStore,
+        clock: Clock,
+        wakeup: Wakeup,
+        default: RoundSpec | None = None,
+    ) -> None:
+        self._places = places
+        self._directory = directory
+        self._catalogue = catalogue
+        self._posting = posting
+        self._store = store
+        self._clock = clock
+        self._wakeup = wakeup  # a round started or stopped re-plans the timer
+        self._default = default or RoundSpec()
+
+    # --- commands ----------------------------------------------------------------------------
+
+    async def command(self, ctx: ChatContext, request: RoundRequest) -> Message:
+        """``round start ...`` or ``round stop``."""
+        if isinstance(request, RoundStart):
+            return await self.start(ctx, request)
+        return await self.stop(ctx)
+
+    async def start(self, ctx: ChatContext, request: RoundStart) -> Message:
+        """Create the round; its first question follows at once, from the timer loop."""
+        spec = RoundSpec(
+            questions=_given(request.questions, self._default.questions),
+            seconds=_given(request.seconds, self._default.seconds),
+            pause=self._default.pause,
+            speed_bonus=self._default.speed_bonus,
+        )
+        try:
+            difficulty, tags = parse_filters(request.difficulty, request.tags)
+        except ScheduleError as exc:
+            raise BadInput(f"{exc.field}: {exc.reason}.") from None
+        workspace, channel = await self._places.channel(ctx)
+        if request.pack is not None:
+            self._posting.check_pack(request.pack)  # "did you mean" for a mistyped pack
+        pack = request.pack.lower() if request.pack else None
+        found = await self._catalogue.candidates(
+            channel.id, pack=pack, difficulty=difficulty, tags=tags, kinds=ROUND_KINDS
+        )
+        if not found:
+            raise NotFound(
+                "No multiple-choice or practice questions match that here (a round asks only "
+                "questions answered by a click). Try `pack list`."
+            )
+        questions = min(spec.questions, len(found))
+        try:
+            await self._store.create(
+                workspace_id=workspace.id,
+                channel_id=channel.id,
+                started_by=ctx.member,
+                starter_name=ctx.member_name,
+                pack=pack,
+                difficulty=difficulty,
+                tags=tags,
+                questions=questions,
+                seconds=spec.seconds,
+                pause=spec.pause,
+                speed_bonus=spec.speed_bonus,
+                now=self._clock.now(),
+            )
+        except RoundExists:
+            raise BadInput(
+                f"A round is already running here; {ctx.command('round stop')} ends it "
+                "(whoever started it, or an admin)."
+            ) from None
+        self._wakeup.timing_changed()  # the first question is due now
+        fewer = (
+            f" Only {questions} questions match, so the round has {questions}."
+            if questions < spec.questions
+            else ""
+        )
+        bonus = " Faster correct answers score more (up to +50 %);" if spec.speed_bonus else ""
+        return Message(
+            title=f"🏁 A round of {questions} questions starts now",
+            sections=(
+                Section(
+                    body=f"{spec.seconds} s per question, then the answer.{bonus} each hint "
+                    f"costs a quarter of the points.{fewer}"
+                ),
+            ),
+            footer=f"Started by {escape_markup(ctx.member_name)}. "
+            f"{ctx.command('round stop')} ends it early.",
+        )
+
+    async def stop(self, ctx: ChatContext) -> Message:
+        """End the round here early (its starter or an admin) with the board so far."""
+        _, channel = await self._places.channel(ctx)
+        found = await self._store.running_in(channel.id)
+        if found is None:
+            raise NotFound("No round is running here.")
+        if not ctx.is_admin and ctx.member != found.started_by:
+            raise Forbidden("Only whoever started the round, or an admin, can stop it.")
+        note = f"Stopped by {ctx.member_name} after {found.step} of {found.questions} questions."
+        if not await self._store.end(found.id, self._clock.now(), note):
+            raise NotFound("That round has just ended.")
+        self._wakeup.timing_changed()
+        return await self.board_message(found, channel, note)
+
+    # --- the timer's steps ---------------------------------------------------------------------
+
+    async def deliver(self, gateway: ChatGateway, *, command_prefix: str = "/") -> int:
+        """Take every round step that is due: the next question, or the board at the end."""
+        now = self._clock.now()
+        done = 0
+        for found in await self._store.due(now):
+            try:
+                done += await self._step(gateway, found, now)
+            except Exception:
+                log.exception("live round %d: a step failed", found.id)
+        return done
+
+    async def _step(self, gateway: ChatGateway, found: Round, now: datetime) -> int:
+        workspace = await self._directory.workspace_by_id(found.workspace_id)
+        if not serves(gateway, workspace.external_id):
+            return 0  # another process's (a workspace on another shard)
+        channel = await self._directory.channel_by_id(found.channel_id)
+        window = timedelta(seconds=found.seconds)
+        gap = max(timedelta(seconds=found.pause), _SETTLE)
+        longest = found.questions * (window + gap) + window
+        if now - found.started_at > longest:
+            note = "The bot was offline longer than the round would have lasted."
+            return await self._finish(gateway, found, channel, now, note)
+        if found.step >= found.questions:
+            return await self._finish(gateway, found, channel, now, None)
+        asked = await self._store.post_ids(found.id)
+        if len(asked) >= QUIET_LIMIT and await self._store.answers_to(asked[-QUIET_LIMIT:]) == 0:
+            note = f"Nobody answered {QUIET_LIMIT} questions in a row, so the round ended itself."
+            return await self._finish(gateway, found, channel, now, note)
+        deadline = now + window
+        last = found.step + 1 >= found.questions
+        if not await self._store.claim_step(found, deadline + (_SETTLE if last else gap)):
+            return 0  # another process took this step
+        try:
+            draft = await self._posting.post_in(
+                workspace,
+                channel,
+                pack=found.pack,
+                difficulty=found.difficulty,
+                tags=found.tags,
+                kinds=ROUND_KINDS,
+                closes_at=deadline,
+                round_id=found.id,
+            )
+        except NotFound:
+            note = "No more questions match this round's filters."
+            return await self._finish(gateway, found, channel, now, note)
+        assert draft is not None  # no occurrence key: nothing to collide on
+        heading = f"🏁 Question {found.step + 1} of {found.questions}"
+        tz = workspace.display_zone
+        footer = (
+            f"{found.seconds} s to answer, until {deadline.astimezone(tz):%H:%M:%S} "
+            f"({tz.key}); only your first click counts. · #{draft.post.id}"
+        )
+        title = f"{heading} · {draft.message.title}" if draft.message.title else heading
+        draft = replace(draft, message=replace(draft.message, title=title, footer=footer))
+        await self._posting.publish(draft, gateway)
+        return 1
+
+    async def _finish(
+        self,
+        gateway: ChatGateway,
+        found: Round,
+        channel: ChannelRow,
+        now: datetime,
+        note: str | None,
+    ) -> int:
+        if not await self._store.end(found.id, now, note):
+            return 0  # ended already (stopped, or by another process)
+        await gateway.send_post(channel.external_id, await self.board_message(found, channel, note))
+        return 1
+
+    async def next_time(self, now: datetime) -> datetime | None:
+        """When the next round step is due (the timer wakes then)."""
+        return await self._store.next_due()
+
+    def due_source(self, gateway: ChatGateway, *, command_prefix: str = "/") -> PlannedWork:
+        """The running rounds as timed work: due at the soonest next step of any of them."""
+
+        async def deliver() -> int:
+            return await self.deliver(gateway, command_prefix=command_prefix)
+
+        return PlannedWork("live rounds", deliver, self.next_time)
+
+    # --- the board ---------------------------------------------------------------------------
+
+    async def board_message(self, found: Round, channel: ChannelRow, note: str | None) -> Message:
+        """The round's board: ranks, points, correct answers, the fastest correct answer, and
+        who improved most on their last round here."""
+        rows = await self._store.board(found.id)
+        sections = [Section(body=_board_lines(rows) or "Nobody answered this round.")]
+        before = await self._store.previous_points(found, [r.member_id for r in rows])
+        gains = [(r.points - before[r.member_id], r) for r in rows if r.member_id in before]
+        best = max(gains, key=lambda g: (g[0], -len(g[1].name)), default=None)
+        if best is not None and best[0] > 0:
+            sections.append(
+                Section(
+                    heading="Most improved",
+                    body=f"{escape_markup(best[1].name)}: +{best[0]} on their last round here",
+                )
+            )
+        if rows:
+            sections.append(
+                Section(
+                    body="Every question you got wrong is in your `/review` queue: see it again "
+                    "when it is due."
+                )
+            )
+        if note:
+            sections.append(Section(body=note))
+        asked = len(await self._store.post_ids(found.id))
+        return Message(
+            title=f"🏁 Round board — #{channel.name or channel.external_id}",
+            sections=tuple(sections),
+            footer=f"{asked} of {found.questions} questions · started by "
+            f"{escape_markup(found.starter_name)}",
+        )
+
+
+def _board_lines(rows: list[BoardRow]) -> str:
+    medals = {1: "🥇", 2: "🥈", 3: "🥉"}
+    lines = []
+    rank, previous = 0, None
+    for index, row in enumerate(rows, start=1):
+        if row.points != previous:
+            rank, previous = index, row.points
+        fastest = f" · fastest {row.fastest.total_seconds():.1f} s" if row.fastest else ""
+        lines.append(
+            f"{medals.get(rank, f'{rank}.')} **{escape_markup(row.name)}** — {row.points} pts · "
+            f"{row.correct}/{row.answered} right{fastest}"
+        )
+    return "\n".join(lines)
+
+
+def _given(value: int | None, default: int) -> int:
+    """The number asked for (0 too, which the round's rule then refuses), else the default."""
+    return default if value is None else value

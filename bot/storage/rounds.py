@@ -1,0 +1,298 @@
+"""Live rounds in the database: the round rows the timer drives, hints taken, the board.
+
+A round's state is one row (see migration 0010): how many questions were asked (``step``) and
+when the next step is due. :meth:`RoundStore.claim_step` moves ``step`` on only from the value
+it was read at, so when several processes share the database exactly one of them asks each
+question; one running round per channel is a partial unique index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from bot.storage.database import INTEGRITY_ERRORS, Database, Row
+from bot.storage.timefmt import from_db, from_db_opt, to_db
+
+__all__ = ["BoardRow", "Round", "RoundExists", "RoundStore"]
+
+
+class RoundExists(Exception):
+    """The channel already has a running round."""
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    id: int
+    workspace_id: int
+    channel_id: int
+    started_by: str
+    starter_name: str
+    pack: str | None
+    difficulty: str | None
+    tags: tuple[str, ...]
+    questions: int
+    seconds: int
+    pause: int
+    speed_bonus: bool
+    step: int
+    due_at: datetime
+    started_at: datetime
+    ended_at: datetime | None
+    end_note: str | None
+
+    @property
+    def running(self) -> bool:
+        return self.ended_at is None
+
+
+@dataclass(frozen=True, slots=True)
+class BoardRow:
+    """One member's round: points, correct answers, the fastest correct one."""
+
+    member_id: int
+    name: str
+    points: int
+    correct: int
+    answered: int
+    fastest: timedelta | None
+
+
+_COLUMNS = (
+    "id, workspace_id, channel_id, started_by, starter_name, pack, difficulty, tags, questions, "
+    "seconds, pause_seconds, speed_bonus, step, due_at, started_at, ended_at, end_note"
+)
+
+
+def _round(row: Row) -> Round:
+    tags = str(row[7] or "")
+    return Round(
+        id=int(str(row[0])),
+        workspace_id=int(str(row[1])),
+        channel_id=int(str(row[2])),
+        started_by=str(row[3]),
+        starter_name=str(row[4]),
+        pack=None if row[5] is None else str(row[5]),
+        difficulty=None if row[6] is None else str(row[6]),
+        tags=tuple(t for t in tags.split(",") if t),
+        questions=int(str(row[8])),
+        seconds=int(str(row[9])),
+        pause=int(str(row[10])),
+        speed_bonus=bool(row[11]),
+        step=int(str(row[12])),
+        due_at=from_db(str(row[13])),
+        started_at=from_db(str(row[14])),
+        ended_at=from_db_opt(None if row[15] is None else str(row[15])),
+        end_note=None if row[16] is None else str(row[16]),
+    )
+
+
+class RoundStore:
+    """SQL for live rounds."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def create(
+        self,
+        *,
+        workspace_id: int,
+        channel_id: int,
+        started_by: str,
+        starter_name: str,
+        pack: str | None,
+        difficulty: str | None,
+        tags: Sequence[str],
+        questions: int,
+        seconds: int,
+        pause: int,
+        speed_bonus: bool,
+        now: datetime,
+    ) -> Round:
+        """A new round, due at once; :class:`RoundExists` if the channel has a running one
+        (checked, and held by a partial unique index when two processes race)."""
+        try:
+            return await self._create(
+                (
+                    workspace_id,
+                    channel_id,
+                    started_by,
+                    starter_name,
+                    pack,
+                    difficulty,
+                    ",".join(tags),
+                    questions,
+                    seconds,
+                    pause,
+                    int(speed_bonus),
+                    to_db(now),
+                    to_db(now),
+                ),
+                channel_id,
+            )
+        except INTEGRITY_ERRORS:
+            raise RoundExists from None
+
+    async def _create(self, values: tuple[object, ...], channel_id: int) -> Round:
+        async with self._db.write() as conn:
+            running = await conn.fetchall(
+                "SELECT id FROM rounds WHERE channel_id = ? AND ended_at IS NULL", (channel_id,)
+            )
+            if list(running):
+                raise RoundExists
+            rows = list(
+                await conn.fetchall(
+                    "INSERT INTO rounds (workspace_id, channel_id, started_by, starter_name, pack,"
+                    " difficulty, tags, questions, seconds, pause_seconds, speed_bonus, step,"
+                    " due_at, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)"
+                    f" RETURNING {_COLUMNS}",
+                    values,
+                )
+            )
+        return _round(rows[0])
+
+    async def get(self, round_id: int) -> Round | None:
+        row = await self._db.fetchone(f"SELECT {_COLUMNS} FROM rounds WHERE id = ?", (round_id,))
+        return None if row is None else _round(row)
+
+    async def running_in(self, channel_id: int) -> Round | None:
+        row = await self._db.fetchone(
+            f"SELECT {_COLUMNS} FROM rounds WHERE channel_id = ? AND ended_at IS NULL",
+            (channel_id,),
+        )
+        return None if row is None else _round(row)
+
+    async def due(self, now: datetime) -> list[Round]:
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM rounds WHERE ended_at IS NULL AND due_at <= ? ORDER BY due_at",
+            (to_db(now),),
+        )
+        return [_round(r) for r in rows]
+
+    async def next_due(self) -> datetime | None:
+        value = await self._db.fetchval("SELECT min(due_at) FROM rounds WHERE ended_at IS NULL")
+        return None if value is None else from_db(str(value))
+
+    async def claim_step(self, round_: Round, due_at: datetime) -> bool:
+        """Move the round from the step it was read at to the next, due at ``due_at``; False
+        if another process (or an earlier pass) has moved it already, or it ended."""
+        async with self._db.write() as conn:
+            claimed = await conn.fetchall(
+                "UPDATE rounds SET step = step + 1, due_at = ? "
+                "WHERE id = ? AND step = ? AND ended_at IS NULL RETURNING id",
+                (to_db(due_at), round_.id, round_.step),
+            )
+            return bool(list(claimed))
+
+    async def end(self, round_id: int, now: datetime, note: str | None) -> bool:
+        """End a running round; False if it had ended already (the board is posted once)."""
+        async with self._db.write() as conn:
+            ended = await conn.fetchall(
+                "UPDATE rounds SET ended_at = ?, end_note = ? "
+                "WHERE id = ? AND ended_at IS NULL RETURNING id",
+                (to_db(now), note, round_id),
+            )
+            return bool(list(ended))
+
+    async def answers_to(self, post_ids: Sequence[int]) -> int:
+        """How many answers these posts got (a round that nobody plays ends itself)."""
+        if not post_ids:
+            return 0
+        marks = ", ".join("?" * len(post_ids))
+        value = await self._db.fetchval(
+            f"SELECT count(*) FROM answers WHERE post_id IN ({marks})", tuple(post_ids)
+        )
+        return int(str(value or 0))
+
+    async def post_ids(self, round_id: int) -> list[int]:
+        rows = await self._db.fetchall(
+            "SELECT id FROM posts WHERE round_id = ? ORDER BY id", (round_id,)
+        )
+        return [int(str(r[0])) for r in rows]
+
+    async def take_hint(self, post_id: int, member_id: int) -> None:
+        async with self._db.write() as conn:
+            await conn.execute(
+                "INSERT INTO round_hints (post_id, member_id, hints) VALUES (?, ?, 1) "
+                "ON CONFLICT (post_id, member_id) DO UPDATE SET hints = round_hints.hints + 1",
+                (post_id, member_id),
+            )
+
+    async def hints(self, post_id: int, member_id: int) -> int:
+        value = await self._db.fetchval(
+            "SELECT hints FROM round_hints WHERE post_id = ? AND member_id = ?",
+            (post_id, member_id),
+        )
+        return int(str(value or 0))
+
+    async def board(self, round_id: int) -> list[BoardRow]:
+        """Everyone who answered in the round, best first: points, correct, fastest correct."""
+        rows = await self._db.fetchall(
+            "SELECT a.member_id, m.display_name,"
+            "  coalesce(sum(e.points), 0) AS points,"
+            "  sum(CASE WHEN a.correct = 1 THEN 1 ELSE 0 END) AS correct,"
+            "  count(*) AS answered"
+            " FROM answers a JOIN posts p ON p.id = a.post_id"
+            " JOIN members m ON m.id = a.member_id"
+            " LEFT JOIN score_events e ON e.answer_id = a.id AND e.reason = 'round'"
+            " WHERE p.round_id = ?"
+            " GROUP BY a.member_id, m.display_name"
+            " ORDER BY points DESC, correct DESC, lower(m.display_name)",
+            (round_id,),
+        )
+        fastest = await self._fastest(round_id)
+        return [
+            BoardRow(
+                member_id=int(str(r[0])),
+                name=str(r[1]),
+                points=int(str(r[2])),
+                correct=int(str(r[3])),
+                answered=int(str(r[4])),
+                fastest=fastest.get(int(str(r[0]))),
+            )
+            for r in rows
+        ]
+
+    async def _fastest(self, round_id: int) -> dict[int, timedelta]:
+        rows = await self._db.fetchall(
+            "SELECT a.member_id, a.answered_at, p.posted_at FROM answers a"
+            " JOIN posts p ON p.id = a.post_id WHERE p.round_id = ? AND a.correct = 1",
+            (round_id,),
+        )
+        found: dict[int, timedelta] = {}
+        for member, answered, posted in rows:
+            taken = from_db(str(answered)) - from_db(str(posted))
+            key = int(str(member))
+            found[key] = min(found.get(key, taken), taken)
+        return found
+
+    async def previous_points(self, round_: Round, member_ids: Sequence[int]) -> dict[int, int]:
+        """Each member's points in the last round they played in this channel before this one
+        (for "most improved")."""
+        if not member_ids:
+            return {}
+        marks = ", ".join("?" * len(member_ids))
+        rows = await self._db.fetchall(
+            "SELECT a.member_id, p.round_id, coalesce(sum(e.points), 0)"
+            " FROM answers a JOIN posts p ON p.id = a.post_id"
+            " LEFT JOIN score_events e ON e.answer_id = a.id AND e.reason = 'round'"
+            f" WHERE p.round_id < ? AND p.channel_id = ? AND a.member_id IN ({marks})"
+            " GROUP BY a.member_id, p.round_id ORDER BY p.round_id",
+            (round_.id, round_.channel_id, *member_ids),
+        )
+        last: dict[int, int] = {}
+        for member, _, points in rows:
+            last[int(str(member))] = int(str(points))  # ordered by round: the latest wins
+        return last
+
+    async def points_of(self, post_id: int) -> list[tuple[str, int]]:
+        """Who got a round question right, and their points for it, best first."""
+        rows = await self._db.fetchall(
+            "SELECT m.display_name, e.points FROM answers a"
+            " JOIN members m ON m.id = a.member_id"
+            " JOIN score_events e ON e.answer_id = a.id AND e.reason = 'round'"
+            " WHERE a.post_id = ? AND a.correct = 1 ORDER BY e.points DESC, lower(m.display_name)",
+            (post_id,),
+        )
+        return [(str(r[0]), int(str(r[1]))) for r in rows]
