@@ -349,7 +349,7 @@ def scores_export(
 
     async def rows() -> list[tuple[object, ...]]:
         async with await wiring.database(settings) as database:
-            return await ScoreStore(database).export_rows(workspace)
+            return await ScoreStore(database).export_rows(workspace, now=datetime.now(UTC))
 
     from bot.text import spreadsheet_cell
 
