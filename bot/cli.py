@@ -131,8 +131,13 @@ def run(
             "(default: DISCORD_SHARD_COUNT).",
         ),
     ] = None,
+    db: DbOption = None,
 ) -> None:
     """Run the bot on the configured platform (the console when no platform is set).
+
+    The console needs a terminal: without one (a container, a service) `run` refuses instead
+    of reading nothing and exiting, and says which platform to set. Scripts pipe commands to
+    `studybot console`.
 
     On Discord, --shards and --shard-count split the servers over several processes: start one
     process per shard range, all with the same count (e.g. --shards 0-3 --shard-count 8 and
@@ -144,10 +149,36 @@ def run(
         health_port=health_port,
         discord_shards=shards,
         discord_shard_count=shard_count,
+        db_path=db,
     )
     _check_shards(settings, shards=shards, shard_count=shard_count)
+    if settings.platform is Platform.CONSOLE and not sys.stdin.isatty():
+        raise StartupError(console_without_terminal(platform_source(wiring, platform)))
     wiring.configure_logging(settings, quiet=settings.platform is Platform.CONSOLE)
     asyncio.run(wiring.serve(settings, http_port=http))
+
+
+def platform_source(wiring: Wiring, option: Platform | None) -> str:
+    """Where the platform came from, for a message about it: the option, the setting, or
+    neither (the default, console)."""
+    if option is not None:
+        return f"--platform {option.value}"
+    if "platform" in wiring.settings().model_fields_set:
+        return f"STUDYBOT_PLATFORM={wiring.settings().platform.value}"
+    return "STUDYBOT_PLATFORM is not set"
+
+
+def console_without_terminal(source: str) -> str:
+    """Why `run` refuses the console with no terminal: one line, what to set instead.
+
+    Reading an empty stdin would end the console at once with exit 0, which a container's
+    restart policy turns into a silent restart loop.
+    """
+    return (
+        f"the console platform needs a terminal, and stdin is not one ({source}); "
+        "on a server set STUDYBOT_PLATFORM=discord or STUDYBOT_PLATFORM=slack "
+        "(or run --platform ...); to script the console, pipe commands to `studybot console`"
+    )
 
 
 def _check_shards(settings: Settings, *, shards: str | None, shard_count: int | None) -> None:
@@ -275,7 +306,10 @@ def doctor(
     wiring = _wiring(ctx)
     settings = wiring.settings(platform=platform, db_path=db)
     wiring.configure_logging(settings, quiet=True)
-    checks = asyncio.run(run_checks(settings, http=http))
+    platform_set = platform is not None or "platform" in wiring.settings().model_fields_set
+    checks = asyncio.run(
+        run_checks(settings, http=http, platform_set=platform_set, terminal=sys.stdin.isatty())
+    )
     for check in checks:
         typer.echo(str(check))
     failed = [c for c in checks if c.status is Status.FAIL]
