@@ -74,14 +74,19 @@ def test_db_backup_and_check(tmp_path: Path) -> None:
         stdin="/quiz mini --difficulty medium\n/answer A\n",
     )
     assert session.returncode == 0, session.stderr
-    copy = tmp_path / "copy.sqlite3"
+    copy = tmp_path / "copy.tar.gz"
     proc = studybot("db", "backup", str(copy), "--db", str(db))
     assert proc.returncode == 0, proc.stderr
-    with sqlite3.connect(copy) as conn:
+    restored = tmp_path / "restored.sqlite3"
+    assert studybot("db", "restore", str(copy), "--db", str(restored)).returncode == 0
+    conn = sqlite3.connect(restored)
+    try:
         assert conn.execute("SELECT count(*) FROM answers").fetchone() == (1,)
-    check = studybot("db", "check", "--db", str(copy))
+    finally:
+        conn.close()
+    check = studybot("db", "check", "--db", str(restored))
     assert check.returncode == 0
-    assert check.stdout.startswith(f"ok: {copy} (schema version ")
+    assert check.stdout.startswith(f"ok: {restored} (schema version ")
 
 
 def test_db_check_fails_on_a_broken_file(tmp_path: Path) -> None:
@@ -158,8 +163,12 @@ def test_db_backup_into_a_folder_names_the_copy_by_date(tmp_path: Path) -> None:
         assert proc.returncode == 0, proc.stderr
         copies = list(folder.iterdir())
         assert len(copies) == 1 and copies[0].name.startswith("studybot-")
-        assert proc.stdout.strip() == f"backed up {db} to {copies[0]}"
-        assert studybot("db", "check", "--db", str(copies[0])).returncode == 0
+        assert copies[0].name.endswith(".tar.gz")
+        uploads = tmp_path / "bot-packs"
+        assert proc.stdout.strip() == f"backed up {db} and 0 pack(s) from {uploads} to {copies[0]}"
+        restored = folder / "restored.sqlite3"
+        assert studybot("db", "restore", str(copies[0]), "--db", str(restored)).returncode == 0
+        assert studybot("db", "check", "--db", str(restored)).returncode == 0
 
 
 def test_db_backup_that_cannot_be_written_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
@@ -167,10 +176,10 @@ def test_db_backup_that_cannot_be_written_is_one_line_and_leaves_nothing(tmp_pat
     assert studybot("console", "--db", str(db), stdin="/help\n").returncode == 0
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    proc = studybot("db", "backup", str(blocker / "copy.sqlite3"), "--db", str(db))
+    proc = studybot("db", "backup", str(blocker / "copy.tar.gz"), "--db", str(db))
     assert proc.returncode == 1
     assert proc.stderr.startswith(
-        f"studybot: cannot write the backup to {blocker / 'copy.sqlite3'}: "
+        f"studybot: cannot write the backup to {blocker / 'copy.tar.gz'}: "
     )
     assert "Traceback" not in proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir() if ".partial" in p.name) == []
