@@ -321,3 +321,30 @@ async def test_on_postgresql_backup_says_it_holds_the_packs_only(tmp_path: Path)
     )
     assert refused.returncode == 1
     assert "holds no database (made on PostgreSQL: restore that with pg_restore" in refused.stderr
+
+
+async def test_a_pack_installed_during_the_backup_is_in_it_with_the_database_that_knows_it(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upload lands while the database is being copied: the packs copied before it are
+    stale, so both are taken again, and the archive has the pack."""
+    uploads = tmp_path / "studybot-packs"
+    uploads.mkdir()
+    snapshot = db.backup
+    calls = []
+
+    async def upload_meanwhile(destination: Path) -> None:
+        calls.append(destination)
+        if len(calls) == 1:
+            await asyncio.to_thread((uploads / "mine.yaml").write_text, MINE)
+        await snapshot(destination)
+
+    monkeypatch.setattr(db, "backup", upload_meanwhile)
+    summary = await write_backup(db, uploads, tmp_path / "b.tar.gz")
+    assert len(calls) == 2 and summary.packs == 1
+
+    def names() -> list[str]:
+        with tarfile.open(tmp_path / "b.tar.gz") as archive:
+            return archive.getnames()
+
+    assert "packs/mine.yaml" in await asyncio.to_thread(names)
