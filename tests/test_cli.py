@@ -105,7 +105,7 @@ def test_a_database_path_that_cannot_be_opened_is_one_line(tmp_path: Path) -> No
     for args in (
         ("console", "--db", str(directory)),
         ("db", "check", "--db", str(directory)),
-        ("db", "backup", str(tmp_path / "copy.sqlite3"), "--db", str(directory)),
+        ("db", "backup", str(tmp_path / "copy.tar.gz"), "--db", str(directory)),
     ):
         proc = studybot(*args, stdin="/help\n")
         assert proc.returncode == 2, args
