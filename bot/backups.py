@@ -295,19 +295,49 @@ def restore_backup(source: Path, db_path: Path) -> RestoreSummary:
         if packs is not None:
             replaced.append(uploads)
         present = [p for p in replaced if p.exists()]
-        aside = None
-        if present:
-            stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-            aside = db_path.with_name(f"{db_path.stem}-before-restore-{stamp}")
-            aside.mkdir()
+        aside = db_path.with_name(
+            f"{db_path.stem}-before-restore-{datetime.now(UTC):%Y%m%d-%H%M%S}"
+        )
+        for n in range(2, 100):  # two restores in one second keep both sets aside
+            if not aside.exists():
+                break
+            aside = aside.with_name(f"{aside.name.split('~')[0]}~{n}")
+        moved: list[Path] = []
+        placed: list[Path] = []
+        try:
+            if present:
+                aside.mkdir()
             for path in present:
                 path.replace(aside / path.name)
-        database.replace(db_path)
-        if packs is not None:
-            packs.replace(uploads)
-        return RestoreSummary(db_path, uploads if packs else None, count, version, aside)
+                moved.append(path)
+            database.replace(db_path)
+            placed.append(db_path)
+            if packs is not None:
+                packs.replace(uploads)
+                placed.append(uploads)
+        except OSError:
+            _put_back(placed, moved, aside)
+            raise
+        packs_dir = uploads if packs is not None else None
+        return RestoreSummary(db_path, packs_dir, count, version, aside if present else None)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _put_back(placed: list[Path], moved: list[Path], aside: Path) -> None:
+    """Undo a restore that failed half-way (a full disk, a permission): remove what it put in
+    place and move back what it set aside, so a failed restore leaves things as they were."""
+    for path in placed:
+        with contextlib.suppress(OSError):
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+    for path in moved:
+        with contextlib.suppress(OSError):
+            (aside / path.name).replace(path)
+    with contextlib.suppress(OSError):
+        aside.rmdir()  # only if empty
 
 
 class BackupJob:
