@@ -348,3 +348,34 @@ async def test_a_pack_installed_during_the_backup_is_in_it_with_the_database_tha
             return archive.getnames()
 
     assert "packs/mine.yaml" in await asyncio.to_thread(names)
+
+
+def test_a_restore_that_fails_half_way_puts_everything_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bot.backups import BackupError, restore_backup
+
+    source = tmp_path / "old" / "bot.sqlite3"
+    _play(source, "/stats\n")
+    assert studybot("db", "backup", str(tmp_path / "b.tar.gz"), "--db", str(source)).returncode == 0
+    db = tmp_path / "live" / "bot.sqlite3"
+    _play(db, "/as dora\n/stats\n")
+    (tmp_path / "live" / "bot-packs" / "mine.yaml").write_text(MINE)
+    before = {p.name: p.read_bytes() for p in db.parent.rglob("*") if p.is_file()}
+    listed = sorted(p.name for p in db.parent.iterdir())
+    real_replace = Path.replace
+
+    def full_disk(self: Path, target: Path) -> Path:
+        if Path(target).name == "bot-packs" and ".bot-restore-" in str(self):
+            raise OSError(28, "No space left on device")
+        return real_replace(self, target)
+
+    monkeypatch.setattr(Path, "replace", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        restore_backup(tmp_path / "b.tar.gz", db)
+    monkeypatch.undo()
+    after = {p.name: p.read_bytes() for p in db.parent.rglob("*") if p.is_file()}
+    assert after == before
+    assert sorted(p.name for p in db.parent.iterdir()) == listed  # no staging, nothing aside
+    with pytest.raises(BackupError, match="no backup at"):
+        restore_backup(tmp_path / "nothing.tar.gz", db)
