@@ -47,7 +47,10 @@ app = typer.Typer(
 questions_app = typer.Typer(
     help="Question packs: lint, list, import and check.", no_args_is_help=True
 )
-db_app = typer.Typer(help="The SQLite database: backup and integrity check.", no_args_is_help=True)
+db_app = typer.Typer(
+    help="The database: backup and restore (with the packs), integrity check, migration.",
+    no_args_is_help=True,
+)
 app.add_typer(questions_app, name="questions")
 app.add_typer(snippet_app, name="snippet")
 app.add_typer(sandbox_app, name="sandbox")
@@ -131,8 +134,13 @@ def run(
             "(default: DISCORD_SHARD_COUNT).",
         ),
     ] = None,
+    db: DbOption = None,
 ) -> None:
     """Run the bot on the configured platform (the console when no platform is set).
+
+    The console needs a terminal: without one (a container, a service) `run` refuses instead
+    of reading nothing and exiting, and says which platform to set. Scripts pipe commands to
+    `studybot console`.
 
     On Discord, --shards and --shard-count split the servers over several processes: start one
     process per shard range, all with the same count (e.g. --shards 0-3 --shard-count 8 and
@@ -144,10 +152,36 @@ def run(
         health_port=health_port,
         discord_shards=shards,
         discord_shard_count=shard_count,
+        db_path=db,
     )
     _check_shards(settings, shards=shards, shard_count=shard_count)
+    if settings.platform is Platform.CONSOLE and not sys.stdin.isatty():
+        raise StartupError(console_without_terminal(platform_source(wiring, platform)))
     wiring.configure_logging(settings, quiet=settings.platform is Platform.CONSOLE)
     asyncio.run(wiring.serve(settings, http_port=http))
+
+
+def platform_source(wiring: Wiring, option: Platform | None) -> str:
+    """Where the platform came from, for a message about it: the option, the setting, or
+    neither (the default, console)."""
+    if option is not None:
+        return f"--platform {option.value}"
+    if "platform" in wiring.settings().model_fields_set:
+        return f"STUDYBOT_PLATFORM={wiring.settings().platform.value}"
+    return "STUDYBOT_PLATFORM is not set"
+
+
+def console_without_terminal(source: str) -> str:
+    """Why `run` refuses the console with no terminal: one line, what to set instead.
+
+    Reading an empty stdin would end the console at once with exit 0, which a container's
+    restart policy turns into a silent restart loop.
+    """
+    return (
+        f"the console platform needs a terminal, and stdin is not one ({source}); "
+        "on a server set STUDYBOT_PLATFORM=discord or STUDYBOT_PLATFORM=slack "
+        "(or run --platform ...); to script the console, pipe commands to `studybot console`"
+    )
 
 
 def _check_shards(settings: Settings, *, shards: str | None, shard_count: int | None) -> None:
@@ -275,7 +309,10 @@ def doctor(
     wiring = _wiring(ctx)
     settings = wiring.settings(platform=platform, db_path=db)
     wiring.configure_logging(settings, quiet=True)
-    checks = asyncio.run(run_checks(settings, http=http))
+    platform_set = platform is not None or "platform" in wiring.settings().model_fields_set
+    checks = asyncio.run(
+        run_checks(settings, http=http, platform_set=platform_set, terminal=sys.stdin.isatty())
+    )
     for check in checks:
         typer.echo(str(check))
     failed = [c for c in checks if c.status is Status.FAIL]
@@ -288,32 +325,91 @@ def doctor(
 @db_app.command("backup")
 def db_backup(
     ctx: typer.Context,
-    path: Annotated[str, typer.Argument(help="Where to write the copy: a file, or a folder.")],
+    path: Annotated[str, typer.Argument(help="Where to write it: a .tar.gz file, or a folder.")],
     db: DbOption = None,
 ) -> None:
-    """Write a consistent copy of the database (safe while the bot runs).
+    """Write a complete backup, safe while the bot runs: the database and the packs uploaded or
+    written in chat (the folder beside it), together in one .tar.gz.
 
-    PATH may be a file, or a folder (an existing one, or any path ending in /): the copy is
-    then named by date inside it, as the automatic backups are.
+    PATH may be a file named .tar.gz, or a folder (an existing one, or any path ending in /):
+    the backup is then named by date inside it, as the automatic backups are. Restore it with
+    `studybot db restore`. On PostgreSQL it holds the packs only: the database is pg_dump's job.
     """
-    wiring = _wiring(ctx)
-    settings = wiring.settings(db_path=db)
-    target = backup_target(path, datetime.now(UTC))
+    from bot.backups import BackupError, BackupSummary, write_backup
 
-    async def backup() -> None:
+    wiring = _wiring(ctx)
+    settings = _existing_db(ctx, db)
+    try:
+        target = backup_target(path, datetime.now(UTC))
+    except BackupError as exc:
+        typer.echo(f"studybot: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+    async def backup() -> BackupSummary:
         async with await wiring.database(settings) as database:
-            await database.backup(target)
+            return await write_backup(database, settings.uploads_dir, target)
 
     try:
-        asyncio.run(backup())
-    except NotImplementedError as exc:  # PostgreSQL: pg_dump's job
-        typer.echo(f"studybot: {exc}", err=True)
-        raise typer.Exit(1) from None
-    except (OSError, sqlite3.Error) as exc:
+        summary = asyncio.run(backup())
+    except (OSError, sqlite3.Error, BackupError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         typer.echo(f"studybot: cannot write the backup to {target}: {reason}", err=True)
         raise typer.Exit(1) from None
-    typer.echo(f"backed up {settings.db_path} to {target}")
+    packs = f"{summary.packs} pack(s) from {settings.uploads_dir}"
+    if summary.database:
+        typer.echo(f"backed up {settings.db_path} and {packs} to {target}")
+    else:
+        typer.echo(
+            f"PostgreSQL: backed up only the packs ({packs}) to {target}; the database is not "
+            'in it: back it up with pg_dump --format=custom --file FILE "$DATABASE_URL" '
+            "(docs/DEPLOY.md)"
+        )
+
+
+@db_app.command("restore")
+def db_restore(
+    ctx: typer.Context,
+    backup: Annotated[Path, typer.Argument(help="A backup: .tar.gz (or an older .sqlite3).")],
+    db: DbOption = None,
+) -> None:
+    """Restore a backup as the database and its packs folder; stop the bot first.
+
+    Everything is checked before anything changes: the database's integrity, foreign keys and
+    schema version, and every pack. It refuses while another process (a running bot, a
+    console) has the database open. What it replaces is set aside beside the database
+    (NAME-before-restore-TIME/), not deleted. On PostgreSQL use pg_restore (docs/DEPLOY.md).
+    """
+    from bot.backups import BackupError, restore_backup
+
+    settings = _wiring(ctx).settings(db_path=db)
+    if settings.database_url is not None:
+        typer.echo(
+            "db restore: DATABASE_URL is set, and studybot restores SQLite files; restore "
+            'PostgreSQL with pg_restore --clean --if-exists --dbname "$DATABASE_URL" FILE '
+            f"and the packs with tar -xzf {backup} -C {settings.uploads_dir} "
+            "--strip-components=1 packs (docs/DEPLOY.md)",
+            err=True,
+        )
+        raise typer.Exit(2)
+    try:
+        summary = restore_backup(backup, settings.db_path)
+    except BackupError as exc:
+        typer.echo(f"db restore: {exc}", err=True)
+        raise typer.Exit(1) from None
+    except OSError as exc:
+        typer.echo(f"db restore: cannot restore into {settings.db_path}: {exc}", err=True)
+        raise typer.Exit(1) from None
+    packs = (
+        f"{summary.packs} pack(s) in {summary.packs_dir}"
+        if summary.packs_dir is not None
+        else "no packs (an older backup of the database alone: the packs folder is as it was)"
+    )
+    typer.echo(
+        f"restored {backup} to {summary.database} (schema {summary.schema_version}, checked) "
+        f"and {packs}"
+    )
+    if summary.set_aside is not None:
+        typer.echo(f"what it replaced is in {summary.set_aside}")
 
 
 EXPORT_HEADER = (
@@ -349,7 +445,7 @@ def scores_export(
 
     async def rows() -> list[tuple[object, ...]]:
         async with await wiring.database(settings) as database:
-            return await ScoreStore(database).export_rows(workspace)
+            return await ScoreStore(database).export_rows(workspace, now=datetime.now(UTC))
 
     from bot.text import spreadsheet_cell
 

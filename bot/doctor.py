@@ -69,9 +69,35 @@ def _admin_role_check(setting: str) -> Check:
     return Check("DISCORD_ADMIN_ROLE", Status.OK, f"{len(ids)} role id(s)")
 
 
-def settings_checks(settings: Settings, *, http: bool = False) -> list[Check]:
+def platform_check(settings: Settings, *, platform_set: bool, terminal: bool) -> Check:
+    """The platform a server must choose: console is the default, and `studybot run` refuses
+    it without a terminal (a container from `.env.example` would otherwise restart in a
+    loop). A warning, not a failure: the console in a terminal is a fine way to try the bot."""
+    if settings.platform is not Platform.CONSOLE:
+        return Check("settings", Status.OK, f"platform {settings.platform.value}")
+    server = "a server sets STUDYBOT_PLATFORM=discord or STUDYBOT_PLATFORM=slack"
+    if not platform_set:
+        return Check(
+            "settings",
+            Status.WARN,
+            "platform console (STUDYBOT_PLATFORM is not set): `studybot run` chats in a "
+            f"terminal and refuses without one; {server}",
+        )
+    if not terminal:
+        return Check(
+            "settings",
+            Status.WARN,
+            "platform console (STUDYBOT_PLATFORM=console): no terminal here, so `studybot "
+            f"run` would refuse to start; {server}",
+        )
+    return Check("settings", Status.OK, "platform console (STUDYBOT_PLATFORM=console)")
+
+
+def settings_checks(
+    settings: Settings, *, http: bool = False, platform_set: bool = True, terminal: bool = True
+) -> list[Check]:
     """What the chosen platform needs, judged by shape only."""
-    checks = [Check("settings", Status.OK, f"platform {settings.platform.value}")]
+    checks = [platform_check(settings, platform_set=platform_set, terminal=terminal)]
     if settings.platform is Platform.DISCORD:
         token = settings.discord_token
         checks.append(
@@ -200,7 +226,8 @@ def timezone_checks(path: Path, default: str) -> list[Check]:
     if not rows:
         return []
     shown = ", ".join(
-        f"{platform} {name or external} uses {tz}" for platform, external, name, tz in rows[:5]
+        f"{_workspace_name(platform, name or external)} uses {tz}"
+        for platform, external, name, tz in rows[:5]
     )
     more = f" (and {len(rows) - 5} more)" if len(rows) > 5 else ""
     return [
@@ -213,9 +240,32 @@ def timezone_checks(path: Path, default: str) -> list[Check]:
     ]
 
 
-def packs_check(packs_dir: Path) -> list[Check]:
+def _workspace_name(platform: str, name: str) -> str:
+    """ "discord workspace Physics club"; the console's one workspace is named after its
+    platform, and "console console" read like a typo."""
+    if name == platform:
+        return f"the {platform} workspace"
+    return f"{platform} workspace {name}"
+
+
+def packs_check(packs_dir: Path, uploads_dir: Path | None = None) -> list[Check]:
+    """The packs a start loads: ``packs_dir`` (bundled or STUDYBOT_PACKS) and the group's own,
+    uploaded or written in chat, in ``uploads_dir`` beside the database."""
     result = lint_packs(packs_dir)
+    uploaded = None
+    if uploads_dir is not None and uploads_dir.is_dir() and any(uploads_dir.iterdir()):
+        uploaded = lint_packs(uploads_dir)
+        result.problems.extend(uploaded.problems)
+    bundled = len(result.packs)
     items = sum(len(p.pack.items) for p in result.packs)
+    where = f" in {packs_dir}"
+    if uploaded is not None:
+        items += sum(len(p.pack.items) for p in uploaded.packs)
+        where = (
+            f": {bundled} in {packs_dir}, {len(uploaded.packs)} uploaded or written in chat "
+            f"in {uploads_dir}"
+        )
+        result.packs.extend(uploaded.packs)
     if result.errors:
         first = result.errors[0]
         more = f" (and {len(result.errors) - 1} more)" if len(result.errors) > 1 else ""
@@ -229,9 +279,7 @@ def packs_check(packs_dir: Path) -> list[Check]:
     warnings = [p for p in result.problems if p.severity == "warning"]
     status = Status.WARN if warnings else Status.OK
     note = f"; {len(warnings)} warning(s)" if warnings else ""
-    return [
-        Check("packs", status, f"{len(result.packs)} pack(s), {items} item(s) in {packs_dir}{note}")
-    ]
+    return [Check("packs", status, f"{len(result.packs)} pack(s), {items} item(s){where}{note}")]
 
 
 def time_check(tz_name: str) -> Check:
@@ -271,13 +319,17 @@ async def sandbox_check(settings: Settings) -> Check:
     )
 
 
-async def run_checks(settings: Settings, *, http: bool = False) -> list[Check]:
-    checks = settings_checks(settings, http=http)
+async def run_checks(
+    settings: Settings, *, http: bool = False, platform_set: bool = True, terminal: bool = True
+) -> list[Check]:
+    """Every check; ``platform_set``: the platform was chosen (option or STUDYBOT_PLATFORM),
+    ``terminal``: stdin is one (what the console needs)."""
+    checks = settings_checks(settings, http=http, platform_set=platform_set, terminal=terminal)
     if settings.database_url is not None:
         checks.append(await postgres_check(settings.database_url.get_secret_value()))
     else:
         checks.append(database_check(Path(settings.db_path)))
-    checks.extend(packs_check(Path(settings.packs_dir)))
+    checks.extend(packs_check(Path(settings.packs_dir), settings.uploads_dir))
     checks.append(time_check(settings.timezone))
     if settings.database_url is None:  # (the workspace timezone hint reads the SQLite file)
         checks.extend(timezone_checks(Path(settings.db_path), settings.timezone))

@@ -18,7 +18,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from bot.core.durations import parse_duration
 
-__all__ = ["Platform", "Settings", "default_packs_dir"]
+__all__ = ["Platform", "Settings", "default_packs_dir", "uploads_dir_for"]
 
 
 class Platform(enum.StrEnum):
@@ -31,6 +31,12 @@ def default_packs_dir() -> Path:
     """The bundled ``questions/`` folder next to the package (a source checkout or image)."""
     bundled = Path(__file__).resolve().parent.parent / "questions"
     return bundled if bundled.is_dir() else Path("questions")
+
+
+def uploads_dir_for(db_path: Path) -> Path:
+    """The packs folder beside a database file (``studybot.sqlite3`` -> ``studybot-packs``):
+    one rule for the bot that installs packs there and the backups that copy them."""
+    return db_path.with_name(f"{db_path.stem}-packs")
 
 
 CommaList = Annotated[tuple[str, ...], NoDecode]
@@ -128,7 +134,7 @@ class Settings(BaseSettings):
         They are members' data like scores, so they live with the
         database, and every start loads them whatever ``--packs``/``STUDYBOT_PACKS`` says.
         """
-        return self.db_path.with_name(f"{self.db_path.stem}-packs")
+        return uploads_dir_for(self.db_path)
 
     @property
     def files_dir(self) -> Path:

@@ -74,14 +74,19 @@ def test_db_backup_and_check(tmp_path: Path) -> None:
         stdin="/quiz mini --difficulty medium\n/answer A\n",
     )
     assert session.returncode == 0, session.stderr
-    copy = tmp_path / "copy.sqlite3"
+    copy = tmp_path / "copy.tar.gz"
     proc = studybot("db", "backup", str(copy), "--db", str(db))
     assert proc.returncode == 0, proc.stderr
-    with sqlite3.connect(copy) as conn:
+    restored = tmp_path / "restored.sqlite3"
+    assert studybot("db", "restore", str(copy), "--db", str(restored)).returncode == 0
+    conn = sqlite3.connect(restored)
+    try:
         assert conn.execute("SELECT count(*) FROM answers").fetchone() == (1,)
-    check = studybot("db", "check", "--db", str(copy))
+    finally:
+        conn.close()
+    check = studybot("db", "check", "--db", str(restored))
     assert check.returncode == 0
-    assert check.stdout.startswith(f"ok: {copy} (schema version ")
+    assert check.stdout.startswith(f"ok: {restored} (schema version ")
 
 
 def test_db_check_fails_on_a_broken_file(tmp_path: Path) -> None:
@@ -100,7 +105,7 @@ def test_a_database_path_that_cannot_be_opened_is_one_line(tmp_path: Path) -> No
     for args in (
         ("console", "--db", str(directory)),
         ("db", "check", "--db", str(directory)),
-        ("db", "backup", str(tmp_path / "copy.sqlite3"), "--db", str(directory)),
+        ("db", "backup", str(tmp_path / "copy.tar.gz"), "--db", str(directory)),
     ):
         proc = studybot(*args, stdin="/help\n")
         assert proc.returncode == 2, args
@@ -136,9 +141,11 @@ def test_times_and_durations_out_of_range_are_one_line(tmp_path: Path) -> None:
     ]
 
 
-def test_run_without_tokens_is_the_console(tmp_path: Path) -> None:
+def test_a_script_is_piped_to_the_console_command(tmp_path: Path) -> None:
+    """The scripted path: `studybot console` reads commands from a pipe (`run` needs a
+    terminal for the console: see test_run_on_the_console_without_a_terminal_refuses...)."""
     proc = studybot(
-        "run",
+        "console",
         env={"STUDYBOT_DB": str(tmp_path / "r.sqlite3"), "STUDYBOT_PACKS": str(TEST_PACKS)},
         stdin="/pack list\n",
     )
@@ -156,8 +163,12 @@ def test_db_backup_into_a_folder_names_the_copy_by_date(tmp_path: Path) -> None:
         assert proc.returncode == 0, proc.stderr
         copies = list(folder.iterdir())
         assert len(copies) == 1 and copies[0].name.startswith("studybot-")
-        assert proc.stdout.strip() == f"backed up {db} to {copies[0]}"
-        assert studybot("db", "check", "--db", str(copies[0])).returncode == 0
+        assert copies[0].name.endswith(".tar.gz")
+        uploads = tmp_path / "bot-packs"
+        assert proc.stdout.strip() == f"backed up {db} and 0 pack(s) from {uploads} to {copies[0]}"
+        restored = folder / "restored.sqlite3"
+        assert studybot("db", "restore", str(copies[0]), "--db", str(restored)).returncode == 0
+        assert studybot("db", "check", "--db", str(restored)).returncode == 0
 
 
 def test_db_backup_that_cannot_be_written_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
@@ -165,10 +176,10 @@ def test_db_backup_that_cannot_be_written_is_one_line_and_leaves_nothing(tmp_pat
     assert studybot("console", "--db", str(db), stdin="/help\n").returncode == 0
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    proc = studybot("db", "backup", str(blocker / "copy.sqlite3"), "--db", str(db))
+    proc = studybot("db", "backup", str(blocker / "copy.tar.gz"), "--db", str(db))
     assert proc.returncode == 1
     assert proc.stderr.startswith(
-        f"studybot: cannot write the backup to {blocker / 'copy.sqlite3'}: "
+        f"studybot: cannot write the backup to {blocker / 'copy.tar.gz'}: "
     )
     assert "Traceback" not in proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir() if ".partial" in p.name) == []
@@ -413,3 +424,74 @@ async def test_run_with_shard_options_connects_only_those_shards(tmp_path: Path)
                 proc.kill()
                 await proc.wait()
     assert proc.returncode == 0, stderr.decode()
+
+
+# --- `studybot run` on the console: a terminal, or a clear refusal ----------------------------
+
+
+def test_run_on_the_console_without_a_terminal_refuses_in_one_line(tmp_path: Path) -> None:
+    """A container set up from `.env.example` (console, stdin not a terminal) used to print
+    nothing and exit 0: under `restart: unless-stopped`, a quiet restart loop."""
+    db = tmp_path / "r.sqlite3"
+    for args, env in (
+        (["--db", str(db)], {"STUDYBOT_PLATFORM": "console"}),
+        (["--db", str(db)], {}),  # the default platform
+        (["--platform", "console", "--db", str(db)], {}),
+    ):
+        proc = studybot("run", *args, env={"STUDYBOT_PACKS": str(TEST_PACKS), **env})
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        (line,) = proc.stderr.splitlines()
+        assert line.startswith("studybot: the console platform needs a terminal"), line
+        assert "STUDYBOT_PLATFORM=discord" in line and "studybot console" in line, line
+        assert proc.stdout == ""
+        assert not db.exists()
+
+
+def test_run_on_the_console_in_a_terminal_chats(tmp_path: Path) -> None:
+    """With a terminal (a pty here), `run` is still the console, on the file --db names."""
+    import os
+    import pty
+    import select
+    import time
+
+    db = tmp_path / "r.sqlite3"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(PLATFORM_PREFIXES)}
+    env |= {"STUDYBOT_PACKS": str(TEST_PACKS), "SANDBOX_ENABLED": "false", "TERM": "dumb"}
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.chdir(ROOT)
+        os.execve(sys.executable, [sys.executable, "-m", "bot", "run", "--db", str(db)], env)
+    out, asked, deadline = b"", False, time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline and b"Mini pack" not in out:
+            if select.select([fd], [], [], 0.5)[0]:
+                chunk = os.read(fd, 65536)
+                out += chunk
+                if b"\x1b[6n" in chunk:  # prompt_toolkit asks where the cursor is
+                    os.write(fd, b"\x1b[1;1R")
+            if not asked and b">" in out:
+                os.write(fd, b"/pack list\r")
+                asked = True
+        os.write(fd, b"/quit\r")
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(fd)
+    assert b"Mini pack" in out, out[-2000:]
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert db.exists()
+
+
+def test_run_takes_db_like_every_other_command(tmp_path: Path) -> None:
+    """`run --db FILE` opens FILE (here Discord, which cannot connect: the file exists all
+    the same, the default ./studybot.sqlite3 is not touched)."""
+    db = tmp_path / "elsewhere.sqlite3"
+    proc = studybot(
+        "run", "--platform", "discord", "--db", str(db),
+        env={
+            "DISCORD_TOKEN": "MTA4.abcdef." + "x" * 38,
+            "DISCORD_API_BASE": "http://127.0.0.1:9/api/v10",  # nothing listens on port 9
+            "SANDBOX_ENABLED": "false",
+        },
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert db.exists()

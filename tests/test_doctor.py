@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import TEST_PACKS
 from tests.questions.test_loader import BAD
-from tests.test_cli import studybot
+from tests.test_cli import ROOT, studybot
 
 pytestmark = pytest.mark.slow
 GOOD_DISCORD = "MTIzNDU2Nzg5MDEyMzQ1Njc4.GaBcDe.abcdefghijklmnopqrstuvwxyz0123456789AB"
@@ -27,7 +27,7 @@ def test_a_ready_machine_passes(tmp_path: Path) -> None:
     proc = studybot("doctor", env=_env(tmp_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0] == "[  ok] settings: platform console"
+    assert lines[0].startswith("[warn] settings: platform console (STUDYBOT_PLATFORM is not")
     assert lines[1].startswith("[warn] database:") and "created at start" in lines[1]
     assert lines[2] == f"[  ok] packs: 1 pack(s), 6 item(s) in {TEST_PACKS}"
     assert lines[3].startswith("[  ok] time: ") and "UTC is" in lines[3]
@@ -110,3 +110,63 @@ async def test_doctor_checks_the_postgresql_database_without_showing_its_passwor
         down.stdout
     )
     assert "hunter2" not in down.stdout + down.stderr
+
+
+def test_doctor_checks_the_platform_is_set_for_a_server(tmp_path: Path) -> None:
+    """Unset (console by default) or console with no terminal: `run` would refuse, so say
+    what to set; a server platform that is set is fine."""
+    off = {"SANDBOX_ENABLED": "false"}
+    unset = studybot("doctor", env=_env(tmp_path, **off)).stdout.splitlines()[0]
+    assert unset == (
+        "[warn] settings: platform console (STUDYBOT_PLATFORM is not set): `studybot run` "
+        "chats in a terminal and refuses without one; a server sets "
+        "STUDYBOT_PLATFORM=discord or STUDYBOT_PLATFORM=slack"
+    )
+    console = studybot("doctor", env=_env(tmp_path, STUDYBOT_PLATFORM="console", **off))
+    assert console.stdout.splitlines()[0].startswith(
+        "[warn] settings: platform console (STUDYBOT_PLATFORM=console): no terminal here, "
+    ), console.stdout
+    discord = studybot(
+        "doctor", env=_env(tmp_path, STUDYBOT_PLATFORM="discord", DISCORD_TOKEN=GOOD_DISCORD, **off)
+    )
+    assert discord.stdout.splitlines()[0] == "[  ok] settings: platform discord"
+
+
+def test_doctor_counts_uploaded_packs_and_names_a_workspace_once(tmp_path: Path) -> None:
+    """The packs uploaded or written in chat (beside the database) are counted too; a
+    workspace with its own timezone reads "the console workspace", not "console console"."""
+    db = tmp_path / "bot.sqlite3"
+    env = _env(tmp_path, SANDBOX_ENABLED="false")
+    assert studybot("console", stdin="/stats\n", env=env).returncode == 0
+    uploads = tmp_path / "bot-packs"
+    (uploads / "mine.yaml").write_text(
+        (TEST_PACKS / "mini.yaml").read_text().replace("pack: mini", "pack: mine", 1)
+    )
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE workspaces SET timezone = 'Europe/Berlin'")
+    proc = studybot("doctor", env=env)
+    assert (
+        f"[  ok] packs: 2 pack(s), 12 item(s): 1 in {TEST_PACKS}, 1 uploaded or written in "
+        f"chat in {uploads}"
+    ) in proc.stdout, proc.stdout
+    assert "the console workspace uses Europe/Berlin" in proc.stdout, proc.stdout
+    assert "console console" not in proc.stdout
+
+
+def test_the_quick_start_leaves_nothing_untracked_in_the_clone() -> None:
+    """The default database and everything kept beside it (the packs uploaded in chat, the
+    files the console saves) are ignored by git: the Quick start runs in the clone."""
+    import shutil
+    import subprocess
+
+    from bot.settings import Settings
+
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    settings = Settings.model_validate({})
+    beside_db = [settings.db_path, settings.uploads_dir / "x.yaml", settings.files_dir / "x.png"]
+    for path in beside_db:
+        proc = subprocess.run(
+            ["git", "check-ignore", "-q", str(path)], cwd=ROOT, check=False, timeout=30
+        )
+        assert proc.returncode == 0, f"{path} is not ignored by .gitignore"

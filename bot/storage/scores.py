@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from bot.core.models import LeaderboardRow
+from bot.core.scoring import StreakState, current_streak
+from bot.core.workspace_settings import WorkspaceSettings
 from bot.storage.database import Database, Row
-from bot.storage.timefmt import to_db
+from bot.storage.timefmt import from_db, to_db
 
 __all__ = ["MemberTotals", "ScoreStore"]
 
@@ -132,16 +134,22 @@ class ScoreStore:
             rank_all=int(row[9]) if points_all > 0 else None,
         )
 
-    async def export_rows(self, workspace: str | None = None) -> list[tuple[object, ...]]:
+    async def export_rows(
+        self, workspace: str | None = None, *, now: datetime
+    ) -> list[tuple[object, ...]]:
         """Every member's all-time numbers, workspace by workspace, best first (for CSV).
 
-        ``workspace`` narrows to one workspace by its platform id or its name.
+        ``workspace`` narrows to one workspace by its platform id or its name. The current
+        streak is the one ``/stats`` shows at ``now`` (:func:`bot.core.scoring.current_streak`
+        in the workspace's zone), not the stored count: that is the streak as of the last
+        answer, and stays 1 after a member stopped answering.
         """
         rows = await self._db.fetchall(
             "SELECT w.platform, w.external_id, coalesce(w.name, ''), m.external_id,"
             " m.display_name, coalesce(t.points, 0), coalesce(t.answers, 0),"
             " (SELECT count(*) FROM answers WHERE member_id = m.id AND correct = 1),"
-            " m.streak_days, m.best_streak, coalesce(m.streak_last_day, '')"
+            " m.streak_days, m.best_streak, coalesce(m.streak_last_day, ''),"
+            " w.timezone, w.previous_timezone, w.timezone_from"
             " FROM members m JOIN workspaces w ON w.id = m.workspace_id"
             " LEFT JOIN score_totals t ON t.workspace_id = m.workspace_id AND t.period = 'all'"
             "   AND t.member_id = m.id"
@@ -150,7 +158,7 @@ class ScoreStore:
             " lower(m.display_name)",
             (workspace, workspace, workspace),
         )
-        return [tuple(row) for row in rows]
+        return [_export_row(row, now) for row in rows]
 
     async def consistency_problems(self) -> list[str]:
         """All-time totals that disagree with the sum of their score events."""
@@ -168,6 +176,20 @@ class ScoreStore:
             f"but {r[2]} in score events"
             for r in rows
         ]
+
+
+def _export_row(row: Row, now: datetime) -> tuple[object, ...]:
+    """One export row with its streak as it stands at ``now`` in the workspace's own zone."""
+    *cells, tz, previous, since = tuple(row)
+    zone = WorkspaceSettings(
+        timezone=str(tz),
+        previous_timezone=None if previous is None else str(previous),
+        timezone_from=None if since is None else from_db(str(since)),
+    ).zone_at(now)
+    last_day = date.fromisoformat(str(cells[10])) if cells[10] else None
+    state = StreakState(int(str(cells[8])), int(str(cells[9])), last_day)
+    cells[8] = current_streak(state, now.astimezone(zone).date())
+    return tuple(cells)
 
 
 def _board(

@@ -170,7 +170,9 @@ async def test_doctor_names_workspaces_that_do_not_follow_the_environment(
     [check] = timezone_checks(path, "Europe/Berlin")
     assert check.status is Status.WARN
     assert "STUDYBOT_TIMEZONE=Europe/Berlin only applies to new workspaces" in check.detail
-    assert "test ws1 uses UTC" in check.detail and "/settings timezone NAME" in check.detail
+    assert (
+        "test workspace ws1 uses UTC" in check.detail and "/settings timezone NAME" in check.detail
+    )
     with sqlite3.connect(path) as conn:  # read-only: doctor changed nothing
         assert conn.execute("SELECT timezone FROM workspaces").fetchone()[0] == "UTC"
 
