@@ -274,7 +274,13 @@ class Wiring:
             )
             await health.start()
         if settings.backup_dir is not None:
-            job = BackupJob(runtime.db, runtime.clock, settings.backup_dir, settings.backup_keep)
+            job = BackupJob(
+                runtime.db,
+                runtime.clock,
+                settings.backup_dir,
+                settings.backup_keep,
+                packs_dir=settings.uploads_dir,  # on PostgreSQL there is no file beside to go by
+            )
             backups = asyncio.create_task(job.run(), name="daily-backups")
         try:
             yield
