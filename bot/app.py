@@ -533,6 +533,7 @@ def build_services(
             catalogue=catalogue,
             posting=posting,
             store=round_store,
+            reviews=reviews,
             clock=clock,
             wakeup=wakeup,
         ),

@@ -23,6 +23,7 @@ from bot.core.models import ChatContext
 from bot.core.requests import RoundRequest, RoundStart
 from bot.core.rounds import QUIET_LIMIT, ROUND_KINDS, RoundSpec
 from bot.core.schedule_spec import ScheduleError, parse_filters
+from bot.core.srs import Grade
 from bot.log import get_logger
 from bot.services.catalogue import Catalogue
 from bot.services.places import Places
@@ -30,6 +31,7 @@ from bot.services.posting import Posting
 from bot.services.timed import PlannedWork
 from bot.services.wakeup import Wakeup
 from bot.storage.directory import ChannelRow, Directory
+from bot.storage.reviews import ReviewItem, ReviewStore
 from bot.storage.rounds import BoardRow, Round, RoundExists, RoundStore
 
 __all__ = ["Rounds"]
@@ -52,10 +54,12 @@ class Rounds:
         catalogue: Catalogue,
         posting: Posting,
         store: RoundStore,
+        reviews: ReviewStore,
         clock: Clock,
         wakeup: Wakeup,
         default: RoundSpec | None = None,
     ) -> None:
+        self._reviews = reviews  # a question missed in a round comes back in /review
         self._places = places
         self._directory = directory
         self._catalogue = catalogue
@@ -148,6 +152,7 @@ class Rounds:
         note = f"Stopped by {ctx.member_name} after {found.step} of {found.questions} questions."
         if not await self._store.end(found.id, self._clock.now(), note):
             raise NotFound("That round has just ended.")
+        await self._queue_missed(found, self._clock.now())
         self._wakeup.timing_changed()
         return await self.board_message(found, channel, note)
 
@@ -221,8 +226,17 @@ class Rounds:
     ) -> int:
         if not await self._store.end(found.id, now, note):
             return 0  # ended already (stopped, or by another process)
+        await self._queue_missed(found, now)
         await gateway.send_post(channel.external_id, await self.board_message(found, channel, note))
         return 1
+
+    async def _queue_missed(self, found: Round, now: datetime) -> None:
+        """A question a player let pass goes into their /review queue as forgotten, as a
+        wrong answer already does (the quiz records that one when it is given)."""
+        for member_id, question_id in await self._store.missed(found.id):
+            await self._reviews.record(
+                ReviewItem(found.workspace_id, member_id, question_id, Grade.AGAIN, now)
+            )
 
     async def next_time(self, now: datetime) -> datetime | None:
         """When the next round step is due (the timer wakes then)."""
@@ -256,8 +270,8 @@ class Rounds:
         if rows:
             sections.append(
                 Section(
-                    body="Every question you got wrong is in your `/review` queue: see it again "
-                    "when it is due."
+                    body="Every question you got wrong or let pass is in your `/review` queue: "
+                    "see it again when it is due."
                 )
             )
         if note:

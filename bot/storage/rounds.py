@@ -296,3 +296,19 @@ class RoundStore:
             (post_id,),
         )
         return [(str(r[0]), int(str(r[1]))) for r in rows]
+
+    async def missed(self, round_id: int) -> list[tuple[int, int]]:
+        """(member, question) for each question of the round a player left unanswered; a
+        player is whoever answered at least one of its questions."""
+        rows = await self._db.fetchall(
+            "WITH asked AS (SELECT p.id, v.question_id FROM posts p"
+            "  JOIN question_versions v ON v.id = p.question_version_id WHERE p.round_id = ?),"
+            " players AS (SELECT DISTINCT a.member_id FROM answers a"
+            "  JOIN posts p ON p.id = a.post_id WHERE p.round_id = ?)"
+            " SELECT pl.member_id, q.question_id FROM players pl CROSS JOIN asked q"
+            " WHERE NOT EXISTS (SELECT 1 FROM answers a"
+            "  WHERE a.post_id = q.id AND a.member_id = pl.member_id)"
+            " ORDER BY pl.member_id, q.id",
+            (round_id, round_id),
+        )
+        return [(int(str(r[0])), int(str(r[1]))) for r in rows]

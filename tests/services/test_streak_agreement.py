@@ -11,8 +11,9 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-from bot.core.clock import SimulatedClock
 from bot.services.study import StudyService
+
+from bot.core.clock import SimulatedClock
 from bot.storage.database import Database
 from bot.storage.scores import ScoreStore
 from tests.conftest import TEST_PACKS
