@@ -314,7 +314,7 @@ COMMANDS: tuple[Command, ...] = (
                 "The setting to see or change",
                 discord="setting",
                 metavar="NAME",
-                choices=("timezone", "quiz-window", "points-easy", "points-medium", "points-hard"),
+                choices=tuple(s.value for s in Setting),
                 example="timezone",
             ),
             Arg("value", Kind.WORD, "Its new value (admins)", admin=True, example="Europe/Berlin"),
@@ -327,7 +327,8 @@ COMMANDS: tuple[Command, ...] = (
                 discord_choice="setting",
             ),
         ),
-        admin_help="timezone, quiz-window, points-easy|medium|hard; `settings history`",
+        admin_help="timezone, quiz-window, points-easy|medium|hard, round-questions|seconds|"
+        "pause|speed-bonus|starters; `settings history`",
     ),
     Command(
         "review",

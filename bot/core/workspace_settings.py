@@ -19,6 +19,15 @@ from zoneinfo import ZoneInfo
 
 from bot.core.durations import parse_duration
 from bot.core.errors import BadInput
+from bot.core.rounds import (
+    MAX_PAUSE,
+    MAX_QUESTIONS,
+    MAX_SECONDS,
+    MIN_PAUSE,
+    MIN_QUESTIONS,
+    MIN_SECONDS,
+    RoundSpec,
+)
 from bot.core.schedule_spec import ScheduleError, canonical_timezone, timezone_warning
 from bot.core.scoring import BASE_POINTS
 from bot.questions.schema import Difficulty
@@ -46,6 +55,11 @@ class Setting(enum.StrEnum):
     POINTS_EASY = "points-easy"
     POINTS_MEDIUM = "points-medium"
     POINTS_HARD = "points-hard"
+    ROUND_QUESTIONS = "round-questions"
+    ROUND_SECONDS = "round-seconds"
+    ROUND_PAUSE = "round-pause"
+    ROUND_SPEED_BONUS = "round-speed-bonus"
+    ROUND_STARTERS = "round-starters"
 
     @property
     def difficulty(self) -> Difficulty | None:
@@ -73,6 +87,7 @@ class WorkspaceSettings:
     timezone_from: datetime | None = None  # the instant ``timezone`` took or takes over
     quiz_window: timedelta | None = None
     points: dict[Difficulty, int] = field(default_factory=dict)
+    rounds: dict[Setting, int] = field(default_factory=dict)  # the round-* settings, as stored
 
     def zone_name_at(self, moment: datetime) -> str:
         """The zone whose days and weeks ``moment`` falls in (the old one until the switch)."""
@@ -90,8 +105,32 @@ class WorkspaceSettings:
     def window(self, default: timedelta | None) -> timedelta | None:
         return self.quiz_window if self.quiz_window is not None else default
 
+    def round_spec(self) -> RoundSpec:
+        """What ``round start`` asks for when a member gives no numbers."""
+        built = RoundSpec()
+        return RoundSpec(
+            questions=self.rounds.get(Setting.ROUND_QUESTIONS, built.questions),
+            seconds=self.rounds.get(Setting.ROUND_SECONDS, built.seconds),
+            pause=self.rounds.get(Setting.ROUND_PAUSE, built.pause),
+            speed_bonus=bool(self.rounds.get(Setting.ROUND_SPEED_BONUS, int(built.speed_bonus))),
+        )
+
+    @property
+    def rounds_for_admins_only(self) -> bool:
+        """``round-starters admins``: only admins start rounds (default: everyone)."""
+        return bool(self.rounds.get(Setting.ROUND_STARTERS, 0))
+
     def shown(self, setting: Setting, default_window: timedelta | None) -> str:
         """The value as /settings lists it."""
+        if setting in _ROUND_SETTINGS:
+            spec = self.round_spec()
+            return {
+                Setting.ROUND_QUESTIONS: str(spec.questions),
+                Setting.ROUND_SECONDS: f"{spec.seconds}s",
+                Setting.ROUND_PAUSE: f"{spec.pause}s",
+                Setting.ROUND_SPEED_BONUS: "on" if spec.speed_bonus else "off",
+                Setting.ROUND_STARTERS: "admins" if self.rounds_for_admins_only else "everyone",
+            }[setting]
         if setting is Setting.TIMEZONE:
             return self.timezone
         if setting is Setting.QUIZ_WINDOW:
@@ -146,6 +185,8 @@ def parse_value(setting: Setting, typed: str) -> tuple[str, str | None]:
                 f"{describe_window(MAX_QUIZ_WINDOW)}, not {text}."
             )
         return str(int(window.total_seconds())), None
+    if setting in _ROUND_SETTINGS:
+        return _round_value(setting, text), None
     try:
         points = int(text)
     except ValueError:
@@ -155,3 +196,36 @@ def parse_value(setting: Setting, typed: str) -> tuple[str, str | None]:
     if not 0 <= points <= MAX_POINTS:
         raise BadInput(f"`{setting.value}` must be 0 to {MAX_POINTS} points, not {points}.")
     return str(points), None
+
+
+_ROUND_SETTINGS = (
+    Setting.ROUND_QUESTIONS,
+    Setting.ROUND_SECONDS,
+    Setting.ROUND_PAUSE,
+    Setting.ROUND_SPEED_BONUS,
+    Setting.ROUND_STARTERS,
+)
+_RANGES = {
+    Setting.ROUND_QUESTIONS: (MIN_QUESTIONS, MAX_QUESTIONS, "questions"),
+    Setting.ROUND_SECONDS: (MIN_SECONDS, MAX_SECONDS, "seconds"),
+    Setting.ROUND_PAUSE: (MIN_PAUSE, MAX_PAUSE, "seconds"),
+}
+_WORDS = {
+    Setting.ROUND_SPEED_BONUS: {"on": 1, "off": 0},
+    Setting.ROUND_STARTERS: {"everyone": 0, "admins": 1},
+}
+
+
+def _round_value(setting: Setting, text: str) -> str:
+    """A round setting's stored number: a count in its range, or one of its words."""
+    if setting in _WORDS:
+        words = _WORDS[setting]
+        stored = words.get(text.lower())
+        if stored is None:
+            raise BadInput(f"`{setting.value}` is {' or '.join(words)}, not `{text}`.")
+        return str(stored)
+    low, high, unit = _RANGES[setting]
+    number = text.lower().removesuffix("s") if unit == "seconds" else text
+    if not number.isdigit() or not low <= int(number) <= high:
+        raise BadInput(f"`{setting.value}` takes {low} to {high} {unit}, not `{text}`.")
+    return str(int(number))

@@ -57,7 +57,6 @@ class Rounds:
         reviews: ReviewStore,
         clock: Clock,
         wakeup: Wakeup,
-        default: RoundSpec | None = None,
     ) -> None:
         self._reviews = reviews  # a question missed in a round comes back in /review
         self._places = places
@@ -67,7 +66,6 @@ class Rounds:
         self._store = store
         self._clock = clock
         self._wakeup = wakeup  # a round started or stopped re-plans the timer
-        self._default = default or RoundSpec()
 
     # --- commands ----------------------------------------------------------------------------
 
@@ -79,17 +77,23 @@ class Rounds:
 
     async def start(self, ctx: ChatContext, request: RoundStart) -> Message:
         """Create the round; its first question follows at once, from the timer loop."""
+        workspace, channel = await self._places.channel(ctx)
+        if workspace.settings.rounds_for_admins_only and not ctx.is_admin:
+            raise Forbidden(
+                "Only admins start rounds here (an admin set "
+                f"{ctx.command('settings round-starters admins')})."
+            )
+        default = workspace.settings.round_spec()
         spec = RoundSpec(
-            questions=_given(request.questions, self._default.questions),
-            seconds=_given(request.seconds, self._default.seconds),
-            pause=self._default.pause,
-            speed_bonus=self._default.speed_bonus,
+            questions=_given(request.questions, default.questions),
+            seconds=_given(request.seconds, default.seconds),
+            pause=default.pause,
+            speed_bonus=default.speed_bonus,
         )
         try:
             difficulty, tags = parse_filters(request.difficulty, request.tags)
         except ScheduleError as exc:
             raise BadInput(f"{exc.field}: {exc.reason}.") from None
-        workspace, channel = await self._places.channel(ctx)
         if request.pack is not None:
             self._posting.check_pack(request.pack)  # "did you mean" for a mistyped pack
         pack = request.pack.lower() if request.pack else None

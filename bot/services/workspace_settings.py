@@ -36,6 +36,11 @@ _WHAT = {
     Setting.POINTS_EASY: "points for a correct easy answer",
     Setting.POINTS_MEDIUM: "points for a correct medium answer",
     Setting.POINTS_HARD: "points for a correct hard answer",
+    Setting.ROUND_QUESTIONS: "how many questions a live round asks unless its starter says",
+    Setting.ROUND_SECONDS: "how long each question of a round stays open",
+    Setting.ROUND_PAUSE: "the pause between a round's questions",
+    Setting.ROUND_SPEED_BONUS: "whether faster right answers in a round score more (on|off)",
+    Setting.ROUND_STARTERS: "who may start a round: everyone or admins",
 }
 
 
@@ -86,11 +91,12 @@ class WorkspaceSettingsService:
         )
         updated = await self._directory.reload_workspace(workspace.id)
         after = updated.settings.shown(setting, self._default_window)
-        note = (
-            "Questions asked from now on close after it; open ones keep their closing time."
-            if setting is Setting.QUIZ_WINDOW
-            else "Answers from now on score it; points already earned stay as they are."
-        )
+        if setting is Setting.QUIZ_WINDOW:
+            note = "Questions asked from now on close after it; open ones keep their closing time."
+        elif setting.value.startswith("round-"):
+            note = "Rounds started from now on follow it; a running round keeps its own."
+        else:
+            note = "Answers from now on score it; points already earned stay as they are."
         return Message.note(f"✅ **{setting.value}**: {before} → **{after}**. {note}")
 
     async def _set_timezone(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from bot.core.workspace_settings import WorkspaceSettings
+from bot.core.workspace_settings import Setting, WorkspaceSettings
 from bot.questions.schema import Difficulty
 from bot.storage.database import Database
 from bot.storage.timefmt import from_db, to_db
@@ -48,12 +48,25 @@ class WorkspaceRow:
 
 _WORKSPACE_COLUMNS = (
     "id, platform, external_id, timezone, previous_timezone, timezone_from, "
-    "quiz_window_seconds, points_easy, points_medium, points_hard"
+    "quiz_window_seconds, points_easy, points_medium, points_hard, "
+    "round_questions, round_seconds, round_pause, round_speed_bonus, round_starters"
+)
+_ROUND_COLUMNS = (
+    Setting.ROUND_QUESTIONS,
+    Setting.ROUND_SECONDS,
+    Setting.ROUND_PAUSE,
+    Setting.ROUND_SPEED_BONUS,
+    Setting.ROUND_STARTERS,
 )
 
 
 def _workspace(row: Sequence[object]) -> WorkspaceRow:
-    (ws_id, platform, external, tz, previous, since, window, easy, medium, hard) = row
+    (ws_id, platform, external, tz, previous, since, window, easy, medium, hard) = row[:10]
+    rounds = {
+        setting: int(str(value))
+        for setting, value in zip(_ROUND_COLUMNS, row[10:15], strict=True)
+        if value is not None
+    }
     points = {
         level: int(str(value))
         for level, value in zip(
@@ -67,6 +80,7 @@ def _workspace(row: Sequence[object]) -> WorkspaceRow:
         timezone_from=None if since is None else from_db(str(since)),
         quiz_window=None if window is None else timedelta(seconds=int(str(window))),
         points=points,
+        rounds=rounds,
     )
     return WorkspaceRow(int(str(ws_id)), str(platform), str(external), str(tz), settings)
 

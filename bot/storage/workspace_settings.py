@@ -20,6 +20,11 @@ _COLUMN = {
     Setting.POINTS_EASY: "points_easy",
     Setting.POINTS_MEDIUM: "points_medium",
     Setting.POINTS_HARD: "points_hard",
+    Setting.ROUND_QUESTIONS: "round_questions",
+    Setting.ROUND_SECONDS: "round_seconds",
+    Setting.ROUND_PAUSE: "round_pause",
+    Setting.ROUND_SPEED_BONUS: "round_speed_bonus",
+    Setting.ROUND_STARTERS: "round_starters",
 }
 
 

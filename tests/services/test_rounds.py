@@ -13,6 +13,7 @@ from datetime import timedelta
 
 import pytest
 
+from bot.adapters.commands import settings_request
 from bot.app import Built, build_services, due_sources
 from bot.core import cards
 from bot.core.clock import SimulatedClock
@@ -222,3 +223,45 @@ async def test_two_processes_on_one_database_never_ask_a_question_twice(
     asked = [m.post_id for m in here.questions() + there.questions()]
     assert len(asked) == 3 and len(set(asked)) == 3
     assert len(here.boards() + there.boards()) == 1
+
+
+async def test_round_settings_are_the_workspaces_and_logged(
+    built: Built, service: Services, clock: SimulatedClock
+) -> None:
+    async def setting(ctx: object, *words: str) -> str:
+        reply = await service.settings.command(ctx, settings_request("console", list(words)))  # type: ignore[arg-type]
+        return reply.plain_text()
+
+    listing = await setting(ANN)
+    for line in (
+        "round-questions: 10",
+        "round-seconds: 20s",
+        "round-pause: 5s",
+        "round-speed-bonus: on",
+        "round-starters: everyone",
+    ):
+        assert line in listing
+    with pytest.raises(BadInput, match="`round-seconds` takes 5 to 300 seconds, not `2`"):
+        await setting(ROOT, "round-seconds", "2")
+    with pytest.raises(BadInput, match="`round-speed-bonus` is on or off, not `maybe`"):
+        await setting(ROOT, "round-speed-bonus", "maybe")
+    assert "round-starters: everyone → admins" in await setting(ROOT, "round-starters", "admins")
+    assert "round-questions: 10 → 3" in await setting(ROOT, "round-questions", "3")
+    assert "round-speed-bonus: on → off" in await setting(ROOT, "round-speed-bonus", "off")
+    with pytest.raises(Exception, match="Only admins start rounds here"):
+        await service.rounds.start(ANN, RoundStart())
+    hello = await service.rounds.start(ROOT, RoundStart())
+    assert hello.title == "🏁 A round of 3 questions starts now"
+    assert "Faster correct answers" not in hello.plain_text()
+    history = await setting(ANN, "history")
+    assert "round-starters" in history and "round-questions" in history
+
+    chat = Chat()
+    async with running(built, clock, chat) as sched:
+        await sched.advance(clock, clock.now() + timedelta(seconds=1))
+        [first] = chat.questions()
+        assert first.post_id is not None
+        right, _ = await _right(service, first)
+        reply = await service.quiz.answer(ANN, first.post_id, right)
+    base = {"easy": 10, "medium": 20, "hard": 30}
+    assert _points(reply) in base.values()  # no speed bonus: the base points only

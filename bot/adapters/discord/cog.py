@@ -52,7 +52,17 @@ QuizKind = Literal["multiple_choice", "flashcard", "practice", "open"]
 WindowName = Literal["week", "month", "all"]
 RecapAction = Literal["show", "on", "off", "now"]
 SettingName = Literal[
-    "timezone", "quiz-window", "points-easy", "points-medium", "points-hard", "history"
+    "timezone",
+    "quiz-window",
+    "points-easy",
+    "points-medium",
+    "points-hard",
+    "round-questions",
+    "round-seconds",
+    "round-pause",
+    "round-speed-bonus",
+    "round-starters",
+    "history",
 ]
 Interaction = discord.Interaction[Any]
 

@@ -35,3 +35,10 @@ CREATE TABLE round_hints (
     hints     INTEGER NOT NULL,
     PRIMARY KEY (post_id, member_id)
 ) WITHOUT ROWID;
+
+-- A workspace's round settings (/settings round-...; NULL: the built-in default).
+ALTER TABLE workspaces ADD COLUMN round_questions INTEGER;
+ALTER TABLE workspaces ADD COLUMN round_seconds INTEGER;
+ALTER TABLE workspaces ADD COLUMN round_pause INTEGER;
+ALTER TABLE workspaces ADD COLUMN round_speed_bonus INTEGER;   -- 1 on, 0 off
+ALTER TABLE workspaces ADD COLUMN round_starters INTEGER;      -- 0 everyone, 1 admins

@@ -36,3 +36,10 @@ CREATE TABLE round_hints (
     hints     BIGINT NOT NULL,
     PRIMARY KEY (post_id, member_id)
 );
+
+-- A workspace's round settings (/settings round-...; NULL: the built-in default).
+ALTER TABLE workspaces ADD COLUMN round_questions BIGINT;
+ALTER TABLE workspaces ADD COLUMN round_seconds BIGINT;
+ALTER TABLE workspaces ADD COLUMN round_pause BIGINT;
+ALTER TABLE workspaces ADD COLUMN round_speed_bonus BIGINT;   -- 1 on, 0 off
+ALTER TABLE workspaces ADD COLUMN round_starters BIGINT;      -- 0 everyone, 1 admins

@@ -1,0 +1,34 @@
+"""A live round in the console: `/clock advance` plays it through, as a running bot would."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.adapters.test_console import _run_console
+
+
+def test_clock_advance_plays_a_whole_round_in_the_console(tmp_path: Path) -> None:
+    out = _run_console(
+        tmp_path / "round.sqlite3",
+        "/round start --questions 2 --seconds 20\n"
+        "/answer A\n/as bob\n/answer B\n/as ann\n/round stop\n/as me\n"
+        "/clock advance 2m\n"
+        "/round start --questions 0\n/round start --seconds x\n",
+    )
+    texts = [str(line["text"]) for line in out]
+    assert texts[0].startswith("🏁 A round of 2 questions starts now")
+    questions = [line for line in out if line["kind"] == "post" and line["post_id"]]
+    assert [str(q["text"]).split(" · ")[0] for q in questions] == [
+        "🏁 Question 1 of 2",
+        "🏁 Question 2 of 2",
+    ]
+    assert "20 s to answer, until 09:00:20 (UTC)" in str(questions[0]["text"])
+    assert any("Only whoever started the round, or an admin" in t for t in texts)
+    reveals = [line for line in out if line["kind"] == "edit"]
+    assert len(reveals) == 2 and all("Who got it right" in str(r["text"]) for r in reveals)
+    [board] = [line for line in out if str(line["text"]).startswith("🏁 Round board")]
+    assert board["at"] == "2026-03-04T09:00:46+00:00"  # the last deadline, then a second
+    assert "2 of 2 questions · started by me" in str(board["text"])
+    errors = [line for line in out if line["kind"] == "error" or "not 0" in str(line["text"])]
+    assert "A round has 1 to 50 questions, not 0." in texts
+    assert any("--seconds takes a whole number, not `x`" in str(e["text"]) for e in errors)
