@@ -30,13 +30,14 @@ from typing import Any
 
 from bot.log import configure_logging, get_logger
 from bot.sandbox.config import SandboxConfig
+from bot.sandbox.host.bundled import BWRAP
 from bot.sandbox.host.cgroups import CgroupError, CgroupRoot, Limits, detect
 from bot.sandbox.host.jail import Jail, JailEnv, JailError, worker_source
 from bot.sandbox.host.layout import Layout, compute_layout
-from bot.sandbox.host.mountns import Staging, StagingError, stage_unreachable
+from bot.sandbox.host.mountns import FILES, Staging, StagingError, stage_unreachable
 from bot.sandbox.host.pidns import JailPidNamespace, PidNamespaceError
 from bot.sandbox.host.pool import Pool, PoolBusy
-from bot.sandbox.host.probe import probe_host
+from bot.sandbox.host.probe import bwrap_plan, probe_host
 from bot.sandbox.inside.tidy import Paths
 from bot.sandbox.result import RunResult
 
@@ -77,12 +78,19 @@ def prepare(config: SandboxConfig) -> tuple[JailEnv | None, str, Staging | None]
         paths = Paths.of(sys.path, _PREFIXES)
     else:
         layout, paths = _foreign(python)
+    plan = bwrap_plan(probe.bwrap, run_as)
+    if not plan.ok:
+        return None, plan.message, None
     staging: Staging | None = None
     try:
-        binds, staging = stage_unreachable(list(layout.binds), uid, gid)
+        binds, staging = stage_unreachable(list(layout.binds), uid, gid, plan.copy)
     except StagingError as exc:
         return None, f"interpreter not reachable for the jail: {exc}", None
     layout = Layout(tuple(binds), layout.symlinks, layout.hidden, layout.python)
+    bwrap = probe.bwrap
+    if plan.copy and staging is not None:
+        bwrap = os.path.join(staging.root, FILES, BWRAP)
+        log.info("bwrap: %s", plan.message)
     limits = Limits(
         memory_bytes=config.memory_mb * 1024 * 1024,
         pids=config.pids,
@@ -94,9 +102,7 @@ def prepare(config: SandboxConfig) -> tuple[JailEnv | None, str, Staging | None]
         if staging:
             staging.close()
         return None, str(exc), None
-    env = JailEnv(
-        config, probe.bwrap, layout, cgroups, worker_source(), run_as, _pidns(root), paths
-    )
+    env = JailEnv(config, bwrap, layout, cgroups, worker_source(), run_as, _pidns(root), paths)
     return env, "", staging
 
 
