@@ -173,3 +173,22 @@ async def test_paths_a_snippet_prints_or_warns_are_hidden_by_the_host(sandbox: S
     assert "<python>/json/__init__.py" in r.stdout
     assert_no_host_path(r.stdout + r.stderr)
     assert_no_host_path(reply(r))
+
+
+def test_paths_are_hidden_whole_and_only_whole() -> None:
+    from bot.sandbox.inside.tidy import Paths
+
+    paths = Paths.of(
+        ["/srv/app/.venv/lib/python3.11/site-packages", "/opt/py/lib/python3.11", "/srv/app"],
+        ["/srv/app/.venv", "/opt/py"],
+    )
+    text = (
+        'File "/srv/app/.venv/lib/python3.11/site-packages/torch/_tensor.py", line 1\n'
+        "/opt/py/lib/python3.11/socket.py /srv/app/.venv/bin/python /opt/pyx/a /srv/app/b.py"
+    )
+    assert paths.hide(text) == (
+        'File "<torch>/_tensor.py", line 1\n'
+        "<python>/socket.py <python>/bin/python /opt/pyx/a /srv/app/b.py"
+    )
+    assert paths.library("/srv/app/.venv/lib/python3.11/site-packages/numpy/core/x.py") == "numpy"
+    assert paths.library("/opt/py/lib/python3.11/json/decoder.py") == "Python"
