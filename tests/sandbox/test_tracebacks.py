@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+from bot.adapters.discord.render import render as discord_render
+from bot.adapters.slack.render import render_blocks as slack_blocks
 from bot.core.snippets import RunLimits, result_message
 from bot.questions.expectations import exception_name
 from bot.sandbox import Sandbox
@@ -57,6 +59,24 @@ async def test_a_backward_mistake_gives_its_error_first_and_folds_torch(sandbox:
     assert any(line.startswith("  \u2026 ") and line.endswith("frames in torch") for line in lines)
     assert_no_host_path(r.stderr)
     assert_no_host_path(reply(r))
+
+
+@session_loop
+async def test_no_platform_shows_a_host_path_or_loses_the_error(sandbox: Sandbox) -> None:
+    """The same reply on Discord, Slack and the console: error first, nothing of the host."""
+    r = await run(
+        sandbox, "import torch\nx = torch.ones(3, requires_grad=True)\nx.sum().exp().backward(x)\n"
+    )
+    assert r.outcome is Outcome.ERROR, r
+    message = result_message(r, RunLimits(), "alice")
+    embed = discord_render(message).embed
+    assert embed is not None
+    slack = "\n".join(
+        b["text"]["text"] for b in slack_blocks(message) if isinstance(b.get("text"), dict)
+    )
+    for shown in (embed.description or "", slack, message.plain_text()):
+        assert_no_host_path(shown)
+        assert "RuntimeError: " in shown and "frames in torch" in shown, shown
 
 
 @session_loop
