@@ -13,6 +13,7 @@ Stdlib only: this file is shipped into the jail as source (see ``jail.worker_sou
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import socket
@@ -178,7 +179,9 @@ def format_exception(exc: BaseException, paths: Paths) -> str:
             joiner, current = _CONTEXT, current.__context__
         else:
             current = None
-    head = "".join(newest.format_exception_only())
+    # A SyntaxError's location lines (indented) stay at the end, with its traceback.
+    only = list(newest.format_exception_only())
+    head = "".join(itertools.dropwhile(lambda line: line[:1].isspace(), only)) or "".join(only)
     if _is_network_failure(exc):
         head += NO_NETWORK + "\n"
     body: list[str] = []
