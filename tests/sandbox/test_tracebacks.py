@@ -210,5 +210,8 @@ def test_paths_are_hidden_whole_and_only_whole() -> None:
         'File "<torch>/_tensor.py", line 1\n'
         "<python>/socket.py <python>/bin/python /opt/pyx/a /srv/app/b.py"
     )
+    assert paths.hide("['/srv/app/.venv/lib/python3.11/site-packages']") == "['<site-packages>']"
+    system = Paths.of(["/usr/lib/python3.11", "/usr/lib/python3/dist-packages"], ["/usr"])
+    assert system.hide("/usr/lib/python3.11/os.py /usr/share/x") == "<python>/os.py /usr/share/x"
     assert paths.library("/srv/app/.venv/lib/python3.11/site-packages/numpy/core/x.py") == "numpy"
     assert paths.library("/opt/py/lib/python3.11/json/decoder.py") == "Python"

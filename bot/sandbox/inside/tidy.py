@@ -31,9 +31,11 @@ SNIPPET = "<snippet>"
 _SITE_NAMES = ("site-packages", "dist-packages")
 _STDLIB = re.compile(r"/lib/python\d+\.\d+(?:/lib-dynload)?$|/lib/python\d+\.zip$")
 _SANDBOX = "<bot.sandbox.inside."
-# Modules whose frames show that an OSError came from a network call.
+# A system interpreter's prefix says nothing of this host; hiding it would rewrite every /usr.
+_SHARED_PREFIXES = ("/", "/usr", "/usr/local")
 _CAUSE = "\nThe above exception was the direct cause of the following exception:\n\n"
 _CONTEXT = "\nDuring handling of the above exception, another exception occurred:\n\n"
+# Modules whose frames show that an OSError came from a network call.
 _NET_FILES = (
     "socket.py",
     "ssl.py",
@@ -58,7 +60,7 @@ class Paths:
         site = "|".join(re.escape(d) for d in self.site_dirs)
         python = "|".join(re.escape(d) for d in self.python_dirs)
         # Longest first inside each group: a venv's site-packages lies under its prefix.
-        self._site = re.compile(rf"(?:{site})/([\w.+-]+)") if site else None
+        self._site = re.compile(rf"(?:{site})(?:/([\w.+-]+))?{boundary}") if site else None
         self._python = re.compile(rf"(?:{python}){boundary}") if python else None
 
     @classmethod
@@ -67,7 +69,9 @@ class Paths:
         entries = [p for p in path if p and os.path.isabs(p)]
         site = [p for p in entries if os.path.basename(p.rstrip("/")) in _SITE_NAMES]
         python = [p for p in entries if _STDLIB.search(p.rstrip("/"))]
-        python += [p for p in prefixes if p and os.path.isabs(p) and p != "/"]
+        python += [
+            p for p in prefixes if p and os.path.isabs(p) and p.rstrip("/") not in _SHARED_PREFIXES
+        ]
         return cls(_with_real(site), _with_real(python))
 
     def library(self, filename: str) -> str:
@@ -87,7 +91,7 @@ class Paths:
     def hide(self, text: str) -> str:
         """``text`` with every host path of the interpreter replaced by its alias."""
         if self._site is not None:
-            text = self._site.sub(lambda m: f"<{m.group(1)}>", text)
+            text = self._site.sub(lambda m: f"<{m.group(1) or 'site-packages'}>", text)
         if self._python is not None:
             text = self._python.sub("<python>", text)
         return text
