@@ -133,15 +133,15 @@ def bwrap_plan(bwrap: str, run_as: tuple[int, int] | None) -> BwrapPlan:
     if files is not None:
         return BwrapPlan(
             True,
-            f"the bundled {PACKAGE} at {bwrap}: {closed} is closed to the jail's uid {uid}, "
-            "so a verified copy is run from the manager's private mount",
+            f"the bundled {PACKAGE} at {bwrap}, where the jail's uid {uid} cannot enter "
+            f"({closed}): a verified copy is run from the manager's private mount",
             files,
         )
     return BwrapPlan(
         False,
-        f"bwrap at {bwrap} cannot be run by the jail's uid {uid}: {closed} is closed to it "
-        f"and {why}; install bubblewrap (`apt-get install bubblewrap` as root) or make those "
-        "folders o+x",
+        f"bwrap at {bwrap} cannot be run by the jail's uid {uid}, which cannot enter "
+        f"{closed}, and {why}; install bubblewrap (`apt-get install bubblewrap` as root) or "
+        "make those folders o+x",
     )
 
 
