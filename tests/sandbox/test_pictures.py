@@ -69,6 +69,30 @@ async def test_x_times_two_is_mul_backward_into_the_leaf(sandbox: Sandbox) -> No
 
 
 @session_loop
+async def test_a_saved_tensor_reads_as_a_shape_not_a_value(sandbox: Sandbox) -> None:
+    """Issue 29, friction 8: ``[other: tensor(3)]`` read like the value 3; it is a saved
+    tensor of shape (3,). A saved scalar still shows its value."""
+    r = await graph_of(
+        sandbox,
+        """
+        import torch
+        x = torch.ones(3, requires_grad=True)
+        w = torch.arange(3.0)
+        y = (x * w) * 2
+        """,
+    )
+    assert r.outcome is Outcome.OK, r
+    assert r.graph is not None
+    saved = [s for n in r.graph.nodes if n.kind == "op" for s in n.saved]
+    assert "other: saved tensor, shape (3,)" in saved, saved
+    assert "other=2" in saved, saved
+    assert not any("tensor(" in s for s in saved), saved
+    from bot.sandbox.graph import graph_tree
+
+    assert "saved tensor, shape (3,)" in graph_tree(r.graph)
+
+
+@session_loop
 async def test_the_branch_taken_shows_in_the_graph(sandbox: Sandbox) -> None:
     """The dynamic graph made visible: two inputs, two branches, two different graphs."""
     r = await graph_of(

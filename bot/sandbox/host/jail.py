@@ -38,6 +38,7 @@ from bot.sandbox.host.cgroups import Cgroup, CgroupRoot, Limits
 from bot.sandbox.host.layout import Layout
 from bot.sandbox.host.onerun import OneRun
 from bot.sandbox.host.pidns import JailPidNamespace, PidNamespaceError, pid_in_ours
+from bot.sandbox.inside.tidy import Paths
 
 __all__ = ["Jail", "JailEnv", "JailError", "bwrap_argv", "worker_source"]
 
@@ -64,7 +65,7 @@ def worker_source(main: str = "worker") -> str:
     inside = Path(__file__).resolve().parent.parent / "inside"
     modules = [
         (f"bot.sandbox.inside.{name}", (inside / f"{name}.py").read_text(encoding="utf-8"))
-        for name in ("pictures", "worker", "forkserver")
+        for name in ("pictures", "tidy", "worker", "forkserver")
     ]
     return json.dumps({"modules": modules, "main": f"bot.sandbox.inside.{main}"})
 
@@ -81,6 +82,8 @@ class JailEnv:
     run_as: tuple[int, int] | None  # (uid, gid) to drop to before exec'ing bwrap
     # The pid namespace every bwrap is started in, whose init ends with the manager (pidns.py).
     pidns: JailPidNamespace | None = None
+    # The interpreter's host paths, hidden from every run's output before it leaves the manager.
+    paths: Paths = dataclasses.field(default_factory=lambda: Paths((), ()))
 
     @property
     def uid(self) -> int:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import dataclasses
 import json
 import logging
 import os
@@ -29,13 +30,16 @@ from typing import Any
 
 from bot.log import configure_logging, get_logger
 from bot.sandbox.config import SandboxConfig
+from bot.sandbox.host.bundled import BWRAP
 from bot.sandbox.host.cgroups import CgroupError, CgroupRoot, Limits, detect
 from bot.sandbox.host.jail import Jail, JailEnv, JailError, worker_source
 from bot.sandbox.host.layout import Layout, compute_layout
-from bot.sandbox.host.mountns import Staging, StagingError, stage_unreachable
+from bot.sandbox.host.mountns import FILES, Staging, StagingError, stage_unreachable
 from bot.sandbox.host.pidns import JailPidNamespace, PidNamespaceError
 from bot.sandbox.host.pool import Pool, PoolBusy
-from bot.sandbox.host.probe import probe_host
+from bot.sandbox.host.probe import bwrap_plan, probe_host
+from bot.sandbox.inside.tidy import Paths
+from bot.sandbox.result import RunResult
 
 __all__ = ["main", "prepare"]
 
@@ -43,6 +47,7 @@ log = get_logger("bot.sandbox.host.manager")
 
 _LINE_LIMIT = 16 * 1024 * 1024  # requests: snippets of at most RUN_MAX_BYTES
 _PR_SET_PDEATHSIG = 1
+_PREFIXES = (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)
 _STOP_WITHIN = 30  # seconds for a clean stop on SIGTERM before SIGALRM ends us
 
 
@@ -68,13 +73,24 @@ def prepare(config: SandboxConfig) -> tuple[JailEnv | None, str, Staging | None]
     if uid == 0:
         return None, "refusing to run jails as uid 0 (set a non-zero jail uid)", None
     python = config.python_path
-    layout = compute_layout(python=python) if python == sys.executable else _foreign(python)
+    if python == sys.executable:
+        layout = compute_layout(python=python)
+        paths = Paths.of(sys.path, _PREFIXES)
+    else:
+        layout, paths = _foreign(python)
+    plan = bwrap_plan(probe.bwrap, run_as)
+    if not plan.ok:
+        return None, plan.message, None
     staging: Staging | None = None
     try:
-        binds, staging = stage_unreachable(list(layout.binds), uid, gid)
+        binds, staging = stage_unreachable(list(layout.binds), uid, gid, plan.copy)
     except StagingError as exc:
         return None, f"interpreter not reachable for the jail: {exc}", None
     layout = Layout(tuple(binds), layout.symlinks, layout.hidden, layout.python)
+    bwrap = probe.bwrap
+    if plan.copy and staging is not None:
+        bwrap = os.path.join(staging.root, FILES, BWRAP)
+        log.info("bwrap: %s", plan.message)
     limits = Limits(
         memory_bytes=config.memory_mb * 1024 * 1024,
         pids=config.pids,
@@ -86,7 +102,7 @@ def prepare(config: SandboxConfig) -> tuple[JailEnv | None, str, Staging | None]
         if staging:
             staging.close()
         return None, str(exc), None
-    env = JailEnv(config, probe.bwrap, layout, cgroups, worker_source(), run_as, _pidns(root))
+    env = JailEnv(config, bwrap, layout, cgroups, worker_source(), run_as, _pidns(root), paths)
     return env, "", staging
 
 
@@ -102,20 +118,40 @@ def _pidns(root: bool) -> JailPidNamespace | None:
         return None
 
 
-def _foreign(python: str) -> Layout:
-    """Layout for an interpreter other than ours: ask it for its own prefix and path."""
+def _foreign(python: str) -> tuple[Layout, Paths]:
+    """Layout for an interpreter other than ours: ask it for its own prefixes and path."""
     import subprocess
 
     out = subprocess.run(  # noqa: S603 - an operator-configured interpreter path
-        [python, "-I", "-c", "import json,sys;print(json.dumps([sys.prefix,sys.path]))"],
+        [
+            python,
+            "-I",
+            "-c",
+            "import json,sys;print(json.dumps([sys.prefix,sys.path,"
+            "[sys.prefix,sys.base_prefix,sys.exec_prefix,sys.base_exec_prefix]]))",
+        ],
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
         env={},
     ).stdout
-    prefix, path = json.loads(out)
-    return compute_layout(python=python, path=path, prefix=prefix)
+    prefix, path, prefixes = json.loads(out)
+    return compute_layout(python=python, path=path, prefix=prefix), Paths.of(path, prefixes)
+
+
+def hide_paths(result: RunResult, paths: Paths) -> RunResult:
+    """``result`` with the host's interpreter paths hidden in every text a member is shown.
+
+    The jail already shapes its tracebacks (``inside/tidy.py``), but its output is untrusted
+    and a snippet may print a path itself; this pass, on the host, is the one that counts.
+    """
+    return dataclasses.replace(
+        result,
+        stdout=paths.hide(result.stdout),
+        stderr=paths.hide(result.stderr),
+        graph_error=None if result.graph_error is None else paths.hide(result.graph_error),
+    )
 
 
 class Manager:
@@ -168,7 +204,10 @@ class Manager:
                 graph = request.get("graph")
                 extra: dict[str, object] = {"graph": graph} if isinstance(graph, dict) else {}
                 background = request.get("background") is True
-                result = await self.pool.run(code, timeout, extra, background=background)
+                result = hide_paths(
+                    await self.pool.run(code, timeout, extra, background=background),
+                    self.env.paths,
+                )
                 await self.send({"id": rid, "result": result.to_wire()})
             else:
                 await self.send({"id": rid, "error": f"unknown op {op!r}"})

@@ -18,10 +18,11 @@ import ctypes
 import os
 import stat
 import tempfile
+from collections.abc import Mapping
 
 from bot.log import get_logger
 
-__all__ = ["StagingError", "reachable", "stage_unreachable"]
+__all__ = ["StagingError", "closed_parent", "reachable", "stage_unreachable"]
 
 log = get_logger(__name__)
 
@@ -33,6 +34,8 @@ _MNT_DETACH = 2
 
 
 _PREFIX = "studybot-stage-"
+#: Where :func:`stage_unreachable` writes the files it is given, under the staging root.
+FILES = "files"
 
 
 def _reap_stale_staging() -> None:
@@ -55,26 +58,34 @@ class StagingError(RuntimeError):
     """An interpreter path is unreachable for the jail uid and we cannot stage it."""
 
 
-def reachable(path: str, uid: int, gid: int) -> bool:
-    """Whether ``uid``/``gid`` (no capabilities) can traverse every directory above ``path``."""
+def closed_parent(path: str, uid: int, gid: int) -> str | None:
+    """The directories above ``path`` that ``uid``/``gid`` (no capabilities) cannot traverse,
+    as ``/root (mode 0700)``, top first; ``None`` when every one is open to them."""
+    closed: list[str] = []
     current = os.path.dirname(os.path.abspath(path))
     while True:
         try:
             st = os.stat(current)
         except OSError:
-            return False
-        mode = stat.S_IMODE(st.st_mode)
-        if st.st_uid == uid:
-            ok = bool(mode & stat.S_IXUSR)
-        elif st.st_gid == gid:
-            ok = bool(mode & stat.S_IXGRP)
+            closed.insert(0, f"{current} (missing)")
         else:
-            ok = bool(mode & stat.S_IXOTH)
-        if not ok:
-            return False
+            mode = stat.S_IMODE(st.st_mode)
+            if st.st_uid == uid:
+                ok = bool(mode & stat.S_IXUSR)
+            elif st.st_gid == gid:
+                ok = bool(mode & stat.S_IXGRP)
+            else:
+                ok = bool(mode & stat.S_IXOTH)
+            if not ok:
+                closed.insert(0, f"{current} (mode {mode:04o})")
         if current == "/":
-            return True
+            return ", ".join(closed) or None
         current = os.path.dirname(current)
+
+
+def reachable(path: str, uid: int, gid: int) -> bool:
+    """Whether ``uid``/``gid`` (no capabilities) can traverse every directory above ``path``."""
+    return closed_parent(path, uid, gid) is None
 
 
 def _libc() -> ctypes.CDLL:
@@ -104,11 +115,19 @@ class Staging:
 
 
 def stage_unreachable(
-    binds: list[tuple[str, str]], uid: int, gid: int
+    binds: list[tuple[str, str]],
+    uid: int,
+    gid: int,
+    files: Mapping[str, bytes] | None = None,
 ) -> tuple[list[tuple[str, str]], Staging | None]:
-    """Return ``binds`` with unreachable sources replaced by staged copies (bind mounts)."""
+    """Return ``binds`` with unreachable sources replaced by staged copies (bind mounts).
+
+    ``files`` (relative path -> bytes) are written onto the staging tmpfs, under
+    :data:`FILES`, mode 0755: the vetted bundled bwrap when the jail uid cannot reach it where
+    it was installed. A copy rather than a bind: what runs is the bytes that were checked.
+    """
     todo = [i for i, (src, _) in enumerate(binds) if not reachable(src, uid, gid)]
-    if not todo:
+    if not todo and not files:
         return binds, None
     if os.geteuid() != 0:
         src = binds[todo[0]][0]
@@ -119,7 +138,24 @@ def stage_unreachable(
     _reap_stale_staging()
     root = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")
     os.chmod(root, 0o755)  # noqa: S103 - the jail uid must traverse it; it holds only mounts
-    _check(libc.mount(b"tmpfs", root.encode(), b"tmpfs", 0, b"mode=0755,size=64k"), "tmpfs")
+    size = 64 * 1024 + sum(len(data) + 8192 for data in (files or {}).values())
+    options = f"mode=0755,size={size}".encode()
+    _check(libc.mount(b"tmpfs", root.encode(), b"tmpfs", 0, options), "tmpfs")
+    for relative, data in (files or {}).items():
+        target = os.path.join(root, FILES, relative)
+        folder = os.path.dirname(target)
+        os.makedirs(folder, exist_ok=True)
+        while folder != root:  # our umask is 077; the jail uid must traverse them
+            os.chmod(folder, 0o755)  # noqa: S103
+            folder = os.path.dirname(folder)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o755)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fchmod(fd, 0o755)  # run by the jail uid; root owns it and nobody else writes
+        finally:
+            os.close(fd)
     out = list(binds)
     for n, i in enumerate(todo):
         src, dest = binds[i]
@@ -134,5 +170,7 @@ def stage_unreachable(
             f"bind {src}",
         )
         out[i] = (target, dest)
-    log.info("staged %d interpreter path(s) unreachable by uid %d", len(todo), uid)
+    log.info(
+        "staged %d interpreter path(s), %d file(s) for uid %d", len(todo), len(files or ()), uid
+    )
     return out, Staging(root)

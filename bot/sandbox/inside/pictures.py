@@ -271,10 +271,6 @@ def pick_tensors(namespace: dict[str, Any], wanted: list[str]) -> tuple[list[tup
     return [last[-1]], ""
 
 
-def _shape(t: Any) -> str:
-    return "(" + ", ".join(str(d) for d in t.shape) + ")"
-
-
 def _saved(fn: Any) -> list[str]:
     """What torch exposes of the values a backward node saved (``_saved_*``)."""
     tensor = _tensor_type()
@@ -289,7 +285,8 @@ def _saved(fn: Any) -> list[str]:
             if value.numel() == 1 and value.dim() == 0:
                 notes.append(f"{name}={value.item():.4g}")  # a scalar: `y * 3` shows 3
             else:
-                notes.append(f"{name}: tensor{_shape(value)}")
+                # Not `tensor(3)`: that is how torch prints the value 3, and this is a shape.
+                notes.append(f"{name}: saved tensor, shape {tuple(value.shape)}")
         elif isinstance(value, (int, float, bool)):
             notes.append(f"{name}={value}")
         if len(notes) >= 3:

@@ -33,16 +33,20 @@ import os
 import resource
 import signal
 import sys
-import traceback
 import types
 from typing import Any
 
-from bot.sandbox.inside import pictures
+from bot.sandbox.inside import pictures, tidy
 
 __all__ = ["main"]
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
+
+#: This interpreter's host paths and their aliases, for tracebacks (the jail binds them as is).
+_PATHS = tidy.Paths.of(
+    sys.path, [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
+)
 
 # Messages a memory-allocation failure produces when it is not a MemoryError.
 _ALLOC_FAILURES = ("can't allocate memory", "not enough memory", "cannot allocate memory")
@@ -87,7 +91,8 @@ def _exit_code(exc: SystemExit) -> int:
 
 
 def _print_exception(exc: BaseException) -> None:
-    """The traceback as ``python snippet.py`` would print it: nothing of this file shows.
+    """The traceback a member can read (``tidy.format_exception``): the error line first, the
+    snippet's frames in full, library frames folded, no host path; nothing of this file shows.
 
     An exception that never reached a ``<snippet>`` frame was raised while compiling (a
     SyntaxError, an IndentationError, a too deeply nested expression): Python prints only the
@@ -101,7 +106,7 @@ def _print_exception(exc: BaseException) -> None:
         # The C printer takes the traceback from the exception itself, not from its argument.
         sys.__excepthook__(type(exc), exc.with_traceback(None), None)
     else:
-        traceback.print_exception(type(exc), exc, tb)
+        sys.stderr.write(tidy.format_exception(exc, _PATHS))
 
 
 def _is_memory_failure(exc: BaseException) -> bool:
