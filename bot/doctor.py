@@ -308,6 +308,11 @@ async def sandbox_check(settings: Settings) -> Check:
     if not settings.sandbox_enabled:
         return Check("sandbox", Status.WARN, "turned off (SANDBOX_ENABLED=false); /run disabled")
     config = SandboxConfig.from_settings(settings, pool_size=1, forks_ahead=1)
+    from bot.sandbox.host.probe import bwrap_check
+
+    usable, said = bwrap_check(config)  # which bwrap, and whether the jail's uid can run it
+    if not usable:
+        return Check("sandbox", Status.FAIL, f"{said}; /run disabled")
     async with Sandbox(config) as sandbox:
         if not sandbox.available:
             return Check("sandbox", Status.FAIL, f"{sandbox.unavailable_reason}; /run disabled")
