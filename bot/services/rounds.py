@@ -12,13 +12,14 @@ at the question it was on and two processes never ask the same question.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from datetime import datetime, timedelta
 
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, Forbidden, NotFound
 from bot.core.gateway import ChatGateway, serves
-from bot.core.messages import Message, Section, escape_markup
+from bot.core.messages import Attachment, Message, Section, escape_markup
 from bot.core.models import ChatContext
 from bot.core.requests import RoundRequest, RoundStart
 from bot.core.rounds import QUIET_LIMIT, ROUND_KINDS, RoundSpec
@@ -28,6 +29,7 @@ from bot.log import get_logger
 from bot.services.catalogue import Catalogue
 from bot.services.places import Places
 from bot.services.posting import Posting
+from bot.services.roundchart import BoardBar, draw_round_board
 from bot.services.timed import PlannedWork
 from bot.services.wakeup import Wakeup
 from bot.storage.directory import ChannelRow, Directory
@@ -281,11 +283,31 @@ class Rounds:
         if note:
             sections.append(Section(body=note))
         asked = len(await self._store.post_ids(found.id))
+        where = f"#{channel.name or channel.external_id}"
+        picture = await asyncio.to_thread(
+            draw_round_board,
+            f"Round board, {where}: {asked} question{'s' if asked != 1 else ''}",
+            [
+                BoardBar(
+                    r.name,
+                    r.points,
+                    r.correct,
+                    r.answered,
+                    None if r.fastest is None else r.fastest.total_seconds(),
+                )
+                for r in rows
+            ],
+        )
         return Message(
-            title=f"🏁 Round board — #{channel.name or channel.external_id}",
+            title=f"🏁 Round board — {where}",
             sections=tuple(sections),
             footer=f"{asked} of {found.questions} questions · started by "
             f"{escape_markup(found.starter_name)}",
+            attachments=(
+                Attachment(
+                    "round-board.png", picture, f"The round board of {where}", is_image=True
+                ),
+            ),
         )
 
 
@@ -296,7 +318,9 @@ def _board_lines(rows: list[BoardRow]) -> str:
     for index, row in enumerate(rows, start=1):
         if row.points != previous:
             rank, previous = index, row.points
-        fastest = f" · fastest {row.fastest.total_seconds():.1f} s" if row.fastest else ""
+        fastest = (
+            f" · fastest {row.fastest.total_seconds():.1f} s" if row.fastest is not None else ""
+        )
         lines.append(
             f"{medals.get(rank, f'{rank}.')} **{escape_markup(row.name)}** — {row.points} pts · "
             f"{row.correct}/{row.answered} right{fastest}"

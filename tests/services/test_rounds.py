@@ -6,12 +6,14 @@ gateway only records what was posted and edited.
 
 from __future__ import annotations
 
+import io
 import random
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
 import pytest
+from PIL import Image
 
 from bot.adapters.commands import settings_request
 from bot.app import Built, build_services, due_sources
@@ -113,6 +115,10 @@ async def test_a_round_scores_speed_reveals_who_was_right_and_ends_with_a_board(
     assert "carl — 0 pts · 0/1 right" in lines
     assert "fastest 2.0 s" in lines
     assert "2 of 2 questions · started by root" in lines
+    [picture] = board.attachments  # the board drawn, for Discord and Slack to show inline
+    assert picture.is_image and picture.filename == "round-board.png"
+    with Image.open(io.BytesIO(picture.content)) as drawn:
+        assert drawn.format == "PNG" and drawn.width == 960 and drawn.height > 200
     week = (await service.standings.leaderboard(ROOT)).plain_text()
     assert f"ann — {_points(fast)} pts" in week
     # The second question nobody answered: each player finds it in /review, and the wrong
