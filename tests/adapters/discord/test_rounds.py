@@ -140,7 +140,7 @@ async def test_a_round_posts_questions_reveals_who_got_it_right_and_ends_with_th
 
     # The round is over: another can start.
     again = await _round(studybot, bob, "start", {"pack": "duo", "questions": 1})
-    assert not again.ephemeral and "A round of 1 questions starts now" in embed_text(again)
+    assert not again.ephemeral and "A round of 1 question" in embed_text(again)
 
 
 async def test_only_the_starter_or_an_admin_stops_a_round_and_one_runs_at_a_time(
