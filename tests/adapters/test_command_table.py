@@ -28,6 +28,7 @@ from bot.adapters.commands import (
     prefix,
     recap_request,
     remind_request,
+    round_request,
     settings_request,
     usage,
 )
@@ -43,6 +44,8 @@ from bot.core.requests import (
     RecapShow,
     Remind,
     RemindOff,
+    RoundStart,
+    RoundStop,
     SettingChange,
     SettingsHistory,
     SettingShow,
@@ -256,6 +259,13 @@ REQUESTS = [
     ("review", "review remind 8:30 Europe/Berlin", Remind(time(8, 30), "Europe/Berlin")),
     ("review", "review remind 19:00", Remind(time(19, 0))),
     ("review", "review remind off", RemindOff()),
+    ("round", "round start", RoundStart()),
+    (
+        "round",
+        "round start mini --questions 5 --seconds 15 --difficulty easy --tag autograd",
+        RoundStart("mini", questions=5, seconds=15, difficulty="easy", tags=("autograd",)),
+    ),
+    ("round", "round stop", RoundStop()),
 ]
 
 
@@ -267,6 +277,8 @@ def _text_request(platform: Platform, line: str) -> object:
         return recap_request(platform, words[1:])
     if words[0] == "settings":
         return settings_request(platform, words[1:])
+    if words[0] == "round":
+        return round_request(platform, words[1:])
     return remind_request(platform, words[2:])
 
 
@@ -288,6 +300,8 @@ def test_the_text_platforms_make_the_same_typed_request(
         ("recap later", "`later` is not a recap action"),
         ("settings colour blue", "`colour` is not a setting"),
         ("review remind soon", "`soon` is not a time of day (HH:MM) or off"),
+        ("round start --seconds soon", "--seconds takes a whole number, not `soon`"),
+        ("round", "say what to do with round"),
     ],
 )
 def test_a_bad_request_is_refused_at_the_front_door_with_what_is_wrong(
@@ -310,6 +324,7 @@ def test_a_bad_request_is_refused_at_the_front_door_with_what_is_wrong(
         ("pack", "enable"),
         ("pack", "disable"),
         ("pack", "upload"),
+        ("round", "start"),
     ],
 )
 def test_discord_options_are_described_by_the_table(path: tuple[str, ...]) -> None:

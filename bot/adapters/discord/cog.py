@@ -34,6 +34,8 @@ from bot.core import cards
 from bot.core.errors import BadInput, NotFound, Unavailable
 from bot.core.messages import Action, Message, parse_action
 from bot.core.models import ChatContext
+from bot.core.requests import RoundStart, RoundStop
+from bot.core.rounds import MAX_QUESTIONS, MAX_SECONDS, MIN_SECONDS
 from bot.core.schedule_spec import ScheduleForm
 from bot.core.snippets import first_python_block
 from bot.log import get_logger
@@ -205,6 +207,56 @@ class StudyCog(commands.Cog, name="studybot"):
         first = dict.fromkeys((self.bot.settings.timezone, "UTC"))
         names = [*first, *(z for z in _timezones() if z not in first)]
         return suggest(((name, name) for name in names), current)
+
+    # --- live rounds -------------------------------------------------------------------------
+
+    rounds = app_commands.Group(
+        name="round", description="A live round: timed questions in a row, then a board"
+    )
+
+    @rounds.command(name="start")
+    @app_commands.describe(**discord_describe("round", "start"))
+    async def round_start(
+        self,
+        interaction: Interaction,
+        pack: str | None = None,
+        questions: app_commands.Range[int, 1, MAX_QUESTIONS] | None = None,
+        seconds: app_commands.Range[int, MIN_SECONDS, MAX_SECONDS] | None = None,
+        difficulty: Difficulty | None = None,
+        tag: str | None = None,
+    ) -> None:
+        """Start a live round here: questions one at a time, faster right answers score more.
+
+        The reply is the public announcement; the questions follow as channel posts from the
+        one timer loop (the service wakes it), so none of them lives on this interaction's
+        15-minute token.
+        """
+        request = RoundStart(
+            pack=pack,
+            questions=questions,
+            seconds=seconds,
+            difficulty=difficulty,
+            tags=(tag.strip(),) if tag and tag.strip() else (),
+        )
+        await send_reply(
+            interaction, await self.services.rounds.command(self.context(interaction), request)
+        )
+
+    @round_start.autocomplete("pack")
+    async def _round_pack(
+        self, interaction: Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        return await self.pack_choices(current)
+
+    @rounds.command(name="stop")
+    async def round_stop(self, interaction: Interaction) -> None:
+        """End the round here early, with the board so far (whoever started it, or an admin).
+
+        The board is public, like the one at a round's end; a refusal goes through the tree's
+        error hook, privately.
+        """
+        board = await self.services.rounds.command(self.context(interaction), RoundStop())
+        await send_reply(interaction, board)
 
     # --- scores ------------------------------------------------------------------------------
 

@@ -104,7 +104,7 @@ from bot.core.messages import (
     parse_action,
 )
 from bot.core.models import ChatContext
-from bot.core.requests import RecapRequest, RemindRequest, SettingsRequest
+from bot.core.requests import RecapRequest, RemindRequest, RoundRequest, SettingsRequest
 from bot.core.uploads import SLACK, fit_attachments
 from bot.log import get_logger
 from bot.questions.written import WRITE_FIELD_NAMES
@@ -747,6 +747,14 @@ class SlackAdapter:
             if reply.ephemeral:
                 await self._reply_private(body, respond, reply)
             else:  # `recap now`: the recap itself, in the channel
+                await self._reply_public(body, respond, reply)
+        elif isinstance(round_request := command.request, RoundRequest):
+            # The start announcement and the board of `stop` are for the whole channel;
+            # refusals (a round running already, not yours to stop) are raised, so private.
+            reply = await self.services.rounds.command(ctx, round_request)
+            if reply.ephemeral:
+                await self._reply_private(body, respond, reply)
+            else:
                 await self._reply_public(body, respond, reply)
         elif command.name == "schedule":
             await self._schedule(ctx, args[0], list(args[1:]), body, respond)

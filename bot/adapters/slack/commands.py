@@ -1,8 +1,9 @@
 """``/study`` text -> a subcommand and its words, and code blocks out of Slack messages.
 
 The commands the table parses (``quiz``, ``leaderboard``, ``history``, ``question``,
-``report``, ``recap``, ``settings``, ``review remind``) also carry their typed request, made by
-:mod:`bot.adapters.commands` exactly as the console makes it; the services take only those.
+``report``, ``recap``, ``settings``, ``review remind``, ``round``) also carry their typed
+request, made by :mod:`bot.adapters.commands` exactly as the console makes it; the services
+take only those.
 
 Slack sends slash-command text with ``&``, ``<`` and ``>`` escaped, and (with the manifest's
 ``should_escape: true``) user mentions as ``<@U123|name>``; both are undone here so the core
@@ -35,6 +36,7 @@ from bot.adapters.commands import (
     parse_subcommand,
     recap_request,
     remind_request,
+    round_request,
     settings_request,
 )
 from bot.adapters.text_commands import split_args
@@ -118,6 +120,12 @@ def _recap(words: list[str]) -> StudyCommand:
     return StudyCommand("recap", tuple(words), request=recap_request("slack", words))
 
 
+def _round(words: list[str]) -> StudyCommand:
+    """`round start [PACK] [--questions N] [--seconds S] [--difficulty D] [--tag T]`, `round
+    stop`: parsed by the table as on the console, so a bad option is answered in the ack."""
+    return StudyCommand("round", tuple(words), request=round_request("slack", words))
+
+
 def _write(words: list[str]) -> StudyCommand:
     """`write [easy|medium|hard] [tag,tag]`: the modal opens with these preset."""
     values = parse("slack", words, "write")
@@ -142,6 +150,7 @@ _TYPED: dict[str, Callable[[Platform, list[str]], Request]] = {
 _SIMPLE = {
     "write": _write,
     "recap": _recap,
+    "round": _round,
     "settings": _settings,
     "reports": _reports,
 }

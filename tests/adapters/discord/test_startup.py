@@ -36,6 +36,7 @@ EXPECTED_COMMANDS = [
     "report",
     "reports",
     "review",
+    "round",
     "run",
     "schedule",
     "settings",

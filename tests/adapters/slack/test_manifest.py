@@ -45,6 +45,7 @@ def test_slash_command_shortcut_events_and_modes() -> None:
     # Slack shows the hint as members type: every subcommand parse_study knows is in it
     subs = ("quiz", "leaderboard", "stats", "run", "pack list", "schedule list", "help")
     newer = ("review", "history", "question 1", "report x is wrong", "recap", "write", "settings")
+    newer += ("round stop",)
     for sub in (*subs, *newer):
         assert sub.split()[0] in command["usage_hint"].split(" ")
         assert parse_study(sub).name == sub.split()[0]

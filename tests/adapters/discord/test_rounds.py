@@ -1,0 +1,209 @@
+"""``/round start|stop`` on Discord: the real discord.py client, the Discord fake, and the one
+timer loop with the app's due sources (what ``studybot run`` starts beside the adapter).
+
+A round's questions are channel posts with buttons, the reveal at each deadline edits the
+post ("Who got it right"), and the board is a channel post at the end; the simulated clock
+is moved by the scheduler's own ``advance``, stopping at every due step as a running bot would.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.app import Wiring
+from bot.scheduler import Scheduler
+from tests.adapters.discord.conftest import (
+    CARDS,
+    DRILL,
+    Studybot,
+    embed_text,
+    public_messages,
+)
+from tests.conftest import TEST_PACKS
+from tests.fakes.discord_api import FakeDiscord, FakeMember, FakeMessage
+
+pytestmark = pytest.mark.timeout(60)
+
+# Two multiple-choice questions whose right answer is A, so a round of two is known in advance
+# whichever comes first.
+DUO = """\
+pack: duo
+title: Duo
+items:
+  - id: duo-1
+    kind: multiple_choice
+    difficulty: easy
+    prompt: Which tensors does backward() fill .grad on?
+    choices:
+      - text: Leaves that require grad
+        correct: true
+      - text: Every tensor in the graph
+  - id: duo-2
+    kind: multiple_choice
+    difficulty: easy
+    prompt: What does torch.no_grad() turn off?
+    choices:
+      - text: Recording the graph
+        correct: true
+      - text: The optimizer step
+"""
+
+
+@pytest.fixture
+def packs_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "packs"
+    folder.mkdir()
+    shutil.copy(TEST_PACKS / "mini.yaml", folder / "mini.yaml")
+    (folder / "cards.yaml").write_text(CARDS)
+    (folder / "drill.yaml").write_text(DRILL)
+    (folder / "duo.yaml").write_text(DUO)
+    return folder
+
+
+@pytest.fixture
+async def scheduler(studybot: Studybot) -> AsyncIterator[Scheduler]:
+    """The process's one timer loop, built as ``studybot run`` builds it (rounds included)."""
+    loop = Wiring().scheduler(studybot.runtime, studybot.adapter, concurrency=1)
+    async with loop.running():
+        yield loop
+
+
+async def _round(
+    studybot: Studybot, member: FakeMember, sub: str, options: dict[str, object] | None = None
+) -> FakeMessage:
+    ix = await studybot.fake.slash_command(
+        studybot.guild, "general", member, "round", options or {}, subcommand=sub
+    )
+    return await ix.reply()
+
+
+def _questions(fake: FakeDiscord, studybot: Studybot) -> list[FakeMessage]:
+    """The round's questions still open in #general (a reveal's edit drops the heading)."""
+    channel = studybot.guild.channel("general")
+    return [m for m in public_messages(fake, channel.id) if "🏁 Question" in embed_text(m)]
+
+
+async def test_a_round_posts_questions_reveals_who_got_it_right_and_ends_with_the_board(
+    fake: FakeDiscord,
+    studybot: Studybot,
+    scheduler: Scheduler,
+    alice: FakeMember,
+    bob: FakeMember,
+) -> None:
+    clock = studybot.clock
+    announced = await _round(
+        studybot, alice, "start", {"pack": "duo", "questions": 2, "seconds": 10}
+    )
+    assert not announced.ephemeral
+    assert "A round of 2 questions starts now" in embed_text(announced)
+    assert "10 s per question" in embed_text(announced)
+    assert "Started by alice" in embed_text(announced)
+
+    await scheduler.settle()  # the first question is due at once
+    [first] = _questions(fake, studybot)
+    assert "🏁 Question 1 of 2" in embed_text(first)
+    assert "10 s to answer" in embed_text(first)
+    assert [b["label"] for b in first.buttons] == ["A", "B"]
+    right = await (await fake.click(first, alice, label="A")).reply()
+    assert right.ephemeral and "Correct" in embed_text(right)
+    wrong = await (await fake.click(first, bob, label="B")).reply()
+    assert wrong.ephemeral
+
+    await scheduler.advance(clock, clock.now() + timedelta(seconds=11))
+    assert first.edits == 1
+    revealed = embed_text(first)
+    assert "Who got it right" in revealed
+    assert "alice +15" in revealed  # 10 points, +50 % for answering at once
+    assert "bob" not in revealed.split("Who got it right")[1]
+    assert first.components == []
+
+    # The pause, then the second question; nobody answers it.
+    await scheduler.advance(clock, clock.now() + timedelta(seconds=6))
+    [second] = _questions(fake, studybot)
+    assert "🏁 Question 2 of 2" in embed_text(second)
+    await scheduler.advance(clock, clock.now() + timedelta(seconds=15))
+    assert second.edits == 1
+    assert "Nobody this time." in embed_text(second)
+
+    channel = studybot.guild.channel("general")
+    [board] = [m for m in public_messages(fake, channel.id) if "Round board" in embed_text(m)]
+    text = embed_text(board)
+    assert "🥇 **alice** — 15 pts · 1/1 right" in text
+    assert "🥈 **bob** — 0 pts · 0/1 right" in text
+    assert "2 of 2 questions · started by alice" in text
+    assert board.id > second.id  # after the last reveal
+
+    # The round is over: another can start.
+    again = await _round(studybot, bob, "start", {"pack": "duo", "questions": 1})
+    assert not again.ephemeral and "A round of 1 question" in embed_text(again)
+
+
+async def test_only_the_starter_or_an_admin_stops_a_round_and_one_runs_at_a_time(
+    fake: FakeDiscord,
+    studybot: Studybot,
+    scheduler: Scheduler,
+    alice: FakeMember,
+    bob: FakeMember,
+    admin: FakeMember,
+) -> None:
+    await _round(studybot, alice, "start", {"pack": "duo", "questions": 2})
+    await scheduler.settle()
+
+    twice = await _round(studybot, bob, "start", {"difficulty": "easy"})
+    assert twice.ephemeral
+    assert "A round is already running here; `/round stop` ends it" in twice.content + embed_text(
+        twice
+    )
+
+    refused = await _round(studybot, bob, "stop")
+    assert refused.ephemeral
+    assert "Only whoever started the round, or an admin, can stop it." in (
+        refused.content + embed_text(refused)
+    )
+
+    board = await _round(studybot, admin, "stop")
+    assert not board.ephemeral
+    text = embed_text(board)
+    assert "Round board" in text and "Nobody answered this round." in text
+    assert "Stopped by grace after 1 of 2 questions." in text
+
+    # Nothing more comes from the stopped round, however long the clock runs.
+    channel = studybot.guild.channel("general")
+    posted = len(public_messages(fake, channel.id))
+    await scheduler.advance(studybot.clock, studybot.clock.now() + timedelta(minutes=5))
+    assert len(public_messages(fake, channel.id)) == posted
+    nothing = await _round(studybot, alice, "stop")
+    assert nothing.ephemeral and "No round is running here." in (
+        nothing.content + embed_text(nothing)
+    )
+
+
+async def test_round_options_are_synced_and_pack_is_autocompleted(
+    fake: FakeDiscord, studybot: Studybot, alice: FakeMember
+) -> None:
+    [put] = fake.calls_to("PUT", "/applications/{app}/commands")
+    [group] = [c for c in put.json if c["name"] == "round"]
+    subs = {o["name"]: o for o in group["options"]}
+    assert sorted(subs) == ["start", "stop"]
+    start = {o["name"]: o for o in subs["start"]["options"]}
+    assert list(start) == ["pack", "questions", "seconds", "difficulty", "tag"]
+    assert (start["questions"]["min_value"], start["questions"]["max_value"]) == (1, 50)
+    assert (start["seconds"]["min_value"], start["seconds"]["max_value"]) == (5, 300)
+    assert start["pack"]["autocomplete"] is True
+
+    ix = await fake.autocomplete(
+        studybot.guild,
+        "general",
+        alice,
+        "round",
+        {"pack": "du"},
+        focused="pack",
+        subcommand="start",
+    )
+    choices = (await ix.response()).choices
+    assert [c["value"] for c in choices] == ["duo"]
