@@ -408,10 +408,13 @@ class Quiz:
         channel = await self._directory.channel_by_id(post.channel_id)
         message = cards.reveal_message(post, stored.item, self._title(stored.pack), counts)
         if post.round_id is not None and self._rounds is not None:
+            step, total = await self._rounds.position(post.round_id, post.id)
+            heading = f"🏁 Question {step} of {total}"  # still the round's, once revealed
+            title = f"{heading} · {message.title}" if message.title else heading
             right = await self._rounds.points_of(post.id)
             shown = " · ".join(f"{escape_markup(name)} +{points}" for name, points in right)
             section = Section(heading="Who got it right", body=shown or "Nobody this time.")
-            message = replace(message, sections=(*message.sections, section))
+            message = replace(message, title=title, sections=(*message.sections, section))
         if self._graphs is not None and stored.item.show_graph:
             picture = await self._graphs.picture(stored.item)
             if picture is not None:

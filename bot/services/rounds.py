@@ -40,6 +40,9 @@ __all__ = ["Rounds"]
 
 log = get_logger(__name__)
 
+READY = timedelta(seconds=3)
+"""From the announcement to the first question: the announcement is the start command's reply,
+sent after it returns, and it must come first; and a group likes a moment to get ready."""
 _SETTLE = timedelta(seconds=1)
 """The board follows the last question's reveal by at least this much (the reveal goes out
 first at its deadline)."""
@@ -122,21 +125,22 @@ class Rounds:
                 pause=spec.pause,
                 speed_bonus=spec.speed_bonus,
                 now=self._clock.now(),
+                due_at=self._clock.now() + READY,
             )
         except RoundExists:
             raise BadInput(
                 f"A round is already running here; {ctx.command('round stop')} ends it "
                 "(whoever started it, or an admin)."
             ) from None
-        self._wakeup.timing_changed()  # the first question is due now
+        self._wakeup.timing_changed()  # the first question is due in a moment
         fewer = (
-            f" Only {questions} questions match, so the round has {questions}."
+            f" Only {_count(questions)} match, so the round has {questions}."
             if questions < spec.questions
             else ""
         )
         bonus = " Faster correct answers score more (up to +50 %);" if spec.speed_bonus else ""
         return Message(
-            title=f"🏁 A round of {questions} questions starts now",
+            title=f"🏁 A round of {_count(questions)} starts now",
             sections=(
                 Section(
                     body=f"{spec.seconds} s per question, then the answer.{bonus} each hint "
@@ -318,11 +322,12 @@ def _board_lines(rows: list[BoardRow]) -> str:
     for index, row in enumerate(rows, start=1):
         if row.points != previous:
             rank, previous = index, row.points
+        medal = medals.get(rank, f"{rank}.") if row.points > 0 else f"{rank}."
         fastest = (
             f" · fastest {row.fastest.total_seconds():.1f} s" if row.fastest is not None else ""
         )
         lines.append(
-            f"{medals.get(rank, f'{rank}.')} **{escape_markup(row.name)}** — {row.points} pts · "
+            f"{medal} **{escape_markup(row.name)}** — {row.points} pts · "
             f"{row.correct}/{row.answered} right{fastest}"
         )
     return "\n".join(lines)
@@ -331,3 +336,7 @@ def _board_lines(rows: list[BoardRow]) -> str:
 def _given(value: int | None, default: int) -> int:
     """The number asked for (0 too, which the round's rule then refuses), else the default."""
     return default if value is None else value
+
+
+def _count(questions: int) -> str:
+    return f"{questions} question{'s' if questions != 1 else ''}"

@@ -97,6 +97,7 @@ class RoundStore:
     async def create(
         self,
         *,
+        due_at: datetime,
         workspace_id: int,
         channel_id: int,
         started_by: str,
@@ -110,7 +111,8 @@ class RoundStore:
         speed_bonus: bool,
         now: datetime,
     ) -> Round:
-        """A new round, due at once; :class:`RoundExists` if the channel has a running one
+        """A new round, its first question due at ``due_at``; :class:`RoundExists` if the
+        channel has a running one
         (checked, and held by a partial unique index when two processes race)."""
         try:
             return await self._create(
@@ -126,7 +128,7 @@ class RoundStore:
                     seconds,
                     pause,
                     int(speed_bonus),
-                    to_db(now),
+                    to_db(due_at),
                     to_db(now),
                 ),
                 channel_id,
@@ -312,3 +314,13 @@ class RoundStore:
             (round_id, round_id),
         )
         return [(int(str(r[0])), int(str(r[1]))) for r in rows]
+
+    async def position(self, round_id: int, post_id: int) -> tuple[int, int]:
+        """Which question of its round a post is (1-based), and how many the round asks."""
+        row = await self._db.fetchone(
+            "SELECT (SELECT count(*) FROM posts WHERE round_id = ? AND id <= ?), questions"
+            " FROM rounds WHERE id = ?",
+            (round_id, post_id, round_id),
+        )
+        assert row is not None, f"round {round_id} vanished"
+        return int(str(row[0])), int(str(row[1]))

@@ -22,12 +22,12 @@ def test_clock_advance_plays_a_whole_round_in_the_console(tmp_path: Path) -> Non
         "🏁 Question 1 of 2",
         "🏁 Question 2 of 2",
     ]
-    assert "20 s to answer, until 09:00:20 (UTC)" in str(questions[0]["text"])
+    assert "20 s to answer, until 09:00:23 (UTC)" in str(questions[0]["text"])
     assert any("Only whoever started the round, or an admin" in t for t in texts)
     reveals = [line for line in out if line["kind"] == "edit"]
     assert len(reveals) == 2 and all("Who got it right" in str(r["text"]) for r in reveals)
     [board] = [line for line in out if str(line["text"]).startswith("🏁 Round board")]
-    assert board["at"] == "2026-03-04T09:00:46+00:00"  # the last deadline, then a second
+    assert board["at"] == "2026-03-04T09:00:49+00:00"  # the last deadline, then a second
     assert "2 of 2 questions · started by me" in str(board["text"])
     errors = [line for line in out if line["kind"] == "error" or "not 0" in str(line["text"])]
     assert "A round has 1 to 50 questions, not 0." in texts

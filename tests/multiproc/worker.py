@@ -23,7 +23,7 @@ from bot.core.errors import AlreadyAnswered, BadInput
 from bot.core.messages import Message
 from bot.core.models import ChatContext
 from bot.questions.loader import load_packs
-from bot.scheduler import Scheduler, SchedulerParts
+from bot.scheduler import Scheduler
 from bot.storage.database import open_database
 
 START = datetime(2026, 3, 4, 8, 59, 30, tzinfo=UTC)
@@ -70,9 +70,7 @@ def who(member: str, channel: str) -> ChatContext:
     )
 
 
-async def main(
-    timed: SchedulerParts,
-) -> None:
+async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("url")
     parser.add_argument("name")
@@ -83,13 +81,11 @@ async def main(
 
     db = await open_database(args.url)
     clock = SimulatedClock(START)
-    service = build_services(
-        db, clock, default_timezone="UTC", rng=random.Random(os.getpid())
-    ).services
-    await service.packs.sync(load_packs(PACKS).packs)
+    built = build_services(db, clock, default_timezone="UTC", rng=random.Random(os.getpid()))
+    await built.services.packs.sync(load_packs(PACKS).packs)
     gateway = LogGateway(args.name, args.log, args.hang)
     scheduler = Scheduler(
-        timed,
+        built.timed,
         gateway,
         clock,
         timedelta(minutes=10),
@@ -117,9 +113,9 @@ async def main(
                     ctx = who(f"m{index}", str(channel))
                     try:
                         try:
-                            await service.quiz.answer(ctx, int(post_id), "A")
+                            await built.services.quiz.answer(ctx, int(post_id), "A")
                         except BadInput:  # a flashcard: graded, not chosen
-                            await service.quiz.answer(ctx, int(post_id), "good")
+                            await built.services.quiz.answer(ctx, int(post_id), "good")
                     except AlreadyAnswered:
                         pass  # through another process first: that answer is the one kept
                     say(f"ack {post_id} id-m{index}")

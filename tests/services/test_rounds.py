@@ -25,6 +25,7 @@ from bot.core.requests import RoundStart, RoundStop
 from bot.questions.loader import load_packs
 from bot.scheduler import Scheduler
 from bot.services.bundle import Services
+from bot.services.rounds import READY
 from bot.storage.database import Database
 from bot.storage.reviews import ReviewStore
 from tests.conftest import TEST_PACKS
@@ -81,24 +82,25 @@ async def test_a_round_scores_speed_reveals_who_was_right_and_ends_with_a_board(
 ) -> None:
     chat = Chat()
     start = clock.now()
+    asked = start + READY  # the first question follows the announcement
     async with running(built, clock, chat) as sched:
         hello = await service.rounds.start(ROOT, RoundStart(questions=2, seconds=20))
         assert hello.title == "🏁 A round of 2 questions starts now"
-        await sched.advance(clock, start)
+        await sched.advance(clock, asked)
         [first] = chat.questions()
         assert (first.title or "").startswith("🏁 Question 1 of 2")
         assert first.post_id is not None
         right, wrong = await _right(service, first)
 
-        await sched.advance(clock, start + timedelta(seconds=2))
+        await sched.advance(clock, asked + timedelta(seconds=2))
         fast = await service.quiz.answer(ANN, first.post_id, right)
-        await sched.advance(clock, start + timedelta(seconds=5))
+        await sched.advance(clock, asked + timedelta(seconds=5))
         await service.quiz.answer(CARL, first.post_id, wrong)
-        await sched.advance(clock, start + timedelta(seconds=12))
+        await sched.advance(clock, asked + timedelta(seconds=12))
         slow = await service.quiz.answer(BOB, first.post_id, right)
         assert _points(fast) > _points(slow) > 0
 
-        await sched.advance(clock, start + timedelta(seconds=21))
+        await sched.advance(clock, asked + timedelta(seconds=21))
         with pytest.raises(PostClosed, match="Too late"):
             await service.quiz.answer(DAVE, first.post_id, right)
         reveal = chat.edits[0]
@@ -107,7 +109,7 @@ async def test_a_round_scores_speed_reveals_who_was_right_and_ends_with_a_board(
         assert "Who got it right" in text
         assert text.index("ann +") < text.index("bob +") and "carl" not in text.split("right")[-1]
 
-        await sched.advance(clock, start + timedelta(minutes=2))
+        await sched.advance(clock, asked + timedelta(minutes=2))
     assert len(chat.questions()) == 2
     [board] = chat.boards()
     lines = board.plain_text()
@@ -124,7 +126,7 @@ async def test_a_round_scores_speed_reveals_who_was_right_and_ends_with_a_board(
     # The second question nobody answered: each player finds it in /review, and the wrong
     # answer too; the review log still replays to the cards.
     assert "wrong or let pass is in your `/review` queue" in lines
-    clock.set(start + timedelta(days=1))
+    clock.set(asked + timedelta(days=1))
     due = await ReviewStore(db).due_count(*(await _ids(db, "id-carl")), clock.now())
     assert due == 2  # the wrong one and the one let pass
     assert await ReviewStore(db).replay_problems() == []
@@ -148,9 +150,10 @@ async def test_a_round_nobody_plays_ends_itself_after_three_questions(
 ) -> None:
     chat = Chat()
     start = clock.now()
+    asked = start + READY  # the first question follows the announcement
     async with running(built, clock, chat) as sched:
         await service.rounds.start(ROOT, RoundStart(questions=4, seconds=10))
-        await sched.advance(clock, start + timedelta(minutes=5))
+        await sched.advance(clock, asked + timedelta(minutes=5))
     assert len(chat.questions()) == 3
     [board] = chat.boards()
     assert "Nobody answered 3 questions in a row, so the round ended itself." in board.plain_text()
@@ -185,15 +188,16 @@ async def test_a_restart_mid_round_reveals_the_overdue_question_and_goes_on(
 ) -> None:
     chat = Chat()
     start = clock.now()
+    asked = start + READY  # the first question follows the announcement
     async with running(built, clock, chat) as sched:
         await service.rounds.start(ROOT, RoundStart(questions=3, seconds=20))
-        await sched.advance(clock, start + timedelta(seconds=3))
+        await sched.advance(clock, asked + timedelta(seconds=3))
         [first] = chat.questions()
         assert first.post_id is not None
         right, _ = await _right(service, first)
         await service.quiz.answer(ANN, first.post_id, right)
     # Down for 40 s: the first question's deadline and pause passed meanwhile.
-    clock.set(start + timedelta(seconds=43))
+    clock.set(asked + timedelta(seconds=43))
     again = build_services(db, clock, default_timezone="UTC", rng=random.Random(11))
     await again.services.packs.sync(load_packs(TEST_PACKS).packs)
     after = Chat()
@@ -204,7 +208,7 @@ async def test_a_restart_mid_round_reveals_the_overdue_question_and_goes_on(
         [second] = after.questions()
         assert (second.title or "").startswith("🏁 Question 2 of 3")
     # Down for an hour: longer than the whole round would have lasted, so it ends.
-    clock.set(start + timedelta(hours=1))
+    clock.set(asked + timedelta(hours=1))
     late = Chat()
     async with running(again, clock, late) as sched:
         await sched.settle()
@@ -220,10 +224,11 @@ async def test_two_processes_on_one_database_never_ask_a_question_twice(
     await other.services.packs.sync(load_packs(TEST_PACKS).packs)
     here, there = Chat(), Chat()
     start = clock.now()
+    asked = start + READY  # the first question follows the announcement
     async with running(built, clock, here) as a, running(other, clock, there) as b:
         await service.rounds.start(ROOT, RoundStart(questions=3, seconds=10))
         for second in range(0, 60):
-            clock.set(start + timedelta(seconds=second))
+            clock.set(asked + timedelta(seconds=second))
             await a.settle()
             await b.settle()
     asked = [m.post_id for m in here.questions() + there.questions()]
@@ -264,7 +269,7 @@ async def test_round_settings_are_the_workspaces_and_logged(
 
     chat = Chat()
     async with running(built, clock, chat) as sched:
-        await sched.advance(clock, clock.now() + timedelta(seconds=1))
+        await sched.advance(clock, clock.now() + READY)
         [first] = chat.questions()
         assert first.post_id is not None
         right, _ = await _right(service, first)

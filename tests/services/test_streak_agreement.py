@@ -11,9 +11,8 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-from bot.services.study import StudyService
-
 from bot.core.clock import SimulatedClock
+from bot.services.bundle import Services
 from bot.storage.database import Database
 from bot.storage.scores import ScoreStore
 from tests.conftest import TEST_PACKS
@@ -24,7 +23,7 @@ ADMIN = member("root", admin=True)
 CURRENT_STREAK = 8  # the column of an export row (EXPORT_HEADER in bot/cli.py)
 
 
-async def _both(service: StudyService, db: Database, clock: SimulatedClock) -> tuple[int, int]:
+async def _both(service: Services, db: Database, clock: SimulatedClock) -> tuple[int, int]:
     report = await service.standings.member_report(ANN)
     rows = await ScoreStore(db).export_rows(now=clock.now())
     (row,) = [r for r in rows if r[4] == "ann"]
@@ -32,10 +31,10 @@ async def _both(service: StudyService, db: Database, clock: SimulatedClock) -> t
 
 
 async def test_export_and_stats_agree_before_and_after_a_lapse(
-    service: StudyService, db: Database, clock: SimulatedClock
+    service: Services, db: Database, clock: SimulatedClock
 ) -> None:
-    post = await service.post_question(ADMIN, pack="mini", difficulty="medium")  # B is right
-    await service.answer(ANN, post.post.id, "B")
+    post = await service.quiz.post_question(ADMIN, pack="mini", difficulty="medium")  # B is right
+    await service.quiz.answer(ANN, post.post.id, "B")
     assert await _both(service, db, clock) == (1, 1)
     clock.advance(timedelta(days=1))  # yesterday's answer still carries the streak
     assert await _both(service, db, clock) == (1, 1)

@@ -754,6 +754,8 @@ class SlackAdapter:
             reply = await self.services.rounds.command(ctx, round_request)
             if reply.ephemeral:
                 await self._reply_private(body, respond, reply)
+            elif reply.attachments:  # the board's picture: posted as the bot, with its file
+                await self._post_result(body, respond, reply)
             else:
                 await self._reply_public(body, respond, reply)
         elif command.name == "schedule":

@@ -17,6 +17,7 @@ import pytest
 
 from bot.app import Wiring
 from bot.scheduler import Scheduler
+from bot.services.rounds import READY
 from tests.adapters.discord.conftest import (
     CARDS,
     DRILL,
@@ -83,7 +84,7 @@ async def _round(
 
 
 def _questions(fake: FakeDiscord, studybot: Studybot) -> list[FakeMessage]:
-    """The round's questions still open in #general (a reveal's edit drops the heading)."""
+    """The round's questions in #general (a revealed one keeps its heading)."""
     channel = studybot.guild.channel("general")
     return [m for m in public_messages(fake, channel.id) if "🏁 Question" in embed_text(m)]
 
@@ -104,7 +105,7 @@ async def test_a_round_posts_questions_reveals_who_got_it_right_and_ends_with_th
     assert "10 s per question" in embed_text(announced)
     assert "Started by alice" in embed_text(announced)
 
-    await scheduler.settle()  # the first question is due at once
+    await scheduler.advance(clock, clock.now() + READY)  # a moment after the announcement
     [first] = _questions(fake, studybot)
     assert "🏁 Question 1 of 2" in embed_text(first)
     assert "10 s to answer" in embed_text(first)
@@ -124,7 +125,7 @@ async def test_a_round_posts_questions_reveals_who_got_it_right_and_ends_with_th
 
     # The pause, then the second question; nobody answers it.
     await scheduler.advance(clock, clock.now() + timedelta(seconds=6))
-    [second] = _questions(fake, studybot)
+    [second] = [m for m in _questions(fake, studybot) if "Question 2 of 2" in embed_text(m)]
     assert "🏁 Question 2 of 2" in embed_text(second)
     await scheduler.advance(clock, clock.now() + timedelta(seconds=15))
     assert second.edits == 1
@@ -134,7 +135,7 @@ async def test_a_round_posts_questions_reveals_who_got_it_right_and_ends_with_th
     [board] = [m for m in public_messages(fake, channel.id) if "Round board" in embed_text(m)]
     text = embed_text(board)
     assert "🥇 **alice** — 15 pts · 1/1 right" in text
-    assert "🥈 **bob** — 0 pts · 0/1 right" in text
+    assert "2. **bob** — 0 pts · 0/1 right" in text  # no medal for no points
     assert "2 of 2 questions · started by alice" in text
     assert board.id > second.id  # after the last reveal
 
@@ -152,7 +153,7 @@ async def test_only_the_starter_or_an_admin_stops_a_round_and_one_runs_at_a_time
     admin: FakeMember,
 ) -> None:
     await _round(studybot, alice, "start", {"pack": "duo", "questions": 2})
-    await scheduler.settle()
+    await scheduler.advance(studybot.clock, studybot.clock.now() + READY)
 
     twice = await _round(studybot, bob, "start", {"difficulty": "easy"})
     assert twice.ephemeral

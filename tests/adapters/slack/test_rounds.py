@@ -21,6 +21,7 @@ from bot.app import Built, due_sources
 from bot.core.clock import SimulatedClock
 from bot.questions.loader import load_packs
 from bot.scheduler import Scheduler
+from bot.services.rounds import READY
 from tests.adapters.slack.conftest import SLACK_PACKS
 from tests.adapters.slack.test_flows import all_text, private_replies
 from tests.conftest import TEST_PACKS
@@ -99,7 +100,7 @@ async def test_a_round_posts_questions_reveals_who_got_it_right_and_ends_with_th
         assert "Started by alice" in all_text(announced.blocks)
         assert "`/study round stop` ends it early" in all_text(announced.blocks)
 
-        await scheduler.settle()  # the first question is due at once
+        await scheduler.advance(clock, clock.now() + READY)  # a moment after the announcement
         [first] = _posts(slack_fake)
         assert "🏁 Question 1 of 2" in all_text(first.blocks)
         post_id = int(first.action_ids()[0].split(":")[1])
@@ -135,7 +136,7 @@ async def test_a_round_posts_questions_reveals_who_got_it_right_and_ends_with_th
     text = all_text(board.blocks)
     assert "Round board" in text
     assert "🥇 *alice* — 15 pts · 1/1 right" in text
-    assert "🥈 *bob* — 0 pts · 0/1 right" in text
+    assert "2. *bob* — 0 pts · 0/1 right" in text  # no medal for no points
     assert "2 of 2 questions · started by alice" in text
 
 
@@ -145,7 +146,7 @@ async def test_only_the_starter_or_an_admin_stops_a_round_and_one_runs_at_a_time
     bob = slack_fake.add_user("U0BOB", name="bob")
     async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
         await _study(deliver, slack_fake, adapter, "round start duo --questions 2")
-        await scheduler.settle()
+        await scheduler.advance(clock, clock.now() + READY)
 
         await _study(deliver, slack_fake, adapter, "round start --difficulty easy", bob.id)
         [twice] = await private_replies(slack_fake, bob.id, 1)
@@ -156,18 +157,18 @@ async def test_only_the_starter_or_an_admin_stops_a_round_and_one_runs_at_a_time
         assert "Only whoever started the round, or an admin, can stop it." in (refused.text or "")
 
         await _study(deliver, slack_fake, adapter, "round stop", "U0ADMIN")
-        board = await slack_fake.wait_for_response_url_call(
-            predicate=lambda c: c.effect == "in_channel" and "Round board" in (c.text or ""),
-        )
-        assert board.user_id == "U0ADMIN"
+        # The board is posted in the channel as the bot, with its picture uploaded beside it.
+        await slack_fake.wait_for_call("chat.postMessage", count=2)
+        await slack_fake.wait_for_call("files.completeUploadExternal")
+        board = _posts(slack_fake)[-1]
         text = all_text(board.blocks)
-        assert "Nobody answered this round." in text
+        assert "Round board" in text and "Nobody answered this round." in text
         assert "Stopped by ada after 1 of 2 questions." in text
         assert slack_fake.ephemerals_for("U0ADMIN") == []
 
         # Nothing more comes from the stopped round, however long the clock runs.
         await scheduler.advance(clock, clock.now() + timedelta(minutes=5))
-        assert len(slack_fake.calls_to("chat.postMessage")) == 1
+        assert len(slack_fake.calls_to("chat.postMessage")) == 2
 
         await _study(deliver, slack_fake, adapter, "round stop")
         [nothing] = await private_replies(slack_fake, "U0ALICE", 1)
