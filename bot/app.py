@@ -548,5 +548,6 @@ def build_services(
         schedules=schedules,
         wakeup=wakeup,
         metrics=metrics,
+        rounds=services.rounds,
     )
     return Built(services, timed)

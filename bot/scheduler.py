@@ -55,6 +55,7 @@ from bot.log import get_logger
 from bot.metrics import Metrics
 from bot.services.posting import Posting
 from bot.services.quiz import Quiz
+from bot.services.rounds import Rounds
 from bot.services.schedule_book import MIN_GRACE, Schedule, ScheduleBook
 from bot.services.scheduled_posts import RESEND_DELAY, Due, Prepared, ScheduledPosts, plan_due
 from bot.services.timetable import Entry, Timetable
@@ -106,6 +107,7 @@ class SchedulerParts:
     schedules: ScheduleBook
     wakeup: Wakeup
     metrics: Metrics | None = None
+    rounds: Rounds | None = None  # a schedule with --round starts one
 
 
 class Scheduler:
@@ -149,6 +151,7 @@ class Scheduler:
             grace=self.grace,
             metrics=parts.metrics,
             lease=lease,
+            rounds=parts.rounds,
         )
         self._sharded = isinstance(gateway, WorkspaceOwner)  # else: every workspace is ours
         self._sync_every = sync_every

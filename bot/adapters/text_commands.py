@@ -45,6 +45,7 @@ _OPTION_FIELDS = {
     "--mention": "mention",
     "--cron": "cron",
     "--kinds": "kinds",
+    "--round": "round",
 }
 _REPEATABLE = frozenset({"--tag", "--kinds"})
 _CRON_FIELDS = 5
@@ -65,8 +66,8 @@ def split_args(text: str) -> list[str]:
 
 def schedule_form(args: Sequence[str]) -> ScheduleForm:
     """Sort ``TIME [TZ] [DAYS] [--pack P] [--tag T]... [--difficulty D] [--window W]
-    [--mention M] [--kinds K,...]``, or the same with ``--cron EXPR`` in place of ``TIME`` and
-    ``DAYS``, into the form's fields (checked later, by :meth:`ScheduleForm.spec`).
+    [--mention M] [--kinds K,...] [--round NxSs]``, or the same with ``--cron EXPR`` in place
+    of ``TIME`` and ``DAYS``, into the form's fields (checked later, by :meth:`ScheduleForm.spec`).
 
     ``args`` are the words after ``schedule add``, split by :func:`split_args` (so a quoted
     cron expression is one word; an unquoted ``--cron 0 9 * * 1-5`` takes the next five).
@@ -91,6 +92,7 @@ def schedule_form(args: Sequence[str]) -> ScheduleForm:
         window=one("--window"),
         mention=one("--mention"),
         kinds=tuple(options.get("--kinds", [])),
+        round=one("--round"),
     )
 
 
@@ -116,6 +118,8 @@ def spec_words(spec: ScheduleSpec) -> list[str]:
         args += ["--mention", spec.mention]
     if spec.kinds:
         args += ["--kinds", ",".join(spec.kinds)]
+    if spec.round:
+        args += ["--round", f"{spec.round[0]}x{spec.round[1]}s"]
     return args
 
 

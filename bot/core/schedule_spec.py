@@ -36,6 +36,8 @@ from zoneinfo import ZoneInfo, available_timezones
 
 from bot.core.cron import MAX_GAP_DAYS, CronError, CronExpr, parse_cron
 from bot.core.durations import format_duration, parse_duration
+from bot.core.errors import BadInput
+from bot.core.rounds import parse_round_spec
 from bot.questions.schema import Difficulty
 from bot.text import clean_text, short_echoes
 
@@ -379,6 +381,7 @@ class ScheduleSpec:
     window: timedelta | None = None
     mention: str | None = None
     kinds: tuple[str, ...] = ()
+    round: tuple[int, int] | None = None  # a live round (questions, seconds), not one question
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tags", tuple(self.tags))
@@ -411,6 +414,8 @@ class ScheduleSpec:
             parts.append(f"mentions {self.mention}")
         if self.kinds:
             parts.append(f"kinds {', '.join(self.kinds)}")
+        if self.round is not None:
+            parts.append(f"a live round of {self.round[0]} questions, {self.round[1]} s each")
         return ", ".join(parts)
 
     @property
@@ -442,6 +447,7 @@ def build_spec(
     window: str | timedelta | None = None,
     mention: str | None = None,
     kinds: Iterable[str] = (),
+    round: str | None = None,
 ) -> ScheduleSpec:
     """Validate already-split fields (a Discord or Slack form) into a :class:`ScheduleSpec`.
 
@@ -461,7 +467,19 @@ def build_spec(
         window=_parse_window(window),
         mention=_parse_mention(mention),
         kinds=_parse_kinds(kinds),
+        round=_parse_round(round),
     )
+
+
+def _parse_round(text: str | None) -> tuple[int, int] | None:
+    """``--round 10x20s``: a live round of 10 questions, 20 s each, in place of one question."""
+    if text is None or not text.strip():
+        return None
+    try:
+        spec = parse_round_spec(text)
+    except BadInput as exc:
+        raise ScheduleError("round", str(exc).rstrip(".")) from None
+    return spec.questions, spec.seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -479,6 +497,7 @@ class ScheduleForm:
     window: str | None = None
     mention: str | None = None
     kinds: tuple[str, ...] = ()
+    round: str | None = None
 
     def spec(self, default_timezone: str) -> ScheduleSpec:
         """The validated spec (:class:`ScheduleError` names the field that is wrong)."""
@@ -493,6 +512,7 @@ class ScheduleForm:
             window=self.window,
             mention=self.mention,
             kinds=self.kinds,
+            round=self.round,
         )
 
 
@@ -807,6 +827,7 @@ def encode_spec(spec: ScheduleSpec) -> str:
             "mention": spec.mention,
             # Only when given, so the stored JSON of older schedules stays what it was.
             **({"kinds": list(spec.kinds)} if spec.kinds else {}),
+            **({"round": f"{spec.round[0]}x{spec.round[1]}s"} if spec.round else {}),
         },
         ensure_ascii=False,
     )
@@ -832,4 +853,5 @@ def decode_spec(text: str) -> ScheduleSpec:
         window=None if window is None else timedelta(seconds=int(window)),
         mention=data.get("mention"),
         kinds=data.get("kinds") or (),
+        round=data.get("round"),
     )

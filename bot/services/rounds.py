@@ -30,9 +30,10 @@ from bot.services.catalogue import Catalogue
 from bot.services.places import Places
 from bot.services.posting import Posting
 from bot.services.roundchart import BoardBar, draw_round_board
+from bot.services.schedule_book import Schedule
 from bot.services.timed import PlannedWork
 from bot.services.wakeup import Wakeup
-from bot.storage.directory import ChannelRow, Directory
+from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
 from bot.storage.reviews import ReviewItem, ReviewStore
 from bot.storage.rounds import BoardRow, Round, RoundExists, RoundStore
 
@@ -149,6 +150,67 @@ class Rounds:
             ),
             footer=f"Started by {escape_markup(ctx.member_name)}. "
             f"{ctx.command('round stop')} ends it early.",
+        )
+
+    async def start_scheduled(
+        self,
+        workspace: WorkspaceRow,
+        channel: ChannelRow,
+        schedule: Schedule,
+        occurrence: str,
+        now: datetime,
+    ) -> Message | None:
+        """A schedule's round (``schedule add --round 10x20s``) at its occurrence: the
+        announcement to post, or None when there is nothing to start (this occurrence started
+        already, a round is running in the channel, or no question matches; logged)."""
+        spec = schedule.spec
+        assert spec.round is not None
+        wanted, seconds = spec.round
+        default = workspace.settings.round_spec()
+        found = await self._catalogue.candidates(
+            channel.id, pack=spec.pack, difficulty=spec.difficulty, tags=spec.tags,
+            kinds=ROUND_KINDS,
+        )  # fmt: skip
+        if not found:
+            log.warning("schedule %d: no round questions match; no round started", schedule.id)
+            return None
+        questions = min(wanted, len(found))
+        try:
+            await self._store.create(
+                workspace_id=workspace.id,
+                channel_id=channel.id,
+                started_by="schedule",
+                starter_name=f"schedule #{schedule.id}",
+                pack=spec.pack,
+                difficulty=spec.difficulty,
+                tags=spec.tags,
+                questions=questions,
+                seconds=seconds,
+                pause=default.pause,
+                speed_bonus=default.speed_bonus,
+                now=now,
+                due_at=now + READY,
+                schedule_id=schedule.id,
+                occurrence=occurrence,
+            )
+        except RoundExists:
+            log.info(
+                "schedule %d: no round at %s (started already, or one is running there)",
+                schedule.id,
+                occurrence,
+            )
+            return None
+        self._wakeup.timing_changed()
+        return Message(
+            title=f"🏁 A round of {_count(questions)} starts now",
+            sections=(
+                Section(
+                    body=f"{seconds} s per question, then the answer."
+                    + (" Faster correct answers score more." if default.speed_bonus else "")
+                ),
+            ),
+            footer=f"Scheduled (#{schedule.id}). An admin can end it early with `round stop`.",
+            mention=spec.mention,
         )
 
     async def stop(self, ctx: ChatContext) -> Message:

@@ -39,6 +39,7 @@ from functools import partial
 
 from bot.core.clock import Clock
 from bot.core.gateway import ChatGateway, PostFinder
+from bot.core.messages import Message
 from bot.core.models import Post
 from bot.core.resend import Unconfirmed, why_not_resend
 from bot.core.schedule_spec import occurrence_key
@@ -46,6 +47,7 @@ from bot.log import get_logger
 from bot.metrics import Metrics
 from bot.services.posting import PostDraft, Posting
 from bot.services.quiz import PostEdit, Quiz
+from bot.services.rounds import Rounds
 from bot.services.schedule_book import MIN_GRACE, Schedule, ScheduleBook, catch_up, local_text
 from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
 from bot.storage.packs import Candidate, PackStore
@@ -155,7 +157,9 @@ class ScheduledPosts:
         grace: timedelta,
         metrics: Metrics | None = None,
         lease: timedelta | None = None,
+        rounds: Rounds | None = None,
     ) -> None:
+        self._rounds = rounds  # a schedule with --round starts a live round instead
         # ``lease``: several processes share the database. A post row claims its occurrence
         # for this long; only after that may another process re-send an unconfirmed post.
         self._lease = lease
@@ -182,7 +186,35 @@ class ScheduledPosts:
     ) -> list[list[Step]] | None:
         """Pick, insert and reveal the until-next predecessors; the sends and reveals, per
         channel. ``None`` if ``stopping()`` said so before the rows were inserted (nothing
-        happened, so the occurrences stay due)."""
+        happened, so the occurrences stay due). A round schedule's occurrence starts a live
+        round instead (its round row is its claim, keyed by schedule and occurrence)."""
+        rounds = [p for p in plans if p.schedule.spec.round is not None]
+        if not rounds or self._rounds is None:
+            return await self._post_questions(plans, now, prepared, stopping)
+        questions = [p for p in plans if p.schedule.spec.round is None]
+        work = await self._post_questions(questions, now, prepared, stopping) if questions else []
+        if work is None or stopping():
+            return work
+        for plan in rounds:
+            channel = await self._directory.channel_by_id(plan.schedule.channel_id)
+            workspace = await self._directory.workspace_by_id(channel.workspace_id)
+            hello = await self._rounds.start_scheduled(
+                workspace, channel, plan.schedule, plan.key, now
+            )
+            if hello is not None:
+                work.append([partial(self._announce, channel.external_id, hello)])
+        return work
+
+    async def _announce(self, channel: str, message: Message) -> None:
+        await self._gateway.send_post(channel, message)
+
+    async def _post_questions(
+        self,
+        plans: Sequence[Due],
+        now: datetime,
+        prepared: Prepared | None,
+        stopping: Callable[[], bool],
+    ) -> list[list[Step]] | None:
         where: dict[int, tuple[ChannelRow, WorkspaceRow]] = {}
         for plan in plans:
             channel = await self._directory.channel_by_id(plan.schedule.channel_id)

@@ -98,6 +98,8 @@ class RoundStore:
         self,
         *,
         due_at: datetime,
+        schedule_id: int | None = None,
+        occurrence: str | None = None,
         workspace_id: int,
         channel_id: int,
         started_by: str,
@@ -130,6 +132,8 @@ class RoundStore:
                     int(speed_bonus),
                     to_db(due_at),
                     to_db(now),
+                    schedule_id,
+                    occurrence,
                 ),
                 channel_id,
             )
@@ -147,7 +151,8 @@ class RoundStore:
                 await conn.fetchall(
                     "INSERT INTO rounds (workspace_id, channel_id, started_by, starter_name, pack,"
                     " difficulty, tags, questions, seconds, pause_seconds, speed_bonus, step,"
-                    " due_at, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)"
+                    " due_at, started_at, schedule_id, occurrence)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)"
                     f" RETURNING {_COLUMNS}",
                     values,
                 )

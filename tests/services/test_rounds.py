@@ -29,7 +29,7 @@ from bot.services.rounds import READY
 from bot.storage.database import Database
 from bot.storage.reviews import ReviewStore
 from tests.conftest import TEST_PACKS
-from tests.helpers import member
+from tests.helpers import member, schedule_command
 
 GRACE = timedelta(hours=2)
 ROOT = member("root", admin=True)
@@ -276,3 +276,25 @@ async def test_round_settings_are_the_workspaces_and_logged(
         reply = await service.quiz.answer(ANN, first.post_id, right)
     base = {"easy": 10, "medium": 20, "hard": 30}
     assert _points(reply) in base.values()  # no speed bonus: the base points only
+
+
+async def test_a_scheduled_round_runs_in_several_channels_at_once(
+    built: Built, service: Services, clock: SimulatedClock
+) -> None:
+    """``schedule add 10:00 --round 2x15s`` in two channels: at 10:00 each gets its
+    announcement, its questions and its board; the schedule lists it as a round."""
+    rooms = [member("root", admin=True, channel=name) for name in ("one", "two")]
+    for ctx in rooms:
+        reply = await schedule_command(service, ctx, "add", ["10:00", "--round", "2x15s"])
+        assert "a live round of 2 questions, 15 s each" in reply.message.plain_text()
+    with pytest.raises(Exception, match="QUESTIONSxSECONDS"):
+        await schedule_command(service, rooms[0], "add", ["11:00", "--round", "lots"])
+    chat = Chat()
+    ten = clock.now().replace(hour=10, minute=0, second=0, microsecond=0)
+    async with running(built, clock, chat) as sched:
+        await sched.advance(clock, ten + timedelta(minutes=3))
+    hellos = [m for m in chat.sent if (m.title or "").startswith("🏁 A round of 2 questions")]
+    assert len(hellos) == 2 and all("Scheduled (#" in (m.footer or "") for m in hellos)
+    assert len(chat.questions()) == 4
+    assert len(chat.boards()) == 2
+    assert all("started by schedule #" in b.plain_text() for b in chat.boards())

@@ -113,6 +113,7 @@ def schedule_form_of(
     mention: str | None,
     cron: str | None,
     kinds: str | None = None,
+    round: str | None = None,
 ) -> ScheduleForm:
     """The ``/schedule add`` form's fields as a :class:`ScheduleForm` (checked by the core).
 
@@ -130,6 +131,7 @@ def schedule_form_of(
         window=window,
         mention=mention,
         kinds=tuple((kinds or "").replace(",", " ").split()),
+        round=round,
     )
 
 
@@ -510,6 +512,7 @@ class StudyCog(commands.Cog, name="studybot"):
         mention="A role to notify with each question",
         cron="A cron expression instead of time and days, e.g. 0 9 * * 1-5",
         kinds="Kinds to post, e.g. open (default: flashcard, multiple_choice, practice)",
+        round="A live round instead of one question: QUESTIONSxSECONDS, e.g. 10x20s",
     )
     async def schedule_add(
         self,
@@ -524,6 +527,7 @@ class StudyCog(commands.Cog, name="studybot"):
         mention: discord.Role | None = None,
         cron: str | None = None,
         kinds: str | None = None,
+        round: str | None = None,
     ) -> None:
         """Add a scheduled question to this channel (admins).
 
@@ -543,6 +547,7 @@ class StudyCog(commands.Cog, name="studybot"):
             mention=None if mention is None else mention.mention,
             cron=cron,
             kinds=kinds,
+            round=round,
         )
         ctx = self.context(interaction)
         await self._schedule(interaction, self.services.schedules.add(ctx, form))

@@ -20,8 +20,12 @@ CREATE TABLE rounds (
     due_at        TEXT NOT NULL,              -- when the next step is due
     started_at    TEXT NOT NULL,
     ended_at      TEXT,
-    end_note      TEXT
+    end_note      TEXT,
+    schedule_id   INTEGER REFERENCES schedules (id),  -- a scheduled round (schedule add --round)
+    occurrence    TEXT                              -- ... and which of its occurrences
 );
+CREATE UNIQUE INDEX rounds_one_per_occurrence ON rounds (schedule_id, occurrence)
+    WHERE schedule_id IS NOT NULL;
 CREATE UNIQUE INDEX rounds_one_running_per_channel ON rounds (channel_id) WHERE ended_at IS NULL;
 CREATE INDEX rounds_running_due ON rounds (due_at) WHERE ended_at IS NULL;
 
