@@ -138,6 +138,8 @@ async def test_a_round_posts_questions_reveals_who_got_it_right_and_ends_with_th
     assert "2. **bob** — 0 pts · 0/1 right" in text  # no medal for no points
     assert "2 of 2 questions · started by alice" in text
     assert board.id > second.id  # after the last reveal
+    assert set(board.files) == {"round-board.png"}  # the board drawn, shown inline
+    assert board.files["round-board.png"].startswith(b"\x89PNG\r\n\x1a\n")
 
     # The round is over: another can start.
     again = await _round(studybot, bob, "start", {"pack": "duo", "questions": 1})

@@ -138,6 +138,9 @@ async def test_a_round_posts_questions_reveals_who_got_it_right_and_ends_with_th
     assert "🥇 *alice* — 15 pts · 1/1 right" in text
     assert "2. *bob* — 0 pts · 0/1 right" in text  # no medal for no points
     assert "2 of 2 questions · started by alice" in text
+    await slack_fake.wait_for_call("files.completeUploadExternal")
+    [png] = [f for f in slack_fake.files.values() if f.filename == "round-board.png"]
+    assert png.completed and (png.content or b"").startswith(b"\x89PNG\r\n\x1a\n")
 
 
 async def test_only_the_starter_or_an_admin_stops_a_round_and_one_runs_at_a_time(
