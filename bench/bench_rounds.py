@@ -40,6 +40,7 @@ from bot.core.models import ChatContext  # noqa: E402
 from bot.core.requests import RoundStart  # noqa: E402
 from bot.questions.loader import load_packs  # noqa: E402
 from bot.scheduler import Scheduler  # noqa: E402
+from bot.services.rounds import READY  # noqa: E402
 from bot.storage.database import Database, open_database  # noqa: E402
 from bot.storage.timefmt import to_db  # noqa: E402
 
@@ -131,7 +132,7 @@ async def one_round(
     starter = person(0, channel)
     async with scheduler.running():
         await services.rounds.start(starter, RoundStart(questions=2, seconds=20))
-        await scheduler.settle()
+        await scheduler.advance(clock, clock.now() + READY)  # the first question follows
         first = chat.sent[-1][1]
         assert first.post_id is not None
         letter = await right_letter(built, first)
