@@ -25,6 +25,7 @@ from bot.core.requests import RoundRequest, RoundStart
 from bot.core.rounds import QUIET_LIMIT, ROUND_KINDS, RoundSpec
 from bot.core.schedule_spec import ScheduleError, parse_filters
 from bot.core.srs import Grade
+from bot.core.workspace_settings import next_local_midnight
 from bot.log import get_logger
 from bot.services.catalogue import Catalogue
 from bot.services.places import Places
@@ -303,12 +304,18 @@ class Rounds:
         return 1
 
     async def _queue_missed(self, found: Round, now: datetime) -> None:
-        """A question a player let pass goes into their /review queue as forgotten, as a
-        wrong answer already does (the quiz records that one when it is given)."""
-        for member_id, question_id in await self._store.missed(found.id):
+        """Every question a player got wrong or let pass comes back in their /review the next
+        (local) day: a miss is recorded as forgotten (a wrong answer was, when it was given),
+        and both are held until the workspace's next midnight."""
+        workspace = await self._directory.workspace_by_id(found.workspace_id)
+        tomorrow = next_local_midnight(now, workspace.zone_at(now))
+        missed = await self._store.missed(found.id)
+        for member_id, question_id in missed:
             await self._reviews.record(
                 ReviewItem(found.workspace_id, member_id, question_id, Grade.AGAIN, now)
             )
+        for member_id, question_id in [*missed, *await self._store.wrong(found.id)]:
+            await self._reviews.hold(member_id, question_id, tomorrow)
 
     async def next_time(self, now: datetime) -> datetime | None:
         """When the next round step is due (the timer wakes then)."""
@@ -342,8 +349,8 @@ class Rounds:
         if rows:
             sections.append(
                 Section(
-                    body="Every question you got wrong or let pass is in your `/review` queue: "
-                    "see it again when it is due."
+                    body="Every question you got wrong or let pass is in your `/review` queue "
+                    "from tomorrow."
                 )
             )
         if note:

@@ -60,9 +60,13 @@ _OFF_PACKS = (
 )
 _COUNTED = (
     "JOIN questions q ON q.id = c.question_id JOIN packs k ON k.id = q.pack_id "
+    "LEFT JOIN card_holds h ON h.member_id = c.member_id AND h.question_id = c.question_id "
     "WHERE c.member_id = :member AND q.retired_at IS NULL AND k.retired_at IS NULL "
     f"AND q.current_version_id IS NOT NULL AND k.id NOT IN ({_OFF_PACKS})"
 )
+
+#: When a card is due to be served: its FSRS due time, or later while a hold lasts.
+_DUE = "(CASE WHEN h.held_until > c.due THEN h.held_until ELSE c.due END)"
 
 
 def _card(row: Sequence[object], offset: int = 0) -> CardState:
@@ -254,15 +258,15 @@ class ReviewStore:
     ) -> list[DueCard]:
         """The member's cards due at ``now``, most overdue first (packs on in the workspace)."""
         rows = await self._db.fetchall(
-            f"SELECT c.question_id, q.current_version_id, c.due FROM cards c {_COUNTED} "
-            "AND c.due <= :now ORDER BY c.due LIMIT :limit",
+            f"SELECT c.question_id, q.current_version_id, {_DUE} FROM cards c {_COUNTED} "
+            f"AND {_DUE} <= :now ORDER BY {_DUE} LIMIT :limit",
             {"member": member_id, "ws": workspace_id, "now": to_db(now), "limit": limit},
         )
         return [DueCard(int(r[0]), int(r[1]), from_db(str(r[2]))) for r in rows]
 
     async def due_count(self, workspace_id: int, member_id: int, now: datetime) -> int:
         value = await self._db.fetchval(
-            f"SELECT count(*) FROM cards c {_COUNTED} AND c.due <= :now",
+            f"SELECT count(*) FROM cards c {_COUNTED} AND {_DUE} <= :now",
             {"member": member_id, "ws": workspace_id, "now": to_db(now)},
         )
         return int(value or 0)
@@ -276,10 +280,21 @@ class ReviewStore:
     async def next_due(self, workspace_id: int, member_id: int, now: datetime) -> datetime | None:
         """When the member's next card falls due after ``now`` (None: no cards at all)."""
         value = await self._db.fetchval(
-            f"SELECT min(c.due) FROM cards c {_COUNTED} AND c.due > :now",
+            f"SELECT min({_DUE}) FROM cards c {_COUNTED} AND {_DUE} > :now",
             {"member": member_id, "ws": workspace_id, "now": to_db(now)},
         )
         return None if value is None else from_db(str(value))
+
+    async def hold(self, member_id: int, question_id: int, until: datetime) -> None:
+        """Serve this member's card no sooner than ``until`` (a live round's miss comes back
+        the next day); the card and its review log are untouched."""
+        async with self._db.write() as conn:
+            await conn.execute(
+                "INSERT INTO card_holds (member_id, question_id, held_until) VALUES (?, ?, ?) "
+                "ON CONFLICT (member_id, question_id) DO UPDATE SET held_until = "
+                "excluded.held_until",
+                (member_id, question_id, to_db(until)),
+            )
 
     async def cards_by_tag(self, workspace_id: int, member_id: int) -> list[TagCards]:
         rows = await self._db.fetchall(

@@ -329,3 +329,13 @@ class RoundStore:
         )
         assert row is not None, f"round {round_id} vanished"
         return int(str(row[0])), int(str(row[1]))
+
+    async def wrong(self, round_id: int) -> list[tuple[int, int]]:
+        """(member, question) for each wrong answer given in the round."""
+        rows = await self._db.fetchall(
+            "SELECT a.member_id, v.question_id FROM answers a JOIN posts p ON p.id = a.post_id"
+            " JOIN question_versions v ON v.id = p.question_version_id"
+            " WHERE p.round_id = ? AND a.correct = 0 ORDER BY a.id",
+            (round_id,),
+        )
+        return [(int(str(r[0])), int(str(r[1]))) for r in rows]

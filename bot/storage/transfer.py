@@ -39,6 +39,7 @@ TABLES = (
     "health_probe",
     "reviews",
     "cards",
+    "card_holds",
     "review_settings",
     "review_reminders",
     "setting_changes",

@@ -125,7 +125,10 @@ async def test_a_round_scores_speed_reveals_who_was_right_and_ends_with_a_board(
     assert f"ann — {_points(fast)} pts" in week
     # The second question nobody answered: each player finds it in /review, and the wrong
     # answer too; the review log still replays to the cards.
-    assert "wrong or let pass is in your `/review` queue" in lines
+    assert "wrong or let pass is in your `/review` queue from tomorrow" in lines
+    carl = await _ids(db, "id-carl")
+    assert await ReviewStore(db).due_count(*carl, clock.now()) == 0  # not before tomorrow
+    assert (await service.review.next(CARL)).question_id is None
     clock.set(asked + timedelta(days=1))
     due = await ReviewStore(db).due_count(*(await _ids(db, "id-carl")), clock.now())
     assert due == 2  # the wrong one and the one let pass

@@ -47,3 +47,12 @@ ALTER TABLE workspaces ADD COLUMN round_seconds BIGINT;
 ALTER TABLE workspaces ADD COLUMN round_pause BIGINT;
 ALTER TABLE workspaces ADD COLUMN round_speed_bonus BIGINT;   -- 1 on, 0 off
 ALTER TABLE workspaces ADD COLUMN round_starters BIGINT;      -- 0 everyone, 1 admins
+
+-- A card a member missed or got wrong in a round comes back the next day, not minutes later:
+-- a hold beside the card (the review log, which replays to the cards, is left as it is).
+CREATE TABLE card_holds (
+    member_id   BIGINT NOT NULL REFERENCES members (id),
+    question_id BIGINT NOT NULL REFERENCES questions (id),
+    held_until  TEXT NOT NULL,
+    PRIMARY KEY (member_id, question_id)
+);
