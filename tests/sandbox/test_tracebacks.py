@@ -215,3 +215,19 @@ def test_paths_are_hidden_whole_and_only_whole() -> None:
     assert system.hide("/usr/lib/python3.11/os.py /usr/share/x") == "<python>/os.py /usr/share/x"
     assert paths.library("/srv/app/.venv/lib/python3.11/site-packages/numpy/core/x.py") == "numpy"
     assert paths.library("/opt/py/lib/python3.11/json/decoder.py") == "Python"
+
+
+def test_a_venv_under_tmp_is_hidden_as_the_jail_sees_it() -> None:
+    """A CI checkout's venv under the host's /tmp appears in the jail under /var/host-tmp
+    (layout.RELOCATED_TMP): the host's pass must hide that spelling too (a clean clone in
+    /tmp printed ``/var/host-tmp/ci1/.venv/.../torch/__init__.py``)."""
+    from bot.sandbox.host.manager import seen_in_jail
+    from bot.sandbox.inside.tidy import Paths
+
+    host = Paths.of(["/tmp/ci1/.venv/lib/python3.11/site-packages"], ["/tmp/ci1/.venv"])
+    paths = seen_in_jail(host)
+    printed = (
+        "/var/host-tmp/ci1/.venv/lib/python3.11/site-packages/torch/__init__.py\n"
+        "/var/host-tmp/ci1/.venv/bin/python /tmp/ci1/.venv"
+    )
+    assert paths.hide(printed) == "<torch>/__init__.py\n<python>/bin/python <python>"

@@ -33,7 +33,7 @@ from bot.sandbox.config import SandboxConfig
 from bot.sandbox.host.bundled import BWRAP
 from bot.sandbox.host.cgroups import CgroupError, CgroupRoot, Limits, detect
 from bot.sandbox.host.jail import Jail, JailEnv, JailError, worker_source
-from bot.sandbox.host.layout import Layout, compute_layout
+from bot.sandbox.host.layout import Layout, compute_layout, jail_path
 from bot.sandbox.host.mountns import FILES, Staging, StagingError, stage_unreachable
 from bot.sandbox.host.pidns import JailPidNamespace, PidNamespaceError
 from bot.sandbox.host.pool import Pool, PoolBusy
@@ -75,7 +75,7 @@ def prepare(config: SandboxConfig) -> tuple[JailEnv | None, str, Staging | None]
     python = config.python_path
     if python == sys.executable:
         layout = compute_layout(python=python)
-        paths = Paths.of(sys.path, _PREFIXES)
+        paths = seen_in_jail(Paths.of(sys.path, _PREFIXES))
     else:
         layout, paths = _foreign(python)
     plan = bwrap_plan(probe.bwrap, run_as)
@@ -137,7 +137,18 @@ def _foreign(python: str) -> tuple[Layout, Paths]:
         env={},
     ).stdout
     prefix, path, prefixes = json.loads(out)
-    return compute_layout(python=python, path=path, prefix=prefix), Paths.of(path, prefixes)
+    layout = compute_layout(python=python, path=path, prefix=prefix)
+    return layout, seen_in_jail(Paths.of(path, prefixes))
+
+
+def seen_in_jail(paths: Paths) -> Paths:
+    """``paths`` as they are spelled on the host and inside the jail: an interpreter under the
+    host's /tmp is bound elsewhere in the jail (:func:`jail_path`), and a snippet that prints
+    a path prints the jail's spelling."""
+    return Paths(
+        [*paths.site_dirs, *(jail_path(d) for d in paths.site_dirs)],
+        [*paths.python_dirs, *(jail_path(d) for d in paths.python_dirs)],
+    )
 
 
 def hide_paths(result: RunResult, paths: Paths) -> RunResult:

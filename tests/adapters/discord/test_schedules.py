@@ -57,6 +57,7 @@ async def test_schedule_group_is_synced_with_every_verb_and_its_options(
         "mention",
         "cron",
         "kinds",
+        "round",
     ]
     assert not any(o["required"] for o in add.values())
     assert add["timezone"]["autocomplete"] and add["pack"]["autocomplete"]

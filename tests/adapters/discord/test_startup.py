@@ -103,6 +103,11 @@ async def test_global_sync_payload_has_every_command_with_options_and_autocomple
         "points-easy",
         "points-medium",
         "points-hard",
+        "round-questions",
+        "round-seconds",
+        "round-pause",
+        "round-speed-bonus",
+        "round-starters",
         "history",
     ]
     assert settings["value"]["autocomplete"] is True and not settings["value"]["required"]
