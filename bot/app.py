@@ -378,7 +378,7 @@ def due_sources(
     DMs."""
     sources: list[DueSource] = [
         services.recaps.due_source(gateway, command_prefix=command_prefix),
-        services.rounds.due_source(gateway, command_prefix=command_prefix),
+        services.rounds.due_source(gateway),
     ]
     if isinstance(gateway, DirectMessenger):
         sources.append(services.reminders.due_source(gateway))

@@ -26,6 +26,7 @@ from bot.services.bundle import Services
 from bot.storage.database import Database, open_database
 
 TEST_PACKS = Path(__file__).parent / "data" / "packs"
+ROUND_PACKS = Path(__file__).parent / "data" / "round_packs"  # two questions, A always right
 START = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)  # a Wednesday
 
 

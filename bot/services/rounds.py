@@ -103,38 +103,23 @@ class Rounds:
             raise BadInput(f"{exc.field}: {exc.reason}.") from None
         if request.pack is not None:
             self._posting.check_pack(request.pack)  # "did you mean" for a mistyped pack
-        pack = request.pack.lower() if request.pack else None
-        found = await self._catalogue.candidates(
-            channel.id, pack=pack, difficulty=difficulty, tags=tags, kinds=ROUND_KINDS
-        )
-        if not found:
-            raise NotFound(
-                "No multiple-choice or practice questions match that here (a round asks only "
-                "questions answered by a click). Try `pack list`."
-            )
-        questions = min(spec.questions, len(found))
         try:
-            await self._store.create(
-                workspace_id=workspace.id,
-                channel_id=channel.id,
+            questions = await self._open(
+                workspace.id,
+                channel.id,
+                spec,
                 started_by=ctx.member,
                 starter_name=ctx.member_name,
-                pack=pack,
+                pack=request.pack.lower() if request.pack else None,
                 difficulty=difficulty,
                 tags=tags,
-                questions=questions,
-                seconds=spec.seconds,
-                pause=spec.pause,
-                speed_bonus=spec.speed_bonus,
                 now=self._clock.now(),
-                due_at=self._clock.now() + READY,
             )
         except RoundExists:
             raise BadInput(
                 f"A round is already running here; {ctx.command('round stop')} ends it "
                 "(whoever started it, or an admin)."
             ) from None
-        self._wakeup.timing_changed()  # the first question is due in a moment
         fewer = (
             f" Only {_count(questions)} match, so the round has {questions}."
             if questions < spec.questions
@@ -168,32 +153,23 @@ class Rounds:
         assert spec.round is not None
         wanted, seconds = spec.round
         default = workspace.settings.round_spec()
-        found = await self._catalogue.candidates(
-            channel.id, pack=spec.pack, difficulty=spec.difficulty, tags=spec.tags,
-            kinds=ROUND_KINDS,
-        )  # fmt: skip
-        if not found:
-            log.warning("schedule %d: no round questions match; no round started", schedule.id)
-            return None
-        questions = min(wanted, len(found))
         try:
-            await self._store.create(
-                workspace_id=workspace.id,
-                channel_id=channel.id,
+            questions = await self._open(
+                workspace.id,
+                channel.id,
+                replace(default, questions=wanted, seconds=seconds),
                 started_by="schedule",
                 starter_name=f"schedule #{schedule.id}",
                 pack=spec.pack,
                 difficulty=spec.difficulty,
                 tags=spec.tags,
-                questions=questions,
-                seconds=seconds,
-                pause=default.pause,
-                speed_bonus=default.speed_bonus,
                 now=now,
-                due_at=now + READY,
                 schedule_id=schedule.id,
                 occurrence=occurrence,
             )
+        except NotFound:
+            log.warning("schedule %d: no round questions match; no round started", schedule.id)
+            return None
         except RoundExists:
             log.info(
                 "schedule %d: no round at %s (started already, or one is running there)",
@@ -201,7 +177,6 @@ class Rounds:
                 occurrence,
             )
             return None
-        self._wakeup.timing_changed()
         return Message(
             title=f"🏁 A round of {_count(questions)} starts now",
             sections=(
@@ -213,6 +188,54 @@ class Rounds:
             footer=f"Scheduled (#{schedule.id}). An admin can end it early with `round stop`.",
             mention=spec.mention,
         )
+
+    async def _open(
+        self,
+        workspace_id: int,
+        channel_id: int,
+        spec: RoundSpec,
+        *,
+        started_by: str,
+        starter_name: str,
+        pack: str | None,
+        difficulty: str | None,
+        tags: tuple[str, ...],
+        now: datetime,
+        schedule_id: int | None = None,
+        occurrence: str | None = None,
+    ) -> int:
+        """Store a new round of at most ``spec.questions`` (as many as match), its first
+        question due after :data:`READY`, and wake the timer; how many questions it has.
+        :class:`NotFound` if no question matches, :class:`RoundExists` if the channel (or this
+        schedule occurrence) has one already."""
+        found = await self._catalogue.candidates(
+            channel_id, pack=pack, difficulty=difficulty, tags=tags, kinds=ROUND_KINDS
+        )
+        if not found:
+            raise NotFound(
+                "No multiple-choice or practice questions match that here (a round asks only "
+                "questions answered by a click). Try `pack list`."
+            )
+        questions = min(spec.questions, len(found))
+        await self._store.create(
+            workspace_id=workspace_id,
+            channel_id=channel_id,
+            started_by=started_by,
+            starter_name=starter_name,
+            pack=pack,
+            difficulty=difficulty,
+            tags=tags,
+            questions=questions,
+            seconds=spec.seconds,
+            pause=spec.pause,
+            speed_bonus=spec.speed_bonus,
+            now=now,
+            due_at=now + READY,
+            schedule_id=schedule_id,
+            occurrence=occurrence,
+        )
+        self._wakeup.timing_changed()  # the first question is due in a moment
+        return questions
 
     async def stop(self, ctx: ChatContext) -> Message:
         """End the round here early (its starter or an admin) with the board so far."""
@@ -231,7 +254,7 @@ class Rounds:
 
     # --- the timer's steps ---------------------------------------------------------------------
 
-    async def deliver(self, gateway: ChatGateway, *, command_prefix: str = "/") -> int:
+    async def deliver(self, gateway: ChatGateway) -> int:
         """Take every round step that is due: the next question, or the board at the end."""
         now = self._clock.now()
         done = 0
@@ -321,11 +344,11 @@ class Rounds:
         """When the next round step is due (the timer wakes then)."""
         return await self._store.next_due()
 
-    def due_source(self, gateway: ChatGateway, *, command_prefix: str = "/") -> PlannedWork:
+    def due_source(self, gateway: ChatGateway) -> PlannedWork:
         """The running rounds as timed work: due at the soonest next step of any of them."""
 
         async def deliver() -> int:
-            return await self.deliver(gateway, command_prefix=command_prefix)
+            return await self.deliver(gateway)
 
         return PlannedWork("live rounds", deliver, self.next_time)
 

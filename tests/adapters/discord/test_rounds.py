@@ -25,34 +25,10 @@ from tests.adapters.discord.conftest import (
     embed_text,
     public_messages,
 )
-from tests.conftest import TEST_PACKS
+from tests.conftest import ROUND_PACKS, TEST_PACKS
 from tests.fakes.discord_api import FakeDiscord, FakeMember, FakeMessage
 
 pytestmark = pytest.mark.timeout(60)
-
-# Two multiple-choice questions whose right answer is A, so a round of two is known in advance
-# whichever comes first.
-DUO = """\
-pack: duo
-title: Duo
-items:
-  - id: duo-1
-    kind: multiple_choice
-    difficulty: easy
-    prompt: Which tensors does backward() fill .grad on?
-    choices:
-      - text: Leaves that require grad
-        correct: true
-      - text: Every tensor in the graph
-  - id: duo-2
-    kind: multiple_choice
-    difficulty: easy
-    prompt: What does torch.no_grad() turn off?
-    choices:
-      - text: Recording the graph
-        correct: true
-      - text: The optimizer step
-"""
 
 
 @pytest.fixture
@@ -62,7 +38,7 @@ def packs_dir(tmp_path: Path) -> Path:
     shutil.copy(TEST_PACKS / "mini.yaml", folder / "mini.yaml")
     (folder / "cards.yaml").write_text(CARDS)
     (folder / "drill.yaml").write_text(DRILL)
-    (folder / "duo.yaml").write_text(DUO)
+    shutil.copy(ROUND_PACKS / "duo.yaml", folder / "duo.yaml")
     return folder
 
 

@@ -24,35 +24,11 @@ from bot.scheduler import Scheduler
 from bot.services.rounds import READY
 from tests.adapters.slack.conftest import SLACK_PACKS
 from tests.adapters.slack.test_flows import all_text, private_replies
-from tests.conftest import TEST_PACKS
+from tests.conftest import ROUND_PACKS, TEST_PACKS
 from tests.fakes.slack_api import FakeMessage, FakeSlack
 from tests.fakes.slack_fixtures import Delivery, bolt_delivery
 
 pytestmark = pytest.mark.timeout(30)
-
-# Two multiple-choice questions whose right answer is A, so a round of two is known in advance
-# whichever comes first.
-DUO = """\
-pack: duo
-title: Duo
-items:
-  - id: duo-1
-    kind: multiple_choice
-    difficulty: easy
-    prompt: Which tensors does backward() fill .grad on?
-    choices:
-      - text: Leaves that require grad
-        correct: true
-      - text: Every tensor in the graph
-  - id: duo-2
-    kind: multiple_choice
-    difficulty: easy
-    prompt: What does torch.no_grad() turn off?
-    choices:
-      - text: Recording the graph
-        correct: true
-      - text: The optimizer step
-"""
 
 
 @pytest_asyncio.fixture
@@ -61,11 +37,8 @@ async def scheduler(
 ) -> AsyncIterator[Scheduler]:
     """The duo pack besides the Slack tests' packs, and the timer loop with the app's due
     sources, the adapter as its gateway (as ``studybot run --platform slack`` builds it)."""
-    duo = tmp_path / "duo"
-    duo.mkdir()
-    (duo / "duo.yaml").write_text(DUO)
     packs = [*load_packs(TEST_PACKS).packs, *load_packs(SLACK_PACKS).packs]
-    await slack_built.services.packs.sync([*packs, *load_packs(duo).packs])
+    await slack_built.services.packs.sync([*packs, *load_packs(ROUND_PACKS).packs])
     loop = Scheduler(slack_built.timed, adapter, clock, timedelta(hours=1), concurrency=1)
     for source in due_sources(slack_built.services, adapter, command_prefix="/study "):
         loop.add_source(source)
