@@ -76,9 +76,10 @@ class RoundSpec:
     def gap(self) -> timedelta:
         return timedelta(seconds=self.pause)
 
-    def longest(self) -> timedelta:
-        """How long the whole round lasts at most: a bot down for longer ends it on start."""
-        return self.questions * (self.window + self.gap)
+    def longest(self, least_gap: timedelta = timedelta(0)) -> timedelta:
+        """How long the whole round lasts at most (each pause at least ``least_gap``, then the
+        last question's window once more): a bot down for longer ends it on start."""
+        return self.questions * (self.window + max(self.gap, least_gap)) + self.window
 
 
 _SPEC = re.compile(r"^(\d{1,4})x(\d{1,4})s?$")

@@ -270,10 +270,9 @@ class Rounds:
         if not serves(gateway, workspace.external_id):
             return 0  # another process's (a workspace on another shard)
         channel = await self._directory.channel_by_id(found.channel_id)
-        window = timedelta(seconds=found.seconds)
-        gap = max(timedelta(seconds=found.pause), _SETTLE)
-        longest = found.questions * (window + gap) + window
-        if now - found.started_at > longest:
+        spec = RoundSpec(found.questions, found.seconds, found.pause, found.speed_bonus)
+        window, gap = spec.window, max(spec.gap, _SETTLE)
+        if now - found.started_at > spec.longest(least_gap=_SETTLE):
             note = "The bot was offline longer than the round would have lasted."
             return await self._finish(gateway, found, channel, now, note)
         if found.step >= found.questions:
