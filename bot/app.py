@@ -35,6 +35,7 @@ from bot.runtime import PlatformAdapter, Runtime, StartupError
 from bot.scheduler import LEASE, SYNC_EVERY, Scheduler, SchedulerParts
 from bot.services.bundle import Services
 from bot.services.catalogue import Catalogue
+from bot.services.exercises import Exercises
 from bot.services.graphs import ItemGraphs
 from bot.services.history import QuestionHistory
 from bot.services.packs import PackAdmin
@@ -55,6 +56,7 @@ from bot.settings import Platform, Settings
 from bot.storage.answers import AnswerWriter
 from bot.storage.database import Database, open_database
 from bot.storage.directory import Directory
+from bot.storage.exercises import ExerciseStore
 from bot.storage.migrate import MigrationError
 from bot.storage.packs import PackStore
 from bot.storage.posts import PostStore
@@ -457,6 +459,25 @@ def build_services(
         reminders=reminders,
     )
     round_store = RoundStore(db)
+    gate = RunGate(clock, (run_limits or RunLimits()).per_minute)
+    runs = SnippetRuns(
+        runner,
+        clock,
+        runner_starting=runner_starting,
+        run_limits=run_limits,
+        metrics=metrics,
+        gate=gate,
+    )
+    exercises = Exercises(
+        places=places,
+        catalogue=catalogue,
+        posts=posts,
+        directory=directory,
+        answers=answers,
+        store=ExerciseStore(db),
+        runs=runs,
+        clock=clock,
+    )
     quiz = Quiz(
         places=places,
         catalogue=catalogue,
@@ -470,8 +491,8 @@ def build_services(
         graphs=ItemGraphs(runner, runner_starting=runner_starting),
         review=review,
         rounds=round_store,
+        exercises=exercises,
     )
-    gate = RunGate(clock, (run_limits or RunLimits()).per_minute)
     reports = QuestionReports(
         places=places,
         directory=directory,
@@ -508,14 +529,8 @@ def build_services(
         standings=Stats(places, directory, scores, clock, reviews),
         review=review,
         reminders=reminders,
-        runs=SnippetRuns(
-            runner,
-            clock,
-            runner_starting=runner_starting,
-            run_limits=run_limits,
-            metrics=metrics,
-            gate=gate,
-        ),
+        runs=runs,
+        exercises=exercises,
         packs=PackAdmin(
             catalogue,
             packs_dir,

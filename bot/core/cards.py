@@ -24,6 +24,7 @@ from bot.core.models import Leaderboard, MemberStats, Post, ReviewSummary, Windo
 from bot.questions.schema import (
     CHOICE_LETTERS,
     Choice,
+    Exercise,
     Flashcard,
     Item,
     MultipleChoice,
@@ -64,6 +65,7 @@ _KIND_LABEL = {
     "multiple_choice": "Multiple choice",
     "practice": "Practice problem",
     "open": "Discussion prompt",
+    "exercise": "Coding exercise",
 }
 _WINDOW_LABEL = {Window.WEEK: "this week", Window.MONTH: "this month", Window.ALL: "all time"}
 
@@ -84,7 +86,7 @@ def self_graded(item: Item) -> bool:
 def answer_labels(item: Item) -> tuple[str, ...]:
     """What a member may answer: choice letters, the four grades (again, hard, good, easy;
     ``knew``/``forgot`` are accepted as good/again), or nothing for open prompts."""
-    if isinstance(item, OpenPrompt):
+    if isinstance(item, OpenPrompt | Exercise):
         return ()
     choices = choices_of(item)
     if choices:
@@ -126,7 +128,41 @@ def _closes_text(post: Post, tz: ZoneInfo) -> str:
     return f"Answers close at {local:%a %H:%M} ({tz.key})."
 
 
+def exercise_examples(item: Exercise) -> str:
+    """The visible checks, one line each: ``f(torch.tensor([0., 2.]))  →  tensor([...])``."""
+    lines = []
+    for example in item.examples:
+        args = example.args.strip()
+        call = args if args.startswith("(") and args.endswith(")") else f"({args})"
+        result = example.expect if example.expect is not None else f"raises {example.error}"
+        lines.append(f"`{item.entry}{call}` → `{result}`")
+    return "\n".join(lines)
+
+
+def _exercise_message(post: Post, item: Exercise, pack_title: str, tz: ZoneInfo) -> Message:
+    sections = (
+        Section(body=item.prompt),
+        Section(heading="Examples", body=exercise_examples(item)),
+    )
+    forbid = ", ".join(f"`{name}`" for name in item.forbid)
+    footer = "Solve it privately: your code runs in the sandbox against these examples and "
+    footer += "hidden checks. A full pass scores; the best partial one earns a share at close. "
+    if forbid:
+        footer += f"Not allowed: {forbid}. "
+    return Message(
+        title=_header(post, item, pack_title),
+        sections=sections,
+        buttons=(Button(Action.SOLVE, post.id, "editor", "Solve it", ButtonStyle.PRIMARY),),
+        tone=Tone.QUESTION,
+        footer=f"{footer}{_closes_text(post, tz)} · #{post.id} · {item.id}",
+        post_id=post.id,
+        question_id=item.id,
+    )
+
+
 def question_message(post: Post, item: Item, pack_title: str, tz: ZoneInfo) -> Message:
+    if isinstance(item, Exercise):
+        return _exercise_message(post, item, pack_title, tz)
     sections = _prompt_sections(item)
     buttons: list[Button] = []
     choices = choices_of(item)
@@ -266,6 +302,8 @@ def reveal_message(post: Post, item: Item, pack_title: str, counts: Mapping[str,
             sections.append(Section(heading="Common mistakes", body=mistakes))
     if isinstance(item, OpenPrompt):
         sections.append(Section(heading="A model answer", body=item.model_answer))
+    if isinstance(item, Exercise):
+        sections.append(Section(heading="A reference solution", code=item.solution))
     responses = "no answers" if total == 0 else f"{total} answer{'s' if total != 1 else ''}"
     return Message(
         title=f"{_header(post, item, pack_title)} · closed",
@@ -280,6 +318,8 @@ def reveal_message(post: Post, item: Item, pack_title: str, counts: Mapping[str,
 def right_share(item: Item, counts: Mapping[str, int]) -> tuple[int, int] | None:
     """(right, answered) of a post's answers; ``None`` for a kind that is not scored."""
     total = sum(counts.values())
+    if isinstance(item, Exercise):
+        return counts.get("solved", 0), total
     letter = correct_letter(item)
     if letter is not None:
         return counts.get(letter, 0), total

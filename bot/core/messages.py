@@ -58,6 +58,8 @@ class Action(enum.StrEnum):
     # A private /review: the "post" slot carries the question's id (0: none), the value is
     # ``<what>-<reviewed in this session>-<the card's review count>`` (see bot.core.cards).
     REVIEW = "review"
+    # An exercise's "Solve it": opens the editor (a modal; the console's /solve #ID).
+    SOLVE = "solve"
 
 
 @dataclass(frozen=True, slots=True)

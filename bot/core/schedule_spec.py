@@ -655,10 +655,16 @@ def _parse_mention(mention: str | None) -> str | None:
 
 # --- the console / chat form ---------------------------------------------------------------
 
-ALL_KINDS = ("flashcard", "multiple_choice", "practice", "open")
+ALL_KINDS = ("flashcard", "multiple_choice", "practice", "open", "exercise")
 SCORED_KINDS = ("flashcard", "multiple_choice", "practice")
 """What a schedule posts by default: kinds a member can answer, so a streak can go on."""
-KIND_ALIASES = {"mc": "multiple_choice", "prompt": "open", "prompts": "open"}
+KIND_ALIASES = {
+    "mc": "multiple_choice",
+    "prompt": "open",
+    "prompts": "open",
+    "exercises": "exercise",
+    "code": "exercise",
+}
 
 
 def word_kind(token: str) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 from bot.core.clock import Clock
 from bot.core.errors import RateLimited
@@ -59,6 +59,7 @@ class SnippetRunner(Protocol):
         timeout: float | None = None,  # noqa: ASYNC109
         graph: tuple[str, ...] | None = None,
         background: bool = False,
+        exercise: dict[str, Any] | None = None,
     ) -> RunResult: ...
 
 

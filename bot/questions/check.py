@@ -30,7 +30,7 @@ from bot.questions.expectations import (
     normalize_output,
 )
 from bot.questions.loader import LoadedPack
-from bot.questions.schema import Check, Item
+from bot.questions.schema import Check, Item, prose_checks
 from bot.sandbox import Sandbox, SandboxConfig, SandboxUnavailable, SnippetRejected
 from bot.sandbox.result import Outcome, RunResult
 
@@ -140,7 +140,7 @@ def check_targets(packs: Iterable[LoadedPack]) -> list[CheckTarget]:
             line = loaded.item_lines.get(item.id, 1)
             if item.code is not None:
                 targets.append(CheckTarget(item, slug, path, line))
-            for number, check in enumerate(item.checks):
+            for number, check in enumerate(prose_checks(item)):
                 at = loaded.check_lines.get((item.id, number), line)
                 targets.append(CheckTarget(item, slug, path, at, check))
     return targets

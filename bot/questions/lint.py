@@ -34,7 +34,7 @@ from bot.questions.loader import (
     load_packs,
     read_pack_text,
 )
-from bot.questions.schema import Item
+from bot.questions.schema import Item, prose_checks
 
 __all__ = ["lint_packs", "unbacked_choice_problems", "unbacked_code_problems", "validate_upload"]
 
@@ -101,7 +101,7 @@ def unbacked_code_problems(files: Iterable[PackContents]) -> Iterator[Problem]:
     """
     for contents in files:
         for item, line in contents.items:
-            backed = {ref for check in item.checks for ref in check.backs}
+            backed = {ref for check in prose_checks(item) for ref in check.backs}
             for ref, what, text in _linted_texts(item):
                 if ref in backed or not INLINE_CODE.search(text):
                     continue
@@ -127,7 +127,7 @@ def unbacked_choice_problems(files: Iterable[PackContents]) -> Iterator[Problem]
     """
     for contents in files:
         for item, line in contents.items:
-            backed = {ref for check in item.checks for ref in check.backs}
+            backed = {ref for check in prose_checks(item) for ref in check.backs}
             for number, choice in enumerate(getattr(item, "choices", None) or (), 1):
                 ref = f"choice {number}"
                 shows = shows_code_or_a_value(choice.text)

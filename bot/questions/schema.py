@@ -36,6 +36,9 @@ __all__ = [
     "Check",
     "Choice",
     "Difficulty",
+    "Example",
+    "Exercise",
+    "ExerciseCheck",
     "Flashcard",
     "Item",
     "MultipleChoice",
@@ -46,6 +49,7 @@ __all__ = [
     "claim_refs",
     "expectation_problem",
     "practice_problem",
+    "prose_checks",
 ]
 
 Slug = Annotated[
@@ -313,11 +317,101 @@ class OpenPrompt(_ItemBase):
     checks: Checks = ()
 
 
+Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
+DottedName = Annotated[
+    str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+]
+Expression = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=600)]
+Compared = Literal["result", "args", "grads"]
+#: The longest an exercise may take for all its checks, in seconds (a /run's own limit is 10).
+MAX_EXERCISE_SECONDS = 20.0
+
+
+class ExerciseCheck(_Strict):
+    """One call of an exercise's ``entry``: its arguments, and what is compared.
+
+    ``args`` is a Python expression for the arguments (a tuple for several), evaluated in the
+    jail with ``torch`` and ``g`` (a ``torch.Generator`` seeded per member, exercise and
+    check, so two members' hidden inputs differ). ``compare`` names what must agree with the
+    reference's run on the same inputs: the returned ``result``, the ``args`` after the call
+    (an in-place update), or the ``grads`` of the tensor arguments; ``backward: true`` first
+    back-propagates the result with seeded random weights (so a backward that ignores its
+    incoming gradient fails). ``error`` says the call must raise that exception instead.
+    """
+
+    args: Expression
+    label: ShortText | None = None
+    compare: Annotated[tuple[Compared, ...], Field(min_length=1, max_length=3)] = ("result",)
+    backward: bool = False
+    error: ExceptionName | None = None
+    rtol: Annotated[float, Field(gt=0, le=1)] | None = None
+    atol: Annotated[float, Field(ge=0, le=1)] | None = None
+
+    @model_validator(mode="after")
+    def _coherent(self) -> Self:
+        if len(set(self.compare)) != len(self.compare):
+            raise ValueError("`compare` names the same thing twice")
+        if self.error is not None and (self.backward or self.compare != ("result",)):
+            raise ValueError("a check with `error` compares only the error: drop compare/backward")
+        if self.backward and "grads" not in self.compare:
+            raise ValueError("`backward: true` is for comparing `grads`: add grads to compare")
+        return self
+
+
+class Example(ExerciseCheck):
+    """A visible check: shown with its arguments and ``expect``, the expected result as the
+    member reads it (a Python expression; ``questions check`` holds it against the reference).
+    """
+
+    expect: Expression | None = None
+
+    @model_validator(mode="after")
+    def _says_what(self) -> Self:
+        if (self.expect is None) == (self.error is None):
+            raise ValueError("an example gives either `expect` (the result) or `error`")
+        return self
+
+
+class Exercise(_ItemBase):
+    """Write a function; it is run in the sandbox against visible ``examples`` and hidden
+    ``checks``, each compared with the reference ``solution``'s results on the same inputs.
+
+    ``starter`` is the code a member begins from; ``entry`` is the function the checks call;
+    ``forbid`` names what a solution may not use (``torch.autograd.grad`` when the point is a
+    hand-written backward); ``time_limit`` bounds one whole submission, in seconds.
+    """
+
+    kind: Literal["exercise"]
+    starter: Code
+    entry: Identifier
+    examples: Annotated[tuple[Example, ...], Field(min_length=1, max_length=5)]
+    checks: Annotated[tuple[ExerciseCheck, ...], Field(min_length=1, max_length=20)]
+    solution: Code
+    forbid: Annotated[tuple[DottedName, ...], Field(max_length=10)] = ()
+    time_limit: Annotated[float, Field(gt=0, le=MAX_EXERCISE_SECONDS)] = 5.0
+
+    @model_validator(mode="after")
+    def _no_snippet(self) -> Self:
+        if self.code is not None or self.show_graph:
+            raise ValueError(
+                "an exercise has no `code` snippet: its code is `starter` and `solution`"
+            )
+        if f"def {self.entry}" not in self.starter and f"{self.entry} =" not in self.starter:
+            raise ValueError(f"`starter` should define the entry function `{self.entry}`")
+        return self
+
+    @property
+    def all_checks(self) -> tuple[ExerciseCheck, ...]:
+        """The examples, then the hidden checks: the order results come back in."""
+        return (*self.examples, *self.checks)
+
+
 _KINDS: dict[str, type[_ItemBase]] = {
     "flashcard": Flashcard,
     "multiple_choice": MultipleChoice,
     "practice": Practice,
     "open": OpenPrompt,
+    "exercise": Exercise,
 }
 
 _KIND_NAMES: dict[type[_ItemBase], str] = {
@@ -325,9 +419,12 @@ _KIND_NAMES: dict[type[_ItemBase], str] = {
     MultipleChoice: "a multiple-choice item",
     Practice: "a practice item",
     OpenPrompt: "an open prompt",
+    Exercise: "an exercise",
 }
 
-Item = Annotated[Flashcard | MultipleChoice | Practice | OpenPrompt, Field(discriminator="kind")]
+Item = Annotated[
+    Flashcard | MultipleChoice | Practice | OpenPrompt | Exercise, Field(discriminator="kind")
+]
 
 
 class Pack(_Strict):
@@ -337,3 +434,9 @@ class Pack(_Strict):
     title: ShortText
     description: Text | None = None
     items: Annotated[tuple[Item, ...], Field(min_length=1)]
+
+
+def prose_checks(item: Item) -> tuple[Check, ...]:
+    """The checks that back an item's prose (an exercise's ``checks`` are calls of its
+    function instead, judged by running the reference)."""
+    return () if isinstance(item, Exercise) else item.checks

@@ -11,6 +11,12 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.sandbox.exercise import (
+    ExerciseReport,
+    ExerciseReportInvalid,
+    parse_exercise_report,
+    report_to_wire,
+)
 from bot.sandbox.graph import GRAPH_UNREADABLE, AutogradGraph, GraphReportInvalid, parse_graph
 
 __all__ = ["IMAGE_TYPES", "LEFT_OUT_REASONS", "Outcome", "RunFile", "RunResult", "SkippedFile"]
@@ -99,6 +105,9 @@ class RunResult:
     graph: AutogradGraph | None = field(default=None, compare=False)
     #: Why no graph came back, as the jail said it: untrusted text, shown only as code.
     graph_error: str | None = None
+    #: An exercise run's values (``Sandbox.run(exercise=...)``), checked at the boundary; None
+    #: when the run ended before it reported, or its report was refused.
+    exercise: ExerciseReport | None = field(default=None, compare=False)
 
     def as_dict(self) -> dict[str, object]:
         """The JSON shape printed by ``studybot snippet run --json``."""
@@ -126,6 +135,7 @@ class RunResult:
         ]
         data["graph"] = None if self.graph is None else self.graph.as_dict()
         data["graph_error"] = self.graph_error
+        data["exercise"] = report_to_wire(self.exercise)
         return data
 
     @classmethod
@@ -151,7 +161,14 @@ class RunResult:
                 graph = parse_graph(data["graph"])
             except GraphReportInvalid:
                 graph_error = GRAPH_UNREADABLE
+        exercise: ExerciseReport | None = None
+        if data.get("exercise") is not None:
+            try:
+                exercise = parse_exercise_report(data["exercise"])
+            except ExerciseReportInvalid:
+                exercise = None
         return cls(
+            exercise=exercise,
             outcome=Outcome(data["outcome"]),
             exit_code=data.get("exit_code"),
             signal=data.get("signal"),

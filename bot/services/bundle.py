@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.services.catalogue import Catalogue
+from bot.services.exercises import Exercises
 from bot.services.history import QuestionHistory
 from bot.services.packs import PackAdmin
 from bot.services.places import Places
@@ -49,6 +50,7 @@ class Services:
     runs: SnippetRuns  # /run, /graph
     packs: PackAdmin  # /pack, uploads, /write
     rounds: Rounds  # /round: live rounds
+    exercises: Exercises  # /solve: coding exercises judged in the sandbox
 
     async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109
         """Let work in flight finish before shutdown: answers being committed, snippet runs.

@@ -20,6 +20,7 @@ from bot.core.errors import NotFound
 from bot.core.gateway import ChatGateway
 from bot.core.messages import Message
 from bot.core.models import Post
+from bot.core.schedule_spec import ALL_KINDS
 from bot.services.catalogue import Catalogue
 from bot.services.wakeup import Wakeup
 from bot.storage.directory import ChannelRow, WorkspaceRow
@@ -42,6 +43,10 @@ class PostDraft:
 def zone(name: str) -> ZoneInfo:
     """A time zone by name, built once (cards show local times on every post)."""
     return ZoneInfo(name)
+
+
+#: The kinds a question without a kind filter (or a pack) is drawn from: all but exercises.
+UNASKED_KINDS = tuple(kind for kind in ALL_KINDS if kind != "exercise")
 
 
 class Posting:
@@ -85,8 +90,11 @@ class Posting:
         """
         if pack is not None:
             self.check_pack(pack)
+        # Exercises are posted when asked for (by kind or by their pack): each takes minutes
+        # and the sandbox, so they never turn up in a plain /quiz or an unfiltered schedule.
+        picked = kinds or (UNASKED_KINDS if pack is None else ())
         candidates = await self._catalogue.candidates(
-            channel.id, pack=pack, difficulty=difficulty, tags=tags, kinds=kinds
+            channel.id, pack=pack, difficulty=difficulty, tags=tags, kinds=picked
         )
         if not candidates:
             if pack is not None and pack in await self._catalogue.disabled_in(channel.id):

@@ -34,8 +34,9 @@ from bot.core.scoring import (
 )
 from bot.log import get_logger
 from bot.metrics import Metrics
-from bot.questions.schema import OpenPrompt
+from bot.questions.schema import Exercise, OpenPrompt
 from bot.services.catalogue import Catalogue
+from bot.services.exercises import Exercises
 from bot.services.graphs import ItemGraphs
 from bot.services.places import Places
 from bot.services.posting import PostDraft, Posting, zone
@@ -74,6 +75,12 @@ def score_rules(state: StreakState, request: AnswerRequest) -> ScoreDecision:
         )
         points = request.round_points if request.correct else 0
         return ScoreDecision(points, 0, decided.streak)
+    if request.exercise_points is not None:  # an exercise: its best submission's points
+        decided = decide(
+            state, request.local_day, difficulty=request.difficulty, correct=True, self_graded=False
+        )
+        bonus = decided.bonus if request.correct else 0
+        return ScoreDecision(request.exercise_points, bonus, decided.streak)
     return decide(
         state,
         request.local_day,
@@ -102,7 +109,9 @@ class Quiz:
         graphs: ItemGraphs | None = None,
         review: ReviewService | None = None,
         rounds: RoundStore | None = None,
+        exercises: Exercises | None = None,
     ) -> None:
+        self._exercises = exercises  # settles an exercise's partial credit before it closes
         self._rounds = rounds  # a live round's questions score by speed and hints taken
         self._round_specs: dict[int, bool] = {}  # round id -> whether its speed bonus applies
         self._graphs = graphs
@@ -256,6 +265,10 @@ class Quiz:
         item = stored.item
         if isinstance(item, OpenPrompt):
             raise BadInput("This is a discussion prompt: it is not scored. Share your thoughts!")
+        if isinstance(item, Exercise):
+            raise BadInput(
+                f"This is a coding exercise: solve it with {ctx.command('solve')} #{post.id}."
+            )
         if not post.is_open or (post.closes_at is not None and now >= post.closes_at):
             raise PostClosed(_closed_text(post))
         labels = cards.answer_labels(item)
@@ -389,6 +402,8 @@ class Quiz:
                     raise Forbidden(
                         "Only the member who asked for this question, or an admin, can reveal it."
                     )
+        if self._exercises is not None:
+            await self._exercises.settle([post.id])
         closed = await self._posts.close(post.id, self._clock.now())
         if closed is None:
             raise PostClosed("This question is already closed.")
@@ -397,6 +412,8 @@ class Quiz:
     async def reveal_many(self, post_ids: Sequence[int]) -> list[PostEdit]:
         """``reveal(None, id)`` for many posts at once (the scheduler at 09:00): one
         transaction and one breakdown query. Posts already closed are left out."""
+        if self._exercises is not None:
+            await self._exercises.settle(post_ids)
         closed = await self._posts.close_many(post_ids, self._clock.now())
         counts = await self._posts.breakdowns([p.id for p in closed])
         return [await self._edit_for(post, counts[post.id]) for post in closed]

@@ -30,7 +30,7 @@ from bot.core.recap import (
 )
 from bot.core.requests import RecapOff, RecapOn, RecapRequest, RecapShow
 from bot.log import get_logger
-from bot.questions.schema import CHOICE_LETTERS, Flashcard, MultipleChoice, OpenPrompt, Practice
+from bot.questions.schema import CHOICE_LETTERS, Exercise, Flashcard, Item, Practice
 from bot.services.catalogue import Catalogue
 from bot.services.places import Places
 from bot.services.timed import PlannedWork
@@ -219,7 +219,7 @@ class Recaps:
         )
 
 
-def _answer(item: Flashcard | MultipleChoice | Practice | OpenPrompt) -> str:
+def _answer(item: Item) -> str:
     """The right answer as a member would read it."""
     letter = cards.correct_letter(item)
     if letter is not None:
@@ -229,6 +229,8 @@ def _answer(item: Flashcard | MultipleChoice | Practice | OpenPrompt) -> str:
         return item.answer
     if isinstance(item, Practice):
         return item.final_answer
+    if isinstance(item, Exercise):
+        return "see the reference solution with /solutions"
     return "see the question"
 
 

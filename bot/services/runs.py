@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, Unavailable
@@ -89,8 +90,32 @@ class SnippetRuns:
         result = await self._execute(ctx, code, of)
         return graph_message(result, self.run_limits, ctx.member_name)
 
+    async def exercise_run(
+        self,
+        ctx: ChatContext | None,
+        code: str,
+        spec: dict[str, Any],
+        timeout: float,  # noqa: ASYNC109
+    ) -> RunResult:
+        """An exercise's checks against ``code``: a member's solution (``ctx``: the same checks
+        and rate limit as /run) or the reference (``ctx=None``: no limit, for the bot)."""
+        if ctx is not None:
+            return await self._execute(ctx, code, None, exercise=spec, timeout=timeout)
+        if self._runner_starting is not None:
+            await self._runner_starting
+            self._runner_starting = None
+        self.check()
+        assert self._runner is not None
+        return await self._runner.run(code, timeout=timeout, exercise=spec)
+
     async def _execute(
-        self, ctx: ChatContext, code: str, graph: tuple[str, ...] | None
+        self,
+        ctx: ChatContext,
+        code: str,
+        graph: tuple[str, ...] | None,
+        *,
+        exercise: dict[str, Any] | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109
     ) -> RunResult:
         if self._runner_starting is not None:
             await self._runner_starting  # the pool warms in the background at start-up
@@ -107,7 +132,9 @@ class SnippetRuns:
         with self._run_gate.admit((ctx.platform, ctx.workspace, ctx.member)):
             began = time.perf_counter()
             try:
-                if graph is None:
+                if exercise is not None:
+                    result = await runner.run(text, timeout=timeout, exercise=exercise)
+                elif graph is None:
                     result = await runner.run(text)
                 else:
                     result = await runner.run(text, graph=graph)

@@ -56,6 +56,9 @@ class AnswerRequest:
     # A live round's question: what a correct answer scores there (speed bonus and hints
     # counted in); its score event is of the kind ``round``. None: an ordinary question.
     round_points: int | None = None
+    # An exercise: the points its best submission earned (all of them for a full pass, a share
+    # at close for a partial one); its score event is of the kind ``exercise``.
+    exercise_points: int | None = None
 
 
 class AnswerStatus(enum.StrEnum):
@@ -275,7 +278,13 @@ class AnswerWriter:
             stamp = to_db(request.answered_at)
             answer_id = inserted[key]
             if request.correct is not None:
-                reason = "answer" if request.round_points is None else "round"
+                reason = (
+                    "round"
+                    if request.round_points is not None
+                    else "exercise"
+                    if request.exercise_points is not None
+                    else "answer"
+                )
                 batch.events.append(
                     (request.workspace_id, member.id, answer_id, reason, decision.points, stamp)
                 )

@@ -78,7 +78,7 @@ class ScoreStore:
         rows = await self._db.fetchall(
             "WITH mine AS ("
             "  SELECT e.member_id, sum(e.points) AS points,"
-            "    count(DISTINCT CASE WHEN e.reason IN ('answer', 'round')"
+            "    count(DISTINCT CASE WHEN e.reason IN ('answer', 'round', 'exercise')"
             "      THEN e.answer_id END) AS answers"
             "  FROM score_events e JOIN answers a ON a.id = e.answer_id"
             "  JOIN posts p ON p.id = a.post_id"
@@ -165,7 +165,8 @@ class ScoreStore:
         rows = await self._db.fetchall(
             "SELECT e.workspace_id, e.member_id, e.points, coalesce(t.points, 0) FROM"
             " (SELECT workspace_id, member_id, sum(points) AS points,"
-            "  sum(CASE WHEN reason IN ('answer', 'round') THEN 1 ELSE 0 END) AS answers"
+            "  sum(CASE WHEN reason IN ('answer', 'round', 'exercise') THEN 1 ELSE 0 END)"
+            "  AS answers"
             "  FROM score_events GROUP BY workspace_id, member_id) e"
             " LEFT JOIN score_totals t ON t.workspace_id = e.workspace_id"
             "  AND t.member_id = e.member_id AND t.period = 'all'"

@@ -202,6 +202,7 @@ class Sandbox:
         graph: tuple[str, ...] | None = None,
         svg: bool = False,
         background: bool = False,
+        exercise: dict[str, Any] | None = None,
     ) -> RunResult:
         """Run ``code`` once in a fresh jail. ``timeout`` (seconds) is capped at the config's.
 
@@ -211,6 +212,10 @@ class Sandbox:
         With ``graph`` (names of tensors, or ``()`` for the last one the snippet assigned with
         a ``grad_fn``) the result also carries the autograd graph (``RunResult.graph``) and its
         picture among the files.
+
+        With ``exercise`` (entry, checks, seed, forbid: ``bot.services.exercises`` builds it)
+        the code is a solution: the jail calls its function on each check's arguments and the
+        result carries the values (``RunResult.exercise``), for the host to compare.
         """
         # Validated once: a Snippet was checked where it entered (the bot's /run).
         text = code if isinstance(code, Snippet) else validate_snippet(code, self.config.max_bytes)
@@ -221,6 +226,8 @@ class Sandbox:
             request["graph"] = {"of": list(graph), "svg": svg}
         if background:
             request["background"] = True
+        if exercise is not None:
+            request["exercise"] = exercise
         data = await self._request(request)
         return RunResult.from_wire(data)
 

@@ -123,6 +123,7 @@ class RemoteSandbox:
         timeout: float | None = None,  # noqa: ASYNC109
         graph: tuple[str, ...] | None = None,
         background: bool = False,
+        exercise: dict[str, Any] | None = None,
     ) -> RunResult:
         """Run ``code`` on the least-loaded host; see the module docstring for failing over.
 
@@ -135,6 +136,8 @@ class RemoteSandbox:
             payload["graph"] = list(graph)
         if background:
             payload["background"] = True
+        if exercise is not None:
+            payload["exercise"] = exercise
         busy: list[str] = []
         for host in sorted((h for h in self.hosts if h.up), key=lambda h: h.load):
             outcome = await self._try(host, payload)

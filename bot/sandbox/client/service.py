@@ -83,6 +83,7 @@ def make_app(sandbox: Sandbox, token: str) -> web.Application:
                 timeout=float(timeout) if isinstance(timeout, int | float) else None,
                 graph=graph_names,
                 background=body.get("background") is True,
+                exercise=body["exercise"] if isinstance(body.get("exercise"), dict) else None,
             )
         except SnippetRejected as exc:
             metrics.refused.labels(reason="rejected").inc()

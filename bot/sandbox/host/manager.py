@@ -214,6 +214,9 @@ class Manager:
                 timeout = self.env.config.clamp_timeout(request.get("timeout"))
                 graph = request.get("graph")
                 extra: dict[str, object] = {"graph": graph} if isinstance(graph, dict) else {}
+                exercise = request.get("exercise")
+                if isinstance(exercise, dict):
+                    extra["exercise"] = exercise
                 background = request.get("background") is True
                 result = hide_paths(
                     await self.pool.run(code, timeout, extra, background=background),

@@ -17,6 +17,7 @@ import re
 import time
 
 from bot.log import get_logger
+from bot.sandbox.exercise import ExerciseReport, ExerciseReportInvalid, parse_exercise_report
 from bot.sandbox.graph import GRAPH_UNREADABLE, AutogradGraph, GraphReportInvalid, parse_graph
 from bot.sandbox.host.aio import (
     ByteBudget,
@@ -95,6 +96,18 @@ def _graph(report: dict[str, object]) -> tuple[AutogradGraph | None, str | None]
     except GraphReportInvalid as exc:
         log.info("a run's graph report was refused: %s", exc)
         return None, GRAPH_UNREADABLE
+
+
+def _exercise(report: dict[str, object]) -> ExerciseReport | None:
+    """An exercise run's values, checked whole; None when absent or refused."""
+    raw = report.get("exercise")
+    if raw is None:
+        return None
+    try:
+        return parse_exercise_report(raw)
+    except ExerciseReportInvalid as exc:
+        log.info("a run's exercise report was refused: %s", exc)
+        return None
 
 
 class NotDelivered(RuntimeError):
@@ -246,6 +259,7 @@ class OneRun:
         graph, graph_error = _graph(report)
         return dataclasses.replace(
             result,
+            exercise=_exercise(report),
             files=files,
             skipped_files=named,
             skipped_counts=counts,

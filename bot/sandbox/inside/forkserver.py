@@ -33,7 +33,7 @@ import signal
 import socket
 import sys
 
-from bot.sandbox.inside import pictures
+from bot.sandbox.inside import exercise, pictures
 from bot.sandbox.inside.worker import serve_one
 
 __all__ = ["main"]
@@ -235,6 +235,7 @@ def main(argv: list[str]) -> None:
     with open(bpf_fd, "rb") as fh:
         bpf = fh.read()
     pictures.preload(preload)
+    exercise.prepare()
     if "numpy" in sys.modules:
         import numpy.random  # noqa: F401 - a lazy import would fail in a child's namespaces
     if "torch" in sys.modules:

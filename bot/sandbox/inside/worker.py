@@ -36,7 +36,7 @@ import sys
 import types
 from typing import Any
 
-from bot.sandbox.inside import pictures, tidy
+from bot.sandbox.inside import exercise, pictures, tidy
 
 __all__ = ["main"]
 
@@ -154,6 +154,15 @@ def _run(code: bytes, module: types.ModuleType) -> tuple[int, bool]:
     return 0, False
 
 
+def _show_failure(exc: BaseException, label: str) -> None:
+    """The traceback of the first check the member's function failed, for them to read."""
+    try:
+        sys.stderr.write(f"While running {label}:\n")
+        _print_exception(exc)
+    except BaseException:
+        os.write(2, f"{type(exc).__name__}\n".encode())
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -263,6 +272,7 @@ def main(argv: list[str]) -> None:
     _set_limit(resource.RLIMIT_CPU, cpu_import, cpu_hard)
 
     pictures.preload(preload)
+    exercise.prepare()
     if "torch" in sys.modules:
         torch = sys.modules["torch"]
         torch.set_num_threads(threads)
@@ -306,8 +316,14 @@ def serve_one(ctrl: int, status: int, out: int, err: int, cpu_hard: int) -> None
 
     pictures.install_show(os.getcwd())
     module = types.ModuleType("__main__")
-    exit_code, memory = _run(code, module)
-    extras = _afterwards(header, module.__dict__, exit_code)
+    spec = header.get("exercise")
+    if isinstance(spec, dict):
+        exit_code, memory, checked = exercise.run(spec, code, module, _run, _show_failure)
+        extras = _afterwards({}, module.__dict__, exit_code)
+        extras["exercise"] = checked
+    else:
+        exit_code, memory = _run(code, module)
+        extras = _afterwards(header, module.__dict__, exit_code)
     _flush()
     # Closing our ends lets the manager see EOF now rather than after the kernel has torn down
     # this process's (large, torch-sized) address space.

@@ -1,0 +1,264 @@
+"""The sandbox's contract for an exercise run: what the jail sends back, read strictly.
+
+The report comes from the jail, where member code ran, so it is untrusted: every value is
+checked against one small grammar (``None``, ``bool``, 64-bit ints, floats, short strings,
+tensors as dtype + shape + numbers, lists, tuples, string-keyed dicts) and turned into frozen
+values here. Anything else refuses the whole report (:class:`ExerciseReportInvalid`), and the
+submission is answered as "the run's report could not be read". Comparing values is the
+core's job (``bot.core.exercises``); nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "FLOAT_DTYPES",
+    "CheckRun",
+    "DictValue",
+    "ExerciseReport",
+    "ExerciseReportInvalid",
+    "SeqValue",
+    "TensorValue",
+    "Unsupported",
+    "Value",
+    "parse_exercise_report",
+]
+
+#: Floating dtypes, whose values are compared within a tolerance.
+FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
+_DTYPES = FLOAT_DTYPES | {"bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32"}
+_SPECIAL = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+_MAX_NUMBERS = 100_000
+_MAX_CHECKS = 40
+_MAX_DEPTH = 8
+_MAX_ITEMS = 1_000
+_MAX_TEXT = 1_000
+
+
+class ExerciseReportInvalid(ValueError):
+    """The jail's exercise report does not follow the grammar."""
+
+
+@dataclass(frozen=True, slots=True)
+class TensorValue:
+    dtype: str
+    shape: tuple[int, ...]
+    data: tuple[float | int | bool, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SeqValue:
+    kind: str  # "list" or "tuple"
+    items: tuple[Value, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DictValue:
+    items: tuple[tuple[str, Value], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Unsupported:
+    """Something the function returned that is not a plain value (said in the jail's words)."""
+
+    what: str
+
+
+Value = None | bool | int | float | str | TensorValue | SeqValue | DictValue | Unsupported
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRun:
+    """What one check's call did: a result (and the arguments, gradients) or an exception."""
+
+    result: Value = None
+    args: Value = None
+    grads: tuple[Value, ...] | None = None
+    raised: str | None = None
+    message: str = ""
+    too_large: bool = False
+    ms: float = 0.0
+    has_result: bool = False
+    expected: Value = None  # an example's stated result, evaluated (``questions check`` only)
+
+
+@dataclass(frozen=True, slots=True)
+class ExerciseReport:
+    results: tuple[CheckRun, ...]
+    forbidden: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    load_error: bool = False
+    no_entry: bool = False
+    setup_error: str | None = None
+
+
+class _Counter:
+    def __init__(self) -> None:
+        self.left = _MAX_NUMBERS
+
+    def take(self, count: int) -> None:
+        self.left -= count
+        if self.left < 0:
+            raise ExerciseReportInvalid("more numbers than a report may carry")
+
+
+def _text(raw: object, limit: int = _MAX_TEXT) -> str:
+    if not isinstance(raw, str):
+        raise ExerciseReportInvalid("expected text")
+    return raw[:limit]
+
+
+def _number(raw: object, counter: _Counter) -> float | int | bool:
+    counter.take(1)
+    if isinstance(raw, str) and raw in _SPECIAL:
+        return _SPECIAL[raw]
+    if isinstance(raw, bool | int | float):
+        if isinstance(raw, int) and not isinstance(raw, bool) and abs(raw) >= 2**64:
+            raise ExerciseReportInvalid("an int out of range")
+        return raw
+    raise ExerciseReportInvalid("expected a number")
+
+
+def _tensor(raw: Mapping[str, Any], counter: _Counter) -> TensorValue:
+    dtype, shape, data = raw.get("tensor"), raw.get("shape"), raw.get("data")
+    if dtype not in _DTYPES or not isinstance(shape, list) or not isinstance(data, list):
+        raise ExerciseReportInvalid("a malformed tensor")
+    if len(shape) > 8 or not all(type(n) is int and 0 <= n <= _MAX_NUMBERS for n in shape):
+        raise ExerciseReportInvalid("a malformed shape")
+    if math.prod(shape) != len(data):
+        raise ExerciseReportInvalid("a tensor's data does not fill its shape")
+    return TensorValue(str(dtype), tuple(shape), tuple(_number(v, counter) for v in data))
+
+
+def _value(raw: object, counter: _Counter, depth: int = 0) -> Value:
+    if depth > _MAX_DEPTH:
+        raise ExerciseReportInvalid("nested too deep")
+    if raw is None or isinstance(raw, bool):
+        return raw
+    if isinstance(raw, int | float):
+        return _number(raw, counter)
+    if isinstance(raw, str):
+        return _text(raw)
+    if not isinstance(raw, dict) or len(raw) not in (1, 3):
+        raise ExerciseReportInvalid("an unknown value")
+    if "tensor" in raw:
+        return _tensor(raw, counter)
+    ((key, inner),) = raw.items()
+    if key == "float" and isinstance(inner, str) and inner in _SPECIAL:
+        return _SPECIAL[inner]
+    if key in ("list", "tuple") and isinstance(inner, list) and len(inner) <= _MAX_ITEMS:
+        return SeqValue(key, tuple(_value(v, counter, depth + 1) for v in inner))
+    if key == "dict" and isinstance(inner, dict) and len(inner) <= _MAX_ITEMS:
+        return DictValue(
+            tuple((_text(k, 200), _value(v, counter, depth + 1)) for k, v in inner.items())
+        )
+    if key == "unsupported":
+        return Unsupported(_text(inner, 200))
+    raise ExerciseReportInvalid("an unknown value")
+
+
+def _check_run(raw: object, counter: _Counter) -> CheckRun:
+    if not isinstance(raw, dict):
+        raise ExerciseReportInvalid("a check's result is not an object")
+    ms = raw.get("ms", 0.0)
+    ms = float(ms) if isinstance(ms, int | float) and not isinstance(ms, bool) else 0.0
+    if "raised" in raw:
+        return CheckRun(
+            raised=_text(raw["raised"], 100), message=_text(raw.get("message", ""), 300), ms=ms
+        )
+    if raw.get("too_large") is True:
+        return CheckRun(too_large=True, ms=ms)
+    grads = raw.get("grads")
+    if grads is not None and not isinstance(grads, list):
+        raise ExerciseReportInvalid("grads is not a list")
+    return CheckRun(
+        result=_value(raw.get("result"), counter),
+        args=_value(raw.get("args"), counter),
+        grads=None if grads is None else tuple(_value(g, counter) for g in grads),
+        ms=ms,
+        has_result="result" in raw,
+        expected=_value(raw.get("expected"), counter),
+    )
+
+
+def _names(raw: object) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or len(raw) > 20:
+        raise ExerciseReportInvalid("expected a short list of names")
+    return tuple(_text(n, 200) for n in raw)
+
+
+def parse_exercise_report(raw: object) -> ExerciseReport:
+    """The jail's ``exercise`` report, checked whole (raises :class:`ExerciseReportInvalid`)."""
+    if not isinstance(raw, dict):
+        raise ExerciseReportInvalid("the report is not an object")
+    results = raw.get("results", [])
+    if not isinstance(results, list) or len(results) > _MAX_CHECKS:
+        raise ExerciseReportInvalid("results is not a short list")
+    counter = _Counter()
+    setup = raw.get("setup_error")
+    return ExerciseReport(
+        results=tuple(_check_run(r, counter) for r in results),
+        forbidden=_names(raw.get("forbidden")),
+        missing=_names(raw.get("missing")),
+        load_error=raw.get("load_error") is True,
+        no_entry=raw.get("no_entry") is True,
+        setup_error=None if setup is None else _text(setup, 300),
+    )
+
+
+def report_to_wire(report: ExerciseReport | None) -> object:
+    """The report as the manager sends it to the bot (read back by :func:`from_wire`)."""
+    if report is None:
+        return None
+    return {
+        "results": [_run_to_wire(r) for r in report.results],
+        "forbidden": list(report.forbidden),
+        "missing": list(report.missing),
+        "load_error": report.load_error,
+        "no_entry": report.no_entry,
+        "setup_error": report.setup_error,
+    }
+
+
+def _run_to_wire(run: CheckRun) -> dict[str, object]:
+    if run.raised is not None:
+        return {"raised": run.raised, "message": run.message, "ms": run.ms}
+    if run.too_large:
+        return {"too_large": True, "ms": run.ms}
+    out: dict[str, object] = {"ms": run.ms, "args": _to_wire(run.args)}
+    if run.expected is not None:
+        out["expected"] = _to_wire(run.expected)
+    if run.has_result:
+        out["result"] = _to_wire(run.result)
+    if run.grads is not None:
+        out["grads"] = [_to_wire(g) for g in run.grads]
+    return out
+
+
+def _special(value: float) -> object:
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
+def _to_wire(value: Value) -> object:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"float": _special(value)}
+    if isinstance(value, TensorValue):
+        data = [_special(v) if isinstance(v, float) else v for v in value.data]
+        return {"tensor": value.dtype, "shape": list(value.shape), "data": data}
+    if isinstance(value, SeqValue):
+        return {value.kind: [_to_wire(v) for v in value.items]}
+    if isinstance(value, DictValue):
+        return {"dict": {k: _to_wire(v) for k, v in value.items}}
+    if isinstance(value, Unsupported):
+        return {"unsupported": value.what}
+    return value
