@@ -753,21 +753,30 @@ def questions_check(
         bool, typer.Option("--json", help="Print the results as JSON.", metavar="")
     ] = False,
 ) -> None:
-    """Run every code item's snippet and every check in the sandbox against its expectation.
+    """Run every code item's snippet and every check in the sandbox against its expectation,
+    and every exercise's reference and starter against its checks.
 
-    Prints id (with the texts a check backs), expected, got and verdict per snippet; exits 1
-    on any disagreement (or a pack that does not load) and 2 when the sandbox is unavailable.
+    Prints id (with the texts a check backs), expected, got and verdict per snippet, then one
+    line per exercise and each of its problems at file:line; exits 1 on any disagreement or
+    broken exercise (or a pack that does not load) and 2 when the sandbox is unavailable.
     Never runs unsandboxed.
     """
     import json
 
     from bot.questions.check import (
+        CheckRow,
+        check_items,
         check_targets,
         render_table,
-        run_in_sandbox,
         sandbox_config_for_check,
     )
-    from bot.sandbox import SandboxConfig, SandboxUnavailable
+    from bot.questions.exercise_check import (
+        ExerciseRow,
+        check_exercises,
+        exercise_targets,
+        render_exercises,
+    )
+    from bot.sandbox import Sandbox, SandboxConfig, SandboxUnavailable
 
     wiring = _wiring(ctx)
     settings = wiring.settings()
@@ -775,29 +784,44 @@ def questions_check(
     for problem in result.errors:
         typer.echo(str(problem), err=True)
     targets = check_targets(result.packs)
-    if not targets:
-        typer.echo("no code items or checks to run")
+    exercises = exercise_targets(result.packs)
+    if not targets and not exercises:
+        typer.echo("no code items, checks or exercises to run")
         raise typer.Exit(1 if result.errors else 0)
     base = SandboxConfig.from_settings(settings)
     workers = jobs or max(1, base.pool_size)
-    config = sandbox_config_for_check(base, timeout=timeout, jobs=workers)
+    config = sandbox_config_for_check(base, timeout=timeout, jobs=workers * 4)
+
+    async def check_all() -> tuple[list[CheckRow], list[ExerciseRow]]:
+        async with Sandbox(config) as sandbox:
+            if not sandbox.available:
+                raise SandboxUnavailable(sandbox.unavailable_reason or "sandbox unavailable")
+            rows = await check_items(targets, sandbox, timeout=timeout, jobs=workers)
+            return rows, await check_exercises(exercises, sandbox, jobs=workers)
+
     try:
-        rows = asyncio.run(run_in_sandbox(targets, config, timeout=timeout, jobs=workers))
+        rows, exercise_rows = asyncio.run(check_all())
     except SandboxUnavailable as exc:
         typer.echo(f"sandbox unavailable: {exc.reason}; nothing was run", err=True)
         raise typer.Exit(2) from None
     failed = [row for row in rows if not row.ok]
+    broken = [row for row in exercise_rows if not row.ok]
     if json_out:
         document = {
             "items": [row.as_dict() for row in rows],
             "checked": len(rows),
             "disagree": len(failed),
+            "exercises": [row.as_dict() for row in exercise_rows],
+            "broken_exercises": len(broken),
             "load_problems": [str(problem) for problem in result.errors],
         }
         typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:
-        typer.echo(render_table(rows))
-    if failed or result.errors:
+        if rows:
+            typer.echo(render_table(rows))
+        if exercise_rows:
+            typer.echo(("\n" if rows else "") + render_exercises(exercise_rows))
+    if failed or broken or result.errors:
         raise typer.Exit(1)
 
 
