@@ -476,6 +476,22 @@ COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
+        "solve",
+        "solve a coding exercise: your code runs against its checks in the sandbox",
+        (
+            _POST_ID,
+            Arg(
+                "file",
+                Kind.WORD,
+                "Submit this file instead of typing the code",
+                option=True,
+                metavar="PATH",
+                platforms=CONSOLE,
+                example="solution.py",
+            ),
+        ),
+    ),
+    Command(
         "graph",
         "run a snippet and draw the autograd graph it built",
         (

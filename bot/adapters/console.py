@@ -121,6 +121,7 @@ class ConsoleAdapter:
         self.channel = channel
         self.running = True
         self._snippet: list[str] | None = None  # lines of a fenced /run block being typed
+        self._solving: tuple[int, list[str]] | None = None  # /solve's post and lines, to /end
         self._graph_of: tuple[str, ...] | None = None  # set while that block is a /graph
         self._reviewing: dict[str, ReviewTurn] = {}  # by member: the /review card shown
         self.closed_dms: set[str] = set()  # members whose DMs are closed (`/dms closed`)
@@ -149,6 +150,7 @@ class ConsoleAdapter:
             "schedule": self._schedule,
             "run": self._run_usage,
             "graph": self._run_usage,
+            "solve": self._solve,
             "clock": self._clock,
             "dms": self._dms,
             "help": self._help,
@@ -282,6 +284,9 @@ class ConsoleAdapter:
     async def handle_line(self, line: str) -> None:
         if self._snippet is not None:
             await self._collect_snippet(line)
+            return
+        if self._solving is not None:
+            await self._collect_solution(line)
             return
         text = line.strip()
         if not text or text.startswith("#"):
@@ -689,6 +694,52 @@ class ConsoleAdapter:
         else:
             self.reply(await self.services.runs.graph(self.context(), code, of))
 
+    async def _solve(self, args: list[str]) -> None:
+        """``/solve [#ID] [--file PATH]``: the exercise's starter is shown, then the lines up
+        to ``/end`` are the solution (or the file is, at once)."""
+        values = parse(PLATFORM, args, "solve")
+        typed, path = values.one("id"), values.one("file")
+        form = await self.services.exercises.open_editor(
+            self.context(), int(typed) if typed is not None else None
+        )
+        if path is not None:
+            file, _ = await asyncio.to_thread(_local_file, path)
+            raw = await asyncio.to_thread(_read_local_file, file)
+            try:
+                code = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise BadInput(f"{file.name} is not UTF-8 text.") from None
+            self.reply(await self.services.exercises.submit(self.context(), form.post_id, code))
+            return
+        self._solving = (form.post_id, [])
+        self.reply(
+            Message.note(
+                f"{form.title}. Type or paste your solution, then a line with /end "
+                f"(/cancel to stop). The starter code:\n\n{form.starter.rstrip()}"
+            )
+        )
+
+    async def _collect_solution(self, line: str) -> None:
+        assert self._solving is not None
+        post_id, lines = self._solving
+        word = line.strip().lower()
+        if word == "/cancel":
+            self._solving = None
+            self.note("/solve cancelled; nothing was submitted")
+            return
+        if word != "/end":
+            lines.append(line.rstrip("\n"))
+            return
+        self._solving = None
+        code = "\n".join(lines) + "\n"
+        await self._guarded(
+            "/solve",
+            self._submit_solution(post_id, code),
+        )
+
+    async def _submit_solution(self, post_id: int, code: str) -> None:
+        self.reply(await self.services.exercises.submit(self.context(), post_id, code))
+
     async def _clock(self, args: list[str]) -> None:
         if not args:
             self.reply(Message(), text=f"the time is {await self._local_now()}")
@@ -876,4 +927,6 @@ def answered_with(message: Message) -> str | None:
         parts.append(f"/show #{pid} to see the back, then /answer #{pid} {grades}")
     if any(b.action is Action.HINT for b in buttons):
         parts.append(f"/hint #{pid} for a hint")
+    if any(b.action is Action.SOLVE for b in buttons):
+        parts.append(f"solve with /solve #{pid}, then your code and a line /end")
     return "; ".join(parts) or None

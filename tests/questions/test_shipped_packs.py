@@ -17,7 +17,7 @@ import pytest
 from bot.questions.expectations import Expectation, compare
 from bot.questions.lint import lint_packs
 from bot.questions.loader import load_packs
-from bot.questions.schema import Check, Item, Pack, Practice
+from bot.questions.schema import Check, Item, Pack, Practice, prose_checks
 from tests.questions.snippets import explain, run_snippet
 
 PACKS_DIR = Path(__file__).resolve().parents[2] / "questions"
@@ -62,7 +62,7 @@ def _checks() -> list[tuple[str, Check]]:
         (f"{item.id}-check{number}-{'-'.join(check.backs).replace(' ', '')}", check)
         for pack in _packs()
         for item in pack.items
-        for number, check in enumerate(item.checks, 1)
+        for number, check in enumerate(prose_checks(item), 1)
     ]
 
 
