@@ -11,6 +11,7 @@ import inspect
 import re
 import sqlite3
 import sys
+from collections import Counter
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -681,7 +682,7 @@ def questions_import(
     file: Annotated[Path, typer.Argument(help="The file to import.")],
     format_: Annotated[
         Format | None,
-        typer.Option("--format", help="cheatsheet, csv, tsv or opentdb (default: detected)."),
+        typer.Option("--format", help="cheatsheet, notes, csv, tsv, opentdb, anki (.apkg) or anki-text (default: detected)."),
     ] = None,
     pack: Annotated[
         str | None, typer.Option("--pack", help="The pack's slug (default: from the file name).")
@@ -703,7 +704,8 @@ def questions_import(
         typer.Option("--packs", help="Packs to check for duplicates (default: STUDYBOT_PACKS)."),
     ] = None,
 ) -> None:
-    """Import a cheat sheet, a CSV/TSV (Quizlet) export or an OpenTDB file as a pack.
+    """Import a cheat sheet, a CSV/TSV (Quizlet) export, an OpenTDB file or an Anki deck (.apkg,
+    or Anki's plain-text export) as a pack.
 
     Every item that could not be imported is printed with its line (exit 1); guesses and
     near-duplicates of existing questions are printed as warnings.
@@ -730,6 +732,64 @@ def questions_import(
     typer.echo(report.summary(), err=True)
     if report.errors:
         raise typer.Exit(1)
+
+
+@questions_app.command("export")
+def questions_export(
+    ctx: typer.Context,
+    pack: Annotated[
+        str, typer.Argument(help="A pack's slug (in the packs folder) or a pack file.")
+    ],
+    apkg: Annotated[
+        Path | None, typer.Option("--apkg", help="Write an Anki deck (.apkg) here.")
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite --apkg if it exists.", metavar="")
+    ] = False,
+    packs: Annotated[
+        Path | None,
+        typer.Option("--packs", help="Where to find PACK by slug (default: STUDYBOT_PACKS)."),
+    ] = None,
+) -> None:
+    """Export a pack as an Anki deck that Anki opens (File > Import).
+
+    Flashcards become Basic notes; multiple choice shows the choices on the front and the
+    answer and explanation on the back; code shows as code. Ids come from the pack's slug, so
+    importing a re-exported deck into Anki updates its notes instead of adding copies.
+    """
+    from bot.questions.anki import pack_apkg
+
+    if apkg is None:
+        typer.echo("say the format: --apkg OUT.apkg (the only one so far)", err=True)
+        raise typer.Exit(2)
+    if apkg.exists() and not force:
+        typer.echo(f"studybot: {apkg} exists; pass --force to overwrite it", err=True)
+        raise typer.Exit(2)
+    as_file = Path(pack)
+    if as_file.suffix.lower() in {".yaml", ".yml"} or as_file.is_file():
+        result = load_packs(as_file)
+        where = str(as_file)
+    else:
+        folder = _packs_dir(ctx, packs)
+        result = load_packs(folder, Path(_wiring(ctx).settings().uploads_dir))
+        where = f"{folder}"
+    for problem in result.errors:
+        typer.echo(str(problem), err=True)
+    found = [p.pack for p in result.packs if p.pack.pack == pack or as_file.is_file()]
+    if not found:
+        known = ", ".join(sorted(p.pack.pack for p in result.packs)) or "none"
+        typer.echo(f"studybot: no pack {pack!r} in {where} (packs there: {known})", err=True)
+        raise typer.Exit(1)
+    chosen = found[0]
+    try:
+        apkg.parent.mkdir(parents=True, exist_ok=True)
+        apkg.write_bytes(pack_apkg(chosen))
+    except OSError as exc:
+        typer.echo(f"studybot: cannot write {apkg}: {exc.strerror}", err=True)
+        raise typer.Exit(1) from None
+    kinds = Counter(item.kind for item in chosen.items)
+    listed = ", ".join(f"{kinds[k]} {k}" for k in sorted(kinds))
+    typer.echo(f"exported {chosen.pack} ({len(chosen.items)} notes: {listed}) to {apkg}")
 
 
 @questions_app.command("check")
