@@ -682,7 +682,11 @@ def questions_import(
     file: Annotated[Path, typer.Argument(help="The file to import.")],
     format_: Annotated[
         Format | None,
-        typer.Option("--format", help="cheatsheet, notes, csv, tsv, opentdb, anki (.apkg) or anki-text (default: detected)."),
+        typer.Option(
+            "--format",
+            help="cheatsheet, notes, csv, tsv, opentdb, anki (.apkg) or anki-text "
+            "(default: detected).",
+        ),
     ] = None,
     pack: Annotated[
         str | None, typer.Option("--pack", help="The pack's slug (default: from the file name).")

@@ -126,9 +126,7 @@ def _choice_fields(item: MultipleChoice) -> list[str]:
         for i, choice in enumerate(item.choices)
         if choice.why
     ]
-    explanation = "<br>".join(
-        ([text_html(item.explanation)] if item.explanation else []) + whys
-    )
+    explanation = "<br>".join(([text_html(item.explanation)] if item.explanation else []) + whys)
     return [
         text_html(item.prompt),
         code_html(item.code) if item.code else "",

@@ -85,9 +85,7 @@ def run_import(
         raise ImportRefused(f"{out} exists; pass --force to overwrite it")
     if pack is not None:
         _check_slug(pack)
-    package = format_ is Format.ANKI or (
-        format_ is None and file.suffix.lower() in ANKI_SUFFIXES
-    )
+    package = format_ is Format.ANKI or (format_ is None and file.suffix.lower() in ANKI_SUFFIXES)
     try:
         # A deck's pictures and sounds travel in the package; only its collection is read.
         check_size(file.stat().st_size, str(file), MAX_PACKAGE_BYTES if package else MAX_FILE_BYTES)

@@ -50,7 +50,9 @@ __all__ = [
     "looks_like_anki_text",
 ]
 
-ANKI_TEXT_HEADER = re.compile(r"^#(separator|html|tags column|notetype column|deck column|guid column):")
+ANKI_TEXT_HEADER = re.compile(
+    r"^#(separator|html|tags column|notetype column|deck column|guid column):"
+)
 # The fields of studybot's exported multiple-choice note type (bot.questions.anki).
 _CHOICE_FIELDS = ("Question", "Code", "Choices", "Answer", "Explanation")
 _CLOZE = re.compile(r"\{\{c\d+::")
@@ -81,6 +83,11 @@ class _Text(HTMLParser):
         self._pre = 0
         self._li: list[str] | None = None
 
+    def _break(self) -> None:
+        """A line break for a block's edge: one, however many blocks meet there."""
+        if self.parts and not self.parts[-1].endswith("\n"):
+            self._emit("\n")
+
     def _emit(self, text: str) -> None:
         self.parts.append(text)
         if self._li is not None:
@@ -93,7 +100,7 @@ class _Text(HTMLParser):
         elif tag == "br":
             self._emit("\n")
         elif tag in {"div", "p", "ol", "ul", "tr", "h1", "h2", "h3", "h4", "hr"}:
-            self._emit("\n")
+            self._break()
         elif tag == "li":
             self._emit("\n- ")
             self._li = []
@@ -106,7 +113,7 @@ class _Text(HTMLParser):
             self._pre -= 1
             self._emit("\n```\n")
         elif tag in {"div", "p", "h1", "h2", "h3", "h4"}:
-            self._emit("\n")
+            self._break()
         elif tag == "li" and self._li is not None:
             self.items.append(_tidy("".join(self._li)))
             self._li = None
@@ -195,8 +202,7 @@ def _add_note(builder: PackBuilder, note: _Note, *, is_html: bool = True) -> Non
         builder.problem(
             note.line,
             note.label,
-            "needs a filled front and back (two fields), found "
-            f"{len(filled)}; not imported",
+            f"needs a filled front and back (two fields), found {len(filled)}; not imported",
         )
         return
     draft = builder.draft("flashcard", note.line)
@@ -439,7 +445,8 @@ def import_anki_text(text: str, result: ImportResult) -> None:
             continue
         skip = set(columns.values())
         fields = tuple(
-            (f"Field {n + 1}", cell) for n, cell in enumerate(c for i, c in enumerate(row) if i not in skip)
+            (f"Field {n + 1}", cell)
+            for n, cell in enumerate(c for i, c in enumerate(row) if i not in skip)
         )
         tags_cell = row[columns["tags"]] if "tags" in columns and columns["tags"] < len(row) else ""
         type_name = (
