@@ -60,7 +60,10 @@ review_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(db_app, name="db")
-scores_app = typer.Typer(help="Scores: export them for a spreadsheet.", no_args_is_help=True)
+scores_app = typer.Typer(
+    help="Scores: export them for a spreadsheet, import points from another bot.",
+    no_args_is_help=True,
+)
 app.add_typer(scores_app, name="scores")
 app.add_typer(review_app, name="review")
 
@@ -454,6 +457,95 @@ def scores_export(
     writer.writerow(EXPORT_HEADER)
     # Names and workspace names are members' text: never a formula in a spreadsheet.
     writer.writerows(tuple(spreadsheet_cell(c) for c in row) for row in asyncio.run(rows()))
+
+
+@scores_app.command("import")
+def scores_import(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="A CSV: member_id, member or name; and points.")],
+    workspace: Annotated[
+        str | None,
+        typer.Option(
+            "--workspace",
+            help="The workspace: its row id, platform id or name (needed when there are several).",
+        ),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Bring points over from another bot: each member's points become one score event.
+
+    The CSV has a header row naming a member column (member_id: the platform's id; name: the
+    display name; member: either) and a points column. Nothing is written unless every row is
+    good: each bad row is printed with its number (the header is row 1) and field. The points
+    count in the all-time board, not in this week's or month's, and not in streaks. The same
+    file imported again is refused, not counted twice.
+    """
+    from bot.questions.untrusted import MAX_FILE_BYTES
+    from bot.services.score_import import (
+        ScoresImported,
+        ScoresImportRefused,
+        import_points,
+        parse_points,
+    )
+    from bot.storage.scores import ScoreStore
+
+    wiring = _wiring(ctx)
+    settings = _existing_db(ctx, db)
+    try:
+        if file.stat().st_size > MAX_FILE_BYTES:
+            typer.echo(f"studybot: {file} is over {MAX_FILE_BYTES:,} bytes", err=True)
+            raise typer.Exit(2)
+        raw = file.read_bytes()
+    except OSError as exc:
+        typer.echo(f"studybot: cannot read {file}: {exc.strerror}", err=True)
+        raise typer.Exit(2) from None
+
+    async def apply() -> tuple[str, ScoresImported]:
+        parsed = parse_points(raw, str(file))
+        async with await wiring.database(settings) as database:
+            store = ScoreStore(database)
+            spaces = await store.workspaces()
+            listed = ", ".join(
+                f"{w.platform} {w.external_id}" + (f" ({w.name})" if w.name else "") for w in spaces
+            )
+            if workspace is not None:
+                chosen = [w for w in spaces if workspace in {str(w.id), w.external_id, w.name}]
+                if not chosen:
+                    raise ScoresImportRefused(
+                        [
+                            f"no workspace {workspace!r} in {settings.database_name} "
+                            f"(there: {listed or 'none'})"
+                        ]
+                    )
+            elif len(spaces) != 1:
+                raise ScoresImportRefused(
+                    [f"{settings.database_name} has no workspace yet: run the bot there first"]
+                    if not spaces
+                    else [
+                        f"{settings.database_name} has {len(spaces)} workspaces; pass "
+                        f"--workspace ID (one of: {listed})"
+                    ]
+                )
+            else:
+                chosen = spaces
+            target = chosen[0]
+            done = await import_points(store, target.id, parsed, now=datetime.now(UTC))
+            label = f"{target.platform} {target.external_id}" + (
+                f" ({target.name})" if target.name else ""
+            )
+            return label, done
+
+    try:
+        label, done = asyncio.run(apply())
+    except ScoresImportRefused as exc:
+        for problem in exc.problems:
+            typer.echo(problem, err=True)
+        typer.echo(f"studybot: {file} was not imported; nothing changed", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(
+        f"imported {done.points:,} point(s) for {done.members} member(s) from {file} into "
+        f"{label}: they count in the all-time board (not this week's or month's, not streaks)"
+    )
 
 
 async def _db_problems(database: Database) -> list[str]:
