@@ -30,6 +30,7 @@ from bot.settings import Platform, Settings
 
 if TYPE_CHECKING:
     from bot.storage.database import Database
+    from bot.storage.scores import WorkspaceInfo
 
 __all__ = ["app", "main"]
 
@@ -505,9 +506,7 @@ def scores_import(
         async with await wiring.database(settings) as database:
             store = ScoreStore(database)
             spaces = await store.workspaces()
-            listed = ", ".join(
-                f"{w.platform} {w.external_id}" + (f" ({w.name})" if w.name else "") for w in spaces
-            )
+            listed = ", ".join(_workspace_label(w) for w in spaces)
             if workspace is not None:
                 chosen = [w for w in spaces if workspace in {str(w.id), w.external_id, w.name}]
                 if not chosen:
@@ -530,10 +529,7 @@ def scores_import(
                 chosen = spaces
             target = chosen[0]
             done = await import_points(store, target.id, parsed, now=datetime.now(UTC))
-            label = f"{target.platform} {target.external_id}" + (
-                f" ({target.name})" if target.name else ""
-            )
-            return label, done
+            return _workspace_label(target), done
 
     try:
         label, done = asyncio.run(apply())
@@ -545,6 +541,14 @@ def scores_import(
     typer.echo(
         f"imported {done.points:,} point(s) for {done.members} member(s) from {file} into "
         f"{label}: they count in the all-time board (not this week's or month's, not streaks)"
+    )
+
+
+def _workspace_label(workspace: WorkspaceInfo) -> str:
+    """``discord 1234 (Study group)``: the platform, its id, and the name when it has one."""
+    named = workspace.name not in ("", workspace.external_id)
+    return f"{workspace.platform} {workspace.external_id}" + (
+        f" ({workspace.name})" if named else ""
     )
 
 

@@ -12,7 +12,8 @@ Each note becomes an item: a note of studybot's own multiple-choice type (what
 note a flashcard, its first filled field the prompt and its second the answer. Tags carry
 over (``difficulty::hard`` sets the difficulty). What cannot map is reported per note, and
 the other notes import: a cloze note, a note with media (pictures, sounds), a note with one
-filled field. Fields are HTML: ``<pre>`` blocks become fenced code, the rest plain text.
+filled field. Fields are HTML: ``<pre>`` blocks become fenced code, ``<code>`` backticks, the
+rest plain text.
 
 The plain-text export starts with header lines (``#separator:tab``, ``#html:true``,
 ``#tags column:3``, ``#notetype column:1``, ``#deck column:2``, ``#guid column:1``); the
@@ -97,6 +98,8 @@ class _Text(HTMLParser):
         if tag == "pre":
             self._pre += 1
             self._emit("\n```\n")
+        elif tag == "code" and not self._pre:
+            self._emit("`")
         elif tag == "br":
             self._emit("\n")
         elif tag in {"div", "p", "ol", "ul", "tr", "h1", "h2", "h3", "h4", "hr"}:
@@ -109,7 +112,9 @@ class _Text(HTMLParser):
             self.media.append(src)
 
     def handle_endtag(self, tag: str) -> None:
-        if tag == "pre" and self._pre:
+        if tag == "code" and not self._pre:
+            self._emit("`")
+        elif tag == "pre" and self._pre:
             self._pre -= 1
             self._emit("\n```\n")
         elif tag in {"div", "p", "h1", "h2", "h3", "h4"}:
@@ -180,7 +185,8 @@ def _add_note(builder: PackBuilder, note: _Note, *, is_html: bool = True) -> Non
         builder.problem(
             note.line,
             note.label,
-            f"a cloze note ({note.type_name}) cannot become a question; not imported",
+            f"a cloze note{f' ({note.type_name})' if note.type_name else ''} cannot become a "
+            "question; not imported",
         )
         return
     parsed = {name: field_text(value, is_html=is_html) for name, value in note.fields}
@@ -452,7 +458,7 @@ def import_anki_text(text: str, result: ImportResult) -> None:
         type_name = (
             row[columns["notetype"]]
             if "notetype" in columns and columns["notetype"] < len(row)
-            else "note"
+            else ""
         )
         note = _Note(
             line=at,
