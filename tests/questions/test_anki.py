@@ -221,7 +221,11 @@ def test_anki_plain_text_export_imports_with_tags_and_names_what_it_cannot(
     assert result.format is Format.ANKI_TEXT
     assert result.detected_by == "an Anki text export header (#separator:)"
     assert [(i.data["prompt"], i.data["answer"], i.data.get("tags")) for i in result.items] == [
-        ("What is autograd in `torch`?", "Reverse-mode & automatic differentiation", ["autograd", "basics"]),
+        (
+            "What is autograd in `torch`?",
+            "Reverse-mode & automatic differentiation",
+            ["autograd", "basics"],
+        ),
         ("Multi line front", "```\nx = 1 < 2\n```", None),
     ]
     assert [(p.line, p.field) for p in result.errors] == [(8, "line 8"), (9, "line 9")]
