@@ -4,8 +4,11 @@ A package is a zip holding the collection as SQLite (``collection.anki21``, or
 ``collection.anki2`` from older Anki and from genanki), read here with :mod:`sqlite3` as the
 documented schema-11 layout: ``col.models`` (note types as JSON) and ``notes`` (fields joined
 by ``0x1f``, tags separated by spaces). Anki 2.1.50+ writes ``collection.anki21b`` instead
-(zstd-compressed, a newer schema) unless "Support older Anki versions" is ticked; such a
-deck is refused with that advice, and nothing is guessed from its placeholder collection.
+(zstd-compressed, a newer schema) unless "Support older Anki versions" is ticked, beside a
+placeholder ``collection.anki2`` that only says to update Anki; such a deck is converted by
+Anki's own library (the ``anki`` package: imported into a temporary collection, exported in
+the legacy format), and read like any other. Without that package it is refused with the
+advice to export it again.
 
 Each note becomes an item: a note of studybot's own multiple-choice type (what
 ``questions export --apkg`` writes) a multiple-choice item with its choices again; any other
@@ -321,29 +324,71 @@ def import_apkg(raw: bytes, result: ImportResult, *, title_given: bool = False) 
         _add_note(builder, note)
 
 
-def _apkg_notes(raw: bytes, name: str) -> tuple[list[_Note], str | None]:
+def _legacy_package(raw: bytes, name: str) -> bytes:
+    """A package in Anki's new format (``collection.anki21b``: zstd, schema 18), converted by
+    Anki's own library (the ``anki`` package) into a legacy package this module reads: it is
+    imported into a new, temporary collection and exported again with "Support older Anki
+    versions". Its media are left out (notes that refer to them are reported anyway)."""
+    try:
+        from anki.collection import (
+            Collection,
+            ExportAnkiPackageOptions,
+            ImportAnkiPackageOptions,
+            ImportAnkiPackageRequest,
+        )
+    except ImportError:
+        raise DeckRefused(
+            "this deck is in the format of Anki 2.1.50 and later (collection.anki21b), which "
+            "needs the `anki` package to read (pip install anki); or, in Anki, export the deck "
+            "again with File > Export > Anki Deck Package and 'Support older Anki versions' "
+            "ticked"
+        ) from None
+    with tempfile.TemporaryDirectory(prefix="studybot-anki-") as folder:
+        package, legacy = Path(folder) / "in.apkg", Path(folder) / "legacy.apkg"
+        package.write_bytes(raw)
+        col = Collection(str(Path(folder) / "collection.anki2"))
+        try:
+            col.import_anki_package(
+                ImportAnkiPackageRequest(
+                    package_path=str(package),
+                    options=ImportAnkiPackageOptions(with_scheduling=False),
+                )
+            )
+            col.export_anki_package(
+                out_path=str(legacy),
+                options=ExportAnkiPackageOptions(
+                    legacy=True, with_scheduling=False, with_media=False, with_deck_configs=False
+                ),
+                limit=None,
+            )
+        except Exception as exc:  # anki's own errors, for a file that is not what it says
+            raise DeckRefused(f"Anki's library cannot read this package ({exc})") from None
+        finally:
+            col.close()
+        return legacy.read_bytes()
+
+
+def _apkg_notes(
+    raw: bytes, name: str, *, converted: bool = False
+) -> tuple[list[_Note], str | None]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(raw))
     except zipfile.BadZipFile:
-        raise DeckRefused(f"{name} is not an Anki package (not a zip file)") from None
+        raise DeckRefused("not an Anki package (not a zip file)") from None
     with archive:
         members = {info.filename: info for info in archive.infolist()}
         chosen = next(
             (members[n] for n in ("collection.anki21", "collection.anki2") if n in members), None
         )
         if "collection.anki21b" in members and "collection.anki21" not in members:
-            raise DeckRefused(
-                f"{name} is in the format of Anki 2.1.50 and later (collection.anki21b), "
-                "which studybot cannot read; in Anki, export the deck again with File > Export "
-                "> Anki Deck Package and 'Support older Anki versions' ticked"
-            )
+            if converted:
+                raise DeckRefused("Anki's library did not convert it to a collection")
+            return _apkg_notes(_legacy_package(raw, name), name, converted=True)
         if chosen is None:
-            raise DeckRefused(
-                f"{name} holds no Anki collection (collection.anki2 or collection.anki21)"
-            )
+            raise DeckRefused("holds no Anki collection (collection.anki2 or collection.anki21)")
         if chosen.file_size > _MAX_COLLECTION:
             raise DeckRefused(
-                f"{name}: its collection is {chosen.file_size:,} bytes unpacked, over the "
+                f"its collection is {chosen.file_size:,} bytes unpacked, over the "
                 f"limit of {_MAX_COLLECTION:,}"
             )
         data = archive.read(chosen)
@@ -353,13 +398,13 @@ def _apkg_notes(raw: bytes, name: str) -> tuple[list[_Note], str | None]:
         try:
             conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         except sqlite3.Error as exc:  # pragma: no cover - a file we just wrote
-            raise DeckRefused(f"{name}: cannot open its collection ({exc})") from None
+            raise DeckRefused(f"cannot open its collection ({exc})") from None
         with contextlib.closing(conn):
             try:
                 return _read_notes(conn)
             except (sqlite3.Error, ValueError, KeyError) as exc:
                 raise DeckRefused(
-                    f"{name}: its collection is not an Anki collection studybot can read ({exc})"
+                    f"its collection is not an Anki collection studybot can read ({exc})"
                 ) from None
 
 
