@@ -58,9 +58,13 @@ class PointsRow:
 
 @dataclass(frozen=True, slots=True)
 class PointsFile:
+    """The rows that parsed, the problems of those that did not (``(row, text)``; the file is
+    refused by :func:`import_points` with these and the members it cannot find, together)."""
+
     name: str
     rows: tuple[PointsRow, ...]
     sha256: str
+    problems: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +74,9 @@ class ScoresImported:
 
 
 def parse_points(raw: bytes, name: str) -> PointsFile:
-    """Read and check the CSV; raises :class:`ScoresImportRefused` naming every bad row."""
+    """Read and check the CSV. Raises :class:`ScoresImportRefused` when the file as a whole is
+    wrong (not UTF-8 CSV, no header naming the columns, no rows); a bad row is kept in
+    ``problems`` so that it is reported with the rows whose member is unknown."""
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -105,32 +111,35 @@ def parse_points(raw: bytes, name: str) -> PointsFile:
     assert who_column is not None
     who_at, points_at = header.index(who_column), header.index("points")
     rows: list[PointsRow] = []
-    problems: list[str] = []
+    problems: list[tuple[int, str]] = []
     for number, (_, cells) in enumerate(table[1:], start=2):
         who = cells[who_at].strip() if who_at < len(cells) else ""
         typed = cells[points_at].strip() if points_at < len(cells) else ""
         if not who:
-            problems.append(f"{name}: row {number}, {who_column}: empty")
+            problems.append((number, f"{name}: row {number}, {who_column}: empty"))
         try:
             points = int(typed.replace(",", "").replace("_", ""))
         except ValueError:
-            problems.append(f"{name}: row {number}, points: {typed!r} is not a whole number")
+            problems.append(
+                (number, f"{name}: row {number}, points: {typed!r} is not a whole number")
+            )
             continue
         if not 0 <= points <= MAX_POINTS:
             problems.append(
-                f"{name}: row {number}, points: {points} is not between 0 and {MAX_POINTS:,}"
+                (
+                    number,
+                    f"{name}: row {number}, points: {points} is not between 0 and {MAX_POINTS:,}",
+                )
             )
             continue
         if who:
             rows.append(PointsRow(number, who_column, who, points))
     if not rows and not problems:
-        problems.append(f"{name}: no rows under the header")
-    if problems:
-        raise ScoresImportRefused(problems)
+        raise ScoresImportRefused([f"{name}: no rows under the header"])
     canonical = "\n".join(
         sorted(f"{r.field}\x1f{r.who.casefold()}\x1f{r.points}" for r in rows)
     ).encode("utf-8")
-    return PointsFile(name, tuple(rows), hashlib.sha256(canonical).hexdigest())
+    return PointsFile(name, tuple(rows), hashlib.sha256(canonical).hexdigest(), tuple(problems))
 
 
 async def import_points(
@@ -141,15 +150,12 @@ async def import_points(
     Raises :class:`ScoresImportRefused` for an unknown or ambiguous member (every such row),
     a member named on two rows, or a file imported into this workspace before.
     """
-    earlier = await store.earlier_import(workspace_id, file.sha256)
-    if earlier is not None:
-        raise _again(file, earlier)
     members = await store.members_of(workspace_id)
     by_id = {m.external_id: m for m in members}
     by_name: dict[str, list[KnownMember]] = {}
     for member in members:
         by_name.setdefault(member.display_name.casefold(), []).append(member)
-    problems: list[str] = []
+    problems: list[tuple[int, str]] = list(file.problems)
     seen: dict[int, int] = {}
     points: list[tuple[int, int]] = []
     for row in file.rows:
@@ -162,24 +168,34 @@ async def import_points(
             if len(named) > 1:
                 ids = ", ".join(m.external_id for m in named)
                 problems.append(
-                    f"{where}: {row.who!r} is the name of {len(named)} members ({ids}); "
-                    "use a member_id column"
+                    (
+                        row.row,
+                        f"{where}: {row.who!r} is the name of {len(named)} members ({ids}); "
+                        "use a member_id column",
+                    )
                 )
                 continue
             found = named[0] if named else None
         if found is None:
-            problems.append(f"{where}: {row.who!r} is not a member the bot knows here")
+            problems.append((row.row, f"{where}: {row.who!r} is not a member the bot knows here"))
             continue
         if found.id in seen:
             problems.append(
-                f"{where}: {row.who!r} is {found.display_name}, already on row {seen[found.id]}"
+                (
+                    row.row,
+                    f"{where}: {row.who!r} is {found.display_name}, already on row "
+                    f"{seen[found.id]}",
+                )
             )
             continue
         seen[found.id] = row.row
         if row.points:
             points.append((found.id, row.points))
     if problems:
-        raise ScoresImportRefused(problems)
+        raise ScoresImportRefused([text for _, text in sorted(problems, key=lambda p: p[0])])
+    earlier = await store.earlier_import(workspace_id, file.sha256)
+    if earlier is not None:
+        raise _again(file, earlier)
     stored = await store.import_points(
         workspace_id, points, sha256=file.sha256, source=file.name, now=now
     )

@@ -290,3 +290,25 @@ def test_format_anki_on_text_and_an_unreadable_package_never_write_a_pack(tmp_pa
         big = tmp_path / "big.txt"
         big.write_bytes(b"x" * (5 * 1024 * 1024))
         run_import(big)
+
+
+def test_export_takes_a_pack_file_and_refuses_an_unknown_slug_or_an_existing_file(
+    tmp_path: Path,
+) -> None:
+    source = _pack_file(tmp_path)
+    out = tmp_path / "by-path.apkg"
+    proc = studybot("questions", "export", str(source), "--apkg", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert _collection(out.read_bytes()).execute("SELECT count(*) FROM notes").fetchone() == (3,)
+
+    again = studybot("questions", "export", str(source), "--apkg", str(out))
+    assert again.returncode == 2
+    assert f"{out} exists; pass --force to overwrite it" in again.stderr
+
+    missing = studybot(
+        "questions", "export", "no-such-pack", "--apkg", str(tmp_path / "x.apkg"),
+        "--packs", str(source.parent),
+    )  # fmt: skip
+    assert missing.returncode == 1
+    assert f"no pack 'no-such-pack' in {source.parent} (packs there: anki-trip)" in missing.stderr
+    assert not (tmp_path / "x.apkg").exists()
