@@ -11,6 +11,7 @@ import inspect
 import re
 import sqlite3
 import sys
+from collections import Counter
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -29,6 +30,7 @@ from bot.settings import Platform, Settings
 
 if TYPE_CHECKING:
     from bot.storage.database import Database
+    from bot.storage.scores import WorkspaceInfo
 
 __all__ = ["app", "main"]
 
@@ -59,7 +61,10 @@ review_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(db_app, name="db")
-scores_app = typer.Typer(help="Scores: export them for a spreadsheet.", no_args_is_help=True)
+scores_app = typer.Typer(
+    help="Scores: export them for a spreadsheet, import points from another bot.",
+    no_args_is_help=True,
+)
 app.add_typer(scores_app, name="scores")
 app.add_typer(review_app, name="review")
 
@@ -455,6 +460,98 @@ def scores_export(
     writer.writerows(tuple(spreadsheet_cell(c) for c in row) for row in asyncio.run(rows()))
 
 
+@scores_app.command("import")
+def scores_import(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="A CSV: member_id, member or name; and points.")],
+    workspace: Annotated[
+        str | None,
+        typer.Option(
+            "--workspace",
+            help="The workspace: its row id, platform id or name (needed when there are several).",
+        ),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Bring points over from another bot: each member's points become one score event.
+
+    The CSV has a header row naming a member column (member_id: the platform's id; name: the
+    display name; member: either) and a points column. Nothing is written unless every row is
+    good: each bad row is printed with its number (the header is row 1) and field. The points
+    count in the all-time board, not in this week's or month's, and not in streaks. The same
+    file imported again is refused, not counted twice.
+    """
+    from bot.questions.untrusted import MAX_FILE_BYTES
+    from bot.services.score_import import (
+        ScoresImported,
+        ScoresImportRefused,
+        import_points,
+        parse_points,
+    )
+    from bot.storage.scores import ScoreStore
+
+    wiring = _wiring(ctx)
+    settings = _existing_db(ctx, db)
+    try:
+        if file.stat().st_size > MAX_FILE_BYTES:
+            typer.echo(f"studybot: {file} is over {MAX_FILE_BYTES:,} bytes", err=True)
+            raise typer.Exit(2)
+        raw = file.read_bytes()
+    except OSError as exc:
+        typer.echo(f"studybot: cannot read {file}: {exc.strerror}", err=True)
+        raise typer.Exit(2) from None
+
+    async def apply() -> tuple[str, ScoresImported]:
+        parsed = parse_points(raw, str(file))
+        async with await wiring.database(settings) as database:
+            store = ScoreStore(database)
+            spaces = await store.workspaces()
+            listed = ", ".join(_workspace_label(w) for w in spaces)
+            if workspace is not None:
+                chosen = [w for w in spaces if workspace in {str(w.id), w.external_id, w.name}]
+                if not chosen:
+                    raise ScoresImportRefused(
+                        [
+                            f"no workspace {workspace!r} in {settings.database_name} "
+                            f"(there: {listed or 'none'})"
+                        ]
+                    )
+            elif len(spaces) != 1:
+                raise ScoresImportRefused(
+                    [f"{settings.database_name} has no workspace yet: run the bot there first"]
+                    if not spaces
+                    else [
+                        f"{settings.database_name} has {len(spaces)} workspaces; pass "
+                        f"--workspace ID (one of: {listed})"
+                    ]
+                )
+            else:
+                chosen = spaces
+            target = chosen[0]
+            done = await import_points(store, target.id, parsed, now=datetime.now(UTC))
+            return _workspace_label(target), done
+
+    try:
+        label, done = asyncio.run(apply())
+    except ScoresImportRefused as exc:
+        for problem in exc.problems:
+            typer.echo(problem, err=True)
+        typer.echo(f"studybot: {file} was not imported; nothing changed", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(
+        f"imported {done.points:,} point(s) for {done.members} member(s) from {file} into "
+        f"{label}: they count in the all-time board (not this week's or month's, not streaks)"
+    )
+
+
+def _workspace_label(workspace: WorkspaceInfo) -> str:
+    """``discord 1234 (Study group)``: the platform, its id, and the name when it has one."""
+    named = workspace.name not in ("", workspace.external_id)
+    return f"{workspace.platform} {workspace.external_id}" + (
+        f" ({workspace.name})" if named else ""
+    )
+
+
 async def _db_problems(database: Database) -> list[str]:
     """What `db check` reports: the engine's own checks, the scores re-added from their
     events, and the review log replayed against the stored card states."""
@@ -681,7 +778,11 @@ def questions_import(
     file: Annotated[Path, typer.Argument(help="The file to import.")],
     format_: Annotated[
         Format | None,
-        typer.Option("--format", help="cheatsheet, csv, tsv or opentdb (default: detected)."),
+        typer.Option(
+            "--format",
+            help="cheatsheet, notes, csv, tsv, opentdb, anki (.apkg) or anki-text "
+            "(default: detected).",
+        ),
     ] = None,
     pack: Annotated[
         str | None, typer.Option("--pack", help="The pack's slug (default: from the file name).")
@@ -703,7 +804,8 @@ def questions_import(
         typer.Option("--packs", help="Packs to check for duplicates (default: STUDYBOT_PACKS)."),
     ] = None,
 ) -> None:
-    """Import a cheat sheet, a CSV/TSV (Quizlet) export or an OpenTDB file as a pack.
+    """Import a cheat sheet, a CSV/TSV (Quizlet) export, an OpenTDB file or an Anki deck (.apkg,
+    or Anki's plain-text export) as a pack.
 
     Every item that could not be imported is printed with its line (exit 1); guesses and
     near-duplicates of existing questions are printed as warnings.
@@ -730,6 +832,64 @@ def questions_import(
     typer.echo(report.summary(), err=True)
     if report.errors:
         raise typer.Exit(1)
+
+
+@questions_app.command("export")
+def questions_export(
+    ctx: typer.Context,
+    pack: Annotated[
+        str, typer.Argument(help="A pack's slug (in the packs folder) or a pack file.")
+    ],
+    apkg: Annotated[
+        Path | None, typer.Option("--apkg", help="Write an Anki deck (.apkg) here.")
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite --apkg if it exists.", metavar="")
+    ] = False,
+    packs: Annotated[
+        Path | None,
+        typer.Option("--packs", help="Where to find PACK by slug (default: STUDYBOT_PACKS)."),
+    ] = None,
+) -> None:
+    """Export a pack as an Anki deck that Anki opens (File > Import).
+
+    Flashcards become Basic notes; multiple choice shows the choices on the front and the
+    answer and explanation on the back; code shows as code. Ids come from the pack's slug, so
+    importing a re-exported deck into Anki updates its notes instead of adding copies.
+    """
+    from bot.questions.anki import pack_apkg
+
+    if apkg is None:
+        typer.echo("say the format: --apkg OUT.apkg (the only one so far)", err=True)
+        raise typer.Exit(2)
+    if apkg.exists() and not force:
+        typer.echo(f"studybot: {apkg} exists; pass --force to overwrite it", err=True)
+        raise typer.Exit(2)
+    as_file = Path(pack)
+    if as_file.suffix.lower() in {".yaml", ".yml"} or as_file.is_file():
+        result = load_packs(as_file)
+        where = str(as_file)
+    else:
+        folder = _packs_dir(ctx, packs)
+        result = load_packs(folder, Path(_wiring(ctx).settings().uploads_dir))
+        where = f"{folder}"
+    for problem in result.errors:
+        typer.echo(str(problem), err=True)
+    found = [p.pack for p in result.packs if p.pack.pack == pack or as_file.is_file()]
+    if not found:
+        known = ", ".join(sorted(p.pack.pack for p in result.packs)) or "none"
+        typer.echo(f"studybot: no pack {pack!r} in {where} (packs there: {known})", err=True)
+        raise typer.Exit(1)
+    chosen = found[0]
+    try:
+        apkg.parent.mkdir(parents=True, exist_ok=True)
+        apkg.write_bytes(pack_apkg(chosen))
+    except OSError as exc:
+        typer.echo(f"studybot: cannot write {apkg}: {exc.strerror}", err=True)
+        raise typer.Exit(1) from None
+    kinds = Counter(item.kind for item in chosen.items)
+    listed = ", ".join(f"{kinds[k]} {k}" for k in sorted(kinds))
+    typer.echo(f"exported {chosen.pack} ({len(chosen.items)} notes: {listed}) to {apkg}")
 
 
 @questions_app.command("check")

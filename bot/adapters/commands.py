@@ -367,6 +367,12 @@ COMMANDS: tuple[Command, ...] = (
                 ),
                 discord_flat=True,
             ),
+            Command(
+                "export",
+                "your review cards as an Anki deck (.apkg), sent only to you",
+                discord_flat=True,
+                discord_choice="action",
+            ),
         ),
     ),
     Command(

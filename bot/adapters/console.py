@@ -579,6 +579,10 @@ class ConsoleAdapter:
             request = remind_request(PLATFORM, args[1:])
             self.reply(await self.services.reminders.command(self.context(), request))
             return
+        if word == "export" and len(args) == 1:
+            # The deck is saved beside the database (files_dir) and its path printed.
+            self.reply(await self.services.review.export(self.context()))
+            return
         if len(args) > 1:
             raise UsageError
         shown = self._reviewing.get(who)

@@ -15,6 +15,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from bot.questions.duplicates import Located, duplicate_problems, located_items
 from bot.questions.importers import (
+    ANKI_SUFFIXES,
     Format,
     FormatUnknown,
     ImportResult,
@@ -23,9 +24,13 @@ from bot.questions.importers import (
 )
 from bot.questions.loader import LoadedPack, Problem, load_pack_text, load_packs, pack_files
 from bot.questions.schema import Slug
-from bot.questions.untrusted import MAX_ITEMS, InputRefused, check_size
+from bot.questions.untrusted import MAX_FILE_BYTES, MAX_ITEMS, InputRefused, check_size
 
 __all__ = ["ImportRefused", "ImportReport", "run_import"]
+
+
+MAX_PACKAGE_BYTES = 100 * 1024 * 1024
+"""An Anki package may be this big (its media); its collection is capped on its own."""
 
 
 class ImportRefused(Exception):
@@ -80,8 +85,10 @@ def run_import(
         raise ImportRefused(f"{out} exists; pass --force to overwrite it")
     if pack is not None:
         _check_slug(pack)
+    package = format_ is Format.ANKI or (format_ is None and file.suffix.lower() in ANKI_SUFFIXES)
     try:
-        check_size(file.stat().st_size, str(file))
+        # A deck's pictures and sounds travel in the package; only its collection is read.
+        check_size(file.stat().st_size, str(file), MAX_PACKAGE_BYTES if package else MAX_FILE_BYTES)
         raw = file.read_bytes()
     except OSError as exc:
         raise ImportRefused(f"cannot read {file}: {exc.strerror}") from None

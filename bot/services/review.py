@@ -12,13 +12,16 @@ a no-op instead of a second review.
 
 from __future__ import annotations
 
+import asyncio
+import re
 from dataclasses import dataclass, replace
 
 from bot.core import cards, srs
 from bot.core.clock import Clock
 from bot.core.errors import BadInput
-from bot.core.messages import Message
+from bot.core.messages import Attachment, Message, Section
 from bot.core.models import ChatContext
+from bot.questions.anki import apkg_bytes
 from bot.services.catalogue import Catalogue
 from bot.services.places import Places
 from bot.services.reminders import Reminders
@@ -128,6 +131,42 @@ class ReviewService:
             reviewed=reviewed,
             card_reviews=count,
             feedback=feedback,
+        )
+
+    async def export(self, ctx: ChatContext) -> Message:
+        """``/review export``: the member's own review cards as an Anki deck (``.apkg``), in a
+        private message with the file attached; the adapters only deliver it.
+
+        The deck's ids come from the workspace and the member, so importing a later export
+        into Anki updates the deck there instead of adding a second copy of each card."""
+        workspace, member = await self._who(ctx)
+        versions = await self._reviews.card_versions(workspace.id, member.id)
+        if not versions:
+            return Message.note(
+                "You have no review cards yet: every question you answer becomes one. "
+                f"Answer a few (try {ctx.command('quiz')}), then export again."
+            )
+        items = [(await self._catalogue.question(version)).item for version in versions]
+        key = f"review:{ctx.platform}:{ctx.workspace}:{member.external_id}"
+        name = f"studybot review: {member.display_name}"
+        data = await asyncio.to_thread(apkg_bytes, key, name, items)
+        slug = re.sub(r"[^a-z0-9]+", "-", member.display_name.lower()).strip("-") or "member"
+        return Message(
+            title="Your review cards",
+            sections=(
+                Section(
+                    body=f"{len(items)} card(s) as an Anki deck. In Anki: File > Import, and "
+                    "pick this file; importing a newer export updates the same deck."
+                ),
+            ),
+            attachments=(
+                Attachment(
+                    f"studybot-review-{slug}.apkg",
+                    data,
+                    f"{len(items)} review card(s) for Anki",
+                ),
+            ),
+            ephemeral=True,
         )
 
     async def _question(self, key: int) -> StoredQuestion:

@@ -271,6 +271,15 @@ class ReviewStore:
         )
         return int(value or 0)
 
+    async def card_versions(self, workspace_id: int, member_id: int) -> list[int]:
+        """The current question version of each of the member's cards (the ones /review
+        serves: packs on, questions not retired), soonest due first."""
+        rows = await self._db.fetchall(
+            f"SELECT q.current_version_id FROM cards c {_COUNTED} ORDER BY {_DUE}, c.question_id",
+            {"member": member_id, "ws": workspace_id},
+        )
+        return [int(r[0]) for r in rows]
+
     async def card_count(self, workspace_id: int, member_id: int) -> int:
         value = await self._db.fetchval(
             f"SELECT count(*) FROM cards c {_COUNTED}", {"member": member_id, "ws": workspace_id}

@@ -18,7 +18,25 @@ from bot.core.workspace_settings import WorkspaceSettings
 from bot.storage.database import Database, Row
 from bot.storage.timefmt import from_db, to_db
 
-__all__ = ["MemberTotals", "ScoreStore"]
+__all__ = ["IMPORTED", "KnownMember", "MemberTotals", "ScoreStore", "WorkspaceInfo"]
+
+IMPORTED = "imported"
+"""The reason of a score event brought over from another bot (``scores import``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class KnownMember:
+    id: int
+    external_id: str
+    display_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceInfo:
+    id: int
+    platform: str
+    external_id: str
+    name: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +177,61 @@ class ScoreStore:
             (workspace, workspace, workspace),
         )
         return [_export_row(row, now) for row in rows]
+
+    async def workspaces(self) -> list[WorkspaceInfo]:
+        rows = await self._db.fetchall(
+            "SELECT id, platform, external_id, coalesce(name, '') FROM workspaces ORDER BY id"
+        )
+        return [WorkspaceInfo(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]
+
+    async def members_of(self, workspace_id: int) -> list[KnownMember]:
+        rows = await self._db.fetchall(
+            "SELECT id, external_id, display_name FROM members WHERE workspace_id = ? ORDER BY id",
+            (workspace_id,),
+        )
+        return [KnownMember(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+    async def earlier_import(self, workspace_id: int, sha256: str) -> tuple[str, datetime] | None:
+        """When the file with this digest was imported before (its name, when), if it was."""
+        row = await self._db.fetchone(
+            "SELECT source, imported_at FROM score_imports WHERE workspace_id = ? AND sha256 = ?",
+            (workspace_id, sha256),
+        )
+        return None if row is None else (str(row[0]), from_db(str(row[1])))
+
+    async def import_points(
+        self,
+        workspace_id: int,
+        points: Sequence[tuple[int, int]],
+        *,
+        sha256: str,
+        source: str,
+        now: datetime,
+    ) -> bool:
+        """Log each ``(member row id, points)`` as one ``imported`` score event, counted in the
+        all-time totals only; ``False`` (and nothing written) when this file's digest was
+        imported into the workspace before, by this process or another one."""
+        async with self._db.write() as conn:
+            created = await conn.fetchone(
+                "INSERT INTO score_imports (workspace_id, sha256, source, members, points, "
+                "imported_at) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (workspace_id, sha256) DO NOTHING RETURNING id",
+                (workspace_id, sha256, source, len(points), sum(p for _, p in points), to_db(now)),
+            )
+            if created is None:
+                return False
+            await conn.executemany(
+                "INSERT INTO score_events (workspace_id, member_id, answer_id, reason, points, "
+                "created_at) VALUES (?, ?, NULL, ?, ?, ?)",
+                [(workspace_id, member, IMPORTED, value, to_db(now)) for member, value in points],
+            )
+            await conn.executemany(
+                "INSERT INTO score_totals (workspace_id, member_id, period, points, answers) "
+                "VALUES (?, ?, 'all', ?, 0) ON CONFLICT (workspace_id, period, member_id) "
+                "DO UPDATE SET points = score_totals.points + excluded.points",
+                [(workspace_id, member, value) for member, value in points],
+            )
+        return True
 
     async def consistency_problems(self) -> list[str]:
         """All-time totals that disagree with the sum of their score events."""

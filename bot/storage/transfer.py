@@ -35,6 +35,7 @@ TABLES = (
     "round_hints",
     "score_events",
     "score_totals",
+    "score_imports",
     "channel_packs",
     "health_probe",
     "reviews",

@@ -150,7 +150,7 @@ def test_command_refuses_unknown_formats_and_existing_files(tmp_path: Path) -> N
     proc = studybot("questions", "import", str(prose))
     assert proc.returncode == 2
     assert "cannot tell the format" in proc.stderr
-    assert "--format cheatsheet, notes, csv, tsv or opentdb" in proc.stderr
+    assert "--format cheatsheet, notes, csv, tsv, opentdb, anki or anki-text" in proc.stderr
     existing = tmp_path / "x.yaml"
     existing.write_text("keep")
     proc = studybot("questions", "import", str(DATA / "quizlet-terms.tsv"), "--out", str(existing))
@@ -159,4 +159,12 @@ def test_command_refuses_unknown_formats_and_existing_files(tmp_path: Path) -> N
 
 
 def test_format_enum_matches_the_cli_choices() -> None:
-    assert [f.value for f in Format] == ["cheatsheet", "csv", "tsv", "opentdb", "notes"]
+    assert [f.value for f in Format] == [
+        "cheatsheet",
+        "csv",
+        "tsv",
+        "opentdb",
+        "notes",
+        "anki",
+        "anki-text",
+    ]

@@ -53,6 +53,7 @@ Difficulty = Literal["easy", "medium", "hard"]
 QuizKind = Literal["multiple_choice", "flashcard", "practice", "open"]
 WindowName = Literal["week", "month", "all"]
 RecapAction = Literal["show", "on", "off", "now"]
+ReviewAction = Literal["export"]
 SettingName = Literal[
     "timezone",
     "quiz-window",
@@ -393,12 +394,20 @@ class StudyCog(commands.Cog, name="studybot"):
     @app_commands.describe(
         remind="A daily DM at this local time (HH:MM) when cards are due, or off",
         timezone="The reminder's IANA timezone (default: the server's)",
+        action="export: your review cards as an Anki deck (.apkg), only to you",
     )
     async def review(
-        self, interaction: Interaction, remind: str | None = None, timezone: str | None = None
+        self,
+        interaction: Interaction,
+        remind: str | None = None,
+        timezone: str | None = None,
+        action: ReviewAction | None = None,
     ) -> None:
         """Your due cards, one at a time (spaced repetition); only you see them."""
         ctx = self.context(interaction)
+        if action == "export":  # the deck, attached to a private reply
+            await send_reply(interaction, await self.services.review.export(ctx))
+            return
         if remind is not None:
             request = remind_request("discord", [remind, *([timezone] if timezone else [])])
             reply = await self.services.reminders.command(ctx, request)

@@ -547,19 +547,35 @@ class SlackAdapter:
 
     async def _reply_stats(self, body: dict[str, Any], respond: Any, stats: Message) -> None:
         """The stats privately; the picture (a private reply cannot carry one) to the DM."""
-        if not stats.attachments:
-            await self._reply_private(body, respond, stats)
+        await self._reply_with_files(
+            body,
+            respond,
+            stats,
+            sent="📎 The picture of these stats is in your direct messages with studybot.",
+            failed="(I could not send you the picture: direct messages with studybot are off.)",
+        )
+
+    async def _reply_with_files(
+        self, body: dict[str, Any], respond: Any, message: Message, *, sent: str, failed: str
+    ) -> None:
+        """``message`` privately; its files (a private reply cannot carry one) uploaded to the
+        member's DM with the app, and the reply says where they went (``sent``) or that they
+        could not be sent (``failed``)."""
+        if not message.attachments:
+            await self._reply_private(body, respond, message)
             return
         member = _where(body).user
         try:
             channel = await self._dm_channel(member)
-            for picture in stats.attachments:
-                await self._upload(channel, picture, thread_ts=None)
-            note = "📎 The picture of these stats is in your direct messages with studybot."
+            for attachment in message.attachments:
+                await self._upload(channel, attachment, thread_ts=None)
+            note = sent
         except SlackApiError as exc:
-            log.info("cannot send the stats picture to %s: %s", member, _api_error(exc))
-            note = "(I could not send you the picture: direct messages with studybot are off.)"
-        text_only = replace(stats, attachments=(), sections=(*stats.sections, Section(body=note)))
+            log.info("cannot send %s a file: %s", member, _api_error(exc))
+            note = failed
+        text_only = replace(
+            message, attachments=(), sections=(*message.sections, Section(body=note))
+        )
         await self._reply_private(body, respond, text_only)
 
     async def _attach_output(
@@ -741,6 +757,15 @@ class SlackAdapter:
         elif command.name == "stats":
             stats = await self.services.standings.stats(ctx, args[0] if args else None)
             await self._reply_stats(body, respond, stats)
+        elif command.name == "review":  # `review export`: the deck is a file, sent to the DM
+            deck = await self.services.review.export(ctx)
+            await self._reply_with_files(
+                body,
+                respond,
+                deck,
+                sent="📎 The deck is in your direct messages with studybot.",
+                failed="(I could not send you the deck: direct messages with studybot are off.)",
+            )
         elif command.name == "recap":
             assert isinstance(command.request, RecapRequest)
             reply = await self.services.recaps.command(ctx, command.request)
@@ -800,7 +825,7 @@ class SlackAdapter:
             return await self.services.settings.command(ctx, request)
         if isinstance(request, RemindRequest):
             return await self.services.reminders.command(ctx, request)
-        if command.name == "review":
+        if command.name == "review" and not args:
             return (await self.services.review.next(ctx)).as_message()
         if command.name == "pack":
             return await self._pack(ctx, args)

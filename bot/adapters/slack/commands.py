@@ -177,6 +177,8 @@ def parse_study(raw: str) -> StudyCommand:
                 )
             request = remind_request("slack", words[1:])
             return StudyCommand("review", tuple(words), request=request)
+        if words and words[0].lower() == "export":
+            return _at_most(name, words, 1, "review export")
         return _at_most(name, words, 0, "review")
     if name in _SIMPLE:
         return _SIMPLE[name](words)

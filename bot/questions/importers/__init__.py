@@ -1,7 +1,8 @@
 """Importers: turn material a study group already has into a pack (``questions import``).
 
 Formats: ``cheatsheet`` ("Cheat Sheet & Quick Revision" text), ``csv``/``tsv`` (Quizlet and
-spreadsheet exports) and ``opentdb`` (Open Trivia DB JSON, or the same shape as YAML). The
+spreadsheet exports), ``opentdb`` (Open Trivia DB JSON, or the same shape as YAML), ``anki``
+(an ``.apkg`` deck) and ``anki-text`` (Anki's "Notes in Plain Text" export). The
 format is detected from the file name and its content unless one is given; see
 :func:`detect_format` for the order of the rules.
 
@@ -18,6 +19,7 @@ from pathlib import PurePath
 
 import yaml
 
+from bot.questions.importers.anki import import_anki_text, import_apkg, looks_like_anki_text
 from bot.questions.importers.base import (
     Format,
     ImportedItem,
@@ -38,6 +40,7 @@ from bot.questions.loader import Problem
 from bot.questions.untrusted import InputRefused, json_loads, yaml_load
 
 __all__ = [
+    "ANKI_SUFFIXES",
     "MODEL_ANSWER_PLACEHOLDER",
     "Format",
     "FormatUnknown",
@@ -82,6 +85,9 @@ def detect_format(text: str, filename: str) -> tuple[Format, str]:
     """
     suffix = PurePath(filename).suffix.lower()
     stripped = text.lstrip()
+    why = looks_like_anki_text(text)
+    if why:
+        return Format.ANKI_TEXT, why
     if suffix == ".json":
         return Format.OPENTDB, "the file name ends in .json"
     if suffix in {".yaml", ".yml"}:
@@ -118,10 +124,12 @@ def detect_format(text: str, filename: str) -> tuple[Format, str]:
     raise FormatUnknown(
         f"{filename}: cannot tell the format (not JSON, no cheat-sheet title or "
         "'Recall & Review'/'Practice' sections, no `Q:`/`A:` or `term - definition` lines, no "
-        "delimiter that splits every row); pass --format cheatsheet, notes, csv, tsv or opentdb"
+        "delimiter that splits every row); pass --format cheatsheet, notes, csv, tsv, opentdb, "
+        "anki or anki-text"
     )
 
 
+ANKI_SUFFIXES = frozenset({".apkg", ".colpkg"})
 _YAML_RESULTS = re.compile(r"^results\s*:\s*(?:#.*)?$", re.MULTILINE)
 _YAML_QUESTION = re.compile(r"^\s*-?\s*(?:question|correct_answer)\s*:", re.MULTILINE)
 
@@ -180,6 +188,12 @@ def import_bytes(
     other problem comes back in the result.
     """
     slug = pack or slugify(filename)
+    suffix = PurePath(filename).suffix.lower()
+    if format is Format.ANKI or (format is None and suffix in ANKI_SUFFIXES):
+        why = "--format anki" if format else f"the file name ends in {suffix}"
+        result = ImportResult(filename, Format.ANKI, why, slug, title or title_from_name(filename))
+        import_apkg(raw, result, title_given=title is not None)
+        return result
     text, problem = decode_text(raw, filename)
     if text is None:
         assert problem is not None
@@ -195,6 +209,12 @@ def import_bytes(
         import_cheatsheet(text, result, title_given=title is not None)
     elif found is Format.NOTES:
         import_notes(text, result)
+    elif found is Format.ANKI_TEXT:
+        import_anki_text(text, result)
+    elif found is Format.ANKI:  # bytes that were text: not a package
+        result.problems.append(
+            Problem(filename, 1, "", "--format anki reads .apkg packages; this is text")
+        )
     elif found is Format.TSV:
         import_tabular(text, result, delimiter="\t")
     elif found is Format.CSV:

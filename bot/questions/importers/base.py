@@ -52,6 +52,8 @@ class Format(enum.StrEnum):
     TSV = "tsv"
     OPENTDB = "opentdb"
     NOTES = "notes"
+    ANKI = "anki"
+    ANKI_TEXT = "anki-text"
 
 
 # Readable key order for generated items: identity, the question, its check, then the answer.

@@ -150,3 +150,23 @@ async def test_closed_dms_turn_the_reminder_off_and_the_member_is_told_once(
     assert "review reminder turned itself off" in embed_text(first)
     again = await (await studybot.command(bob, "review")).reply()
     assert "turned itself off" not in embed_text(again)  # told once
+
+
+async def test_review_export_is_a_private_reply_with_the_deck_attached(
+    fake: FakeDiscord, studybot: Studybot, alice: FakeMember
+) -> None:
+    import io
+    import zipfile
+
+    question = await studybot.quiz(alice, pack="mini", difficulty="medium")
+    post_id = await _post_id(studybot, question.id)
+    await (await fake.click(question, alice, custom_id=f"studybot:answer:{post_id}:A")).reply()
+    reply = await (await studybot.command(alice, "review", {"action": "export"})).response()
+    assert reply.ephemeral
+    assert "1 card(s) as an Anki deck" in embed_text(reply.data)
+    [deck] = reply.files
+    assert deck.filename == "studybot-review-alice.apkg"
+    with zipfile.ZipFile(io.BytesIO(deck.data)) as archive:
+        assert "collection.anki2" in archive.namelist()
+        collection = archive.read("collection.anki2")
+    assert b"When is the autograd graph built?" in collection

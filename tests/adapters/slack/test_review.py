@@ -57,3 +57,26 @@ async def test_study_review_is_private_and_grades_by_button(
     assert await slack_timed.db.fetchval("SELECT count(*) FROM reviews") == 2
     # Nothing of /review was posted: the one chat.postMessage is the quiz question.
     assert len(slack_fake.calls_to("chat.postMessage")) == 1
+
+
+async def test_study_review_export_uploads_the_deck_to_the_members_dm(
+    adapter: SlackAdapter, slack_fake: FakeSlack
+) -> None:
+    import io
+    import zipfile
+
+    async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
+        msg = await quiz(deliver, slack_fake)
+        post_id = int(msg.action_ids()[0].split(":")[1])
+        await deliver(slack_fake.block_action(f"answer:{post_id}:B", message_ts=msg.ts))
+        await private_replies(slack_fake, "U0ALICE", 1)
+        await deliver(slack_fake.slash_command(text="review export"))
+        reply = (await private_replies(slack_fake, "U0ALICE", 2))[-1]
+    text = reply.text or ""
+    assert "1 card(s) as an Anki deck" in text
+    assert "The deck is in your direct messages with studybot" in text
+    [deck] = [f for f in slack_fake.files.values() if f.filename == "studybot-review-alice.apkg"]
+    assert deck.completed and deck.channel_ids == ["D0ALICE"]  # the DM with alice
+    assert deck.content is not None
+    with zipfile.ZipFile(io.BytesIO(deck.content)) as archive:
+        assert "collection.anki2" in archive.namelist()

@@ -1,0 +1,184 @@
+"""Anki decks out: a pack (or a member's review cards) as an ``.apkg`` file Anki opens.
+
+Written with genanki. A flashcard becomes a note of a Basic note type (``Front``/``Back``); a
+multiple-choice item a note of a studybot note type whose fields keep the parts apart
+(``Question``, ``Code``, ``Choices``, ``Answer``, ``Explanation``), so the front shows the
+choices and the back the answer and why, and ``questions import`` can read it back as
+choices. Practice items and open prompts become Basic notes (the back: the final answer, or
+the model answer). Code is shown as code (``<pre><code>``), and all text is HTML-escaped.
+
+Every id is stable: the deck's and the note types' ids are derived from a key (the pack's
+slug) by a hash, and each note's GUID from the item's id, so importing a re-exported deck
+updates the notes in Anki instead of adding a second copy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import io
+import itertools
+import sqlite3
+import tempfile
+import time
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import genanki
+
+from bot.questions.schema import CHOICE_LETTERS, Flashcard, Item, MultipleChoice, Pack, Practice
+
+__all__ = [
+    "BASIC_FIELDS",
+    "CHOICE_FIELDS",
+    "CHOICE_MODEL_NAME",
+    "apkg_bytes",
+    "code_html",
+    "pack_apkg",
+    "stable_id",
+    "text_html",
+]
+
+BASIC_FIELDS = ("Front", "Back")
+CHOICE_FIELDS = ("Question", "Code", "Choices", "Answer", "Explanation")
+CHOICE_MODEL_NAME = "studybot multiple choice"
+DIFFICULTY_TAG = "difficulty::"
+"""Each note is tagged with its item's difficulty (``difficulty::hard``), which import reads."""
+
+_CSS = (
+    ".card { font-family: sans-serif; font-size: 18px; text-align: left; }\n"
+    "pre { background: #f4f4f4; padding: 8px; border-radius: 4px; overflow-x: auto; }\n"
+    ".explanation { color: #555; margin-top: 8px; }\n"
+)
+
+
+def stable_id(*parts: str) -> int:
+    """An id Anki accepts (positive, under 2**31 as genanki's examples use) from ``parts``:
+    the same parts always give the same id."""
+    digest = hashlib.sha256("\x1f".join(("studybot", *parts)).encode("utf-8")).digest()
+    return (1 << 30) + int.from_bytes(digest[:4], "big") % (1 << 30)
+
+
+def text_html(text: str) -> str:
+    """Prose as HTML: escaped, line breaks kept."""
+    return html.escape(text.strip()).replace("\n", "<br>")
+
+
+def code_html(code: str) -> str:
+    """A code snippet as HTML: escaped inside ``<pre><code>`` (its spacing kept)."""
+    return f"<pre><code>{html.escape(code.rstrip())}</code></pre>"
+
+
+def _models(key: str) -> tuple[genanki.Model, genanki.Model]:
+    basic = genanki.Model(
+        stable_id(key, "basic"),
+        "studybot basic",
+        fields=[{"name": name} for name in BASIC_FIELDS],
+        templates=[
+            {
+                "name": "Card 1",
+                "qfmt": "{{Front}}",
+                "afmt": '{{FrontSide}}<hr id="answer">{{Back}}',
+            }
+        ],
+        css=_CSS,
+    )
+    choice = genanki.Model(
+        stable_id(key, "multiple-choice"),
+        CHOICE_MODEL_NAME,
+        fields=[{"name": name} for name in CHOICE_FIELDS],
+        templates=[
+            {
+                "name": "Card 1",
+                "qfmt": "{{Question}}{{Code}}{{Choices}}",
+                "afmt": '{{FrontSide}}<hr id="answer">{{Answer}}'
+                '{{#Explanation}}<div class="explanation">{{Explanation}}</div>{{/Explanation}}',
+            }
+        ],
+        css=_CSS,
+    )
+    return basic, choice
+
+
+def _front(item: Item) -> str:
+    return text_html(item.prompt) + (code_html(item.code) if item.code else "")
+
+
+def _back(item: Item) -> str:
+    if isinstance(item, Flashcard):
+        return text_html(item.answer)
+    if isinstance(item, Practice):
+        parts = [text_html(item.final_answer)]
+        parts += [f"<div>{text_html(step)}</div>" for step in item.steps]
+        return "".join(parts)
+    if isinstance(item, MultipleChoice):  # pragma: no cover - a note type of its own
+        raise TypeError("multiple choice has its own note type")
+    return text_html(item.model_answer)
+
+
+def _choice_fields(item: MultipleChoice) -> list[str]:
+    listed = "".join(f"<li>{text_html(choice.text)}</li>" for choice in item.choices)
+    correct = next(i for i, choice in enumerate(item.choices) if choice.correct)
+    answer = f"{CHOICE_LETTERS[correct]}. {text_html(item.choices[correct].text)}"
+    whys = [
+        f"{CHOICE_LETTERS[i]}: {text_html(choice.why)}"
+        for i, choice in enumerate(item.choices)
+        if choice.why
+    ]
+    explanation = "<br>".join(([text_html(item.explanation)] if item.explanation else []) + whys)
+    return [
+        text_html(item.prompt),
+        code_html(item.code) if item.code else "",
+        f'<ol type="A">{listed}</ol>',
+        answer,
+        explanation,
+    ]
+
+
+def _tags(item: Item) -> list[str]:
+    return [*item.tags, f"{DIFFICULTY_TAG}{item.difficulty.value}"]
+
+
+def apkg_bytes(key: str, deck_name: str, items: Sequence[Item], *, description: str = "") -> bytes:
+    """The ``.apkg`` of one deck named ``deck_name`` holding ``items``.
+
+    ``key`` fixes the deck's and the note types' ids (a pack's slug): exporting again with the
+    same key gives the same ids and note GUIDs, so Anki updates what it imported before.
+    """
+    basic, choice = _models(key)
+    deck = genanki.Deck(stable_id(key, "deck"), deck_name, description=html.escape(description))
+    for item in items:
+        if isinstance(item, MultipleChoice):
+            model, fields = choice, _choice_fields(item)
+        else:
+            model, fields = basic, [_front(item), _back(item)]
+        guid = genanki.guid_for("studybot", key, item.id)
+        deck.add_note(genanki.Note(model=model, fields=fields, tags=_tags(item), guid=guid))
+    return _package(deck)
+
+
+def pack_apkg(pack: Pack) -> bytes:
+    """A pack as an Anki deck named by its title (ids from its slug)."""
+    return apkg_bytes(pack.pack, pack.title, pack.items, description=pack.description or "")
+
+
+def _package(deck: genanki.Deck) -> bytes:
+    """The package's bytes. genanki's own ``write_to_file`` leaves its temporary SQLite file
+    behind in /tmp; this writes the same collection in a folder that is removed after."""
+    package = genanki.Package(deck)
+    with tempfile.TemporaryDirectory(prefix="studybot-apkg-") as folder:
+        path = Path(folder) / "collection.anki2"
+        conn = sqlite3.connect(path)
+        try:
+            # Now: Anki updates a note it has when the incoming one is newer (same GUID).
+            timestamp = time.time()
+            package.write_to_db(conn.cursor(), timestamp, itertools.count(int(timestamp * 1000)))
+            conn.commit()
+        finally:
+            conn.close()
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.write(path, "collection.anki2")
+            archive.writestr("media", "{}")
+        return out.getvalue()

@@ -1,0 +1,121 @@
+"""`studybot scores import FILE.csv`, run as an operator runs it, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+from bot.app import Built
+from bot.core.models import Window
+from bot.storage.database import Database
+from bot.storage.scores import ScoreStore
+from tests.helpers import member
+from tests.test_cli import studybot
+
+
+def _import(db_target: str | Path, csv_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    if isinstance(db_target, Path):
+        return studybot("scores", "import", str(csv_path), "--db", str(db_target), *extra)
+    return studybot("scores", "import", str(csv_path), *extra, env={"DATABASE_URL": db_target})
+
+
+async def _members(built: Built, *names: str) -> None:
+    """Members the bot knows: each has run /stats once in workspace ws1."""
+    for name in names:
+        await built.services.standings.member_report(member(name))
+
+
+async def test_points_count_all_time_only_and_the_same_file_is_refused_the_second_time(
+    built: Built, db: Database, db_target: str | Path, tmp_path: Path
+) -> None:
+    await _members(built, "alice", "bob", "Carol")
+    before = await built.services.standings.member_report(member("alice"))
+    source = tmp_path / "old-bot.csv"
+    source.write_text("name,points\r\nalice,120\r\ncarol,30\r\n")  # names ignore case
+    done = _import(db_target, source)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (
+        f"imported 150 point(s) for 2 member(s) from {source} into test ws1: they count in "
+        "the all-time board (not this week's or month's, not streaks)"
+    )
+    alice = await built.services.standings.member_report(member("alice"))
+    assert (alice.stats.points_all, alice.stats.points_week) == (120, 0)
+    assert alice.stats.current_streak == before.stats.current_streak == 0
+    assert alice.stats.answered == 0
+    board = (await built.services.standings.leaderboard(member("bob"), Window.ALL)).plain_text()
+    assert board.index("alice") < board.index("Carol")
+    assert "120" in board
+    week = (await built.services.standings.leaderboard(member("bob"), Window.WEEK)).plain_text()
+    assert "alice" not in week
+    assert await ScoreStore(db).consistency_problems() == []
+
+    # The same rows again, with other line endings, order and case: refused, not doubled.
+    again = tmp_path / "again.csv"
+    again.write_text("Name,Points\nCAROL,30\nAlice,120\n")
+    refused = _import(db_target, again)
+    assert refused.returncode == 1
+    assert f"{again}: these points were imported already ({source}, " in refused.stderr
+    assert f"studybot: {again} was not imported; nothing changed" in refused.stderr
+    alice = await built.services.standings.member_report(member("alice"))
+    assert alice.stats.points_all == 120
+
+
+async def test_a_bad_row_refuses_the_whole_file_naming_each_row_and_field(
+    built: Built, db_target: str | Path, tmp_path: Path
+) -> None:
+    await _members(built, "alice", "bob")
+    source = tmp_path / "bad.csv"
+    source.write_text(
+        "member_id,points\n"
+        "id-alice,10\n"  # good, but not written: another row is bad
+        "id-bob,ten\n"
+        "id-nobody,5\n"
+        ",3\n"
+        "id-alice,4\n"
+    )
+    proc = _import(db_target, source)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [
+        f"{source}: row 3, points: 'ten' is not a whole number",
+        f"{source}: row 4, member_id: 'id-nobody' is not a member the bot knows here",
+        f"{source}: row 5, member_id: empty",
+        f"{source}: row 6, member_id: 'id-alice' is alice, already on row 2",
+        f"studybot: {source} was not imported; nothing changed",
+    ]
+    alice = await built.services.standings.member_report(member("alice"))
+    assert alice.stats.points_all == 0
+
+
+async def test_an_ambiguous_name_and_several_workspaces_are_refused_clearly(
+    built: Built, db_target: str | Path, tmp_path: Path
+) -> None:
+    await built.services.standings.member_report(member("sam"))
+    await built.services.standings.member_report(replace(member("sam"), member="id-sam2"))
+    source = tmp_path / "names.csv"
+    source.write_text("points,member\n7,Sam\n")
+    proc = _import(db_target, source)
+    assert proc.returncode == 1
+    assert (
+        f"{source}: row 2, member: 'Sam' is the name of 2 members (id-sam, id-sam2); "
+        "use a member_id column"
+    ) in proc.stderr
+    source.write_text("points,member\n7,id-sam2\n")  # `member` takes an id too
+    assert _import(db_target, source).returncode == 0
+    await built.services.standings.member_report(member("zed", workspace="ws2"))
+    second = tmp_path / "more.csv"
+    second.write_text("name,points\nzed,1\n")
+    proc = _import(db_target, second)
+    assert proc.returncode == 1
+    assert "has 2 workspaces; pass --workspace ID (one of: test ws1, test ws2)" in proc.stderr
+    proc = _import(db_target, second, "--workspace", "ws2")
+    assert proc.returncode == 0, proc.stderr
+    assert "for 1 member(s)" in proc.stdout and "into test ws2" in proc.stdout
+    header = tmp_path / "header.csv"
+    header.write_text("who,score\nzed,1\n")
+    proc = _import(db_target, header, "--workspace", "ws2")
+    assert proc.returncode == 1
+    assert (
+        "row 1 (the header) needs a member column (member_id, member or name) and a points "
+        "column; found 'who', 'score'"
+    ) in proc.stderr
