@@ -32,6 +32,7 @@ TABLES = (
     "rounds",
     "posts",
     "answers",
+    "exercise_attempts",
     "round_hints",
     "score_events",
     "score_totals",

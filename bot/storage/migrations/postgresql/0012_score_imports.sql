@@ -1,5 +1,5 @@
--- PostgreSQL's form of ../0011_score_imports.sql: the same table and index.
--- 0011: points brought over from another bot (`studybot scores import FILE.csv`). Each member's
+-- PostgreSQL's form of ../0012_score_imports.sql: the same table and index.
+-- 0012: points brought over from another bot (`studybot scores import FILE.csv`). Each member's
 -- points are one score event with reason 'imported' (in the all-time totals only: it is dated
 -- the day of the import, so it would skew that week's and month's boards, and it is no answer,
 -- so streaks never see it). A file is imported once per workspace: the SHA-256 of its
