@@ -230,7 +230,7 @@ COMMANDS: tuple[Command, ...] = (
             Arg(
                 "kinds",
                 Kind.WORD,
-                "Only these kinds: multiple_choice (mc), flashcard, practice, open",
+                "Only these kinds: multiple_choice (mc), flashcard, practice, open, exercise",
                 option=True,
                 metavar="KIND[,KIND]",
                 discord="kind",  # one kind, from a list

@@ -27,7 +27,15 @@ from pathlib import Path
 
 import genanki
 
-from bot.questions.schema import CHOICE_LETTERS, Flashcard, Item, MultipleChoice, Pack, Practice
+from bot.questions.schema import (
+    CHOICE_LETTERS,
+    Exercise,
+    Flashcard,
+    Item,
+    MultipleChoice,
+    Pack,
+    Practice,
+)
 
 __all__ = [
     "BASIC_FIELDS",
@@ -102,6 +110,8 @@ def _models(key: str) -> tuple[genanki.Model, genanki.Model]:
 
 
 def _front(item: Item) -> str:
+    if isinstance(item, Exercise):  # the task and the code a member starts from
+        return text_html(item.prompt) + code_html(item.starter)
     return text_html(item.prompt) + (code_html(item.code) if item.code else "")
 
 
@@ -114,6 +124,8 @@ def _back(item: Item) -> str:
         return "".join(parts)
     if isinstance(item, MultipleChoice):  # pragma: no cover - a note type of its own
         raise TypeError("multiple choice has its own note type")
+    if isinstance(item, Exercise):  # the reference solution
+        return code_html(item.solution)
     return text_html(item.model_answer)
 
 

@@ -102,8 +102,8 @@ class Exercises:
             post = await self._posts.latest_open(channel.id)
             if post is None:
                 raise NotFound(
-                    f"There is no open exercise in this channel; ask for one with "
-                    f"{ctx.command('quiz')} --kinds exercise."
+                    "There is no open exercise in this channel; ask for one with "
+                    f"{ctx.command('quiz')}, kind exercise."
                 )
         else:
             post = await self._posts.get(post_id)

@@ -50,7 +50,7 @@ __all__ = ["StudyCog", "schedule_form_of", "send_reply", "suggest"]
 log = get_logger(__name__)
 
 Difficulty = Literal["easy", "medium", "hard"]
-QuizKind = Literal["multiple_choice", "flashcard", "practice", "open"]
+QuizKind = Literal["multiple_choice", "flashcard", "practice", "open", "exercise"]
 WindowName = Literal["week", "month", "all"]
 RecapAction = Literal["show", "on", "off", "now"]
 ReviewAction = Literal["export"]
@@ -700,6 +700,31 @@ class StudyCog(commands.Cog, name="studybot"):
             raise BadInput("That message has no ```python code block to run.")
         await self.run_code(interaction, code)
 
+    @app_commands.command(name="solve")
+    @app_commands.describe(id="The exercise's number (default: the newest open one)")
+    async def solve(self, interaction: Interaction, id: int | None = None) -> None:
+        """Solve a coding exercise: your code runs against its checks in the sandbox."""
+        await self.open_solver(interaction, id)
+
+    async def open_solver(self, interaction: Interaction, post_id: int | None) -> None:
+        """The exercise's editor, a modal pre-filled with its starter; the verdict is private."""
+        ctx = self.context(interaction)
+        form = await self.services.exercises.open_editor(ctx, post_id)
+
+        async def submit(inner: Interaction, code: str) -> None:
+            await inner.response.defer(ephemeral=True, thinking=True)  # the sandbox takes a moment
+            verdict = await self.services.exercises.submit(ctx, form.post_id, code)
+            await send_reply(inner, verdict.private())
+
+        modal = SnippetModal(
+            submit,
+            report_error,
+            title=form.title,
+            default=form.starter,
+            description=f"Define {form.entry}; it runs against the examples and hidden checks.",
+        )
+        await interaction.response.send_modal(modal)
+
     @app_commands.command(name="graph")
     @app_commands.describe(
         of="The tensor(s) to draw, e.g. loss or a,b (default: the last one)",
@@ -768,6 +793,9 @@ class StudyCog(commands.Cog, name="studybot"):
         if parsed is None:
             raise BadInput("That button is out of date; ask for a new question.")
         action = parsed[0]
+        if action is Action.SOLVE:
+            await self.open_solver(interaction, parsed[1])
+            return
         reply = (await self.services.quiz.click(self.context(interaction), *parsed)).private()
         source = interaction.message
         replaces_card = action in (Action.ANSWER, Action.REVIEW)

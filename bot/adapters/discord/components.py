@@ -96,24 +96,25 @@ class SnippetModal(discord.ui.Modal):
     """
 
     def __init__(
-        self, submit: SubmitCode, report: ReportError, *, title: str = "Run a Python snippet"
+        self,
+        submit: SubmitCode,
+        report: ReportError,
+        *,
+        title: str = "Run a Python snippet",
+        default: str | None = None,
+        description: str = "Python 3 with torch (CPU). print() what you want to see.",
     ) -> None:
-        super().__init__(title=title, timeout=15 * 60)
+        super().__init__(title=title[:45], timeout=15 * 60)
         self._submit = submit
         self._report = report
         self.code: discord.ui.TextInput[SnippetModal] = discord.ui.TextInput(
             custom_id=CODE_INPUT_ID,
             style=discord.TextStyle.paragraph,
             placeholder="import torch\nprint(torch.arange(6).reshape(2, 3))",
+            default=None if default is None else default[:CODE_MAX_LENGTH],
             max_length=CODE_MAX_LENGTH,
         )
-        self.add_item(
-            discord.ui.Label(
-                text="Code",
-                description="Python 3 with torch (CPU). print() what you want to see.",
-                component=self.code,
-            )
-        )
+        self.add_item(discord.ui.Label(text="Code", description=description, component=self.code))
 
     async def on_submit(self, interaction: discord.Interaction[Any], /) -> None:
         await self._submit(interaction, self.code.value)

@@ -82,6 +82,7 @@ from bot.adapters.slack.manifest import (
     RUN_MODAL_CALLBACK,
     RUN_SHORTCUT_CALLBACK,
     SLASH_COMMAND,
+    SOLVE_MODAL_CALLBACK,
     WRITE_MODAL_CALLBACK,
 )
 from bot.adapters.slack.render import (
@@ -89,6 +90,7 @@ from bot.adapters.slack.render import (
     inline_attachments,
     render,
     run_modal,
+    solve_modal,
     write_modal,
 )
 from bot.adapters.text_commands import run_schedule_command
@@ -640,6 +642,7 @@ class SlackAdapter:
         app.command(SLASH_COMMAND)(self._guarded(self._on_study))
         app.action(ACTION_PATTERN)(self._guarded(self._on_action))
         app.view(RUN_MODAL_CALLBACK)(self._guarded(self._on_run_submit))
+        app.view(SOLVE_MODAL_CALLBACK)(self._guarded(self._on_solve_submit))
         app.view(WRITE_MODAL_CALLBACK)(self._guarded(self._on_write_submit))
         app.shortcut(RUN_SHORTCUT_CALLBACK)(self._guarded(self._on_run_shortcut))
         app.shortcut(PACK_SHORTCUT_CALLBACK)(self._guarded(self._on_pack_shortcut))
@@ -718,6 +721,11 @@ class SlackAdapter:
                 code = command.args[0] if command.args else ""
             view = run_modal(_str(body.get("channel_id")), code, graph)
             await self.client.views_open(trigger_id=_str(body.get("trigger_id")), view=view)
+            return
+        if command.name == "solve":  # the editor, while the trigger id is valid (3 s)
+            request = command.request
+            assert isinstance(request, PostRequest)
+            await self._open_solver(body, request.id)
             return
         if command.name == "write":  # the trigger id is valid for 3 s: the modal first
             difficulty, tags = command.args
@@ -863,6 +871,10 @@ class SlackAdapter:
         if parsed is None:
             await ack()
             return
+        if parsed[0] is Action.SOLVE:  # the editor: a modal, while the trigger id is valid
+            await ack()
+            await self._open_solver(body, parsed[1])
+            return
         work = asyncio.create_task(self._click(body, *parsed))
         try:
             await asyncio.wait({work}, timeout=ACK_BUDGET)
@@ -895,6 +907,29 @@ class SlackAdapter:
         else:
             reply = await self.services.runs.graph(ctx, code, graph)
         await self._post_result(body, respond, reply)
+
+    async def _open_solver(self, body: dict[str, Any], post_id: int | None) -> None:
+        ctx = await self._context(_where(body))
+        form = await self.services.exercises.open_editor(ctx, post_id)
+        channel = ctx.channel or _str((body.get("channel") or {}).get("id"))
+        view = solve_modal(channel, form.post_id, form.title, form.starter, form.entry)
+        await self.client.views_open(trigger_id=_str(body.get("trigger_id")), view=view)
+
+    async def _on_solve_submit(
+        self, ack: Any, body: dict[str, Any], view: dict[str, Any], respond: Any
+    ) -> None:
+        """An exercise's editor was submitted: close it, judge the code, reply privately."""
+        code = _input_value(view, "code", "code")
+        if not code.strip():
+            await ack(response_action="errors", errors={"code": "Write your solution."})
+            return
+        await ack()
+        post = _metadata(view).get("post")
+        ctx = await self._context(_where(body))
+        reply = await self.services.exercises.submit(
+            ctx, post if isinstance(post, int) else None, code
+        )
+        await self._reply_private(body, respond, reply)
 
     async def _on_write_submit(
         self, ack: Any, body: dict[str, Any], view: dict[str, Any], respond: Any

@@ -144,7 +144,10 @@ _TYPED: dict[str, Callable[[Platform, list[str]], Request]] = {
     "question": QuestionRequest.parse,
     "report": ReportRequest.parse,
     # What a question's buttons do, typed: `answer [#ID] CHOICE`, `show|reveal [#ID]`, `hint`.
-    **{name: partial(_post_request, name=name) for name in ("answer", "show", "hint", "reveal")},
+    **{
+        name: partial(_post_request, name=name)
+        for name in ("answer", "show", "hint", "reveal", "solve")
+    },
 }
 
 _SIMPLE = {

@@ -14,12 +14,14 @@ __all__ = [
     "RUN_MODAL_CALLBACK",
     "RUN_SHORTCUT_CALLBACK",
     "SLASH_COMMAND",
+    "SOLVE_MODAL_CALLBACK",
 ]
 
 SLASH_COMMAND = "/study"
 RUN_SHORTCUT_CALLBACK = "studybot_run_message"
 """The message shortcut "Run code block" (runs the first fenced code block of a message)."""
 RUN_MODAL_CALLBACK = "studybot_run"
+SOLVE_MODAL_CALLBACK = "studybot_solve"
 """The ``/study run`` modal."""
 WRITE_MODAL_CALLBACK = "studybot_write"
 """The ``/study write`` modal (a question for the group's ``community`` pack)."""

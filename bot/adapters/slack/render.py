@@ -21,7 +21,11 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.adapters.slack.manifest import RUN_MODAL_CALLBACK, WRITE_MODAL_CALLBACK
+from bot.adapters.slack.manifest import (
+    RUN_MODAL_CALLBACK,
+    SOLVE_MODAL_CALLBACK,
+    WRITE_MODAL_CALLBACK,
+)
 from bot.core.messages import (
     BOLD,
     Button,
@@ -45,6 +49,7 @@ __all__ = [
     "mrkdwn",
     "render",
     "run_modal",
+    "solve_modal",
     "write_modal",
 ]
 
@@ -314,6 +319,37 @@ def run_modal(channel_id: str, code: str = "", graph: tuple[str, ...] | None = N
                 "element": element,
             },
             _context("Runs on CPU in a sandbox with no network; the output is posted here."),
+        ],
+    }
+
+
+def solve_modal(channel_id: str, post_id: int, title: str, starter: str, entry: str) -> Block:
+    """An exercise's editor, pre-filled with its starter; ``private_metadata`` keeps the
+    channel (the verdict is posted there, privately) and the exercise's post."""
+    return {
+        "type": "modal",
+        "callback_id": SOLVE_MODAL_CALLBACK,
+        "private_metadata": json.dumps({"channel": channel_id, "post": post_id}),
+        "title": {"type": "plain_text", "text": title[:24]},
+        "submit": {"type": "plain_text", "text": "Submit"},
+        "close": {"type": "plain_text", "text": "Cancel"},
+        "blocks": [
+            {
+                "type": "input",
+                "block_id": "code",
+                "label": {"type": "plain_text", "text": "Your solution"},
+                "element": {
+                    "type": "plain_text_input",
+                    "action_id": "code",
+                    "multiline": True,
+                    "max_length": MAX_MODAL_INPUT,
+                    "initial_value": starter[:MAX_MODAL_INPUT],
+                },
+            },
+            _context(
+                f"Define `{entry}`: it runs in the sandbox against the examples and hidden "
+                "checks; only you see the verdict."
+            ),
         ],
     }
 

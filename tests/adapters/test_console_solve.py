@@ -1,0 +1,47 @@
+"""``/solve`` in the real console, with the real jail: the code typed up to ``/end``, or a
+file; the verdict is private; a solve scores once and shows on the board."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.adapters.test_console import _run_console
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+EXERCISES = Path(__file__).resolve().parents[1] / "data" / "exercise_packs"
+
+
+def test_solve_by_typing_then_by_file(tmp_path: Path) -> None:
+    right = tmp_path / "affine.py"
+    right.write_text("import torch\n\ndef affine(x):\n    return 3 * x + 1\n")
+    script = (
+        "/quiz --kinds exercise\n"
+        "/answer #1 A\n"
+        "/solve #1\n"
+        "import torch\n"
+        "def affine(x):\n"
+        "    return 2 * x + 2\n"
+        "/end\n"
+        f"/solve #1 --file {right}\n"
+        "/solve\n"
+        "/cancel\n"
+        "/leaderboard\n"
+    )
+    lines = _run_console(tmp_path / "db.sqlite3", script, packs=EXERCISES)
+    texts = [str(line.get("text", "")) for line in lines]
+    post = next(line for line in lines if line.get("kind") == "post")
+    assert "Coding exercise" in str(post["text"])
+    assert post.get("answer_with") == "solve with /solve #1, then your code and a line /end"
+    assert any("This is a coding exercise: solve it with `/solve` #1." in t for t in texts)
+    assert any("Type or paste your solution, then a line with /end" in t for t in texts)
+    wrong = next(t for t in texts if "checks passed" in t)
+    assert "0 of 4 checks passed" in wrong  # 2x + 2 agrees with 3x + 1 at x = 1 only
+    assert "got `tensor([4.0000, 6.0000])`" in wrong
+    assert "hidden check 3 of 3 failed: wrong value" in wrong
+    assert any("Solved: 4 of 4 checks passed. +10 points" in t for t in texts)
+    assert any("/solve cancelled; nothing was submitted" in t for t in texts)
+    board = next(t for t in reversed(texts) if "10" in t and "me" in t)
+    assert board
