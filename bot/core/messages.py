@@ -78,7 +78,10 @@ class Button:
 
 #: The shape of :attr:`Button.custom_id`, named groups included: adapters build their own
 #: routing patterns from it (Discord prefixes it, Slack uses it as the action id).
-ACTION_ID_PATTERN = r"(?P<action>answer|show|hint|review|solve):(?P<post>[0-9]{1,18}):(?P<value>[A-Za-z0-9_-]{1,16})"
+ACTION_ID_PATTERN = (
+    r"(?P<action>answer|show|hint|review|solve)"
+    r":(?P<post>[0-9]{1,18}):(?P<value>[A-Za-z0-9_-]{1,16})"
+)
 _ACTION_ID = re.compile(rf"^{ACTION_ID_PATTERN}$")
 
 
