@@ -7,6 +7,7 @@ pack authors, not for Python programmers.
 
 from __future__ import annotations
 
+import ast
 import enum
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Literal, Self
@@ -372,6 +373,28 @@ class Example(ExerciseCheck):
         return self
 
 
+def _python_problem(code: str, mode: Literal["exec", "eval"]) -> str | None:
+    """Why ``code`` does not compile (it is compiled only, never run, in the bot)."""
+    try:
+        compile(code, "<pack>", mode, dont_inherit=True)
+    except SyntaxError as exc:
+        return f"line {exc.lineno}: {exc.msg}"
+    except (ValueError, MemoryError, RecursionError) as exc:
+        return str(exc) or type(exc).__name__
+    return None
+
+
+def _top_level_names(code: str) -> set[str]:
+    tree = ast.parse(code)
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
 class Exercise(_ItemBase):
     """Write a function; it is run in the sandbox against visible ``examples`` and hidden
     ``checks``, each compared with the reference ``solution``'s results on the same inputs.
@@ -396,8 +419,19 @@ class Exercise(_ItemBase):
             raise ValueError(
                 "an exercise has no `code` snippet: its code is `starter` and `solution`"
             )
-        if f"def {self.entry}" not in self.starter and f"{self.entry} =" not in self.starter:
-            raise ValueError(f"`starter` should define the entry function `{self.entry}`")
+        for field, code in (("starter", self.starter), ("solution", self.solution)):
+            problem = _python_problem(code, "exec")
+            if problem is not None:
+                raise ValueError(f"`{field}` is not valid Python: {problem}")
+            if self.entry not in _top_level_names(code):
+                raise ValueError(f"`{field}` does not define the entry function `{self.entry}`")
+        for number, check in enumerate(self.all_checks, 1):
+            for field, text in (("args", check.args), ("expect", getattr(check, "expect", None))):
+                problem = None if text is None else _python_problem(text, "eval")
+                if problem is not None:
+                    raise ValueError(
+                        f"check {number}: `{field}` is not a Python expression: {problem}"
+                    )
         return self
 
     @property
