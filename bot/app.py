@@ -468,13 +468,14 @@ def build_services(
         metrics=metrics,
         gate=gate,
     )
+    exercise_store = ExerciseStore(db)
     exercises = Exercises(
         places=places,
         catalogue=catalogue,
         posts=posts,
         directory=directory,
         answers=answers,
-        store=ExerciseStore(db),
+        store=exercise_store,
         runs=runs,
         clock=clock,
     )
@@ -526,7 +527,7 @@ def build_services(
             clock=clock,
             default_quiz_window=quiz_window,
         ),
-        standings=Stats(places, directory, scores, clock, reviews),
+        standings=Stats(places, directory, scores, clock, reviews, exercise_store),
         review=review,
         reminders=reminders,
         runs=runs,

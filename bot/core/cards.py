@@ -348,7 +348,9 @@ def history_message(
         prompt = prompt if len(prompt) <= 70 else prompt[:69].rstrip() + "…"
         share = right_share(item, counts)
         answered = sum(counts.values())
-        if not post.is_open and share is not None and answered:
+        if isinstance(item, Exercise) and not post.is_open:
+            how = f"exercise: {answered} tried, {counts.get('solved', 0)} solved"
+        elif not post.is_open and share is not None and answered:
             how = f"{answered} answered, {_percent(share[0], answered)} right"
         elif not post.is_open:
             how = f"{answered} answered" if share is not None else "discussion"

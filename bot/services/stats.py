@@ -17,13 +17,14 @@ from zoneinfo import ZoneInfo
 from bot.core import cards, srs
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, NotFound
-from bot.core.messages import Attachment, Message
+from bot.core.messages import Attachment, Message, Section
 from bot.core.models import ChatContext, Leaderboard, MemberStats, ReviewSummary, Window
 from bot.core.scoring import StreakState, current_streak, period_key, window_start
 from bot.services.places import Places
 from bot.services.studychart import WEEKS, StudyChart, TagBar, draw_study_chart
 from bot.storage.directory import Directory, MemberRow
 from bot.storage.reviews import ReviewStore
+from bot.storage.exercises import ExerciseStore
 from bot.storage.scores import ScoreStore
 
 __all__ = ["RETENTION_WINDOW", "MemberReport", "Stats", "stats_message"]
@@ -77,7 +78,9 @@ class Stats:
         scores: ScoreStore,
         clock: Clock,
         reviews: ReviewStore | None = None,
+        exercises: ExerciseStore | None = None,
     ) -> None:
+        self._exercises = exercises  # /stats counts coding exercises tried and solved
         self._places = places
         self._directory = directory
         self._scores = scores
@@ -176,6 +179,14 @@ class Stats:
     ) -> Message:
         report = await self.member_report(ctx, who)
         message = stats_message(report)
+        if self._exercises is not None:
+            tried = await self._exercises.counts(report.stats.member_id)
+            if tried.attempts:
+                line = (
+                    f"Exercises: {tried.solved} solved of {tried.tried} tried "
+                    f"({tried.attempts} submission{'s' if tried.attempts != 1 else ''})"
+                )
+                message = replace(message, sections=(*message.sections, Section(body=line)))
         if report.reviews is None or not picture:
             return message
         chart = await self.study_chart(

@@ -85,6 +85,12 @@ async def test_a_right_solution_scores_once_and_a_wrong_one_is_told_why(
     again = (await svc.exercises.submit(ANN, post, RIGHT)).plain_text()
     assert "You solved this one already" in again
     assert await _points(svc, ANN) == points
+    stats = (await svc.standings.stats(ANN, picture=False)).plain_text()
+    assert "Exercises: 1 solved of 1 tried (3 submissions)" in stats
+
+    await svc.quiz.reveal(ADMIN, post)
+    history = (await svc.history.recent(ANN, 5)).plain_text()
+    assert f"#{post}" in history and "exercise: 1 tried, 1 solved" in history
 
 
 async def test_partial_credit_at_close_and_the_card_is_due_for_review(
