@@ -23,8 +23,8 @@ from bot.core.scoring import StreakState, current_streak, period_key, window_sta
 from bot.services.places import Places
 from bot.services.studychart import WEEKS, StudyChart, TagBar, draw_study_chart
 from bot.storage.directory import Directory, MemberRow
-from bot.storage.reviews import ReviewStore
 from bot.storage.exercises import ExerciseStore
+from bot.storage.reviews import ReviewStore
 from bot.storage.scores import ScoreStore
 
 __all__ = ["RETENTION_WINDOW", "MemberReport", "Stats", "stats_message"]
