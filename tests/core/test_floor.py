@@ -19,6 +19,8 @@ PLAIN = {
     "bot.sandbox",
     "bot.sandbox.result",
     "bot.sandbox.graph",
+    "bot.sandbox.exercise",  # an exercise run's values, as plain frozen types
+    "bot.questions.judge",  # comparing those values (pure functions over them)
 }
 
 LOAD_ALL_OF_CORE = """

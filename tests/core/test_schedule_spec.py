@@ -1081,4 +1081,6 @@ def test_kinds_parse_describe_and_round_trip() -> None:
     with pytest.raises(ScheduleError) as info:
         parse_schedule_args(["09:00", "--kinds", "quiz"], "UTC")
     assert info.value.field == "kinds"
-    assert "'quiz' is not a kind (flashcard, multiple_choice, practice, open)" in str(info.value)
+    assert "'quiz' is not a kind (flashcard, multiple_choice, practice, open, exercise)" in str(
+        info.value
+    )
