@@ -410,6 +410,8 @@ def stats_message(
         f"Points: **{stats.points_all}** all time, **{stats.points_week}** this week",
         f"Answered: {answered} · correct: {correct} · accuracy: {accuracy}",
         f"Streak: **{streak}** (best {stats.best_streak})",
+        f"Streak freezes: {stats.freezes} held · {stats.freezes_used} used"
+        " (one per 7 streak days, at most 2)",
     ]
     if stats.rank_all is not None:
         lines.append(f"Rank: #{stats.rank_all} all time")

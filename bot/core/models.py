@@ -134,6 +134,8 @@ class MemberStats:
     best_streak: int
     last_day: date | None
     rank_all: int | None
+    freezes: int = 0  # streak freezes held today (each covers one missed day)
+    freezes_used: int = 0  # ever used, today's count included
 
 
 @dataclass(frozen=True, slots=True)

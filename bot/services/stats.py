@@ -19,7 +19,7 @@ from bot.core.clock import Clock
 from bot.core.errors import BadInput, NotFound
 from bot.core.messages import Attachment, Message
 from bot.core.models import ChatContext, Leaderboard, MemberStats, ReviewSummary, Window
-from bot.core.scoring import StreakState, current_streak, period_key, window_start
+from bot.core.scoring import current_streak, period_key, streak_as_of, window_start
 from bot.services.places import Places
 from bot.services.studychart import WEEKS, StudyChart, TagBar, draw_study_chart
 from bot.storage.directory import Directory, MemberRow
@@ -147,7 +147,8 @@ class Stats:
         totals = await self._scores.member_totals(member.id, period_key(Window.WEEK, now, tz))
         if totals is None:  # the row was just read or created; only a deleted database
             raise NotFound("That member's record is gone.")
-        state = StreakState(totals.streak_days, totals.best_streak, totals.streak_last_day)
+        today = now.astimezone(tz).date()
+        shown = streak_as_of(totals.streak, today)
         stats = MemberStats(
             member_id=totals.member_id,
             display_name=totals.display_name,
@@ -155,10 +156,12 @@ class Stats:
             points_week=totals.points_period,
             answered=totals.answered,
             correct=totals.correct,
-            current_streak=current_streak(state, now.astimezone(tz).date()),
+            current_streak=current_streak(totals.streak, today),
             best_streak=totals.best_streak,
             last_day=totals.streak_last_day,
             rank_all=totals.rank_all,
+            freezes=shown.freezes,
+            freezes_used=shown.freezes_used,
         )
         reviews = (
             None if self._reviews is None else await self.review_summary(workspace.id, member.id)
@@ -184,6 +187,12 @@ class Stats:
             report.timezone,
             report.stats.display_name,
             report.reviews,
+        )
+        chart = replace(
+            chart,
+            streak=report.stats.current_streak,
+            freezes=report.stats.freezes,
+            freezes_used=report.stats.freezes_used,
         )
         png = await asyncio.to_thread(draw_study_chart, chart)
         return replace(

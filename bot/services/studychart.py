@@ -56,6 +56,15 @@ class StudyChart:
     days: Mapping[date, int]
     tags: Sequence[TagBar]
     desired_retention: float
+    streak: int = 0
+    freezes: int = 0  # streak freezes held
+    freezes_used: int = 0
+
+    @property
+    def streak_line(self) -> str:
+        """The header's right-hand side: the streak and its freezes, as /stats says them."""
+        days = f"{self.streak} day{'s' if self.streak != 1 else ''}"
+        return f"Streak {days} · freezes: {self.freezes} held, {self.freezes_used} used"
 
 
 def _level(count: int) -> str:
@@ -200,6 +209,8 @@ def draw_study_chart(chart: StudyChart) -> bytes:
 
     figure.text(0.2 / width, 1 - 0.3 / height, f"Study stats: {chart.name}", fontsize=12,
                 color=_TEXT, va="center")  # fmt: skip
+    figure.text(1 - 0.3 / width, 1 - 0.3 / height, chart.streak_line, fontsize=9,
+                color=_MUTED, va="center", ha="right")  # fmt: skip
     heat = figure.add_axes(box(top + 0.3, heat_h - 0.3, 0.8))
     heat.set_anchor("W")
     _heatmap(heat, chart)
