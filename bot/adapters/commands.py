@@ -245,8 +245,8 @@ COMMANDS: tuple[Command, ...] = (
             Arg(
                 "window",
                 Kind.CHOICE,
-                "Which points count (default: this week)",
-                choices=("week", "month", "all"),
+                "Which points count (default: this week), or the longest current streaks",
+                choices=("week", "month", "all", "streaks"),
                 default="week",
                 example="month",
             ),
@@ -1083,7 +1083,8 @@ class PostRequest:
 
 @dataclass(frozen=True, slots=True)
 class LeaderboardRequest:
-    """``/leaderboard [week|month|all] [here]``: which points count, and where."""
+    """``/leaderboard [week|month|all|streaks] [here]``: which points count, and where; or
+    the longest current streaks (``streaks``, the workspace's)."""
 
     window: str = "week"
     here: bool = False

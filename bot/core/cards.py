@@ -20,7 +20,14 @@ from bot.core.messages import (
     escape_markup,
     neutralise,
 )
-from bot.core.models import Leaderboard, MemberStats, Post, ReviewSummary, Window
+from bot.core.models import (
+    Leaderboard,
+    MemberStats,
+    Post,
+    ReviewSummary,
+    StreakBoardRow,
+    Window,
+)
 from bot.questions.schema import (
     CHOICE_LETTERS,
     Choice,
@@ -374,6 +381,25 @@ def leaderboard_message(board: Leaderboard, caller_name: str) -> Message:
     since = f" (since {board.since:%a} {board.since.day} {board.since:%b})" if board.since else ""
     where = f" in #{board.channel}" if board.channel else ""
     return Message(title=f"🏆 Leaderboard{where} — {label}{since}", sections=(Section(body=body),))
+
+
+def streak_board_message(rows: Sequence[StreakBoardRow]) -> Message:
+    """``/leaderboard streaks``: the longest streaks going today, with their freezes."""
+    if not rows:
+        body = "No streak is going. Answer a question today to start one!"
+    else:
+        medals = {1: "🥇", 2: "🥈", 3: "🥉"}
+        body = "\n".join(
+            f"{medals.get(row.rank, f'{row.rank}.')} **{_name(row.display_name)}**"
+            f" — {row.days} day{'s' if row.days != 1 else ''}"
+            + (f" (🧊 {row.freezes} held)" if row.freezes else "")
+            for row in rows
+        )
+    body += (
+        "\n\nA freeze is earned every 7 days of streak (at most 2 held) and covers one missed "
+        "day; a frozen day keeps the streak but does not add to it."
+    )
+    return Message(title="🔥 Longest streaks going", sections=(Section(body=body),))
 
 
 def review_section(summary: ReviewSummary) -> Section:

@@ -114,6 +114,19 @@ class LeaderboardRow:
 
 
 @dataclass(frozen=True, slots=True)
+class StreakBoardRow:
+    """One member on ``/leaderboard streaks``: the streak as it stands today, with its freezes
+    as of today (held, and ever used: :func:`bot.core.scoring.streak_as_of`)."""
+
+    rank: int
+    member_id: int
+    display_name: str
+    days: int
+    freezes: int
+    freezes_used: int
+
+
+@dataclass(frozen=True, slots=True)
 class Leaderboard:
     window: Window
     since: datetime | None

@@ -18,7 +18,14 @@ from bot.core import cards, srs
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, NotFound
 from bot.core.messages import Attachment, Message
-from bot.core.models import ChatContext, Leaderboard, MemberStats, ReviewSummary, Window
+from bot.core.models import (
+    ChatContext,
+    Leaderboard,
+    MemberStats,
+    ReviewSummary,
+    StreakBoardRow,
+    Window,
+)
 from bot.core.scoring import current_streak, period_key, streak_as_of, window_start
 from bot.services.places import Places
 from bot.services.studychart import WEEKS, StudyChart, TagBar, draw_study_chart
@@ -58,6 +65,10 @@ def stats_message(report: MemberReport) -> Message:
     if report.reviews is None:
         return cards.stats_message(report.stats, own=report.own)
     return cards.stats_message(report.stats, own=report.own, reviews=report.reviews)
+
+
+STREAKS = "streaks"
+"""``/leaderboard streaks``: the board of current streaks rather than of a window's points."""
 
 
 def _window(window: Window | str) -> Window:
@@ -122,10 +133,25 @@ class Stats:
             caller = await self._directory.find_member(workspace_id, ctx.member)
         return caller
 
+    async def streak_board(self, ctx: ChatContext) -> tuple[StreakBoardRow, ...]:
+        """The workspace's longest streaks going today (data of ``/leaderboard streaks``)."""
+        workspace = await self._places.workspace(ctx)
+        now = self._clock.now()
+        today = now.astimezone(workspace.zone_at(now)).date()
+        return tuple(await self._scores.streaks(workspace.id, today))
+
     async def leaderboard(
         self, ctx: ChatContext, window: Window | str = Window.WEEK, *, here: bool = False
     ) -> Message:
-        """The workspace's board, or (``here``) the caller's channel's own board."""
+        """The workspace's board, or (``here``) the caller's channel's own board; ``streaks``:
+        the workspace's longest current streaks instead of points."""
+        if window == STREAKS:
+            if here:
+                raise BadInput(
+                    "Streaks count answers anywhere in the workspace, so there is no streak "
+                    "board for one channel: use `leaderboard streaks` without `here`."
+                )
+            return cards.streak_board_message(await self.streak_board(ctx))
         window = _window(window)
         board = await (self.channel_board(ctx, window) if here else self.board(ctx, window))
         return cards.leaderboard_message(board, ctx.member_name)

@@ -12,26 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from bot.core.models import LeaderboardRow
+from bot.core.models import LeaderboardRow, StreakBoardRow
 from bot.core.scoring import MAX_FREEZES, StreakState, current_streak, streak_as_of
 from bot.core.workspace_settings import WorkspaceSettings
 from bot.storage.database import Database, Row
 from bot.storage.timefmt import from_db, to_db
 
-__all__ = ["MemberTotals", "ScoreStore", "StreakStanding"]
-
-
-@dataclass(frozen=True, slots=True)
-class StreakStanding:
-    """One member on the streak board: the streak as it stands today, with its freezes
-    (held and used as of today: :func:`bot.core.scoring.streak_as_of`)."""
-
-    rank: int
-    member_id: int
-    display_name: str
-    days: int
-    freezes: int
-    freezes_used: int
+__all__ = ["MemberTotals", "ScoreStore"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +149,7 @@ class ScoreStore:
 
     async def streaks(
         self, workspace_id: int, today: date, *, limit: int = 10, least: int = 1
-    ) -> list[StreakStanding]:
+    ) -> list[StreakBoardRow]:
         """The longest streaks alive ``today`` (at least ``least`` days), longest first.
 
         A streak is alive if the member answered today or yesterday, or holds freezes for
@@ -185,13 +172,13 @@ class ScoreStore:
             if current_streak(state, today) >= least:
                 alive.append((int(row[0]), str(row[1]), streak_as_of(state, today)))
         alive.sort(key=lambda a: (-a[2].days, a[1].lower(), a[0]))
-        standings: list[StreakStanding] = []
+        standings: list[StreakBoardRow] = []
         for index, (member_id, name, state) in enumerate(alive[:limit]):
             rank = index + 1
             if standings and standings[-1].days == state.days:
                 rank = standings[-1].rank  # ties share a rank, as on the points board
             standings.append(
-                StreakStanding(rank, member_id, name, state.days, state.freezes,
+                StreakBoardRow(rank, member_id, name, state.days, state.freezes,
                                state.freezes_used)
             )  # fmt: skip
         return standings

@@ -51,7 +51,7 @@ log = get_logger(__name__)
 
 Difficulty = Literal["easy", "medium", "hard"]
 QuizKind = Literal["multiple_choice", "flashcard", "practice", "open"]
-WindowName = Literal["week", "month", "all"]
+WindowName = Literal["week", "month", "all", "streaks"]
 RecapAction = Literal["show", "on", "off", "now"]
 SettingName = Literal[
     "timezone",
@@ -267,7 +267,8 @@ class StudyCog(commands.Cog, name="studybot"):
     async def leaderboard(
         self, interaction: Interaction, window: WindowName = "week", here: bool = False
     ) -> None:
-        """Who is ahead this week, this month or of all time, on the server or in this channel."""
+        """Who is ahead this week, this month or of all time, on the server or in this channel,
+        or who has the longest streak going (``streaks``)."""
         board = await self.services.standings.leaderboard(
             self.context(interaction), window, here=here
         )

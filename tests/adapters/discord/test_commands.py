@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from typing import Any
 
 import discord
@@ -302,3 +303,23 @@ async def test_write_opens_a_modal_and_an_admins_question_is_added(
     assert "community-1" in text and "Installed" in text
     question = await studybot.quiz(alice, channel="general", pack="community")
     assert "Which tensor is a leaf" in embed_text(question)
+
+
+async def test_a_freeze_covers_a_missed_day_in_stats_and_the_streak_board(
+    fake: FakeDiscord, studybot: Studybot, alice: FakeMember
+) -> None:
+    """Seven days in a row earn a freeze; the eighth day missed is covered by it."""
+    for _ in range(7):
+        question = await studybot.quiz(alice, kind="multiple_choice")
+        await (await fake.click(question, alice, label="A")).response()
+        studybot.clock.advance(timedelta(days=1))
+    studybot.clock.advance(timedelta(days=1))  # a whole day without an answer
+    mine = embed_text((await (await studybot.command(alice, "stats")).response()).data)
+    assert "Streak: **7 days** (best 7)" in mine
+    assert "Streak freezes: 0 held · 1 used" in mine
+    board = await (await studybot.command(alice, "leaderboard", {"window": "streaks"})).response()
+    assert not board.ephemeral
+    assert "🥇 **alice** — 7 days" in embed_text(board.data)
+    here = await studybot.command(alice, "leaderboard", {"window": "streaks", "here": True})
+    refused = await here.response()
+    assert refused.ephemeral and "no streak board for one channel" in refused.content

@@ -89,7 +89,7 @@ async def test_global_sync_payload_has_every_command_with_options_and_autocomple
     assert slash["quiz"]["description"].startswith("Post a question in this channel")
 
     window = _options(slash["leaderboard"])["window"]
-    assert [c["value"] for c in window["choices"]] == ["week", "month", "all"]
+    assert [c["value"] for c in window["choices"]] == ["week", "month", "all", "streaks"]
     assert not window["required"]
     here = _options(slash["leaderboard"])["here"]
     assert here["type"] == 5 and not here["required"]  # BOOLEAN: this channel's own board
