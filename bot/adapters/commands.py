@@ -421,7 +421,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "write",
-        "write a question for the group (checked like a pack; admins add it)",
+        "write a question for the group (checked like a pack; a member's waits for an admin)",
         (
             Arg(
                 "difficulty",

@@ -191,9 +191,9 @@ class Suggestions:
         """Tell the author privately if the platform can; else in the channel they wrote in
         (the suggestion is of ``ctx``'s workspace). Returns how, for the admin's reply."""
         name = _name(suggestion.author_name)
-        if isinstance(gateway, DirectMessenger):
-            if await gateway.send_dm(ctx.workspace, suggestion.author, notice):
-                return f"{name} was told by direct message"
+        dm = gateway if isinstance(gateway, DirectMessenger) else None
+        if dm is not None and await dm.send_dm(ctx.workspace, suggestion.author, notice):
+            return f"{name} was told by direct message"
         public = replace(notice, title=f"{notice.title}, @{neutralise(suggestion.author_name)}")
         await gateway.send_post(suggestion.channel, public)
         return f"{name} takes no direct messages, so they were told in the channel they wrote it in"

@@ -590,7 +590,7 @@ def test_write_a_question_in_the_console(tmp_path: Path) -> None:
     assert "community-1" in str(added["text"]) and "Installed community" in str(added["text"])
     assert posted["kind"] == "post" and posted["question_id"] == "community-1"
     assert "What's a leaf tensor's grad_fn?" in str(posted["text"])
-    assert "Only admins add questions" in str(member["text"])
+    assert "Suggestion #1: valid, waiting for an admin" in str(member["text"])
     assert bad["kind"] == "error" and "separate the prompt and the choices with |" in str(
         bad["text"]
     )

@@ -24,6 +24,7 @@ from bot.adapters.commands import (
     discord_describe,
     help_rows,
     recap_request,
+    suggestions_request,
     remind_request,
     settings_request,
 )
@@ -53,6 +54,7 @@ Difficulty = Literal["easy", "medium", "hard"]
 QuizKind = Literal["multiple_choice", "flashcard", "practice", "open"]
 WindowName = Literal["week", "month", "all", "streaks"]
 RecapAction = Literal["show", "on", "off", "now"]
+SuggestionAction = Literal["list", "approve", "reject"]
 SettingName = Literal[
     "timezone",
     "quiz-window",
@@ -334,6 +336,30 @@ class StudyCog(commands.Cog, name="studybot"):
             message = await self.services.reports.resolve(ctx, resolve.strip())
         else:
             message = await self.services.reports.listing(ctx)
+        await send_reply(interaction, message.private())
+
+    @app_commands.command(name="suggestions")
+    @app_commands.describe(
+        action="list (default), approve, or reject (give the reason)",
+        **discord_describe("suggestions", "reject"),
+    )
+    async def suggestions(
+        self,
+        interaction: Interaction,
+        action: SuggestionAction = "list",
+        id: app_commands.Range[int, 1] | None = None,
+        reason: app_commands.Range[str, 1, 500] | None = None,
+    ) -> None:
+        """The questions members wrote, waiting for an admin to approve or reject (admins)."""
+        args: list[str] = [] if action == "list" else [action]
+        if id is not None:
+            args.append(str(id))
+        if reason:
+            args.extend(reason.split())
+        request = suggestions_request("discord", args)
+        ctx = self.context(interaction)
+        await interaction.response.defer(ephemeral=True, thinking=True)  # approving runs checks
+        message = await self.services.suggestions.command(ctx, request, self.bot.gateway)
         await send_reply(interaction, message.private())
 
     @app_commands.command(name="recap")
@@ -665,7 +691,8 @@ class StudyCog(commands.Cog, name="studybot"):
     async def write(
         self, interaction: Interaction, difficulty: Difficulty = "medium", tags: str = ""
     ) -> None:
-        """Write a question for the group: checked like a pack; admins add it to `community`."""
+        """Write a question for the group: checked like a pack; an admin's joins `community`, a
+        member's waits for an admin (`/suggestions`)."""
         ctx = self.context(interaction)
         tag_list = tuple(t.strip() for t in tags.split(",") if t.strip())
 
@@ -673,7 +700,7 @@ class StudyCog(commands.Cog, name="studybot"):
             await inner.response.defer(ephemeral=True, thinking=True)  # the sandbox takes seconds
             question = written_from_fields(fields, difficulty=difficulty, tags=tag_list)
             await send_reply(
-                inner, (await self.services.packs.write_question(ctx, question)).private()
+                inner, (await self.services.suggestions.write(ctx, question)).private()
             )
 
         await interaction.response.send_modal(QuestionModal(submit, report_error))
