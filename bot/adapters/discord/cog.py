@@ -24,9 +24,9 @@ from bot.adapters.commands import (
     discord_describe,
     help_rows,
     recap_request,
-    suggestions_request,
     remind_request,
     settings_request,
+    suggestions_request,
 )
 from bot.adapters.discord.components import QuestionModal, SnippetModal
 from bot.adapters.discord.errors import PENDING_KEY, report_error

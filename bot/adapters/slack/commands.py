@@ -37,8 +37,8 @@ from bot.adapters.commands import (
     recap_request,
     remind_request,
     round_request,
-    suggestions_request,
     settings_request,
+    suggestions_request,
 )
 from bot.adapters.text_commands import split_args
 from bot.core.errors import UsageError
