@@ -20,7 +20,7 @@ def test_freezes_cover_two_missed_days_none_beyond_two_held_and_a_third_day_brea
         tmp_path / "f.sqlite3",
         _DAY
         * 16  # 16 days in a row: freezes earned on days 7 and 14; no third is held
-        + "/stats\n/clock advance 2d\n/stats\n/leaderboard streaks\n"
+        + "/stats\n/clock advance 2d\n/stats\n/leaderboard streaks\n/as me\n/recap now\n/as ann\n"
         "/clock advance 1d\n/stats\n/leaderboard streaks\n/leaderboard streaks here\n",
     )
     full, frozen, broken = _texts(out, "📈 Your stats")
@@ -31,6 +31,8 @@ def test_freezes_cover_two_missed_days_none_beyond_two_held_and_a_third_day_brea
     assert "Streak: 0 days (best 16)" in broken  # the third missed day breaks it
     going, gone = _texts(out, "🔥 Longest streaks going")
     assert "🥇 ann — 16 days" in going
+    [recap] = _texts(out, "📅 Weekly recap")
+    assert "🔥 ann — 16 days (🧊 0 freezes held, 2 used)" in recap
     assert "No streak is going" in gone
     assert "no streak board for one channel" in str(out[-1]["text"])
     assert out[-1]["ephemeral"] is True
