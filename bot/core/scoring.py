@@ -7,6 +7,7 @@ both get a fresh day at their own midnight.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
@@ -29,6 +30,7 @@ __all__ = [
     "period_key",
     "period_keys",
     "points_for",
+    "replay_streak",
     "streak_as_of",
     "streak_bonus",
     "window_start",
@@ -133,6 +135,15 @@ def advance_streak(state: StreakState, today: date) -> StreakState:
     if days % FREEZE_EVERY == 0:
         freezes = min(freezes + 1, MAX_FREEZES)
     return replace(state, days=days, best=max(state.best, days), last_day=today, freezes=freezes)
+
+
+def replay_streak(days: Iterable[date]) -> StreakState:
+    """The streak state after answering on ``days`` (local days, in the order answered): what
+    the answers stored one by one add up to, so it checks a stored state (freezes included)."""
+    state = StreakState()
+    for day in days:
+        state = advance_streak(state, day)
+    return state
 
 
 def streak_bonus(streak_days: int) -> int:

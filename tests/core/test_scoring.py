@@ -15,6 +15,7 @@ from bot.core.scoring import (
     decide,
     local_day,
     points_for,
+    replay_streak,
     streak_as_of,
     streak_bonus,
     window_start,
@@ -108,10 +109,7 @@ def test_week_and_month_windows_start_at_local_midnight() -> None:
 
 def _answered(days: list[int], start: date = date(2026, 3, 2)) -> StreakState:
     """The state after answering on these day offsets from ``start`` (in order)."""
-    state = StreakState()
-    for offset in days:
-        state = advance_streak(state, start + timedelta(days=offset))
-    return state
+    return replay_streak(start + timedelta(days=offset) for offset in days)
 
 
 def test_a_freeze_is_earned_on_streak_day_7_and_14_and_at_most_2_are_held() -> None:

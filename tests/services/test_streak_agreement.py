@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from datetime import timedelta
+from datetime import date, timedelta
 from pathlib import Path
 
 from bot.core.clock import SimulatedClock
+from bot.core.scoring import replay_streak
 from bot.services.bundle import Services
 from bot.storage.database import Database
 from bot.storage.scores import ScoreStore
@@ -81,5 +82,14 @@ async def test_export_and_stats_agree_across_a_frozen_day(
     post = await service.quiz.post_question(ADMIN, pack="mini", difficulty="medium")
     await service.quiz.answer(ANN, post.post.id, "A")
     assert await _both(service, db, clock) == (8, 8)
+    # Deterministic: replaying the stored answer days gives the stored state, freezes included.
+    rows = await db.fetchall(
+        "SELECT a.local_day FROM answers a JOIN members m ON m.id = a.member_id"
+        " WHERE m.display_name = 'ann' AND a.correct IS NOT NULL ORDER BY a.id"
+    )
+    replayed = replay_streak(date.fromisoformat(str(r[0])) for r in rows)
+    stored = await ScoreStore(db).member_totals(report.stats.member_id, "all")
+    assert stored is not None and stored.streak == replayed
+    assert (replayed.days, replayed.freezes, replayed.freezes_used) == (8, 0, 1)
     clock.advance(timedelta(days=2))  # one missed day and no freeze left: lapsed
     assert await _both(service, db, clock) == (0, 0)
