@@ -36,11 +36,20 @@ from bot.storage.directory import Directory
 from bot.storage.suggestions import Status, Suggestion, SuggestionStore
 from bot.text import clean_text
 
-__all__ = ["MAX_REASON", "MIN_REASON", "Suggestion", "Suggestions", "suggestions_message"]
+__all__ = [
+    "MAX_PENDING",
+    "MAX_REASON",
+    "MIN_REASON",
+    "Suggestion",
+    "Suggestions",
+    "suggestions_message",
+]
 
 MIN_REASON = 3
 MAX_REASON = 500
 PROMPT_SHOWN = 100  # characters of a prompt in the queue and in notices
+MAX_PENDING = 10
+"""Suggestions one member may have waiting at once: the queue is for admins to read."""
 
 
 class Suggestions:
@@ -68,6 +77,11 @@ class Suggestions:
         workspace = await self._places.workspace(ctx)
         now = self._clock.now()
         member = await self._directory.member(workspace, ctx.member, ctx.member_name, now)
+        if await self._store.pending_by(member.id) >= MAX_PENDING:
+            raise BadInput(
+                f"You have {MAX_PENDING} suggested questions waiting for an admin already: "
+                "write the next one once they are decided."
+            )
         number = await self._store.add(
             workspace.id,
             member.id,

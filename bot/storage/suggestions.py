@@ -95,6 +95,14 @@ class SuggestionStore:
             )
         return int(rows[0][0])
 
+    async def pending_by(self, member_id: int) -> int:
+        """How many of this member's suggestions are waiting."""
+        count = await self._db.fetchval(
+            "SELECT count(*) FROM suggestions WHERE member_id = ? AND status = 'pending'",
+            (member_id,),
+        )
+        return int(count or 0)
+
     async def pending(self, workspace_id: int) -> list[Suggestion]:
         """The workspace's suggestions waiting for a decision, oldest first."""
         rows = await self._db.fetchall(

@@ -18,6 +18,7 @@ from bot.core.requests import SuggestionApprove, SuggestionReject, SuggestionsLi
 from bot.questions.loader import load_packs
 from bot.questions.written import WrittenQuestion
 from bot.services.bundle import Services
+from bot.services.suggestions import MAX_PENDING
 from bot.storage.database import Database
 from tests.conftest import TEST_PACKS
 from tests.helpers import member
@@ -133,3 +134,13 @@ async def test_an_admins_question_is_added_at_once_and_credits_nobody(svc: Servi
     assert draft.message.byline is None
     listing = await svc.suggestions.command(ADMIN, SuggestionsList(), Chat())
     assert "No suggested questions are waiting" in listing.plain_text()
+
+
+async def test_a_member_has_at_most_a_few_suggestions_waiting(svc: Services) -> None:
+    for n in range(MAX_PENDING):
+        await svc.suggestions.write(ANN, WrittenQuestion(prompt=f"Question {n}?", answer="yes"))
+    with pytest.raises(BadInput, match="waiting for an admin already"):
+        await svc.suggestions.write(ANN, WrittenQuestion(prompt="One more?", answer="yes"))
+    await svc.suggestions.write(BOB, GRAPH)  # another member is not held up
+    await svc.suggestions.command(ADMIN, SuggestionReject(1, "not a question"), Chat())
+    await svc.suggestions.write(ANN, WrittenQuestion(prompt="One more?", answer="yes"))
