@@ -40,9 +40,12 @@ class MemberTotals:
     def streak(self) -> StreakState:
         """The stored streak state (as of the last answered day)."""
         return StreakState(
-            self.streak_days, self.best_streak, self.streak_last_day, self.freezes,
+            self.streak_days,
+            self.best_streak,
+            self.streak_last_day,
+            self.freezes,
             self.freezes_used,
-        )  # fmt: skip
+        )
 
 
 class ScoreStore:
@@ -165,10 +168,8 @@ class ScoreStore:
         )
         alive: list[tuple[int, str, StreakState]] = []
         for row in rows:
-            state = StreakState(
-                int(row[2]), int(row[3]), date.fromisoformat(str(row[4])), int(row[5]),
-                int(row[6]),
-            )  # fmt: skip
+            last_day = date.fromisoformat(str(row[4]))
+            state = StreakState(int(row[2]), int(row[3]), last_day, int(row[5]), int(row[6]))
             if current_streak(state, today) >= least:
                 alive.append((int(row[0]), str(row[1]), streak_as_of(state, today)))
         alive.sort(key=lambda a: (-a[2].days, a[1].lower(), a[0]))
@@ -178,9 +179,8 @@ class ScoreStore:
             if standings and standings[-1].days == state.days:
                 rank = standings[-1].rank  # ties share a rank, as on the points board
             standings.append(
-                StreakBoardRow(rank, member_id, name, state.days, state.freezes,
-                               state.freezes_used)
-            )  # fmt: skip
+                StreakBoardRow(rank, member_id, name, state.days, state.freezes, state.freezes_used)
+            )
         return standings
 
     async def export_rows(

@@ -43,8 +43,8 @@ def test_a_suggestion_approved_and_credited_and_one_rejected_with_its_reason(
     assert dm["member"] == "ann" and "is now `community-1` in the `community` pack" in str(
         dm["text"]
     )
-    assert any("Suggestion #1 by ann is `community-1` now; ann was told by direct message." in t
-               for t in texts)  # fmt: skip
+    approved = "Suggestion #1 by ann is `community-1` now; ann was told by direct message."
+    assert any(approved in t for t in texts)
     usage = next(line for line in out if line["kind"] == "error")
     assert "usage: /suggestions reject ID REASON: REASON is missing" in str(usage["text"])
 
