@@ -50,6 +50,7 @@ from bot.services.rounds import Rounds
 from bot.services.runs import SnippetRuns
 from bot.services.schedule_book import ScheduleBook
 from bot.services.stats import Stats
+from bot.services.suggestions import Suggestions
 from bot.services.wakeup import Wakeup
 from bot.services.workspace_settings import WorkspaceSettingsService
 from bot.settings import Platform, Settings
@@ -67,6 +68,7 @@ from bot.storage.reviews import ReviewStore
 from bot.storage.rounds import RoundStore
 from bot.storage.schedule_store import ScheduleStore
 from bot.storage.scores import ScoreStore
+from bot.storage.suggestions import SuggestionStore
 from bot.storage.workspace_settings import SettingsStore
 
 __all__ = ["Built", "StartupError", "Wiring", "build_services", "due_sources", "run_until_stopped"]
@@ -430,7 +432,8 @@ def build_services(
     reviews = ReviewStore(db)
     answers = AnswerWriter(db, directory, score_rules, reviews)
     wakeup = Wakeup()
-    posting = Posting(catalogue, posts, clock, wakeup, rng)
+    suggestion_store = SuggestionStore(db)
+    posting = Posting(catalogue, posts, clock, wakeup, rng, credits=suggestion_store)
     schedule_store = ScheduleStore(db)
     schedules = ScheduleBook(
         schedule_store,
@@ -502,6 +505,17 @@ def build_services(
         store=ReportStore(db),
         clock=clock,
     )
+    pack_admin = PackAdmin(
+        catalogue,
+        packs_dir,
+        places=places,
+        schedules=schedule_store,
+        runner=runner,
+        runner_starting=runner_starting,
+        code_timeout=(run_limits or RunLimits()).timeout_s,
+        gate=gate,
+        reports=reports,
+    )
     services = Services(
         places=places,
         catalogue=catalogue,
@@ -532,16 +546,13 @@ def build_services(
         reminders=reminders,
         runs=runs,
         exercises=exercises,
-        packs=PackAdmin(
-            catalogue,
-            packs_dir,
+        packs=pack_admin,
+        suggestions=Suggestions(
             places=places,
-            schedules=schedule_store,
-            runner=runner,
-            runner_starting=runner_starting,
-            code_timeout=(run_limits or RunLimits()).timeout_s,
-            gate=gate,
-            reports=reports,
+            directory=directory,
+            packs=pack_admin,
+            store=suggestion_store,
+            clock=clock,
         ),
         rounds=Rounds(
             places=places,

@@ -419,7 +419,8 @@ def db_restore(
 
 EXPORT_HEADER = (
     "platform", "workspace_id", "workspace", "member_id", "member", "points", "answers",
-    "correct", "current_streak", "best_streak", "last_streak_day",
+    "correct", "current_streak", "best_streak", "last_streak_day", "freezes_held",
+    "freezes_used",
 )  # fmt: skip
 
 

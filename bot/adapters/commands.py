@@ -40,6 +40,10 @@ from bot.core.requests import (
     SettingsHistory,
     SettingShow,
     SettingsRequest,
+    SuggestionApprove,
+    SuggestionReject,
+    SuggestionsList,
+    SuggestionsRequest,
 )
 from bot.core.workspace_settings import Setting
 
@@ -75,6 +79,7 @@ __all__ = [
     "remind_request",
     "round_request",
     "settings_request",
+    "suggestions_request",
     "synopsis",
     "usage",
 ]
@@ -212,6 +217,10 @@ _POST_REF = Arg(
     example="#1",
 )
 
+_SUGGESTION_ID = Arg(
+    "id", Kind.INT, "The suggestion's number (see /suggestions)", required=True, example="1"
+)
+
 COMMANDS: tuple[Command, ...] = (
     Command(
         "quiz",
@@ -245,8 +254,8 @@ COMMANDS: tuple[Command, ...] = (
             Arg(
                 "window",
                 Kind.CHOICE,
-                "Which points count (default: this week)",
-                choices=("week", "month", "all"),
+                "Which points count (default: this week), or the longest current streaks",
+                choices=("week", "month", "all", "streaks"),
                 default="week",
                 example="month",
             ),
@@ -418,7 +427,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "write",
-        "write a question for the group (checked like a pack; admins add it)",
+        "write a question for the group (checked like a pack; a member's waits for an admin)",
         (
             Arg(
                 "difficulty",
@@ -675,6 +684,38 @@ COMMANDS: tuple[Command, ...] = (
                 ),
                 admin=True,
                 discord_flat=True,
+            ),
+        ),
+    ),
+    Command(
+        "suggestions",
+        "the questions members wrote, waiting for an admin",
+        admin=True,
+        subcommands=(
+            Command(
+                "approve",
+                "add a suggested question to the community pack, credited to its author",
+                (_SUGGESTION_ID,),
+                admin=True,
+                discord_flat=True,
+                discord_choice="action",
+            ),
+            Command(
+                "reject",
+                "turn a suggested question down; its author is told why",
+                (
+                    _SUGGESTION_ID,
+                    Arg(
+                        "reason",
+                        Kind.TEXT,
+                        "Why: the author is told",
+                        required=True,
+                        example="the answer is ambiguous",
+                    ),
+                ),
+                admin=True,
+                discord_flat=True,
+                discord_choice="action",
             ),
         ),
     ),
@@ -1105,7 +1146,8 @@ class PostRequest:
 
 @dataclass(frozen=True, slots=True)
 class LeaderboardRequest:
-    """``/leaderboard [week|month|all] [here]``: which points count, and where."""
+    """``/leaderboard [week|month|all|streaks] [here]``: which points count, and where; or
+    the longest current streaks (``streaks``, the workspace's)."""
 
     window: str = "week"
     here: bool = False
@@ -1166,6 +1208,7 @@ Request = (
     | SettingsRequest
     | RemindRequest
     | RoundRequest
+    | SuggestionsRequest
 )
 """A typed request parsed from the table's text grammar."""
 
@@ -1309,3 +1352,16 @@ def _number(values: Values, name: str, line: str) -> int | None:
     if not typed.isdigit() or len(typed) > 6:
         raise UsageError(line, reason=f"--{name} takes a whole number, not `{typed}`")
     return int(typed)
+
+
+def suggestions_request(platform: Platform, words: Sequence[str]) -> SuggestionsRequest:
+    """``suggestions``, ``suggestions approve ID`` or ``suggestions reject ID REASON`` into its
+    typed request; the reason's length is the service's rule."""
+    verb, values = parse_subcommand(platform, words, "suggestions")
+    if not verb:
+        return SuggestionsList()
+    typed = values.one("id")
+    assert typed is not None  # required: parse() raised otherwise
+    if verb == "approve":
+        return SuggestionApprove(int(typed))
+    return SuggestionReject(int(typed), values.one("reason") or "")

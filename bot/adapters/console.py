@@ -40,6 +40,7 @@ from bot.adapters.commands import (
     remind_request,
     round_request,
     settings_request,
+    suggestions_request,
     synopsis,
     usage,
 )
@@ -142,6 +143,7 @@ class ConsoleAdapter:
             "question": self._question,
             "report": self._report,
             "reports": self._reports,
+            "suggestions": self._suggestions,
             "write": self._write_usage,
             "recap": self._recap,
             "round": self._round,
@@ -549,7 +551,11 @@ class ConsoleAdapter:
         if "|" not in form:
             raise UsageError(reason="separate the prompt and the choices with |")
         question = parse_console_form(form, difficulty=difficulty, tags=tuple(tags))
-        self.reply(await self.services.packs.write_question(self.context(), question))
+        self.reply(await self.services.suggestions.write(self.context(), question))
+
+    async def _suggestions(self, args: list[str]) -> None:
+        request = suggestions_request(PLATFORM, args)
+        self.reply(await self.services.suggestions.command(self.context(), request, self))
 
     async def _write_usage(self, args: list[str]) -> None:
         raise UsageError  # handled as typed in handle_line; this is only for /help

@@ -20,7 +20,14 @@ from bot.core.messages import (
     escape_markup,
     neutralise,
 )
-from bot.core.models import Leaderboard, MemberStats, Post, ReviewSummary, Window
+from bot.core.models import (
+    Leaderboard,
+    MemberStats,
+    Post,
+    ReviewSummary,
+    StreakBoardRow,
+    Window,
+)
 from bot.questions.schema import (
     CHOICE_LETTERS,
     Choice,
@@ -418,6 +425,25 @@ def leaderboard_message(board: Leaderboard, caller_name: str) -> Message:
     return Message(title=f"🏆 Leaderboard{where} — {label}{since}", sections=(Section(body=body),))
 
 
+def streak_board_message(rows: Sequence[StreakBoardRow]) -> Message:
+    """``/leaderboard streaks``: the longest streaks going today, with their freezes."""
+    if not rows:
+        body = "No streak is going. Answer a question today to start one!"
+    else:
+        medals = {1: "🥇", 2: "🥈", 3: "🥉"}
+        body = "\n".join(
+            f"{medals.get(row.rank, f'{row.rank}.')} **{_name(row.display_name)}**"
+            f" — {row.days} day{'s' if row.days != 1 else ''}"
+            + (f" (🧊 {row.freezes} held)" if row.freezes else "")
+            for row in rows
+        )
+    body += (
+        "\n\nA freeze is earned every 7 days of streak (at most 2 held) and covers one missed "
+        "day; a frozen day keeps the streak but does not add to it."
+    )
+    return Message(title="🔥 Longest streaks going", sections=(Section(body=body),))
+
+
 def review_section(summary: ReviewSummary) -> Section:
     """/stats' spaced repetition part: due cards, true retention, mastery per tag."""
     if summary.cards == 0:
@@ -452,6 +478,8 @@ def stats_message(
         f"Points: **{stats.points_all}** all time, **{stats.points_week}** this week",
         f"Answered: {answered} · correct: {correct} · accuracy: {accuracy}",
         f"Streak: **{streak}** (best {stats.best_streak})",
+        f"Streak freezes: {stats.freezes} held · {stats.freezes_used} used"
+        " (one per 7 streak days, at most 2)",
     ]
     if stats.rank_all is not None:
         lines.append(f"Rank: #{stats.rank_all} all time")

@@ -20,6 +20,7 @@ __all__ = [
     "Attachment",
     "Button",
     "ButtonStyle",
+    "Byline",
     "Message",
     "Section",
     "Tone",
@@ -115,6 +116,23 @@ class Attachment:
 
 
 @dataclass(frozen=True, slots=True)
+class Byline:
+    """Who a post credits: "Suggested by <member>" on a question a member suggested.
+
+    ``member`` is the platform id, so Discord shows a live mention (in an embed, which never
+    pings); ``name`` is what the console and Slack show (a Slack mention would notify the
+    author on every post of their question)."""
+
+    member: str
+    name: str
+
+    @property
+    def text(self) -> str:
+        """The byline in plain text: ``Suggested by @name`` (the name neutralised)."""
+        return f"Suggested by @{neutralise(self.name)}"
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
     title: str | None = None
     sections: tuple[Section, ...] = ()
@@ -130,6 +148,7 @@ class Message:
     # ``<!subteam^S123>``): adapters resolve it and put it where their platform pings (outside
     # an embed on Discord, in the text on Slack); plain text shows it first.
     mention: str | None = None
+    byline: Byline | None = None  # the author a suggested question credits
 
     def private(self) -> Message:
         return replace(self, ephemeral=True)
@@ -155,6 +174,8 @@ class Message:
             if section.code is not None:
                 block.append(_indent(section.code))
             parts.append("\n".join(block))
+        if self.byline:
+            parts.append(self.byline.text)
         if self.buttons:
             parts.append("  ".join(f"[{b.label}]" for b in self.buttons))
         if self.footer:

@@ -114,6 +114,19 @@ class LeaderboardRow:
 
 
 @dataclass(frozen=True, slots=True)
+class StreakBoardRow:
+    """One member on ``/leaderboard streaks``: the streak as it stands today, with its freezes
+    as of today (held, and ever used: :func:`bot.core.scoring.streak_as_of`)."""
+
+    rank: int
+    member_id: int
+    display_name: str
+    days: int
+    freezes: int
+    freezes_used: int
+
+
+@dataclass(frozen=True, slots=True)
 class Leaderboard:
     window: Window
     since: datetime | None
@@ -134,6 +147,8 @@ class MemberStats:
     best_streak: int
     last_day: date | None
     rank_all: int | None
+    freezes: int = 0  # streak freezes held today (each covers one missed day)
+    freezes_used: int = 0  # ever used, today's count included
 
 
 @dataclass(frozen=True, slots=True)

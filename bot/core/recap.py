@@ -65,6 +65,8 @@ def week_key(start: datetime) -> str:
 class StreakRow:
     display_name: str
     days: int
+    freezes: int = 0  # held today
+    freezes_used: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +109,7 @@ def recap_message(content: RecapContent, question_command: str) -> Message:
     if content.streaks:
         streaks = "\n".join(
             f"🔥 **{_safe(s.display_name)}** — {s.days} day{'s' if s.days != 1 else ''}"
+            f" (🧊 {s.freezes} freeze{'s' if s.freezes != 1 else ''} held, {s.freezes_used} used)"
             for s in content.streaks
         )
         sections.append(Section(heading="Longest streaks", body=streaks))

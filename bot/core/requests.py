@@ -31,6 +31,10 @@ __all__ = [
     "SettingShow",
     "SettingsHistory",
     "SettingsRequest",
+    "SuggestionApprove",
+    "SuggestionReject",
+    "SuggestionsList",
+    "SuggestionsRequest",
 ]
 
 
@@ -123,3 +127,26 @@ class RoundStop:
 
 
 RoundRequest = RoundStart | RoundStop
+
+
+@dataclass(frozen=True, slots=True)
+class SuggestionsList:
+    """``suggestions`` (admins): the members' questions waiting for a decision."""
+
+
+@dataclass(frozen=True, slots=True)
+class SuggestionApprove:
+    """``suggestions approve ID`` (admins): add it to the ``community`` pack, credited."""
+
+    id: int
+
+
+@dataclass(frozen=True, slots=True)
+class SuggestionReject:
+    """``suggestions reject ID REASON`` (admins): the author is told the reason."""
+
+    id: int
+    reason: str
+
+
+SuggestionsRequest = SuggestionsList | SuggestionApprove | SuggestionReject

@@ -7,7 +7,8 @@ both get a fresh day at their own midnight.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -16,16 +17,21 @@ from bot.questions.schema import Difficulty
 
 __all__ = [
     "BASE_POINTS",
+    "FREEZE_EVERY",
+    "MAX_FREEZES",
     "STREAK_BONUS_CAP",
     "STREAK_BONUS_PER_DAY",
     "ScoreDecision",
     "StreakState",
+    "advance_streak",
     "current_streak",
     "decide",
     "local_day",
     "period_key",
     "period_keys",
     "points_for",
+    "replay_streak",
+    "streak_as_of",
     "streak_bonus",
     "window_start",
 ]
@@ -34,13 +40,24 @@ BASE_POINTS = {Difficulty.EASY: 10, Difficulty.MEDIUM: 20, Difficulty.HARD: 30}
 SELF_GRADED_SHARE = 0.5  # flashcards are graded by the member; they count half
 STREAK_BONUS_PER_DAY = 2
 STREAK_BONUS_CAP = 10
+FREEZE_EVERY = 7  # a freeze is earned on streak day 7, 14, 21, ...
+MAX_FREEZES = 2  # held at most; one earned beyond that is not kept
 
 
 @dataclass(frozen=True, slots=True)
 class StreakState:
+    """A member's streak as of their last answered day.
+
+    ``days`` counts answered days only: a day covered by a freeze keeps the streak going but
+    does not add to it. ``freezes`` is how many the member holds (0..:data:`MAX_FREEZES`);
+    ``freezes_used`` how many have ever covered a missed day (it only grows).
+    """
+
     days: int = 0
     best: int = 0
     last_day: date | None = None
+    freezes: int = 0
+    freezes_used: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,17 +86,64 @@ def points_for(
     return round(base * SELF_GRADED_SHARE) if self_graded else base
 
 
+def streak_as_of(state: StreakState, today: date) -> StreakState:
+    """The stored state with the freezes spent on the days missed before ``today``.
+
+    A missed day is a whole local day with no answer between the last answered day and
+    ``today`` (today itself is not over, so it is never missed yet). Freezes are spent one per
+    missed day, automatically, oldest day first. If there are more missed days than freezes,
+    the freezes are all spent and the streak is broken (``days`` 0). ``last_day`` is kept, so
+    applying this again (or :func:`advance_streak` later) spends nothing twice: the result
+    depends only on the answered days, and replaying them gives the same state.
+    """
+    if state.last_day is None or state.last_day >= today:
+        return state
+    missed = (today - state.last_day).days - 1
+    if missed <= 0:
+        return state
+    if missed <= state.freezes:
+        return replace(
+            state,
+            freezes=state.freezes - missed,
+            freezes_used=state.freezes_used + missed,
+            last_day=today - timedelta(days=1),  # covered up to yesterday
+        )
+    return replace(
+        state,
+        days=0,
+        freezes=0,
+        freezes_used=state.freezes_used + state.freezes,
+        last_day=today - timedelta(days=1),
+    )
+
+
 def advance_streak(state: StreakState, today: date) -> StreakState:
     """A streak counts consecutive local days with at least one answer (right or wrong).
 
-    Showing up is the habit worth rewarding; correctness is rewarded by points.
+    Showing up is the habit worth rewarding; correctness is rewarded by points. A missed day
+    is covered by a freeze if the member holds one (:func:`streak_as_of`); a freeze is earned
+    on every :data:`FREEZE_EVERY`-th answered day of a streak, and at most
+    :data:`MAX_FREEZES` are held.
     """
     if state.last_day == today:
         return state
     if state.last_day is not None and state.last_day > today:
         return state  # a late clock; never move a streak backwards
+    state = streak_as_of(state, today)
     days = state.days + 1 if state.last_day == today - timedelta(days=1) else 1
-    return StreakState(days=days, best=max(state.best, days), last_day=today)
+    freezes = state.freezes
+    if days % FREEZE_EVERY == 0:
+        freezes = min(freezes + 1, MAX_FREEZES)
+    return replace(state, days=days, best=max(state.best, days), last_day=today, freezes=freezes)
+
+
+def replay_streak(days: Iterable[date]) -> StreakState:
+    """The streak state after answering on ``days`` (local days, in the order answered): what
+    the answers stored one by one add up to, so it checks a stored state (freezes included)."""
+    state = StreakState()
+    for day in days:
+        state = advance_streak(state, day)
+    return state
 
 
 def streak_bonus(streak_days: int) -> int:
@@ -88,7 +152,9 @@ def streak_bonus(streak_days: int) -> int:
 
 
 def current_streak(state: StreakState, today: date) -> int:
-    """The streak as it stands today: alive if the member answered today or yesterday."""
+    """The streak as it stands today: alive if the member answered today or yesterday, or
+    holds enough freezes to cover every day missed since (:func:`streak_as_of`)."""
+    state = streak_as_of(state, today)
     if state.last_day is None or state.last_day < today - timedelta(days=1):
         return 0
     return state.days

@@ -26,6 +26,7 @@ from bot.services.rounds import Rounds
 from bot.services.runs import SnippetRuns
 from bot.services.schedule_book import ScheduleBook
 from bot.services.stats import Stats
+from bot.services.suggestions import Suggestions
 from bot.services.workspace_settings import WorkspaceSettingsService
 
 __all__ = ["Services"]
@@ -51,6 +52,7 @@ class Services:
     packs: PackAdmin  # /pack, uploads, /write
     rounds: Rounds  # /round: live rounds
     exercises: Exercises  # /solve: coding exercises judged in the sandbox
+    suggestions: Suggestions  # /write's queue for members, /suggestions for admins
 
     async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109
         """Let work in flight finish before shutdown: answers being committed, snippet runs.

@@ -65,6 +65,7 @@ __all__ = [
     "SHOWN_PROBLEMS",
     "PackAdmin",
     "UploadCheck",
+    "WrittenCheck",
 ]
 
 log = get_logger(__name__)
@@ -145,6 +146,17 @@ def check_upload_name(filename: str, size: int | None, max_bytes: int) -> str:
             f"most {_size(max_bytes)}."
         )
     return name
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenCheck:
+    """A question written in chat, checked: the private report, the id it has (or would have)
+    in the ``community`` pack, whether it is valid, and whether it was added."""
+
+    report: Message
+    item_id: str
+    valid: bool
+    added: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,20 +445,34 @@ class PackAdmin:
         attached as a text file), and says what happened to the file. ``written`` is the id
         of a question written in chat (``/write``): the verdict then speaks of that question.
         """
+        report, _, _ = await self._checked_upload(ctx, filename, raw, force, written)
+        return report
+
+    async def _checked_upload(
+        self, ctx: ChatContext, filename: str, raw: bytes, force: bool, written: str | None
+    ) -> tuple[Message, UploadCheck, bool]:
+        """:meth:`check_upload`'s reply, the check it reports, and whether it was installed."""
         name = self.check_file(filename, len(raw))
         for _ in range(CHECK_ATTEMPTS):
             snapshot = self._loaded
             checked = await self._run_code(ctx, await self._check(name, raw, snapshot))
             async with self._lock:
                 if self._loaded is snapshot:
-                    return await self._answer(ctx, name, raw, checked, force, written)
+                    report, added = await self._answer(ctx, name, raw, checked, force, written)
+                    return report, checked, added
         async with self._lock:  # still changing: check once more, holding the lock this time
             checked = await self._run_code(ctx, await self._check(name, raw, self._loaded))
-            return await self._answer(ctx, name, raw, checked, force, written)
+            report, added = await self._answer(ctx, name, raw, checked, force, written)
+            return report, checked, added
 
     async def write_question(self, ctx: ChatContext, question: WrittenQuestion) -> Message:
         """``/write``: the question as a new item of the ``community`` pack, checked like an
         uploaded pack (linter, then its code in the sandbox) and added if ``ctx`` is an admin."""
+        return (await self.check_written(ctx, question)).report
+
+    async def check_written(self, ctx: ChatContext, question: WrittenQuestion) -> WrittenCheck:
+        """:meth:`write_question` with its verdict as data: whether the question is valid (the
+        linter and the sandbox agree with it) and whether it was added to ``community``."""
         current = None
         if self.packs_dir is not None:
             path = Path(self.packs_dir) / COMMUNITY_FILE
@@ -455,8 +481,13 @@ class PackAdmin:
             raw, item_id = community_pack_text(current, question)
         except FormProblem as exc:
             raise BadInput(f"{exc.field}: {exc.reason}.") from None
-        report = await self.check_upload(ctx, COMMUNITY_FILE, raw, written=item_id)
-        return replace(report, title=f"✍️ `{item_id}` — {report.title}")
+        report, checked, added = await self._checked_upload(
+            ctx, COMMUNITY_FILE, raw, False, item_id
+        )
+        valid = checked.pack is not None and not checked.ran
+        return WrittenCheck(
+            replace(report, title=f"✍️ `{item_id}` — {report.title}"), item_id, valid, added
+        )
 
     async def _run_code(self, ctx: ChatContext, checked: UploadCheck) -> UploadCheck:
         """Run a valid pack's code items in the sandbox; their disagreements, as problems.
@@ -528,8 +559,9 @@ class PackAdmin:
         checked: UploadCheck,
         force: bool,
         written: str | None,
-    ) -> Message:
-        """Under the lock: report the check, and install a valid pack an admin uploaded."""
+    ) -> tuple[Message, bool]:
+        """Under the lock: report the check, and install a valid pack an admin uploaded (and
+        whether it was installed)."""
         log.info(
             "pack upload %r by %s in %s/%s: %d error(s), %d warning(s)",
             name,
@@ -541,9 +573,9 @@ class PackAdmin:
         )
         if written is not None and (checked.pack is None or checked.ran or not ctx.is_admin):
             failed = checked.pack is None or bool(checked.ran)
-            return _report(
-                checked, _written_verdict(checked), Tone.ERROR if failed else Tone.SUCCESS
-            )
+            tone = Tone.ERROR if failed else Tone.SUCCESS
+            return _report(checked, _written_verdict(checked), tone), False
+        added = False
         if checked.pack is None:
             verdict = (
                 "Not installed: fix the errors and upload the file again."
@@ -565,12 +597,13 @@ class PackAdmin:
             tone = Tone.SUCCESS
         else:
             verdict, tone = await self._install(checked.pack, raw, name)
+            added = tone is Tone.SUCCESS
             if checked.ran and tone is Tone.SUCCESS:
                 verdict += " Installed anyway (`--force`), with the disagreements above."
                 tone = Tone.WARNING
         if checked.not_run and checked.pack is not None:
             verdict += f" Its code items were not run: {checked.not_run}."
-        return _report(checked, verdict, tone)
+        return _report(checked, verdict, tone), added
 
     async def _install(self, pack: LoadedPack, raw: bytes, name: str) -> tuple[str, Tone]:
         """Write the pack as ``<slug>.yaml`` in the packs folder and sync; say what changed."""
@@ -650,10 +683,7 @@ def _written_verdict(checked: UploadCheck) -> str:
             "Not added: its code did not do what you said when run in the sandbox (above). "
             "Fix the code or the expected output and write it again."
         )
-    return (  # a member's valid question: only admins add questions
-        "Your question is valid. Only admins add questions to the group's pack: ask one to "
-        "write it in with `write`."
-    )
+    return "Your question is valid."  # a member's: the suggestion queue says what follows
 
 
 def _report(checked: UploadCheck, verdict: str, tone: Tone) -> Message:

@@ -18,14 +18,16 @@ from bot.core import cards
 from bot.core.clock import Clock
 from bot.core.errors import NotFound
 from bot.core.gateway import ChatGateway
-from bot.core.messages import Message
+from bot.core.messages import Byline, Message
 from bot.core.models import Post
 from bot.core.schedule_spec import ALL_KINDS
+from bot.questions.written import COMMUNITY_PACK
 from bot.services.catalogue import Catalogue
 from bot.services.wakeup import Wakeup
 from bot.storage.directory import ChannelRow, WorkspaceRow
 from bot.storage.packs import Candidate, eligible
 from bot.storage.posts import PostStore
+from bot.storage.suggestions import SuggestionStore
 
 __all__ = ["PostDraft", "Posting", "zone"]
 
@@ -59,7 +61,9 @@ class Posting:
         clock: Clock,
         wakeup: Wakeup,
         rng: random.Random | None = None,
+        credits: SuggestionStore | None = None,
     ) -> None:
+        self._credits = credits  # who suggested a community question, for its byline
         self._catalogue = catalogue
         self._posts = posts
         self._clock = clock
@@ -205,7 +209,22 @@ class Posting:
         )
         if mention:
             message = replace(message, mention=mention)
+        byline = await self.byline(stored.pack, stored.item.id, workspace.id)
+        if byline is not None:
+            message = replace(message, byline=byline)
         return PostDraft(post, channel, message)
+
+    async def byline(self, pack: str, item_id: str, workspace_id: int) -> Byline | None:
+        """ "Suggested by ..." for a ``community`` question a member suggested (its post and
+        its reveal both show it). The author is mentioned in their own workspace only; a
+        deployment's other workspaces (the pack is shared) see the name."""
+        if self._credits is None or pack != COMMUNITY_PACK:
+            return None
+        credit = await self._credits.credit(item_id)
+        if credit is None:
+            return None
+        member = credit.author if credit.workspace_id == workspace_id else ""
+        return Byline(member, credit.author_name)
 
     async def attach_message(self, post_id: int, message_id: str) -> None:
         """Remember the platform's id for a sent post, so the reveal can edit it in place."""

@@ -424,6 +424,9 @@ class Quiz:
             counts = await self._posts.breakdown(post.id)
         channel = await self._directory.channel_by_id(post.channel_id)
         message = cards.reveal_message(post, stored.item, self._title(stored.pack), counts)
+        byline = await self._posting.byline(stored.pack, stored.item.id, channel.workspace_id)
+        if byline is not None:
+            message = replace(message, byline=byline)
         if post.round_id is not None and self._rounds is not None:
             step, total = await self._rounds.position(post.round_id, post.id)
             heading = f"🏁 Question {step} of {total}"  # still the round's, once revealed

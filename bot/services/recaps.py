@@ -49,6 +49,7 @@ MIN_GRACE = timedelta(minutes=1)
 """Later than this, a recap says how late it is (the loop wakes a few ms after the due time)."""
 _DAY_WORDS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 BOARD_SIZE = 5
+STREAKS_SHOWN = 3  # the longest streaks alive (of 2 days or more)
 
 
 class Recaps:
@@ -133,7 +134,7 @@ class Recaps:
             workspace.id, f"w:{start.date().isoformat()}", limit=BOARD_SIZE
         )
         today = self._clock.now().astimezone(start.tzinfo).date()
-        streaks = await self._store.longest_streaks(workspace.id, today - timedelta(days=1))
+        streaks = await self._scores.streaks(workspace.id, today, limit=STREAKS_SHOWN, least=2)
         missed = None
         row = await self._store.most_missed(channel.id, start, end)
         if row is not None:
@@ -145,7 +146,9 @@ class Recaps:
             channel=channel.name or channel.external_id,
             week_start=start.date(),
             board=tuple(board),
-            streaks=tuple(StreakRow(name, days) for name, days in streaks),
+            streaks=tuple(
+                StreakRow(s.display_name, s.days, s.freezes, s.freezes_used) for s in streaks
+            ),
             missed=missed,
             questions=await self._store.questions_in(channel.id, start, end),
         )

@@ -18,8 +18,15 @@ from bot.core import cards, srs
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, NotFound
 from bot.core.messages import Attachment, Message, Section
-from bot.core.models import ChatContext, Leaderboard, MemberStats, ReviewSummary, Window
-from bot.core.scoring import StreakState, current_streak, period_key, window_start
+from bot.core.models import (
+    ChatContext,
+    Leaderboard,
+    MemberStats,
+    ReviewSummary,
+    StreakBoardRow,
+    Window,
+)
+from bot.core.scoring import current_streak, period_key, streak_as_of, window_start
 from bot.services.places import Places
 from bot.services.studychart import WEEKS, StudyChart, TagBar, draw_study_chart
 from bot.storage.directory import Directory, MemberRow
@@ -59,6 +66,10 @@ def stats_message(report: MemberReport) -> Message:
     if report.reviews is None:
         return cards.stats_message(report.stats, own=report.own)
     return cards.stats_message(report.stats, own=report.own, reviews=report.reviews)
+
+
+STREAKS = "streaks"
+"""``/leaderboard streaks``: the board of current streaks rather than of a window's points."""
 
 
 def _window(window: Window | str) -> Window:
@@ -125,10 +136,25 @@ class Stats:
             caller = await self._directory.find_member(workspace_id, ctx.member)
         return caller
 
+    async def streak_board(self, ctx: ChatContext) -> tuple[StreakBoardRow, ...]:
+        """The workspace's longest streaks going today (data of ``/leaderboard streaks``)."""
+        workspace = await self._places.workspace(ctx)
+        now = self._clock.now()
+        today = now.astimezone(workspace.zone_at(now)).date()
+        return tuple(await self._scores.streaks(workspace.id, today))
+
     async def leaderboard(
         self, ctx: ChatContext, window: Window | str = Window.WEEK, *, here: bool = False
     ) -> Message:
-        """The workspace's board, or (``here``) the caller's channel's own board."""
+        """The workspace's board, or (``here``) the caller's channel's own board; ``streaks``:
+        the workspace's longest current streaks instead of points."""
+        if window == STREAKS:
+            if here:
+                raise BadInput(
+                    "Streaks count answers anywhere in the workspace, so there is no streak "
+                    "board for one channel: use `leaderboard streaks` without `here`."
+                )
+            return cards.streak_board_message(await self.streak_board(ctx))
         window = _window(window)
         board = await (self.channel_board(ctx, window) if here else self.board(ctx, window))
         return cards.leaderboard_message(board, ctx.member_name)
@@ -150,7 +176,8 @@ class Stats:
         totals = await self._scores.member_totals(member.id, period_key(Window.WEEK, now, tz))
         if totals is None:  # the row was just read or created; only a deleted database
             raise NotFound("That member's record is gone.")
-        state = StreakState(totals.streak_days, totals.best_streak, totals.streak_last_day)
+        today = now.astimezone(tz).date()
+        shown = streak_as_of(totals.streak, today)
         stats = MemberStats(
             member_id=totals.member_id,
             display_name=totals.display_name,
@@ -158,10 +185,12 @@ class Stats:
             points_week=totals.points_period,
             answered=totals.answered,
             correct=totals.correct,
-            current_streak=current_streak(state, now.astimezone(tz).date()),
+            current_streak=current_streak(totals.streak, today),
             best_streak=totals.best_streak,
             last_day=totals.streak_last_day,
             rank_all=totals.rank_all,
+            freezes=shown.freezes,
+            freezes_used=shown.freezes_used,
         )
         reviews = (
             None if self._reviews is None else await self.review_summary(workspace.id, member.id)
@@ -195,6 +224,12 @@ class Stats:
             report.timezone,
             report.stats.display_name,
             report.reviews,
+        )
+        chart = replace(
+            chart,
+            streak=report.stats.current_streak,
+            freezes=report.stats.freezes,
+            freezes_used=report.stats.freezes_used,
         )
         png = await asyncio.to_thread(draw_study_chart, chart)
         return replace(

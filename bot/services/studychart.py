@@ -22,6 +22,7 @@ __all__ = ["WEEKS", "StudyChart", "TagBar", "draw_study_chart"]
 
 WEEKS = 26  # the heatmap's width: half a year, as on a contributions calendar
 MAX_TAGS = 8  # bars; the tags with the most cards
+NAME_CHARS = 40  # of a member's name in the title, which shares its line with the streak
 _DAYS = ("Mon", "", "Wed", "", "Fri", "", "Sun")
 # Empty day, then 1, 2-3, 4-6, 7+ reviews (light to dark).
 _LEVELS = ("#ebedf0", "#c6e48b", "#7bc96f", "#239a3b", "#196127")
@@ -56,6 +57,15 @@ class StudyChart:
     days: Mapping[date, int]
     tags: Sequence[TagBar]
     desired_retention: float
+    streak: int = 0
+    freezes: int = 0  # streak freezes held
+    freezes_used: int = 0
+
+    @property
+    def streak_line(self) -> str:
+        """The header's right-hand side: the streak and its freezes, as /stats says them."""
+        days = f"{self.streak} day{'s' if self.streak != 1 else ''}"
+        return f"Streak {days} · freezes: {self.freezes} held, {self.freezes_used} used"
 
 
 def _level(count: int) -> str:
@@ -198,8 +208,11 @@ def draw_study_chart(chart: StudyChart) -> bytes:
         return (left / width, 1 - (from_top + tall) / height, (width - left - 0.3) / width,
                 tall / height)  # fmt: skip
 
-    figure.text(0.2 / width, 1 - 0.3 / height, f"Study stats: {chart.name}", fontsize=12,
+    name = chart.name if len(chart.name) <= NAME_CHARS else chart.name[: NAME_CHARS - 1] + "…"
+    figure.text(0.2 / width, 1 - 0.3 / height, f"Study stats: {name}", fontsize=12,
                 color=_TEXT, va="center")  # fmt: skip
+    figure.text(1 - 0.3 / width, 1 - 0.3 / height, chart.streak_line, fontsize=9,
+                color=_MUTED, va="center", ha="right")  # fmt: skip
     heat = figure.add_axes(box(top + 0.3, heat_h - 0.3, 0.8))
     heat.set_anchor("W")
     _heatmap(heat, chart)

@@ -187,10 +187,17 @@ class AnswerWriter:
                 )
             if batch.streaks:
                 await conn.executemany(
-                    "UPDATE members SET streak_days = ?, best_streak = ?, streak_last_day = ? "
-                    "WHERE id = ?",
+                    "UPDATE members SET streak_days = ?, best_streak = ?, streak_last_day = ?, "
+                    "streak_freezes = ?, freezes_used = ? WHERE id = ?",
                     [
-                        (s.days, s.best, s.last_day.isoformat() if s.last_day else None, member_id)
+                        (
+                            s.days,
+                            s.best,
+                            s.last_day.isoformat() if s.last_day else None,
+                            s.freezes,
+                            s.freezes_used,
+                            member_id,
+                        )
                         for member_id, s in batch.streaks.items()
                     ],
                 )
@@ -345,7 +352,8 @@ class AnswerWriter:
             for chunk in chunks(externals):
                 for row in await conn.fetchall(
                     "SELECT id, external_id, display_name, streak_days, best_streak, "
-                    "streak_last_day FROM members WHERE workspace_id = ? "
+                    "streak_last_day, streak_freezes, freezes_used FROM members "
+                    "WHERE workspace_id = ? "
                     f"AND external_id IN ({','.join('?' * len(chunk))})" + conn.sql.for_update(),
                     (ws, *chunk),
                 ):
@@ -353,7 +361,7 @@ class AnswerWriter:
                     last = date.fromisoformat(row[5]) if row[5] else None
                     found[(ws, member.external_id)] = (
                         member,
-                        StreakState(int(row[3]), int(row[4]), last),
+                        StreakState(int(row[3]), int(row[4]), last, int(row[6]), int(row[7])),
                     )
         return found
 

@@ -4,7 +4,7 @@ week's figures a recap shows (the board comes from :mod:`bot.storage.scores`).""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, time
+from datetime import datetime, time
 
 from bot.storage.database import Database, Row
 from bot.storage.timefmt import to_db
@@ -123,15 +123,3 @@ class RecapStore:
         if row is None:
             return None
         return MissedRow(int(row[0]), int(row[1]), int(row[2]), int(row[3]))
-
-    async def longest_streaks(
-        self, workspace_id: int, alive_since: date, limit: int = 3
-    ) -> list[tuple[str, int]]:
-        """The longest streaks still alive (last answered on ``alive_since`` or later)."""
-        rows = await self._db.fetchall(
-            "SELECT display_name, streak_days FROM members WHERE workspace_id = ? "
-            "AND streak_days > 1 AND streak_last_day >= ? "
-            "ORDER BY streak_days DESC, lower(display_name) LIMIT ?",
-            (workspace_id, alive_since.isoformat(), limit),
-        )
-        return [(str(r[0]), int(r[1])) for r in rows]

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
-from bot.core.models import LeaderboardRow
-from bot.core.scoring import StreakState, current_streak
+from bot.core.models import LeaderboardRow, StreakBoardRow
+from bot.core.scoring import MAX_FREEZES, StreakState, current_streak, streak_as_of
 from bot.core.workspace_settings import WorkspaceSettings
 from bot.storage.database import Database, Row
 from bot.storage.timefmt import from_db, to_db
@@ -51,6 +51,19 @@ class MemberTotals:
     best_streak: int
     streak_last_day: date | None
     rank_all: int | None
+    freezes: int = 0
+    freezes_used: int = 0
+
+    @property
+    def streak(self) -> StreakState:
+        """The stored streak state (as of the last answered day)."""
+        return StreakState(
+            self.streak_days,
+            self.best_streak,
+            self.streak_last_day,
+            self.freezes,
+            self.freezes_used,
+        )
 
 
 class ScoreStore:
@@ -127,7 +140,8 @@ class ScoreStore:
             " (SELECT count(*) FROM answers WHERE member_id = m.id AND correct IS NOT NULL),"
             " (SELECT count(*) FROM answers WHERE member_id = m.id AND correct = 1),"
             " (SELECT 1 + count(*) FROM score_totals o WHERE o.workspace_id = m.workspace_id"
-            "   AND o.period = 'all' AND o.points > coalesce(a.points, 0))"
+            "   AND o.period = 'all' AND o.points > coalesce(a.points, 0)),"
+            " m.streak_freezes, m.freezes_used"
             " FROM members m"
             " LEFT JOIN score_totals a ON a.workspace_id = m.workspace_id AND a.period = 'all'"
             "   AND a.member_id = m.id"
@@ -150,7 +164,42 @@ class ScoreStore:
             best_streak=int(row[3]),
             streak_last_day=date.fromisoformat(row[4]) if row[4] else None,
             rank_all=int(row[9]) if points_all > 0 else None,
+            freezes=int(row[10]),
+            freezes_used=int(row[11]),
         )
+
+    async def streaks(
+        self, workspace_id: int, today: date, *, limit: int = 10, least: int = 1
+    ) -> list[StreakBoardRow]:
+        """The longest streaks alive ``today`` (at least ``least`` days), longest first.
+
+        A streak is alive if the member answered today or yesterday, or holds freezes for
+        every day missed since; the rule is the core's (:func:`current_streak`), so the SQL
+        only narrows to streaks that could be alive (last answered within the freezes' reach).
+        """
+        reach = today - timedelta(days=1 + MAX_FREEZES)
+        rows = await self._db.fetchall(
+            "SELECT id, display_name, streak_days, best_streak, streak_last_day,"
+            " streak_freezes, freezes_used FROM members"
+            " WHERE workspace_id = ? AND streak_days >= ? AND streak_last_day >= ?",
+            (workspace_id, least, reach.isoformat()),
+        )
+        alive: list[tuple[int, str, StreakState]] = []
+        for row in rows:
+            last_day = date.fromisoformat(str(row[4]))
+            state = StreakState(int(row[2]), int(row[3]), last_day, int(row[5]), int(row[6]))
+            if current_streak(state, today) >= least:
+                alive.append((int(row[0]), str(row[1]), streak_as_of(state, today)))
+        alive.sort(key=lambda a: (-a[2].days, a[1].lower(), a[0]))
+        standings: list[StreakBoardRow] = []
+        for index, (member_id, name, state) in enumerate(alive[:limit]):
+            rank = index + 1
+            if standings and standings[-1].days == state.days:
+                rank = standings[-1].rank  # ties share a rank, as on the points board
+            standings.append(
+                StreakBoardRow(rank, member_id, name, state.days, state.freezes, state.freezes_used)
+            )
+        return standings
 
     async def export_rows(
         self, workspace: str | None = None, *, now: datetime
@@ -167,6 +216,7 @@ class ScoreStore:
             " m.display_name, coalesce(t.points, 0), coalesce(t.answers, 0),"
             " (SELECT count(*) FROM answers WHERE member_id = m.id AND correct = 1),"
             " m.streak_days, m.best_streak, coalesce(m.streak_last_day, ''),"
+            " m.streak_freezes, m.freezes_used,"
             " w.timezone, w.previous_timezone, w.timezone_from"
             " FROM members m JOIN workspaces w ON w.id = m.workspace_id"
             " LEFT JOIN score_totals t ON t.workspace_id = m.workspace_id AND t.period = 'all'"
@@ -254,16 +304,20 @@ class ScoreStore:
 
 def _export_row(row: Row, now: datetime) -> tuple[object, ...]:
     """One export row with its streak as it stands at ``now`` in the workspace's own zone."""
-    *cells, tz, previous, since = tuple(row)
+    *cells, freezes, used, tz, previous, since = tuple(row)
     zone = WorkspaceSettings(
         timezone=str(tz),
         previous_timezone=None if previous is None else str(previous),
         timezone_from=None if since is None else from_db(str(since)),
     ).zone_at(now)
     last_day = date.fromisoformat(str(cells[10])) if cells[10] else None
-    state = StreakState(int(str(cells[8])), int(str(cells[9])), last_day)
-    cells[8] = current_streak(state, now.astimezone(zone).date())
-    return tuple(cells)
+    state = StreakState(
+        int(str(cells[8])), int(str(cells[9])), last_day, int(str(freezes)), int(str(used))
+    )
+    today = now.astimezone(zone).date()
+    cells[8] = current_streak(state, today)
+    shown = streak_as_of(state, today)
+    return (*cells, shown.freezes, shown.freezes_used)
 
 
 def _board(

@@ -48,6 +48,7 @@ TABLES = (
     "question_reports",
     "recaps",
     "recap_posts",
+    "suggestions",
 )
 _BATCH = 5000
 _DEFERRED = {"questions": "current_version_id"}  # filled in once its target table is copied

@@ -30,6 +30,7 @@ from bot.adapters.commands import (
     remind_request,
     round_request,
     settings_request,
+    suggestions_request,
     usage,
 )
 from bot.adapters.console import ConsoleAdapter
@@ -49,6 +50,9 @@ from bot.core.requests import (
     SettingChange,
     SettingsHistory,
     SettingShow,
+    SuggestionApprove,
+    SuggestionReject,
+    SuggestionsList,
 )
 from bot.core.workspace_settings import Setting
 from bot.services.bundle import Services
@@ -266,6 +270,9 @@ REQUESTS = [
         RoundStart("mini", questions=5, seconds=15, difficulty="easy", tags=("autograd",)),
     ),
     ("round", "round stop", RoundStop()),
+    ("suggestions", "suggestions", SuggestionsList()),
+    ("suggestions", "suggestions approve 3", SuggestionApprove(3)),
+    ("suggestions", "suggestions reject #3 too vague", SuggestionReject(3, "too vague")),
 ]
 
 
@@ -279,6 +286,8 @@ def _text_request(platform: Platform, line: str) -> object:
         return settings_request(platform, words[1:])
     if words[0] == "round":
         return round_request(platform, words[1:])
+    if words[0] == "suggestions":
+        return suggestions_request(platform, words[1:])
     return remind_request(platform, words[2:])
 
 
@@ -302,6 +311,10 @@ def test_the_text_platforms_make_the_same_typed_request(
         ("review remind soon", "`soon` is not a time of day (HH:MM) or off"),
         ("round start --seconds soon", "--seconds takes a whole number, not `soon`"),
         ("round", "say what to do with round"),
+        ("suggestions approve", "ID is missing"),
+        ("suggestions approve three", "`three` is not a number"),
+        ("suggestions reject 3", "REASON is missing"),
+        ("suggestions maybe 3", "`maybe` is not a suggestions action"),
     ],
 )
 def test_a_bad_request_is_refused_at_the_front_door_with_what_is_wrong(

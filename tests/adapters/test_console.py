@@ -118,7 +118,7 @@ def test_scripted_session_json_lines(tmp_path: Path) -> None:
         "unknown command /frobnicate; try /help",
         "usage: /answer [#ID] CHOICE: CHOICE is missing",
         "commands start with /; try /help",
-        "usage: /leaderboard [week|month|all] [here]: `forever` is not a window",
+        "usage: /leaderboard [week|month|all|streaks] [here]: `forever` is not a window",
     ]
     assert "no pack called `nosuchpack`" in str(out[-2]["text"])
     assert "`forever` is not a window" in str(out[-1]["text"])
@@ -416,8 +416,8 @@ def test_bad_arguments_are_usage_errors(tmp_path: Path) -> None:
     out = _run_console(tmp_path / "usage.sqlite3", script)
     errors, (no_question, board) = out[:-2], out[-2:]
     assert [e["text"] for e in errors] == [
-        "usage: /leaderboard [week|month|all] [here]: `decade` is not a window",
-        "usage: /leaderboard [week|month|all] [here]: too many words",
+        "usage: /leaderboard [week|month|all|streaks] [here]: `decade` is not a window",
+        "usage: /leaderboard [week|month|all|streaks] [here]: too many words",
         "usage: /quiz [PACK] [--difficulty easy|medium|hard] [--tag TAG] [--kinds KIND[,KIND]]: "
         "unknown option --frobnicate",
         "usage: /stats [MEMBER]: the name can't be blank",
@@ -573,7 +573,7 @@ def test_channel_leaderboard_in_the_console(tmp_path: Path) -> None:
     here, everywhere, bad = (str(line["text"]) for line in out[-3:])
     assert "Leaderboard in #random" in here and "bob — 20 pts" in here and "me —" not in here
     assert "me — 20 pts" in everywhere and "bob — 20 pts" in everywhere
-    assert bad.startswith("usage: /leaderboard [week|month|all] [here]")
+    assert bad.startswith("usage: /leaderboard [week|month|all|streaks] [here]")
 
 
 def test_write_a_question_in_the_console(tmp_path: Path) -> None:
@@ -590,7 +590,7 @@ def test_write_a_question_in_the_console(tmp_path: Path) -> None:
     assert "community-1" in str(added["text"]) and "Installed community" in str(added["text"])
     assert posted["kind"] == "post" and posted["question_id"] == "community-1"
     assert "What's a leaf tensor's grad_fn?" in str(posted["text"])
-    assert "Only admins add questions" in str(member["text"])
+    assert "Suggestion #1: valid, waiting for an admin" in str(member["text"])
     assert bad["kind"] == "error" and "separate the prompt and the choices with |" in str(
         bad["text"]
     )

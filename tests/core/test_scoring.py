@@ -15,6 +15,8 @@ from bot.core.scoring import (
     decide,
     local_day,
     points_for,
+    replay_streak,
+    streak_as_of,
     streak_bonus,
     window_start,
 )
@@ -100,3 +102,56 @@ def test_week_and_month_windows_start_at_local_midnight() -> None:
     new_week = window_start(Window.WEEK, monday_early, tz)
     assert new_week is not None
     assert new_week.astimezone(UTC) == datetime(2026, 3, 8, 23, 0, tzinfo=UTC)
+
+
+# --- streak freezes ----------------------------------------------------------------------------
+
+
+def _answered(days: list[int], start: date = date(2026, 3, 2)) -> StreakState:
+    """The state after answering on these day offsets from ``start`` (in order)."""
+    return replay_streak(start + timedelta(days=offset) for offset in days)
+
+
+def test_a_freeze_is_earned_on_streak_day_7_and_14_and_at_most_2_are_held() -> None:
+    assert _answered(list(range(6))).freezes == 0
+    assert _answered(list(range(7))).freezes == 1
+    assert _answered(list(range(14))).freezes == 2
+    full = _answered(list(range(21)))  # the third one earned is not kept
+    assert (full.days, full.freezes, full.freezes_used) == (21, 2, 0)
+
+
+def test_a_freeze_covers_one_missed_day_and_the_frozen_day_does_not_count() -> None:
+    state = _answered([*range(7), 8])  # day 7 missed, covered by the freeze earned on day 6
+    assert (state.days, state.freezes, state.freezes_used) == (8, 0, 1)
+    assert state.best == 8
+
+
+def test_two_missed_days_with_two_freezes_keep_the_streak_and_a_third_breaks_it() -> None:
+    kept = _answered([*range(14), 16])  # days 14 and 15 missed
+    assert (kept.days, kept.freezes, kept.freezes_used) == (15, 0, 2)
+    broken = _answered([*range(14), 17])  # days 14, 15 and 16 missed
+    assert (broken.days, broken.freezes, broken.freezes_used, broken.best) == (1, 0, 2, 14)
+
+
+def test_the_current_streak_counts_the_freezes_before_the_next_answer() -> None:
+    start = date(2026, 3, 2)
+    state = _answered(list(range(14)), start)  # last answered on day 13, two freezes
+    assert current_streak(state, start + timedelta(days=14)) == 14  # nothing missed yet
+    assert current_streak(state, start + timedelta(days=16)) == 14  # two days frozen
+    assert current_streak(state, start + timedelta(days=17)) == 0  # the third breaks it
+    shown = streak_as_of(state, start + timedelta(days=15))
+    assert (shown.freezes, shown.freezes_used) == (1, 1)
+
+
+def test_freezes_are_deterministic_when_replayed() -> None:
+    days = [0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 17, 18, 22]
+    once = _answered(days)
+    again = _answered(days)
+    assert once == again
+    # Looking at the state on any day in between (as /stats does) spends nothing for good.
+    state = StreakState()
+    for offset in days:
+        today = date(2026, 3, 2) + timedelta(days=offset)
+        streak_as_of(state, today)
+        state = advance_streak(streak_as_of(state, today), today)
+    assert state == once

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from datetime import timedelta
+from datetime import date, timedelta
 from pathlib import Path
 
 from bot.core.clock import SimulatedClock
+from bot.core.scoring import replay_streak
 from bot.services.bundle import Services
 from bot.storage.database import Database
 from bot.storage.scores import ScoreStore
@@ -59,3 +60,36 @@ def test_the_csv_export_says_0_for_a_streak_that_lapsed_long_ago(tmp_path: Path)
     header, row = export.stdout.splitlines()[:2]
     fields = dict(zip(header.split(","), row.split(","), strict=True))
     assert (fields["current_streak"], fields["best_streak"]) == ("0", "1"), export.stdout
+
+
+async def test_export_and_stats_agree_across_a_frozen_day(
+    service: Services, db: Database, clock: SimulatedClock
+) -> None:
+    """Seven days in a row earn a freeze; the missed eighth day is covered by it, so both
+    say 7 (a frozen day does not add to the streak); a ninth answer makes it 8."""
+    for _ in range(7):
+        post = await service.quiz.post_question(ADMIN, pack="mini", difficulty="medium")
+        await service.quiz.answer(ANN, post.post.id, "A")
+        clock.advance(timedelta(days=1))
+    assert await _both(service, db, clock) == (7, 7)
+    clock.advance(timedelta(days=1))  # the day just over had no answer: frozen
+    assert await _both(service, db, clock) == (7, 7)
+    report = await service.standings.member_report(ANN)
+    assert (report.stats.freezes, report.stats.freezes_used) == (0, 1)
+    rows = await ScoreStore(db).export_rows(now=clock.now())
+    (row,) = [r for r in rows if r[4] == "ann"]
+    assert row[-2:] == (0, 1)  # freezes_held, freezes_used
+    post = await service.quiz.post_question(ADMIN, pack="mini", difficulty="medium")
+    await service.quiz.answer(ANN, post.post.id, "A")
+    assert await _both(service, db, clock) == (8, 8)
+    # Deterministic: replaying the stored answer days gives the stored state, freezes included.
+    rows = await db.fetchall(
+        "SELECT a.local_day FROM answers a JOIN members m ON m.id = a.member_id"
+        " WHERE m.display_name = 'ann' AND a.correct IS NOT NULL ORDER BY a.id"
+    )
+    replayed = replay_streak(date.fromisoformat(str(r[0])) for r in rows)
+    stored = await ScoreStore(db).member_totals(report.stats.member_id, "all")
+    assert stored is not None and stored.streak == replayed
+    assert (replayed.days, replayed.freezes, replayed.freezes_used) == (8, 0, 1)
+    clock.advance(timedelta(days=2))  # one missed day and no freeze left: lapsed
+    assert await _both(service, db, clock) == (0, 0)

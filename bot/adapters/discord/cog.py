@@ -26,6 +26,7 @@ from bot.adapters.commands import (
     recap_request,
     remind_request,
     settings_request,
+    suggestions_request,
 )
 from bot.adapters.discord.components import QuestionModal, SnippetModal
 from bot.adapters.discord.errors import PENDING_KEY, report_error
@@ -51,9 +52,10 @@ log = get_logger(__name__)
 
 Difficulty = Literal["easy", "medium", "hard"]
 QuizKind = Literal["multiple_choice", "flashcard", "practice", "open", "exercise"]
-WindowName = Literal["week", "month", "all"]
+WindowName = Literal["week", "month", "all", "streaks"]
 RecapAction = Literal["show", "on", "off", "now"]
 ReviewAction = Literal["export"]
+SuggestionAction = Literal["list", "approve", "reject"]
 SettingName = Literal[
     "timezone",
     "quiz-window",
@@ -268,7 +270,8 @@ class StudyCog(commands.Cog, name="studybot"):
     async def leaderboard(
         self, interaction: Interaction, window: WindowName = "week", here: bool = False
     ) -> None:
-        """Who is ahead this week, this month or of all time, on the server or in this channel."""
+        """Who is ahead this week, this month or of all time, on the server or in this channel,
+        or who has the longest streak going (``streaks``)."""
         board = await self.services.standings.leaderboard(
             self.context(interaction), window, here=here
         )
@@ -334,6 +337,30 @@ class StudyCog(commands.Cog, name="studybot"):
             message = await self.services.reports.resolve(ctx, resolve.strip())
         else:
             message = await self.services.reports.listing(ctx)
+        await send_reply(interaction, message.private())
+
+    @app_commands.command(name="suggestions")
+    @app_commands.describe(
+        action="list (default), approve, or reject (give the reason)",
+        **discord_describe("suggestions", "reject"),
+    )
+    async def suggestions(
+        self,
+        interaction: Interaction,
+        action: SuggestionAction = "list",
+        id: app_commands.Range[int, 1] | None = None,
+        reason: app_commands.Range[str, 1, 500] | None = None,
+    ) -> None:
+        """The questions members wrote, waiting for an admin to approve or reject (admins)."""
+        args: list[str] = [] if action == "list" else [action]
+        if id is not None:
+            args.append(str(id))
+        if reason:
+            args.extend(reason.split())
+        request = suggestions_request("discord", args)
+        ctx = self.context(interaction)
+        await interaction.response.defer(ephemeral=True, thinking=True)  # approving runs checks
+        message = await self.services.suggestions.command(ctx, request, self.bot.gateway)
         await send_reply(interaction, message.private())
 
     @app_commands.command(name="recap")
@@ -673,7 +700,8 @@ class StudyCog(commands.Cog, name="studybot"):
     async def write(
         self, interaction: Interaction, difficulty: Difficulty = "medium", tags: str = ""
     ) -> None:
-        """Write a question for the group: checked like a pack; admins add it to `community`."""
+        """Write a question for the group: checked like a pack; an admin's joins `community`, a
+        member's waits for an admin (`/suggestions`)."""
         ctx = self.context(interaction)
         tag_list = tuple(t.strip() for t in tags.split(",") if t.strip())
 
@@ -681,7 +709,7 @@ class StudyCog(commands.Cog, name="studybot"):
             await inner.response.defer(ephemeral=True, thinking=True)  # the sandbox takes seconds
             question = written_from_fields(fields, difficulty=difficulty, tags=tag_list)
             await send_reply(
-                inner, (await self.services.packs.write_question(ctx, question)).private()
+                inner, (await self.services.suggestions.write(ctx, question)).private()
             )
 
         await interaction.response.send_modal(QuestionModal(submit, report_error))

@@ -23,7 +23,15 @@ from typing import Any
 import discord
 
 from bot.adapters.discord.components import StudyButton
-from bot.core.messages import Button, ButtonStyle, Message, Section, Tone, defuse_fences
+from bot.core.messages import (
+    Button,
+    ButtonStyle,
+    Message,
+    Section,
+    Tone,
+    defuse_fences,
+    escape_markup,
+)
 from bot.core.uploads import DISCORD, fit_attachments
 from bot.log import get_logger
 
@@ -163,6 +171,10 @@ def render(message: Message) -> Rendered:
     footer = truncate(message.footer, FOOTER_LIMIT) if message.footer else None
     room = EMBED_TOTAL_LIMIT - len(title or "") - len(footer or "")
     blocks = _blocks(message.sections)
+    if message.byline is not None:  # a mention in an embed shows the member and never pings
+        who = message.byline
+        line = f"Suggested by <@{who.member}>" if who.member.isdigit() else escape_markup(who.text)
+        blocks.append(_Block(f"✍️ {line}"))
     blocks.extend(_Block(note) for note in notes)
     description = fit_blocks(blocks, min(DESCRIPTION_LIMIT, room))
     embed: discord.Embed | None = None

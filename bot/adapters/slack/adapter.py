@@ -106,7 +106,13 @@ from bot.core.messages import (
     parse_action,
 )
 from bot.core.models import ChatContext
-from bot.core.requests import RecapRequest, RemindRequest, RoundRequest, SettingsRequest
+from bot.core.requests import (
+    RecapRequest,
+    RemindRequest,
+    RoundRequest,
+    SettingsRequest,
+    SuggestionsRequest,
+)
 from bot.core.uploads import SLACK, fit_attachments
 from bot.log import get_logger
 from bot.questions.written import WRITE_FIELD_NAMES
@@ -825,6 +831,8 @@ class SlackAdapter:
             return await self.services.reports.report(ctx, request.id, request.reason)
         if isinstance(request, PostRequest):
             return await self._on_post(ctx, command.name, request)
+        if isinstance(request, SuggestionsRequest):  # the author is told by DM (this gateway)
+            return await self.services.suggestions.command(ctx, request, self)
         if command.name == "reports":
             if args:
                 return await self.services.reports.resolve(ctx, args[1])
@@ -947,7 +955,7 @@ class SlackAdapter:
         )
         ctx = await self._context(_where(body))
         await self._reply_private(
-            body, respond, await self.services.packs.write_question(ctx, question)
+            body, respond, await self.services.suggestions.write(ctx, question)
         )
 
     async def _on_run_shortcut(

@@ -38,6 +38,7 @@ from bot.adapters.commands import (
     remind_request,
     round_request,
     settings_request,
+    suggestions_request,
 )
 from bot.adapters.text_commands import split_args
 from bot.core.errors import UsageError
@@ -115,6 +116,11 @@ def _reports(words: list[str]) -> StudyCommand:
     return StudyCommand("reports", (verb, values.one("item") or "") if verb else ())
 
 
+def _suggestions(words: list[str]) -> StudyCommand:
+    """`suggestions`, `suggestions approve ID`, `suggestions reject ID REASON` (admins)."""
+    return StudyCommand("suggestions", tuple(words), request=suggestions_request("slack", words))
+
+
 def _recap(words: list[str]) -> StudyCommand:
     """`recap`, `recap on DAY HH:MM`, `recap off`, `recap now`."""
     return StudyCommand("recap", tuple(words), request=recap_request("slack", words))
@@ -156,6 +162,7 @@ _SIMPLE = {
     "round": _round,
     "settings": _settings,
     "reports": _reports,
+    "suggestions": _suggestions,
 }
 
 

@@ -190,6 +190,8 @@ def render_blocks(message: Message, *, max_blocks: int = MAX_BLOCKS) -> list[Blo
         head.append({"type": "header", "text": {"type": "plain_text", "text": title}})
     body = [block for section in message.sections for block in _section_blocks(section)]
     tail = _action_blocks(message.buttons)
+    if message.byline is not None:  # the name, not <@U…>: a mention would notify every post
+        tail.insert(0, _context(mrkdwn("✍️ " + message.byline.text)))
     if message.footer:
         tail.append(_context(mrkdwn(message.footer)))
     room = max_blocks - len(head) - len(tail)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from typing import Any
 
 import discord
@@ -302,3 +303,81 @@ async def test_write_opens_a_modal_and_an_admins_question_is_added(
     assert "community-1" in text and "Installed" in text
     question = await studybot.quiz(alice, channel="general", pack="community")
     assert "Which tensor is a leaf" in embed_text(question)
+
+
+async def test_a_freeze_covers_a_missed_day_in_stats_and_the_streak_board(
+    fake: FakeDiscord, studybot: Studybot, alice: FakeMember
+) -> None:
+    """Seven days in a row earn a freeze; the eighth day missed is covered by it."""
+    for _ in range(7):
+        question = await studybot.quiz(alice, kind="multiple_choice")
+        await (await fake.click(question, alice, label="A")).response()
+        studybot.clock.advance(timedelta(days=1))
+    studybot.clock.advance(timedelta(days=1))  # a whole day without an answer
+    mine = embed_text((await (await studybot.command(alice, "stats")).response()).data)
+    assert "Streak: **7 days** (best 7)" in mine
+    assert "Streak freezes: 0 held · 1 used" in mine
+    board = await (await studybot.command(alice, "leaderboard", {"window": "streaks"})).response()
+    assert not board.ephemeral
+    assert "🥇 **alice** — 7 days" in embed_text(board.data)
+    here = await studybot.command(alice, "leaderboard", {"window": "streaks", "here": True})
+    refused = await here.response()
+    assert refused.ephemeral and "no streak board for one channel" in refused.content
+
+
+async def _dms_to(fake: FakeDiscord, member: FakeMember) -> list[str]:
+    return [
+        embed_text(m)
+        for channel in fake.state.dm_channels.values()
+        if channel.recipients[0].id == member.id
+        for m in fake.messages_in(channel)
+    ]
+
+
+async def _suggest(fake: FakeDiscord, studybot: Studybot, who: FakeMember, prompt: str) -> str:
+    opened = await (await studybot.command(who, "write")).response()
+    fields = {"Question": prompt, "Choices (or the answer)": "* x\ny"}
+    submitted = await fake.submit_modal(opened.custom_id, who, fields)
+    result = await submitted.followup(0)
+    assert result.ephemeral
+    return embed_text(result.payload)
+
+
+async def test_a_suggestion_approved_and_credited_and_one_rejected_with_its_reason(
+    fake: FakeDiscord,
+    studybot: Studybot,
+    admin: FakeMember,
+    alice: FakeMember,
+    bob: FakeMember,
+) -> None:
+    queued = await _suggest(fake, studybot, alice, "Which tensor is a leaf: x or y = x * 2?")
+    assert "Suggestion #1: valid, waiting for an admin" in queued
+    await _suggest(fake, studybot, bob, "Which one requires grad: x or y?")
+
+    refused = await (await studybot.command(alice, "suggestions")).followup(0)
+    assert refused.ephemeral and "Only admins can see and decide" in str(refused.payload)
+    listing = embed_text((await (await studybot.command(admin, "suggestions")).followup(0)).payload)
+    assert "#1** · **alice**" in listing and "#2** · **bob**" in listing
+
+    approve = await studybot.command(admin, "suggestions", {"action": "approve", "id": 1})
+    approved = embed_text((await approve.followup(0)).payload)
+    assert "Installed" in approved and "**alice** was told by direct message" in approved
+    [told] = await _dms_to(fake, alice)
+    assert "Your question was approved" in told and "community-1" in told
+
+    reject = await studybot.command(
+        admin, "suggestions", {"action": "reject", "id": 2, "reason": "too close to #1"}
+    )
+    assert "Rejected suggestion #2 by **bob**" in str((await reject.followup(0)).payload)
+    [why] = await _dms_to(fake, bob)
+    assert "Your question was not added" in why and "too close to #1" in why
+
+    missing = await studybot.command(admin, "suggestions", {"action": "reject", "id": 2})
+    usage = await missing.response()  # refused at the front door, before any work
+    assert usage.ephemeral and "REASON is missing" in usage.content
+
+    question = await studybot.quiz(bob, channel="general", pack="community")
+    text = embed_text(question)
+    assert "Which tensor is a leaf" in text
+    assert f"Suggested by <@{alice.id}>" in text  # a mention in the embed: shown, never pinged
+    assert question.payload.get("allowed_mentions", {}).get("parse", []) == []

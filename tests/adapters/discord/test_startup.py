@@ -41,6 +41,7 @@ EXPECTED_COMMANDS = [
     "schedule",
     "settings",
     "stats",
+    "suggestions",
     "write",
 ]
 
@@ -89,8 +90,12 @@ async def test_global_sync_payload_has_every_command_with_options_and_autocomple
     assert slash["quiz"]["description"].startswith("Post a question in this channel")
 
     window = _options(slash["leaderboard"])["window"]
-    assert [c["value"] for c in window["choices"]] == ["week", "month", "all"]
+    assert [c["value"] for c in window["choices"]] == ["week", "month", "all", "streaks"]
     assert not window["required"]
+    suggestions = _options(slash["suggestions"])
+    assert [c["value"] for c in suggestions["action"]["choices"]] == ["list", "approve", "reject"]
+    assert suggestions["id"]["type"] == 4 and suggestions["id"]["min_value"] == 1  # INTEGER
+    assert suggestions["reason"]["max_length"] == 500
     here = _options(slash["leaderboard"])["here"]
     assert here["type"] == 5 and not here["required"]  # BOOLEAN: this channel's own board
     member = _options(slash["stats"])["member"]

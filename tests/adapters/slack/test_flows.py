@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from bot.adapters.slack import SlackAdapter
+from bot.core.clock import SimulatedClock
 from bot.core.errors import APOLOGY
 from bot.core.messages import Message
 from bot.scheduler import SchedulerParts
@@ -291,7 +293,7 @@ async def test_leaderboard_stats_help_and_pack_list(
 
         await deliver(slack_fake.slash_command(text="help"))
         help_reply = (await private_replies(slack_fake, "U0ALICE", 3))[-1]
-        assert "/study leaderboard [week|month|all]" in (help_reply.text or "")
+        assert "/study leaderboard [week|month|all|streaks]" in (help_reply.text or "")
         assert "schedule add" not in (help_reply.text or "")  # alice is no admin
 
         await deliver(slack_fake.slash_command(text="pack list"))
@@ -544,5 +546,30 @@ async def test_study_write_opens_a_modal_and_checks_the_question(
         }
         await deliver(slack_fake.view_submission("studybot_write", values))
         [reply] = await private_replies(slack_fake, "U0ALICE", 1)
-    assert "community-1" in (reply.text or "")
-    assert "Only admins add questions" in (reply.text or "")  # alice is no admin
+    # alice is no admin: her valid question waits for one
+    assert "Suggestion #1: valid, waiting for an admin" in (reply.text or "")
+
+
+async def test_a_freeze_covers_a_missed_day_in_stats_and_the_streak_board(
+    adapter: SlackAdapter, slack_fake: FakeSlack, clock: SimulatedClock
+) -> None:
+    """Seven days in a row earn a freeze; the eighth day missed is covered by it."""
+    async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
+        for day in range(7):
+            msg = await quiz(deliver, slack_fake, count=day + 1)
+            post_id = int(msg.action_ids()[0].split(":")[1])
+            await deliver(slack_fake.block_action(f"answer:{post_id}:A", message_ts=msg.ts))
+            await private_replies(slack_fake, "U0ALICE", day + 1)
+            clock.advance(timedelta(days=1))
+        clock.advance(timedelta(days=1))  # a whole day without an answer
+
+        await deliver(slack_fake.slash_command(text="stats"))
+        stats = (await private_replies(slack_fake, "U0ALICE", 8))[-1].text or ""
+        assert "Streak: 7 days (best 7)" in stats
+        assert "Streak freezes: 0 held · 1 used" in stats
+
+        await deliver(slack_fake.slash_command(text="leaderboard streaks"))
+        board = await slack_fake.wait_for_response_url_call(
+            predicate=lambda c: c.effect == "in_channel"
+        )
+        assert "🥇 alice — 7 days" in (board.text or "")

@@ -276,7 +276,10 @@ def test_parse_study(text: str, expected: StudyCommand) -> None:
         ("pack enable a b", "/study pack enable NAME"),
         ("quiz a b", "too many words"),
         ("quiz --level 3", "unknown option --level"),
-        ("leaderboard decade", "usage: /study leaderboard [week|month|all] [here]: `decade` is"),
+        (
+            "leaderboard decade",
+            "usage: /study leaderboard [week|month|all|streaks] [here]: `decade` is",
+        ),
         ("history lots", "usage: /study history [N]: `lots` is not a number"),
         ("question", "usage: /study question ID: ID is missing"),
         ("schedule", "Say what to do: `/study schedule add|list|remove|pause"),
