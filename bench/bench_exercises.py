@@ -176,7 +176,8 @@ async def main(args: argparse.Namespace) -> None:
     p95 = percentile(times, 0.95)
     print(f"date (UTC)      {datetime.now(UTC):%Y-%m-%d %H:%M}")
     print(
-        f"machine         {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}"
+        f"machine         {os.cpu_count()} cores, {platform.platform()}, "
+        f"Python {platform.python_version()}"
     )
     print(f"cold import     {cold:.0f} ms (median of {args.cold})")
     print(f"plain /run      {plain_ms:.1f} ms (median of {args.repeat}, 10 calls and backwards)")
