@@ -491,6 +491,15 @@ COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
+        "try",
+        "run a question's snippet, or a choice's code, after you answered (or it closed)",
+        (
+            _POST_ID,
+            Arg("choice", Kind.WORD, "A choice's letter (default: the snippet)", example="A"),
+        ),
+        platforms=CONSOLE,
+    ),
+    Command(
         "solve",
         "solve a coding exercise: your code runs against its checks in the sandbox",
         (

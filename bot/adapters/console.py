@@ -153,6 +153,7 @@ class ConsoleAdapter:
             "run": self._run_usage,
             "graph": self._run_usage,
             "solve": self._solve,
+            "try": self._try,
             "clock": self._clock,
             "dms": self._dms,
             "help": self._help,
@@ -357,7 +358,7 @@ class ConsoleAdapter:
             "post_id": message.post_id,
             "question_id": message.question_id,
         }
-        how = answered_with(message) if kind == "post" else None
+        how = answered_with(message) if kind in ("post", "edit") else None
         if kind == "post":
             payload["choices"] = list(message.choices)
             if message.mention:
@@ -404,6 +405,12 @@ class ConsoleAdapter:
             payload["post_id"] = message.post_id
         if message.choices:
             payload["choices"] = list(message.choices)
+        tries = [b for b in message.buttons if b.action is Action.TRY]
+        if tries:  # an answer's private reply: its code can be tried now
+            which = "|".join(b.value for b in tries if b.value != "code")
+            body += f"\n→ try the code with /try #{tries[0].post_id}" + (
+                f" [{which}]" if which else ""
+            )
         body += self._attached(message, payload)
         prefix = f"(only {self.member} sees this) " if message.ephemeral else ""
         self._emit(payload, f"{prefix}{body}")
@@ -704,6 +711,20 @@ class ConsoleAdapter:
         else:
             self.reply(await self.services.runs.graph(self.context(), code, of))
 
+    async def _try(self, args: list[str]) -> None:
+        """``/try [#ID] [CHOICE]``: the snippet (or a choice's code) shown, then run."""
+        values = parse(PLATFORM, args, "try")
+        typed = values.one("id")
+        post_id = int(typed) if typed is not None else None
+        if post_id is None:
+            raise UsageError(reason="give the question's number: /try #ID [CHOICE]")
+        choice = (values.one("choice") or "code").upper()
+        form = await self.services.quiz.try_it(
+            self.context(), post_id, "code" if choice == "CODE" else choice
+        )
+        self.reply(Message.note(f"{form.title} (to change it, paste it into /run):\n\n{form.code}"))
+        self.reply(await self.services.runs.run(self.context(), form.code))
+
     async def _solve(self, args: list[str]) -> None:
         """``/solve [#ID] [--file PATH]``: the exercise's starter is shown, then the lines up
         to ``/end`` are the solution (or the file is, at once)."""
@@ -937,6 +958,10 @@ def answered_with(message: Message) -> str | None:
         parts.append(f"/show #{pid} to see the back, then /answer #{pid} {grades}")
     if any(b.action is Action.HINT for b in buttons):
         parts.append(f"/hint #{pid} for a hint")
+    tries = [b.value for b in buttons if b.action is Action.TRY]
+    if tries:
+        which = "|".join(v for v in tries if v != "code")
+        parts.append(f"try the code with /try #{pid}" + (f" [{which}]" if which else ""))
     if any(b.action is Action.SOLVE for b in buttons):
         parts.append(f"solve with /solve #{pid}, then your code and a line /end")
     return "; ".join(parts) or None

@@ -6,6 +6,7 @@ Adapters decide only how it looks.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from zoneinfo import ZoneInfo
@@ -56,6 +57,8 @@ __all__ = [
     "reveal_message",
     "self_graded",
     "stats_message",
+    "try_buttons",
+    "try_code",
 ]
 
 KNEW, FORGOT = "knew", "forgot"  # the old two grades: aliases of Good and Again
@@ -133,6 +136,46 @@ def _closes_text(post: Post, tz: ZoneInfo) -> str:
         return "Answers stay open until the question is revealed."
     local = post.closes_at.astimezone(tz)
     return f"Answers close at {local:%a %H:%M} ({tz.key})."
+
+
+_INLINE_CODE = re.compile(r"`([^`]+)`")
+
+
+def choice_code(choice: Choice) -> str | None:
+    """The code a choice shows (its inline code spans, one per line), or None."""
+    spans = [span.strip() for span in _INLINE_CODE.findall(choice.text) if span.strip()]
+    code = "\n".join(spans)
+    return code if any(mark in code for mark in "()[].=+-*/@") else None
+
+
+def try_code(item: Item, value: str) -> str | None:
+    """What "Try it" opens: the item's snippet (``code``), or the snippet followed by a
+    choice's code (its letter). None: there is no such code."""
+    if isinstance(item, Exercise):
+        return None
+    if value == "code":
+        return item.code
+    choices = choices_of(item)
+    if len(value) != 1 or value not in CHOICE_LETTERS[: len(choices)]:
+        return None
+    code = choice_code(choices[CHOICE_LETTERS.index(value)])
+    if code is None:
+        return None
+    head = f"{item.code.rstrip()}\n\n" if item.code else "import torch\n\n"
+    return f"{head}# choice {value}:\n{code}\n"
+
+
+def try_buttons(item: Item, post_id: int) -> tuple[Button, ...]:
+    """The "Try it" buttons of a question with code: its snippet, and each choice that shows
+    code. Shown only after an answer or at the reveal, so they never give the answer away."""
+    buttons: list[Button] = []
+    if try_code(item, "code") is not None:
+        buttons.append(Button(Action.TRY, post_id, "code", "Try it", ButtonStyle.SECONDARY))
+    for letter in CHOICE_LETTERS[: len(choices_of(item))]:
+        if try_code(item, letter) is not None:
+            label = f"Try {letter}"
+            buttons.append(Button(Action.TRY, post_id, letter, label, ButtonStyle.SECONDARY))
+    return tuple(buttons)
 
 
 def exercise_examples(item: Exercise) -> str:
@@ -315,6 +358,7 @@ def reveal_message(post: Post, item: Item, pack_title: str, counts: Mapping[str,
     return Message(
         title=f"{_header(post, item, pack_title)} · closed",
         sections=tuple(sections),
+        buttons=try_buttons(item, post.id),
         tone=Tone.SUCCESS,
         footer=f"Closed with {responses} · #{post.id} · {item.id}",
         post_id=post.id,

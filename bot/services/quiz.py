@@ -68,6 +68,14 @@ class PostEdit:
     message: Message
 
 
+@dataclass(frozen=True, slots=True)
+class TryForm:
+    """What "Try it" opens in an editable /run: a title and the code."""
+
+    title: str
+    code: str
+
+
 def score_rules(state: StreakState, request: AnswerRequest) -> ScoreDecision:
     if request.round_points is not None:  # a live round: its own points; the day counts
         decided = decide(
@@ -239,9 +247,27 @@ class Quiz:
             return await self.answer(ctx, post_id, value)
         if action is Action.SHOW:
             return await self.show_card(ctx, post_id)
+        if action in (Action.TRY, Action.SOLVE):
+            raise BadInput("That button opens an editor; this chat has none.")
         if action is Action.HINT and value.isdigit():
             return await self.hint(ctx, post_id, int(value))
         raise BadInput("That button is out of date; ask for a new question.")
+
+    async def try_it(self, ctx: ChatContext, post_id: int, value: str) -> TryForm:
+        """ "Try it": the question's snippet, or a choice's code, for an editable /run. Only
+        once the member has answered or the question has closed: never before the answer."""
+        _, post = await self._post_in(ctx, post_id)
+        item = (await self._catalogue.question(post.question_version_id)).item
+        code = cards.try_code(item, value)
+        if code is None:
+            raise BadInput("That question has no code to try.")
+        if post.is_open and not await self._posts.answered_by(post.id, ctx.member):
+            raise BadInput(
+                "Answer first: Try it opens after your answer, or when the question closes, "
+                "so it never gives the answer away."
+            )
+        what = "the snippet" if value == "code" else f"choice {value}"
+        return TryForm(f"Try {what} of #{post.id}", code)
 
     async def flushed(self) -> None:
         """Wait until every answer taken so far is committed (before shutdown)."""
@@ -315,6 +341,7 @@ class Quiz:
                 "answer counts."
             )
         message = _feedback(stored, picked, correct, outcome.points, outcome.bonus, outcome.streak)
+        message = replace(message, buttons=cards.try_buttons(item, post.id))
         if outcome.card is not None:
             when = srs.due_in(outcome.card.due - now)
             message = replace(

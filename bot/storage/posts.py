@@ -218,6 +218,15 @@ class PostStore:
         )
         return [_post(r) for r in rows]
 
+    async def answered_by(self, post_id: int, external_id: str) -> bool:
+        """Whether the member (by platform id) has an answer on this post."""
+        row = await self._db.fetchone(
+            "SELECT 1 FROM answers a JOIN members m ON m.id = a.member_id"
+            " WHERE a.post_id = ? AND m.external_id = ?",
+            (post_id, external_id),
+        )
+        return row is not None
+
     async def breakdown(self, post_id: int) -> dict[str, int]:
         """How many members picked each choice (or knew/forgot)."""
         rows = await self._db.fetchall(

@@ -824,6 +824,11 @@ class StudyCog(commands.Cog, name="studybot"):
         if action is Action.SOLVE:
             await self.open_solver(interaction, parsed[1])
             return
+        if action is Action.TRY:  # the code in an editable /run
+            form = await self.services.quiz.try_it(self.context(interaction), *parsed[1:])
+            modal = SnippetModal(self.run_code, report_error, title=form.title, default=form.code)
+            await interaction.response.send_modal(modal)
+            return
         reply = (await self.services.quiz.click(self.context(interaction), *parsed)).private()
         source = interaction.message
         replaces_card = action in (Action.ANSWER, Action.REVIEW)

@@ -883,6 +883,14 @@ class SlackAdapter:
             await ack()
             await self._open_solver(body, parsed[1])
             return
+        if parsed[0] is Action.TRY:  # the code in an editable /run modal
+            await ack()
+            ctx = await self._context(_where(body))
+            form = await self.services.quiz.try_it(ctx, parsed[1], parsed[2])
+            channel = ctx.channel or _str((body.get("channel") or {}).get("id"))
+            view = run_modal(channel, form.code)
+            await self.client.views_open(trigger_id=_str(body.get("trigger_id")), view=view)
+            return
         work = asyncio.create_task(self._click(body, *parsed))
         try:
             await asyncio.wait({work}, timeout=ACK_BUDGET)

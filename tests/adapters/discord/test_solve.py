@@ -69,3 +69,21 @@ async def test_solve_it_opens_the_starter_and_a_solution_scores_once(
 
         board = await (await studybot.command(alice, "leaderboard")).response()
         assert "10" in embed_text(board.data)
+
+
+async def test_try_it_after_an_answer_opens_the_snippet_in_a_run_modal(
+    fake: FakeDiscord, studybot: object, alice: FakeMember
+) -> None:
+    from tests.adapters.discord.conftest import Studybot
+
+    assert isinstance(studybot, Studybot)
+    question = await studybot.quiz(alice, pack="drill")
+    answered = await fake.click(question, alice, label="A")
+    reply = await answered.response()
+    assert reply.ephemeral
+    assert reply.message is not None
+    opened = await (await fake.click(reply.message, alice, label="Try it")).response()
+    assert opened.is_modal
+    [code] = opened.text_inputs
+    assert "(x * 3).backward()" in code["value"]
+    assert opened.title.startswith("Try the snippet of #")

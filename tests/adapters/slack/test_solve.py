@@ -74,3 +74,26 @@ async def test_solve_it_opens_the_starter_and_the_verdict_is_private(
             assert "Solved: 4 of 4 checks passed. +10 points" in (replies[-1].text or "")
             assert slack_fake.calls_to("chat.postMessage")[-1] is post  # nothing public
         assert await adapter.idle(5)
+
+
+async def test_try_it_after_an_answer_opens_the_snippet_in_the_run_modal(
+    adapter: SlackAdapter, slack_fake: FakeSlack
+) -> None:
+    from bot.adapters.slack.manifest import RUN_MODAL_CALLBACK
+    from tests.adapters.slack.test_flows import quiz
+
+    async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
+        msg = await quiz(deliver, slack_fake, "slack-practice")
+        post_id = int(msg.action_ids()[0].split(":")[1])
+        await deliver(slack_fake.block_action(f"try:{post_id}:code", message_ts=msg.ts))
+        [refused] = await private_replies(slack_fake, "U0ALICE", 1)
+        assert "Answer first" in (refused.text or "")
+        assert slack_fake.calls_to("views.open") == []
+
+        await deliver(slack_fake.block_action(f"answer:{post_id}:A", message_ts=msg.ts))
+        replies = await private_replies(slack_fake, "U0ALICE", 2)
+        assert f"try:{post_id}:code" in json.dumps(replies[-1].blocks)
+        await deliver(slack_fake.block_action(f"try:{post_id}:code", message_ts=msg.ts))
+        await slack_fake.wait_for_call("views.open")
+    element = slack_fake.view(callback_id=RUN_MODAL_CALLBACK).blocks[0]["element"]
+    assert "(2 * x).backward()" in element["initial_value"]
