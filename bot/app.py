@@ -540,6 +540,7 @@ def build_services(
             store=SettingsStore(db),
             clock=clock,
             default_quiz_window=quiz_window,
+            exercises=exercise_store,
         ),
         standings=Stats(places, directory, scores, clock, reviews, exercise_store),
         review=review,

@@ -516,6 +516,11 @@ COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
+        "solutions",
+        "an exercise's reference and members' shortest solutions, once solved or closed",
+        (_POST_ID,),
+    ),
+    Command(
         "graph",
         "run a snippet and draw the autograd graph it built",
         (

@@ -154,6 +154,7 @@ class ConsoleAdapter:
             "graph": self._run_usage,
             "solve": self._solve,
             "try": self._try,
+            "solutions": self._solutions,
             "clock": self._clock,
             "dms": self._dms,
             "help": self._help,
@@ -710,6 +711,10 @@ class ConsoleAdapter:
             self.reply(await self.services.runs.run(self.context(), code))
         else:
             self.reply(await self.services.runs.graph(self.context(), code, of))
+
+    async def _solutions(self, args: list[str]) -> None:
+        request = PostRequest.parse(PLATFORM, args, "solutions")
+        self.reply(await self.services.exercises.solutions(self.context(), request.id))
 
     async def _try(self, args: list[str]) -> None:
         """``/try [#ID] [CHOICE]``: the snippet (or a choice's code) shown, then run."""

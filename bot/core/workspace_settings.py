@@ -60,6 +60,8 @@ class Setting(enum.StrEnum):
     ROUND_PAUSE = "round-pause"
     ROUND_SPEED_BONUS = "round-speed-bonus"
     ROUND_STARTERS = "round-starters"
+    # A member's own choice, not the workspace's: /solutions may show their passing solutions.
+    SHARE_SOLUTIONS = "share-solutions"
 
     @property
     def difficulty(self) -> Difficulty | None:
@@ -133,6 +135,8 @@ class WorkspaceSettings:
             }[setting]
         if setting is Setting.TIMEZONE:
             return self.timezone
+        if setting is Setting.SHARE_SOLUTIONS:
+            return "each member's own (off by default)"
         if setting is Setting.QUIZ_WINDOW:
             window = self.window(default_window)
             return "no limit" if window is None else describe_window(window)

@@ -25,7 +25,7 @@ from bot.core import srs
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, NotFound
 from bot.core.exercises import verdict_message
-from bot.core.messages import Message
+from bot.core.messages import Message, Section, escape_markup
 from bot.core.models import ChatContext, Post
 from bot.core.scoring import period_keys
 from bot.log import get_logger
@@ -248,6 +248,36 @@ class Exercises:
                     workspace, post, stored, now, worth, best.external_id, best.name, False
                 )
                 await self._answers.submit(request)
+
+    async def solutions(self, ctx: ChatContext, post_id: int | None) -> Message:
+        """``/solutions [#ID]``: the reference solution and the shortest passing solutions of
+        members who share theirs; once the caller solved it, or the post has closed."""
+        post, _, item = await self._exercise(ctx, post_id)
+        workspace = await self._places.workspace(ctx)
+        member = await self._directory.member(
+            workspace, ctx.member, ctx.member_name, self._clock.now()
+        )
+        best = await self._store.best_of(post.id, member.id)
+        solved = best is not None and best.solved
+        if post.is_open and not solved:
+            raise BadInput(
+                f"Solutions open once you solve #{post.id} or when it closes: no spoilers."
+            )
+        sections = [Section(heading="The reference solution", code=item.solution)]
+        for name, code in await self._store.shared_solutions(post.id):
+            size = len(code.strip())
+            heading = f"{escape_markup(name)} ({size:,} characters)"
+            sections.append(Section(heading=heading, code=code.rstrip()))
+        footer = (
+            "Members' solutions are shown when they agree: "
+            f"{ctx.command('settings share-solutions on')}."
+        )
+        return Message(
+            title=f"💡 Solutions to #{post.id}: {item.entry}",
+            sections=tuple(sections),
+            footer=footer,
+            ephemeral=True,
+        )
 
     async def counts(self, member_id: int) -> AttemptCounts:
         return await self._store.counts(member_id)

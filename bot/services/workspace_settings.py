@@ -12,7 +12,7 @@ from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 from bot.core.clock import Clock
-from bot.core.errors import Forbidden
+from bot.core.errors import BadInput, Forbidden
 from bot.core.messages import Message, Section
 from bot.core.models import ChatContext
 from bot.core.requests import SettingsHistory, SettingShow, SettingsRequest
@@ -24,6 +24,7 @@ from bot.core.workspace_settings import (
 )
 from bot.services.places import Places
 from bot.storage.directory import Directory, WorkspaceRow
+from bot.storage.exercises import ExerciseStore
 from bot.storage.workspace_settings import SettingChange, SettingsStore
 
 __all__ = ["WorkspaceSettingsService"]
@@ -41,7 +42,11 @@ _WHAT = {
     Setting.ROUND_PAUSE: "the pause between a round's questions",
     Setting.ROUND_SPEED_BONUS: "whether faster right answers in a round score more (on|off)",
     Setting.ROUND_STARTERS: "who may start a round: everyone or admins",
+    Setting.SHARE_SOLUTIONS: (
+        "yours alone: whether /solutions shows your passing exercise solutions to others (on|off)"
+    ),
 }
+_ON, _OFF = ("on", "yes", "true", "1"), ("off", "no", "false", "0")
 
 
 class WorkspaceSettingsService:
@@ -53,7 +58,9 @@ class WorkspaceSettingsService:
         store: SettingsStore,
         clock: Clock,
         default_quiz_window: timedelta | None,
+        exercises: ExerciseStore | None = None,
     ) -> None:
+        self._exercises = exercises  # a member's own share-solutions choice
         self._places = places
         self._directory = directory
         self._store = store
@@ -65,6 +72,9 @@ class WorkspaceSettingsService:
         workspace = await self._places.workspace(ctx)
         if isinstance(request, SettingsHistory):
             return _history(await self._store.history(workspace.id))
+        if not isinstance(request, SettingsHistory) and request.setting is Setting.SHARE_SOLUTIONS:
+            value = None if isinstance(request, SettingShow) else request.value
+            return await self._sharing(ctx, workspace, value)
         if isinstance(request, SettingShow):
             setting = request.setting
             if setting is None:
@@ -98,6 +108,34 @@ class WorkspaceSettingsService:
         else:
             note = "Answers from now on score it; points already earned stay as they are."
         return Message.note(f"✅ **{setting.value}**: {before} → **{after}**. {note}")
+
+    async def _sharing(
+        self, ctx: ChatContext, workspace: WorkspaceRow, typed: str | None
+    ) -> Message:
+        """``settings share-solutions [on|off]``: each member's own, no admin needed."""
+        if self._exercises is None:
+            raise BadInput("Exercises are not kept here.")
+        member = await self._directory.member(
+            workspace, ctx.member, ctx.member_name, self._clock.now()
+        )
+        if typed is None:
+            shared = await self._exercises.sharing(member.id)
+            state = "on: others see your passing solutions" if shared else "off"
+            return Message.note(
+                f"**share-solutions** (yours): {state}. Change it with "
+                f"{ctx.command('settings share-solutions on|off')}."
+            )
+        word = typed.strip().lower()
+        if word not in (*_ON, *_OFF):
+            raise BadInput(f"`share-solutions` is on or off, not `{typed.strip()[:20]}`.")
+        share = word in _ON
+        await self._exercises.set_sharing(member.id, share)
+        if share:
+            return Message.note(
+                "✅ **share-solutions**: on. /solutions shows your shortest passing solution "
+                "to an exercise to members who solved it or once it closes."
+            )
+        return Message.note("✅ **share-solutions**: off. /solutions no longer shows yours.")
 
     async def _set_timezone(
         self, ctx: ChatContext, workspace: WorkspaceRow, new: str, warning: str | None

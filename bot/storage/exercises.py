@@ -104,6 +104,34 @@ class ExerciseStore:
         found = [b for b in await self.best(post_id) if b.member_id == member_id]
         return found[0] if found else None
 
+    async def sharing(self, member_id: int) -> bool:
+        """Whether the member lets /solutions show their passing solutions to others."""
+        value = await self._db.fetchval(
+            "SELECT share_solutions FROM members WHERE id = ?", (member_id,)
+        )
+        return bool(value)
+
+    async def set_sharing(self, member_id: int, share: bool) -> None:
+        async with self._db.write() as conn:
+            await conn.execute(
+                "UPDATE members SET share_solutions = ? WHERE id = ?", (int(share), member_id)
+            )
+
+    async def shared_solutions(self, post_id: int, limit: int = 3) -> list[tuple[str, str]]:
+        """The shortest passing solutions to ``post_id`` by members who share them: one per
+        member (their shortest), as (display name, code), shortest first."""
+        rows = await self._db.fetchall(
+            "SELECT m.display_name, a.code FROM exercise_attempts a"
+            " JOIN members m ON m.id = a.member_id"
+            " WHERE a.post_id = ? AND a.solved = 1 AND m.share_solutions = 1"
+            " ORDER BY length(a.code), a.id",
+            (post_id,),
+        )
+        shown: dict[str, str] = {}
+        for name, code in rows:
+            shown.setdefault(str(name), str(code))
+        return list(shown.items())[:limit]
+
     async def counts(self, member_id: int) -> AttemptCounts:
         row = await self._db.fetchone(
             "SELECT count(DISTINCT post_id),"

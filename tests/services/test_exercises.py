@@ -252,3 +252,36 @@ async def test_two_members_get_different_hidden_inputs(svc: Services) -> None:
     assert printed(ann) == printed(ann_again)
     assert printed(ann)[0] == printed(bob)[0] == "3.0"  # the example is the same for all
     assert printed(ann)[1:] != printed(bob)[1:]
+
+
+async def test_solutions_after_solving_or_closing_with_only_shared_ones(
+    svc: Services, clock: SimulatedClock
+) -> None:
+    from bot.adapters.commands import settings_request
+    from bot.core.errors import BadInput
+
+    post = await _post(svc)
+    carl = member("carl")
+    short = "import torch\ndef affine(x): return 3*x+1\n"
+    on = settings_request("console", ["share-solutions", "on"])
+    assert "share-solutions: on" in (await svc.settings.command(ANN, on)).plain_text()
+    shown = await svc.settings.command(ANN, settings_request("console", ["share-solutions"]))
+    assert "on: others see your passing solutions" in shown.plain_text()
+    await svc.exercises.submit(ANN, post, RIGHT)
+    clock.advance(timedelta(seconds=20))
+    await svc.exercises.submit(ANN, post, short)
+    await svc.exercises.submit(carl, post, short + "# carl's, not shared\n")
+
+    with pytest.raises(BadInput, match="no spoilers"):
+        await svc.exercises.solutions(BOB, post)
+    mine = (await svc.exercises.solutions(ANN, post)).plain_text()
+    assert "The reference solution" in mine and "return 3 * x + 1" in mine
+    assert "ann (" in mine and "return 3*x+1" in mine
+    assert "carl" not in mine
+
+    await svc.quiz.reveal(ADMIN, post)
+    after = (await svc.exercises.solutions(BOB, post)).plain_text()
+    assert "The reference solution" in after and "ann (" in after and "carl" not in after
+    bad = settings_request("console", ["share-solutions", "maybe"])
+    with pytest.raises(BadInput, match="on or off"):
+        await svc.settings.command(ANN, bad)

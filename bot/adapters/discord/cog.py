@@ -67,6 +67,7 @@ SettingName = Literal[
     "round-pause",
     "round-speed-bonus",
     "round-starters",
+    "share-solutions",
     "history",
 ]
 Interaction = discord.Interaction[Any]
@@ -733,6 +734,13 @@ class StudyCog(commands.Cog, name="studybot"):
     async def solve(self, interaction: Interaction, id: int | None = None) -> None:
         """Solve a coding exercise: your code runs against its checks in the sandbox."""
         await self.open_solver(interaction, id)
+
+    @app_commands.command(name="solutions")
+    @app_commands.describe(id="The exercise's number (default: the newest open one)")
+    async def solutions(self, interaction: Interaction, id: int | None = None) -> None:
+        """An exercise's reference and members' shortest solutions, once solved or closed."""
+        ctx = self.context(interaction)
+        await send_reply(interaction, await self.services.exercises.solutions(ctx, id))
 
     async def open_solver(self, interaction: Interaction, post_id: int | None) -> None:
         """The exercise's editor, a modal pre-filled with its starter; the verdict is private."""

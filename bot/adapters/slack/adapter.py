@@ -816,6 +816,8 @@ class SlackAdapter:
             return await quiz.show_card(ctx, request.id)
         if name == "hint":
             return await quiz.hint(ctx, request.id, request.hint - 1 if request.hint else 0)
+        if name == "solutions":
+            return await self.services.exercises.solutions(ctx, request.id)
         edit = await quiz.reveal(ctx, request.id)
         await quiz.apply_edit(edit, self)
         return Message.note(f"Question #{edit.post.id} is closed; its answer is on the post.")

@@ -152,7 +152,7 @@ _TYPED: dict[str, Callable[[Platform, list[str]], Request]] = {
     # What a question's buttons do, typed: `answer [#ID] CHOICE`, `show|reveal [#ID]`, `hint`.
     **{
         name: partial(_post_request, name=name)
-        for name in ("answer", "show", "hint", "reveal", "solve")
+        for name in ("answer", "show", "hint", "reveal", "solve", "solutions")
     },
 }
 

@@ -18,3 +18,6 @@ CREATE TABLE exercise_attempts (
 );
 CREATE INDEX exercise_attempts_by_post ON exercise_attempts (post_id, member_id);
 CREATE INDEX exercise_attempts_by_member ON exercise_attempts (member_id, submitted_at);
+-- /settings share-solutions on: a member lets /solutions show their passing solutions to
+-- others (their own choice; off by default).
+ALTER TABLE members ADD COLUMN share_solutions BIGINT NOT NULL DEFAULT 0;
