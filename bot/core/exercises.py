@@ -43,7 +43,7 @@ def verdict_message(
     total = len(hidden)
     hidden_lines = [f"hidden check {c.number} of {total} failed: {c.reason}" for c in failed]
     if not failed and hidden:
-        hidden_lines = [f"all {total} hidden checks passed"]
+        hidden_lines = ["the hidden check passed" if total == 1 else f"all {total} passed"]
     sections = [Section(heading="Examples", body="\n".join(lines))]
     sections.append(Section(heading="Hidden checks", body="\n".join(hidden_lines)))
     if verdict.forbidden:
