@@ -503,7 +503,14 @@ COMMANDS: tuple[Command, ...] = (
         "solve",
         "solve a coding exercise: your code runs against its checks in the sandbox",
         (
-            _POST_ID,
+            Arg(
+                "id",
+                Kind.WORD,
+                "The exercise's post number (default: the newest open one), or an exercise's "
+                "id to post it here",
+                metavar="#ID|EXERCISE",
+                example="#1",
+            ),
             Arg(
                 "file",
                 Kind.WORD,
@@ -1159,6 +1166,34 @@ class PostRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class SolveRequest:
+    """``solve [#ID | EXERCISE] [--file PATH]``: a posted exercise by its number (None: the
+    newest open one), or an exercise's id in its pack, to post here and solve."""
+
+    post: int | None = None
+    exercise: str | None = None
+    file: str | None = None
+
+    @classmethod
+    def parse(cls, platform: Platform, words: Sequence[str]) -> SolveRequest:
+        values = parse(platform, words, "solve")
+        typed, file = values.one("id"), values.one("file")
+        if typed is None:
+            return cls(file=file)
+        number = typed.removeprefix("#")
+        if number.isdigit():
+            return cls(post=int(number), file=file)
+        if typed.startswith("#") or not _SLUG.match(typed):
+            raise UsageError(
+                usage(platform, "solve"), reason=f"`{typed[:40]}` is no #number or exercise id"
+            )
+        return cls(exercise=typed.lower(), file=file)
+
+
+_SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+@dataclass(frozen=True, slots=True)
 class LeaderboardRequest:
     """``/leaderboard [week|month|all|streaks] [here]``: which points count, and where; or
     the longest current streaks (``streaks``, the workspace's)."""
@@ -1223,6 +1258,7 @@ Request = (
     | RemindRequest
     | RoundRequest
     | SuggestionsRequest
+    | SolveRequest
 )
 """A typed request parsed from the table's text grammar."""
 

@@ -31,6 +31,7 @@ from bot.adapters.commands import (
     QuestionRequest,
     QuizRequest,
     ReportRequest,
+    SolveRequest,
     command,
     help_lines,
     leading_options,
@@ -733,11 +734,15 @@ class ConsoleAdapter:
     async def _solve(self, args: list[str]) -> None:
         """``/solve [#ID] [--file PATH]``: the exercise's starter is shown, then the lines up
         to ``/end`` are the solution (or the file is, at once)."""
-        values = parse(PLATFORM, args, "solve")
-        typed, path = values.one("id"), values.one("file")
-        form = await self.services.exercises.open_editor(
-            self.context(), int(typed) if typed is not None else None
-        )
+        request = SolveRequest.parse(PLATFORM, args)
+        post_id, path = request.post, request.file
+        if request.exercise is not None:  # post that exercise here first
+            draft = await self.services.quiz.post_question(
+                self.context(), question=request.exercise, kinds=("exercise",)
+            )
+            await self.services.posting.publish(draft, self)
+            post_id = draft.post.id
+        form = await self.services.exercises.open_editor(self.context(), post_id)
         if path is not None:
             file, _ = await asyncio.to_thread(_local_file, path)
             raw = await asyncio.to_thread(_read_local_file, file)

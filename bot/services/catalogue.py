@@ -57,10 +57,11 @@ class Catalogue:
         difficulty: str | None = None,
         tags: Sequence[str] = (),
         kinds: Sequence[str] = (),
+        question: str | None = None,
     ) -> list[Candidate]:
         """Every live question that fits the filters, with how often the channel saw it."""
         return await self._store.candidates(
-            channel_id, pack=pack, difficulty=difficulty, tags=tags, kinds=kinds
+            channel_id, pack=pack, difficulty=difficulty, tags=tags, kinds=kinds, question=question
         )
 
     async def summaries(self) -> list[PackSummary]:

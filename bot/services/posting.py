@@ -86,6 +86,7 @@ class Posting:
         mention: str | None = None,
         timezone: str | None = None,
         round_id: int | None = None,
+        question: str | None = None,
     ) -> PostDraft | None:
         """A new post for a known channel, drafted.
 
@@ -96,11 +97,16 @@ class Posting:
             self.check_pack(pack)
         # Exercises are posted when asked for (by kind or by their pack): each takes minutes
         # and the sandbox, so they never turn up in a plain /quiz or an unfiltered schedule.
-        picked = kinds or (UNASKED_KINDS if pack is None else ())
+        picked = kinds or (UNASKED_KINDS if pack is None and question is None else ())
         candidates = await self._catalogue.candidates(
-            channel.id, pack=pack, difficulty=difficulty, tags=tags, kinds=picked
+            channel.id, pack=pack, difficulty=difficulty, tags=tags, kinds=picked, question=question
         )
         if not candidates:
+            if question is not None:
+                raise NotFound(
+                    f"No {' or '.join(kinds) or 'question'} `{question}` is on in this channel; "
+                    "see `pack list`."
+                )
             if pack is not None and pack in await self._catalogue.disabled_in(channel.id):
                 raise NotFound(
                     f"Pack `{pack}` is off in this channel; an admin can turn it on with "

@@ -186,6 +186,7 @@ class Quiz:
         kinds: Sequence[str] = (),
         closes_at: datetime | None = None,
         requested: bool = True,
+        question: str | None = None,
     ) -> PostDraft:
         """Pick a question for the channel and create its post row (not yet sent).
 
@@ -223,9 +224,11 @@ class Quiz:
             tags=tags,
             closes_at=closes_at,
             requested_by=requester,
+            question=question,
         )
         draft = None
-        if requested and not kinds and await self._posts.latest(channel.id) is None:
+        first = question is None and not kinds
+        if requested and first and await self._posts.latest(channel.id) is None:
             with contextlib.suppress(NotFound):  # no multiple choice here: any kind will do
                 draft = await post(kinds=FIRST_KINDS)
         if draft is None:

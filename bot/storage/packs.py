@@ -82,10 +82,14 @@ def _filters(
     difficulty: str | None,
     tags: Sequence[str],
     kinds: Sequence[str] = (),
+    question: str | None = None,
 ) -> tuple[list[str], dict[str, object]]:
     """The WHERE terms (over ``q`` questions and ``k`` packs) a post's filters ask for."""
     where = ["q.retired_at IS NULL", "k.retired_at IS NULL"]
     params: dict[str, object] = {}
+    if question is not None:  # one question by its id in the pack file (`/solve ex-hvp`)
+        where.append("q.slug = :question")
+        params["question"] = question
     if pack is not None:
         where.append("k.slug = :pack")
         params["pack"] = pack
@@ -200,10 +204,11 @@ class PackStore:
         difficulty: str | None = None,
         tags: Sequence[str] = (),
         kinds: Sequence[str] = (),
+        question: str | None = None,
     ) -> list[Candidate]:
         """Every live question that fits the filters, with how often this channel has seen it
         and whether it is the channel's most recent question."""
-        where, params = _filters(self._db.sql, pack, difficulty, tags, kinds)
+        where, params = _filters(self._db.sql, pack, difficulty, tags, kinds, question)
         params["channel"] = channel_id
         # The channel's history is read once and grouped (not once per question, as a
         # correlated subquery would): this runs for every post, and a busy channel has

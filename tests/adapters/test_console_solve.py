@@ -28,6 +28,10 @@ def test_solve_by_typing_then_by_file(tmp_path: Path) -> None:
         f"/solve #1 --file {right}\n"
         "/solve\n"
         "/cancel\n"
+        "/solve ex-affine\n"
+        "/cancel\n"
+        "/solve ex-nosuch\n"
+        "/solve #x\n"
         "/leaderboard\n"
     )
     lines = _run_console(tmp_path / "db.sqlite3", script, packs=EXERCISES)
@@ -43,5 +47,11 @@ def test_solve_by_typing_then_by_file(tmp_path: Path) -> None:
     assert "hidden check 3 of 3 failed: wrong value" in wrong
     assert any("Solved: 4 of 4 checks passed. +10 points" in t for t in texts)
     assert any("/solve cancelled; nothing was submitted" in t for t in texts)
+    # `/solve EXERCISE` posts that exercise here, then opens its editor.
+    posts = [line for line in lines if line.get("kind") == "post"]
+    assert [p["post_id"] for p in posts] == [1, 2]
+    assert any("Solve #2: affine." in t for t in texts)
+    assert any("No exercise `ex-nosuch` is on in this channel" in t for t in texts)
+    assert any("`#x` is no #number or exercise id" in t for t in texts)
     board = next(t for t in reversed(texts) if "10" in t and "me" in t)
     assert board

@@ -67,6 +67,7 @@ from bot.adapters.commands import (
     QuestionRequest,
     QuizRequest,
     ReportRequest,
+    SolveRequest,
     help_rows,
 )
 from bot.adapters.slack.commands import (
@@ -730,8 +731,18 @@ class SlackAdapter:
             return
         if command.name == "solve":  # the editor, while the trigger id is valid (3 s)
             request = command.request
-            assert isinstance(request, PostRequest)
-            await self._open_solver(body, request.id)
+            assert isinstance(request, SolveRequest)
+            post_id = request.post
+            if request.exercise is not None:  # post that exercise here, then its editor
+                ctx = await self._context(_where(body))
+                draft = await self.services.quiz.post_question(
+                    ctx, question=request.exercise, kinds=("exercise",)
+                )
+                post_id = draft.post.id
+                await self._open_solver(body, post_id)
+                await self.services.posting.publish(draft, self)
+                return
+            await self._open_solver(body, post_id)
             return
         if command.name == "write":  # the trigger id is valid for 3 s: the modal first
             difficulty, tags = command.args

@@ -31,6 +31,7 @@ from bot.adapters.commands import (
     QuizRequest,
     ReportRequest,
     Request,
+    SolveRequest,
     leading_options,
     parse,
     parse_subcommand,
@@ -145,6 +146,7 @@ def _post_request(platform: Platform, words: list[str], *, name: str) -> Request
 _TYPED: dict[str, Callable[[Platform, list[str]], Request]] = {
     # Parsed from the command table into a typed request (bot.adapters.commands).
     "quiz": QuizRequest.parse,
+    "solve": SolveRequest.parse,
     "leaderboard": LeaderboardRequest.parse,
     "history": HistoryRequest.parse,
     "question": QuestionRequest.parse,
@@ -152,7 +154,7 @@ _TYPED: dict[str, Callable[[Platform, list[str]], Request]] = {
     # What a question's buttons do, typed: `answer [#ID] CHOICE`, `show|reveal [#ID]`, `hint`.
     **{
         name: partial(_post_request, name=name)
-        for name in ("answer", "show", "hint", "reveal", "solve", "solutions")
+        for name in ("answer", "show", "hint", "reveal", "solutions")
     },
 }
 

@@ -55,14 +55,14 @@ async def test_solve_it_opens_the_starter_and_a_solution_scores_once(
         post_id = int(solve.split(":")[2])
         elsewhere = await (await studybot.command(alice, "solve")).response()
         assert elsewhere.content.startswith("There is no open exercise in this channel")
-        again = await (await studybot.command(alice, "solve", {"id": post_id})).response()
+        again = await (await studybot.command(alice, "solve", {"id": str(post_id)})).response()
         assert again.is_modal
         right = await fake.submit_modal(again.custom_id, alice, {"Code": RIGHT})
         solved = await right.followup(0, timeout=120)
         assert solved.ephemeral
         assert "✅ Solved: 4 of 4 checks passed. +10 points" in embed_text(solved.payload)
 
-        once_more = await (await studybot.command(alice, "solve", {"id": post_id})).response()
+        once_more = await (await studybot.command(alice, "solve", {"id": str(post_id)})).response()
         repeat = await fake.submit_modal(once_more.custom_id, alice, {"Code": RIGHT})
         told = embed_text((await repeat.followup(0, timeout=120)).payload)
         assert "You solved this one already" in told
