@@ -38,6 +38,7 @@ from bot.services.catalogue import Catalogue
 from bot.services.exercises import Exercises
 from bot.services.graphs import ItemGraphs
 from bot.services.history import QuestionHistory
+from bot.services.home import Home
 from bot.services.packs import PackAdmin
 from bot.services.places import Places
 from bot.services.posting import Posting
@@ -516,6 +517,14 @@ def build_services(
         gate=gate,
         reports=reports,
     )
+    standings = Stats(places, directory, scores, clock, reviews, exercise_store)
+    suggestions = Suggestions(
+        places=places,
+        directory=directory,
+        packs=pack_admin,
+        store=suggestion_store,
+        clock=clock,
+    )
     services = Services(
         places=places,
         catalogue=catalogue,
@@ -542,17 +551,22 @@ def build_services(
             default_quiz_window=quiz_window,
             exercises=exercise_store,
         ),
-        standings=Stats(places, directory, scores, clock, reviews, exercise_store),
+        standings=standings,
         review=review,
         reminders=reminders,
         runs=runs,
         exercises=exercises,
         packs=pack_admin,
-        suggestions=Suggestions(
+        suggestions=suggestions,
+        home=Home(
             places=places,
             directory=directory,
-            packs=pack_admin,
-            store=suggestion_store,
+            catalogue=catalogue,
+            posts=posts,
+            standings=standings,
+            schedules=schedules,
+            reports=reports,
+            suggestions=suggestions,
             clock=clock,
         ),
         rounds=Rounds(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from bot.services.catalogue import Catalogue
 from bot.services.exercises import Exercises
 from bot.services.history import QuestionHistory
+from bot.services.home import Home
 from bot.services.packs import PackAdmin
 from bot.services.places import Places
 from bot.services.posting import Posting
@@ -52,6 +53,7 @@ class Services:
     packs: PackAdmin  # /pack, uploads, /write
     rounds: Rounds  # /round: live rounds
     exercises: Exercises  # /solve: coding exercises judged in the sandbox
+    home: Home  # a member's streak, cards due and today's questions (Slack's App Home)
     suggestions: Suggestions  # /write's queue for members, /suggestions for admins
 
     async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109

@@ -477,6 +477,18 @@ class ScheduleBook:
         )
         return ChannelSchedules(ctx.channel_name or channel.name or ctx.channel, found)
 
+    async def workspace_schedules(self, ctx: ChatContext, count: int = 1) -> list[ScheduleTimes]:
+        """Every schedule of the caller's workspace, each with its next ``count`` posting
+        times (admins' App Home, an admin page)."""
+        _check_count(count)
+        workspace = await self._places.workspace(ctx)
+        now = self._clock.now()
+        found = []
+        for row in await self.store.in_workspace(workspace.id):
+            owner = await self._directory.channel_by_id(row.channel_id)
+            found.append(_times(row.id, self._readable(row), _channel_name(owner), now, count))
+        return found
+
     async def list(self, ctx: ChatContext) -> ScheduleReply:
         """The caller's channel's schedules and when each posts next (everyone)."""
         return ScheduleReply(schedules_message(await self.channel_schedules(ctx)))

@@ -218,6 +218,15 @@ class PostStore:
         )
         return [_post(r) for r in rows]
 
+    async def open_in_workspace(self, workspace_id: int, since: datetime) -> list[Post]:
+        """The workspace's open posts posted at or after ``since``, newest first (App Home)."""
+        rows = await self._db.fetchall(
+            _SELECT + "JOIN channels c ON c.id = p.channel_id WHERE c.workspace_id = ? "
+            "AND p.closed_at IS NULL AND p.posted_at >= ? ORDER BY p.id DESC LIMIT 20",
+            (workspace_id, to_db(since)),
+        )
+        return [_post(r) for r in rows]
+
     async def answered_by(self, post_id: int, external_id: str) -> bool:
         """Whether the member (by platform id) has an answer on this post."""
         row = await self._db.fetchone(

@@ -96,6 +96,13 @@ class ScheduleStore:
         )
         return [_row(r) for r in rows]
 
+    async def in_workspace(self, workspace_id: int) -> list[ScheduleRow]:
+        """Every schedule of the workspace's channels, paused ones too (App Home, admins)."""
+        rows = await self._db.fetchall(
+            _SELECT + "AND c.workspace_id = ? ORDER BY s.id", (workspace_id,)
+        )
+        return [_row(r) for r in rows]
+
     async def active(self) -> list[ScheduleRow]:
         """Every schedule that may post (not paused, not removed): the scheduler's start-up."""
         rows = await self._db.fetchall(_SELECT + "AND s.paused = 0 ORDER BY s.id")

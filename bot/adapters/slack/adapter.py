@@ -1044,16 +1044,15 @@ class SlackAdapter:
     async def _on_home_opened(
         self, ack: Any, body: dict[str, Any], event: dict[str, Any], respond: Any
     ) -> None:
-        """The App Home tab: publish the member's stats and streak (``views.publish``)."""
+        """The App Home tab (``views.publish``): the member's streak and freezes, rank, cards
+        due with a Review button, today's open questions; for admins the schedules, open
+        reports and suggestions too."""
         if event.get("tab", "home") != "home":
             return
         where = _where(body)
         ctx = await self._context(where)
-        try:
-            stats = await self.services.standings.stats(ctx, picture=False)
-        except StudyError as exc:
-            stats = Message(sections=(Section(body=str(exc)),))
-        await self.client.views_publish(user_id=where.user, view=home_view(stats))
+        home = await self.services.home.message(ctx)
+        await self.client.views_publish(user_id=where.user, view=home_view(home))
 
 
 def _metadata(view: dict[str, Any]) -> dict[str, Any]:

@@ -266,8 +266,8 @@ def _is_text(data: bytes) -> bool:
     return b"\x00" not in data[:4096]
 
 
-def home_view(stats: Message) -> Block:
-    """The App Home tab: the member's stats and streak, and how to get going."""
+def home_view(home: Message) -> Block:
+    """The App Home tab: the member's home (``bot.services.home``), and how to get going."""
     guide = Message(
         sections=(
             Section(
@@ -280,7 +280,7 @@ def home_view(stats: Message) -> Block:
     )
     blocks = [
         {"type": "header", "text": {"type": "plain_text", "text": "studybot"}},
-        *render_blocks(replace(stats, buttons=()), max_blocks=40),
+        *render_blocks(home, max_blocks=40),
         {"type": "divider"},
         *render_blocks(guide, max_blocks=5),
     ]

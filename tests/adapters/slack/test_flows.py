@@ -309,7 +309,7 @@ async def test_admins_see_admin_help(adapter: SlackAdapter, slack_fake: FakeSlac
 
 
 @pytest.mark.parametrize("mode", DELIVERY_MODES)
-async def test_app_home_shows_stats_and_streak(
+async def test_app_home_shows_the_members_home_and_streak(
     mode: DeliveryMode, adapter: SlackAdapter, slack_fake: FakeSlack
 ) -> None:
     async with bolt_delivery(mode, adapter.app, slack_fake) as deliver:
@@ -319,7 +319,7 @@ async def test_app_home_shows_stats_and_streak(
     assert call.ok, call.response
     home = slack_fake.home_views["U0ALICE"]
     text = all_text(home.blocks)
-    assert "Your stats" in text and "Streak" in text and "/study quiz" in text
+    assert "Your studybot" in text and "Streak" in text and "/study quiz" in text
 
 
 async def test_the_messages_tab_publishes_nothing(
