@@ -224,7 +224,8 @@ async def test_reveal_updates_the_post_with_answer_breakdown_and_solution(
     assert "▫️ *B.* 10 — 1 (50%)" in text
     assert "*Solution*" in text and "d(2x)/dx = 2" in text
     assert "*Common mistakes*" in text and "Substituting x before differentiating" in text
-    assert revealed.action_ids() == []  # no buttons once closed
+    # No answer buttons once closed; "Try it" opens the snippet in the /run modal (issue 31).
+    assert revealed.action_ids() == [f"try:{post_id}:code"]
     assert len(revealed.history) == 1
 
 
