@@ -273,7 +273,9 @@ class Wiring:
             secret = (
                 settings.web_secret.get_secret_value().encode() if settings.web_secret else None
             )
-            app = create_app(runtime.services, secret=secret)
+            loopback = ("127.0.0.1", "localhost", "[::1]")
+            hosts = loopback if host in loopback else (host, *loopback)
+            app = create_app(runtime.services, secret=secret, hosts=hosts)
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:

@@ -7,9 +7,12 @@ the sign-in rate limit (sessions live in the database).
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from importlib import resources
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -59,10 +62,16 @@ def _stylesheet() -> bytes:
 
 
 def create_app(
-    services: Services, *, secret: bytes | None = None, limiter: SignInLimiter | None = None
+    services: Services,
+    *,
+    secret: bytes | None = None,
+    limiter: SignInLimiter | None = None,
+    hosts: Sequence[str] = ("*",),
 ) -> ASGIApp:
     """The page over ``services``. ``secret`` signs session cookies (a random one per process
-    when None: sessions then end when the process does)."""
+    when None: sessions then end when the process does). ``hosts`` are the Host headers
+    answered: on loopback, only loopback names, so a web page elsewhere cannot reach this one
+    through a DNS name it points at 127.0.0.1 (DNS rebinding)."""
     pages = Pages(
         services, environment(), secret or secrets.token_bytes(32), limiter or SignInLimiter()
     )
@@ -87,4 +96,5 @@ def create_app(
         Route(f"{ws}/settings", pages.settings, methods=["GET"]),
         Route(f"{ws}/settings", pages.save_settings, methods=["POST"]),
     ]
-    return SecurityHeaders(Starlette(routes=routes))
+    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))]
+    return SecurityHeaders(Starlette(routes=routes, middleware=middleware))

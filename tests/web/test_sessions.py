@@ -117,3 +117,14 @@ async def test_sign_in_attempts_are_rate_limited(site: Site) -> None:
         token = await site.services.web.make_link_token(ME, [site.a])
         blocked = await client.post("/signin", data={"csrf": csrf, "token": token})
         assert blocked.status_code == 429
+
+
+async def test_only_loopback_host_names_are_answered_on_loopback(site: Site) -> None:
+    from bot.web.app import create_app
+
+    app = create_app(site.services, hosts=("127.0.0.1", "localhost"))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as ok:
+        assert (await ok.get("/signin")).status_code == 200
+    async with httpx.AsyncClient(transport=transport, base_url="http://rebind.example") as bad:
+        assert (await bad.get("/signin")).status_code == 400
