@@ -53,6 +53,7 @@ from bot.services.schedule_book import ScheduleBook
 from bot.services.stats import Stats
 from bot.services.suggestions import Suggestions
 from bot.services.wakeup import Wakeup
+from bot.services.web_access import WebAccess
 from bot.services.workspace_settings import WorkspaceSettingsService
 from bot.settings import Platform, Settings
 from bot.storage.answers import AnswerWriter
@@ -70,6 +71,7 @@ from bot.storage.rounds import RoundStore
 from bot.storage.schedule_store import ScheduleStore
 from bot.storage.scores import ScoreStore
 from bot.storage.suggestions import SuggestionStore
+from bot.storage.web_sessions import WebSessionStore
 from bot.storage.workspace_settings import SettingsStore
 
 __all__ = ["Built", "StartupError", "Wiring", "build_services", "due_sources", "run_until_stopped"]
@@ -115,6 +117,7 @@ class Wiring:
                 settings.slack_app_token,
                 settings.slack_signing_secret,
                 settings.database_url,
+                settings.web_secret,
             )
             if s is not None
         ]
@@ -130,7 +133,7 @@ class Wiring:
 
     @asynccontextmanager
     async def runtime(
-        self, settings: Settings, *, clock: Clock | None = None
+        self, settings: Settings, *, clock: Clock | None = None, sandbox_on: bool = True
     ) -> AsyncIterator[Runtime]:
         """Open the database (migrating it), start the sandbox, sync the packs, build the service.
 
@@ -145,15 +148,19 @@ class Wiring:
         db = await self.database(settings)
         metrics = Metrics()
         urls = [u.strip() for u in settings.sandbox_urls.split(",") if u.strip()]
-        sandbox: Sandbox | RemoteSandbox
-        if urls:  # snippets run on sandbox hosts (`studybot sandbox serve`), not here
+        sandbox: Sandbox | RemoteSandbox | None
+        if not sandbox_on:  # the admin web page runs no snippets
+            sandbox = None
+        elif urls:  # snippets run on sandbox hosts (`studybot sandbox serve`), not here
             token = settings.sandbox_token.get_secret_value() if settings.sandbox_token else ""
             sandbox = RemoteSandbox(
                 urls, token, timeout=settings.sandbox_timeout, max_bytes=settings.run_max_bytes
             )
         else:
             sandbox = Sandbox(SandboxConfig.from_settings(settings))
-        starting = asyncio.create_task(sandbox.start(), name="sandbox-start")
+        starting = asyncio.create_task(
+            sandbox.start() if sandbox is not None else asyncio.sleep(0), name="sandbox-start"
+        )
         with contextlib.suppress(OSError):  # unwritable: uploads are checked, not installed
             settings.uploads_dir.mkdir(exist_ok=True)
         try:
@@ -183,7 +190,8 @@ class Wiring:
             starting.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await starting
-            await sandbox.close()
+            if sandbox is not None:
+                await sandbox.close()
             await db.close()
 
     def scheduler(
@@ -239,6 +247,52 @@ class Wiring:
                 # The scheduler stops first: its sends in flight still need the adapter.
                 await run_until_stopped(adapter, before_stop=scheduler.stop)
                 await runtime.services.drain(DRAIN_SECONDS)
+
+    async def web(
+        self,
+        settings: Settings,
+        *,
+        port: int,
+        host: str = "127.0.0.1",
+        out: Callable[[str], None] = print,
+        clock: Clock | None = None,
+    ) -> None:
+        """Serve the admin web page until a signal stops it: ``studybot web``.
+
+        With no OAuth settings it administers this database's console workspaces, listens on
+        ``host`` (loopback) only, and prints a one-time sign-in link on standard output.
+        """
+        import socket
+
+        import uvicorn
+
+        from bot.services.web_access import Person
+        from bot.web.app import create_app
+
+        async with self.runtime(settings, clock=clock, sandbox_on=False) as runtime:
+            web = runtime.services.web
+            secret = (
+                settings.web_secret.get_secret_value().encode() if settings.web_secret else None
+            )
+            loopback = ("127.0.0.1", "localhost", "[::1]")
+            hosts = loopback if host in loopback else (host, *loopback)
+            app = create_app(runtime.services, secret=secret, hosts=hosts)
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind((host, port))
+            except OSError as exc:
+                sock.close()
+                raise StartupError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+            bound = sock.getsockname()[1]
+            workspaces = await web.console_workspaces()
+            token = await web.make_link_token(Person("console", "me", "me"), workspaces)
+            out(f"Admin web page: http://{host}:{bound}/")
+            out(
+                f"Sign in (one-time link, valid 15 minutes): http://{host}:{bound}/signin?token={token}"
+            )
+            config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+            await uvicorn.Server(config).serve(sockets=[sock])
 
     @staticmethod
     def preflight(settings: Settings, *, http_port: int | None = None) -> None:
@@ -579,6 +633,7 @@ def build_services(
             clock=clock,
             wakeup=wakeup,
         ),
+        web=WebAccess(store=WebSessionStore(db), places=places, clock=clock),
     )
     timed = SchedulerParts(
         db=db,

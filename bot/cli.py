@@ -271,6 +271,30 @@ def console(
     asyncio.run(wiring.serve(settings, clock=sim or SystemClock(), json_lines=json_lines))
 
 
+@app.command()
+def web(
+    ctx: typer.Context,
+    db: DbOption = None,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free).")
+    ] = 8765,
+) -> None:
+    """Serve the admin web page on 127.0.0.1 and print a one-time sign-in link.
+
+    It administers the console workspaces of the database: schedules, reports, boards and
+    settings, with the same rules as chat. Stop it with Ctrl-C.
+    """
+    wiring = _wiring(ctx)
+    settings = wiring.settings(db_path=db)
+    wiring.configure_logging(settings, quiet=True)
+
+    def say(line: str) -> None:
+        typer.echo(line)
+        sys.stdout.flush()
+
+    asyncio.run(wiring.web(settings, port=port, out=say))
+
+
 @app.command("invite-url")
 def invite_url(
     ctx: typer.Context,

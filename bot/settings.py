@@ -121,6 +121,10 @@ class Settings(BaseSettings):
     run_max_bytes: int = Field(65536, ge=1, le=65536, validation_alias="RUN_MAX_BYTES")
     run_rate_per_minute: int = Field(6, ge=1, validation_alias="RUN_RATE_PER_MINUTE")
 
+    # --- the admin web page (studybot web) ---------------------------------------------------
+    # Signs session cookies; unset, a random one per process (sessions end when it stops).
+    web_secret: SecretStr | None = Field(None, validation_alias="WEB_SECRET")
+
     # --- operations --------------------------------------------------------------------------
     health_port: int | None = Field(None, ge=0, le=65535, validation_alias="HEALTH_PORT")
     health_host: str = Field("127.0.0.1", validation_alias="HEALTH_HOST")

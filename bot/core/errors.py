@@ -37,7 +37,15 @@ class StudyError(Exception):
 
 
 class BadInput(StudyError):
-    """The request does not parse or names something that makes no sense here."""
+    """The request does not parse or names something that makes no sense here.
+
+    ``field`` names the form field that is wrong when one is (a schedule's ``time``,
+    ``timezone``...), so a form can show the message beside it.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class UsageError(BadInput):

@@ -28,6 +28,7 @@ from bot.services.runs import SnippetRuns
 from bot.services.schedule_book import ScheduleBook
 from bot.services.stats import Stats
 from bot.services.suggestions import Suggestions
+from bot.services.web_access import WebAccess
 from bot.services.workspace_settings import WorkspaceSettingsService
 
 __all__ = ["Services"]
@@ -55,6 +56,7 @@ class Services:
     exercises: Exercises  # /solve: coding exercises judged in the sandbox
     home: Home  # a member's streak, cards due and today's questions (Slack's App Home)
     suggestions: Suggestions  # /write's queue for members, /suggestions for admins
+    web: WebAccess  # the admin web page: sign-in links, sessions, who administers what
 
     async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109
         """Let work in flight finish before shutdown: answers being committed, snippet runs.

@@ -37,6 +37,17 @@ class Places:
         )
         return workspace, channel
 
+    async def workspace_ids(self, platform: str) -> list[int]:
+        """Every workspace of ``platform`` seen so far (the admin page's console workspaces)."""
+        return await self._directory.workspace_ids(platform)
+
+    async def workspace_by_id(self, workspace_id: int) -> WorkspaceRow:
+        return await self._directory.workspace_by_id(workspace_id)
+
+    async def channels_of(self, workspace: WorkspaceRow) -> list[ChannelRow]:
+        """The workspace's channels seen so far, by name."""
+        return await self._directory.channels_of(workspace.id)
+
     async def timezone(self, ctx: ChatContext) -> str:
         """The IANA timezone the caller's workspace shows times in (see
         :attr:`WorkspaceRow.display_zone`); its days may still end in the old one until

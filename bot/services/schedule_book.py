@@ -385,10 +385,7 @@ class ScheduleBook:
         workspace's."""
         self.require_admin(ctx)
         workspace, channel = await self._where(ctx)
-        try:
-            spec = form.spec(workspace.timezone)
-        except ScheduleError as exc:
-            raise BadInput(str(exc)) from None
+        spec = _checked(form, workspace.timezone)
         await self._check_filters(channel, spec)
         now = self._clock.now()
         others = [
@@ -442,7 +439,9 @@ class ScheduleBook:
         if spec.pack is not None and not self._catalogue.has(spec.pack):
             close = self._catalogue.closest(spec.pack)
             hint = f" — did you mean {close}?" if close else "; see `pack list`"
-            raise BadInput(str(ScheduleError("pack", f"no pack called {spec.pack!r}{hint}")))
+            raise BadInput(
+                str(ScheduleError("pack", f"no pack called {spec.pack!r}{hint}")), field="pack"
+            )
         found = await self._catalogue.candidates(
             channel.id,
             pack=spec.pack,
@@ -462,8 +461,30 @@ class ScheduleBook:
                         example="/schedule add 09:00 --pack pytorch-dynamic-graphs "
                         "--difficulty medium",
                     )
-                )
+                ),
+                field="filters",
             )
+
+    async def draft_times(
+        self, ctx: ChatContext, form: ScheduleForm, count: int = PREVIEW_DEFAULT
+    ) -> ScheduleTimes:
+        """When a schedule not yet added would post, ``count`` times in its own zone (admins):
+        the form's preview, checked by the same rules as :meth:`add` (the error names the
+        field), nothing stored."""
+        self.require_admin(ctx)
+        _check_count(count)
+        workspace, channel = await self._where(ctx)
+        spec = _checked(form, workspace.timezone)
+        await self._check_filters(channel, spec)
+        now = self._clock.now()
+        zone = ZoneInfo(spec.timezone)
+        return ScheduleTimes(
+            0,
+            _channel_name(channel),
+            None,
+            tuple(t.astimezone(zone) for t in occurrences(spec, now, count)),
+            tuple(preview(spec, now, count)),
+        )
 
     async def channel_schedules(self, ctx: ChatContext, count: int = 1) -> ChannelSchedules:
         """The caller's channel's schedules, each with its next ``count`` posting times
@@ -701,6 +722,14 @@ def _posting_together(
             if any(abs((moment - t).total_seconds()) < NEAR_SECONDS for t in theirs):
                 return other, moment
     return None
+
+
+def _checked(form: ScheduleForm, default_timezone: str) -> ScheduleSpec:
+    """The form's spec, or the chat's error for it, naming the field that is wrong."""
+    try:
+        return form.spec(default_timezone)
+    except ScheduleError as exc:
+        raise BadInput(str(exc), field=exc.field) from None
 
 
 def _channel_name(channel: ChannelRow) -> str:

@@ -8,6 +8,7 @@ started; nothing already earned is rewritten.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 from zoneinfo import ZoneInfo
 
@@ -27,7 +28,7 @@ from bot.storage.directory import Directory, WorkspaceRow
 from bot.storage.exercises import ExerciseStore
 from bot.storage.workspace_settings import SettingChange, SettingsStore
 
-__all__ = ["WorkspaceSettingsService"]
+__all__ = ["SettingShown", "WorkspaceSettingsService"]
 
 _WHAT = {
     Setting.TIMEZONE: (
@@ -46,6 +47,17 @@ _WHAT = {
         "yours alone: whether /solutions shows your passing exercise solutions to others (on|off)"
     ),
 }
+
+
+@dataclass(frozen=True, slots=True)
+class SettingShown:
+    """One workspace setting as chat shows it: its value and what it does."""
+
+    setting: Setting
+    value: str
+    what: str
+
+
 _ON, _OFF = ("on", "yes", "true", "1"), ("off", "no", "false", "0")
 
 
@@ -108,6 +120,23 @@ class WorkspaceSettingsService:
         else:
             note = "Answers from now on score it; points already earned stay as they are."
         return Message.note(f"✅ **{setting.value}**: {before} → **{after}**. {note}")
+
+    async def values(
+        self, ctx: ChatContext, settings: tuple[Setting, ...] = tuple(Setting)
+    ) -> list[SettingShown]:
+        """The workspace's settings as ``settings`` lists them (data: the admin page's form)."""
+        workspace = await self._places.workspace(ctx)
+        shown = workspace.settings.shown
+        return [
+            SettingShown(s, shown(s, self._default_window), _WHAT[s])
+            for s in settings
+            if s is not Setting.SHARE_SOLUTIONS
+        ]
+
+    async def changes(self, ctx: ChatContext) -> list[SettingChange]:
+        """The latest changes, newest first (data: ``settings history`` and the admin page)."""
+        workspace = await self._places.workspace(ctx)
+        return await self._store.history(workspace.id)
 
     async def _sharing(
         self, ctx: ChatContext, workspace: WorkspaceRow, typed: str | None

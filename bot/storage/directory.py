@@ -211,6 +211,26 @@ class Directory:
             key = (channel.workspace_id, channel.external_id)
             self._channels[key] = self._channels_by_id[channel.id] = channel
 
+    async def workspace_ids(self, platform: str) -> list[int]:
+        """The ids of every workspace of ``platform``, oldest first (the admin page's list)."""
+        rows = await self._db.fetchall(
+            "SELECT id FROM workspaces WHERE platform = ? ORDER BY id", (platform,)
+        )
+        return [int(r[0]) for r in rows]
+
+    async def channels_of(self, workspace_id: int) -> list[ChannelRow]:
+        """Every channel of a workspace seen so far, by name (the admin page's list)."""
+        rows = await self._db.fetchall(
+            "SELECT id, workspace_id, external_id, name FROM channels WHERE workspace_id = ? "
+            "ORDER BY coalesce(name, external_id), id",
+            (workspace_id,),
+        )
+        found = [ChannelRow(int(r[0]), int(r[1]), str(r[2]), r[3]) for r in rows]
+        for channel in found:
+            key = (channel.workspace_id, channel.external_id)
+            self._channels[key] = self._channels_by_id[channel.id] = channel
+        return found
+
     def cached_member(self, workspace_id: int, external_id: str) -> MemberRow | None:
         return self._members.get((workspace_id, external_id))
 

@@ -49,6 +49,8 @@ TABLES = (
     "recaps",
     "recap_posts",
     "suggestions",
+    "web_signins",  # the admin page's links and sessions: hashes only, so safe to carry over
+    "web_sessions",
 )
 _BATCH = 5000
 _DEFERRED = {"questions": "current_version_id"}  # filled in once its target table is copied

@@ -1,0 +1,34 @@
+"""The Jinja2 environment: every value is escaped (autoescape on), so nothing members wrote
+(names, question text, report reasons) can become markup or script."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from starlette.responses import HTMLResponse
+
+from bot.core.messages import Message
+
+__all__ = ["environment", "render", "text_of"]
+
+
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("bot.web", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["text_of"] = text_of
+    return env
+
+
+def text_of(message: Message) -> str:
+    """A service's reply as plain text (shown escaped, line breaks kept by the stylesheet)."""
+    return message.plain_text()
+
+
+def render(env: Environment, name: str, status: int = 200, **values: Any) -> HTMLResponse:
+    return HTMLResponse(env.get_template(name).render(**values), status_code=status)

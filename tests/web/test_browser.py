@@ -1,0 +1,158 @@
+"""The admin page in a real browser: Debian's chromium driven by Playwright (never a browser
+that Playwright downloads), against `studybot web` started as an operator starts it.
+
+Sign in by the printed link, add a schedule and see its next times, resolve a report, see the
+boards; a screenshot of each page is saved under the test's tmp dir and checked non-blank.
+Without chromium the test skips locally and fails under CI (`.ci/run` installs it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.app import build_services
+from bot.core.clock import SystemClock
+from bot.questions.loader import load_packs
+from bot.storage.database import open_database
+from tests.conftest import TEST_PACKS
+from tests.web.conftest import HOSTILE, console
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def chromium() -> str:
+    """The system chromium, or a clear skip (locally) / failure (CI)."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        found = None
+    if found is None:
+        reason = "needs Debian's chromium and the playwright package (apt-get install chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return found
+
+
+async def _prepare(db_path: Path) -> None:
+    """A member's report and answer in the console workspace, as chat would leave them."""
+    db = await open_database(db_path)
+    try:
+        services = build_services(db, SystemClock()).services
+        await services.packs.sync(load_packs(TEST_PACKS).packs)
+        ann = console(HOSTILE)
+        draft = await services.quiz.post_question(ann, pack="mini", difficulty="medium")
+        await services.quiz.answer(ann, draft.post.id, "B")
+        await services.reports.report(ann, draft.post.id, f"the answer is wrong {HOSTILE}")
+    finally:
+        await db.close()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    """`studybot web` on a free loopback port; yields the sign-in link it printed."""
+    db_path = tmp_path / "studybot.sqlite3"
+    asyncio.run(_prepare(db_path))
+    env = {**os.environ, "STUDYBOT_PACKS": str(TEST_PACKS), "PYTHONPATH": str(ROOT)}
+    env.pop("DATABASE_URL", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot", "web", "--db", str(db_path), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    try:
+        assert proc.stdout is not None
+        link = None
+        for _ in range(5):
+            line = proc.stdout.readline()
+            if match := re.search(r"(http://127\.0\.0\.1:\d+/signin\?token=\S+)", line):
+                link = match[1]
+                break
+        assert link, proc.stderr.read() if proc.stderr else "no link printed"
+        yield link
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def non_blank(path: Path) -> None:
+    from PIL import Image
+
+    with Image.open(path) as image:
+        colours = image.convert("RGB").getcolors(maxcolors=1_000_000)
+    assert colours is not None and len(colours) > 20, f"{path} looks blank"
+
+
+def test_an_admin_signs_in_adds_a_schedule_resolves_a_report_sees_the_board(
+    server: str, tmp_path: Path
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    executable = chromium()
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=executable, args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            page = browser.new_page(viewport={"width": 412, "height": 915})  # a phone
+            alerts: list[str] = []
+            page.on("dialog", lambda dialog: (alerts.append(dialog.message), dialog.dismiss()))
+            page.goto(server)
+            page.screenshot(path=shots / "signin.png", full_page=True)
+            page.click("#sign-in")
+            page.wait_for_url(re.compile(r"/$"))
+            assert page.locator("h1").inner_text() == "Your workspaces"
+            assert "#general" in page.content()
+            page.screenshot(path=shots / "home.png", full_page=True)
+
+            page.click("text=Schedules")
+            page.fill("input[name=time]", "08:15")
+            page.fill("input[name=timezone]", "Europe/Berlin")
+            page.fill("input[name=days]", "weekdays")
+            page.click("#add-schedule")
+            notice = page.locator(".notice").inner_text()
+            assert "Schedule #1 added in #general: 08:15 Europe/Berlin on weekdays" in notice
+            times = page.locator("#schedule-1 ol.times li").all_inner_texts()
+            assert len(times) == 5
+            assert all(re.search(r"08:15 CES?T", t) for t in times), times
+            page.screenshot(path=shots / "schedules.png", full_page=True)
+
+            page.click("text=Reports")
+            assert "the answer is wrong <script>" in page.locator(".reason").inner_text()
+            page.screenshot(path=shots / "reports.png", full_page=True)
+            page.click("text=Resolve reports on d-mc-1")
+            assert "Resolved 1 report on `d-mc-1`" in page.locator(".notice").inner_text()
+            assert "No open reports." in page.content()
+
+            page.click("text=Boards")
+            week = page.locator("#board-week table").inner_text()
+            assert HOSTILE in week  # the member's name, shown as text
+            page.screenshot(path=shots / "boards.png", full_page=True)
+
+            page.click("text=Settings")
+            page.screenshot(path=shots / "settings.png", full_page=True)
+            page.click("text=Sign out")
+            assert "Signed out" in page.content()
+            page.goto(server.split("/signin", maxsplit=1)[0] + "/")
+            assert "Not signed in" in page.content()
+            assert alerts == []  # nothing members wrote ran as script
+        finally:
+            browser.close()
+    for shot in sorted(shots.iterdir()):
+        non_blank(shot)
+    print(f"screenshots: {shots}")
