@@ -50,6 +50,7 @@ from bot.services.rounds import Rounds
 from bot.services.runs import SnippetRuns
 from bot.services.schedule_book import ScheduleBook
 from bot.services.stats import Stats
+from bot.services.rewards import Rewards
 from bot.services.suggestions import Suggestions
 from bot.services.wakeup import Wakeup
 from bot.services.workspace_settings import WorkspaceSettingsService
@@ -68,6 +69,7 @@ from bot.storage.reviews import ReviewStore
 from bot.storage.rounds import RoundStore
 from bot.storage.schedule_store import ScheduleStore
 from bot.storage.scores import ScoreStore
+from bot.storage.rewards import RewardStore
 from bot.storage.suggestions import SuggestionStore
 from bot.storage.workspace_settings import SettingsStore
 
@@ -378,11 +380,12 @@ def due_sources(
     services: Services, gateway: ChatGateway, *, command_prefix: str = "/"
 ) -> list[DueSource]:
     """Every kind of timed work besides the schedules, as sources of the one timer loop:
-    weekly recaps, live rounds' next steps, and review reminders where the gateway can send
-    DMs."""
+    weekly recaps, live rounds' next steps, role rewards, and review reminders where the
+    gateway can send DMs."""
     sources: list[DueSource] = [
         services.recaps.due_source(gateway, command_prefix=command_prefix),
         services.rounds.due_source(gateway),
+        services.rewards.due_source(gateway),
     ]
     if isinstance(gateway, DirectMessenger):
         sources.append(services.reminders.due_source(gateway))
@@ -430,8 +433,11 @@ def build_services(
     posts = PostStore(db)
     scores = ScoreStore(db)
     reviews = ReviewStore(db)
-    answers = AnswerWriter(db, directory, score_rules, reviews)
     wakeup = Wakeup()
+    rewards = Rewards(
+        places=places, directory=directory, store=RewardStore(db), clock=clock, wakeup=wakeup
+    )
+    answers = AnswerWriter(db, directory, score_rules, reviews, scored=rewards.scored)
     suggestion_store = SuggestionStore(db)
     posting = Posting(catalogue, posts, clock, wakeup, rng, credits=suggestion_store)
     schedule_store = ScheduleStore(db)
@@ -460,6 +466,7 @@ def build_services(
         reviews=reviews,
         clock=clock,
         reminders=reminders,
+        scored=rewards.scored,
     )
     round_store = RoundStore(db)
     gate = RunGate(clock, (run_limits or RunLimits()).per_minute)
@@ -555,6 +562,7 @@ def build_services(
             store=suggestion_store,
             clock=clock,
         ),
+        rewards=rewards,
         rounds=Rounds(
             places=places,
             directory=directory,

@@ -22,6 +22,7 @@ from bot.services.recaps import Recaps
 from bot.services.reminders import Reminders
 from bot.services.reports import QuestionReports
 from bot.services.review import ReviewService
+from bot.services.rewards import Rewards
 from bot.services.rounds import Rounds
 from bot.services.runs import SnippetRuns
 from bot.services.schedule_book import ScheduleBook
@@ -53,6 +54,7 @@ class Services:
     rounds: Rounds  # /round: live rounds
     exercises: Exercises  # /solve: coding exercises judged in the sandbox
     suggestions: Suggestions  # /write's queue for members, /suggestions for admins
+    rewards: Rewards  # /rewards: roles given at a threshold of points, streak or reviews
 
     async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109
         """Let work in flight finish before shutdown: answers being committed, snippet runs.

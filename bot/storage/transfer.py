@@ -49,6 +49,8 @@ TABLES = (
     "recaps",
     "recap_posts",
     "suggestions",
+    "rewards",
+    "reward_holders",
 )
 _BATCH = 5000
 _DEFERRED = {"questions": "current_version_id"}  # filled in once its target table is copied
