@@ -41,9 +41,10 @@ class Metric(enum.StrEnum):
     STREAK = "streak"  # the current streak, in days
     REVIEWS = "reviews"  # reviews done (answers graded as reviews, and /review cards)
 
-    @property
-    def unit(self) -> str:
-        return {"points": "points", "streak": "streak days", "reviews": "reviews"}[self.value]
+    def amount(self, n: int) -> str:
+        """``1 streak day``, ``30 points``: ``n`` of what this counts."""
+        noun = {"points": "point", "streak": "streak day", "reviews": "review"}[self.value]
+        return f"{n} {noun}{'' if n == 1 else 's'}"
 
     @classmethod
     def named(cls, typed: str) -> Metric:

@@ -143,9 +143,8 @@ class Rewards:
                 f"Remove it first with {ctx.command('rewards remove ID')}."
             )
         self._look_at_everyone(workspace.id)
-        unit = request.metric.unit
         return Message.note(
-            f"✅ Reward #{number}: {name} for {request.threshold} {unit} or more. Members who "
+            f"✅ Reward #{number}: {name} for {request.metric.amount(request.threshold)} or more. Members who "
             "reach it get the role; those who fall below lose it. "
             f"{ctx.command('rewards preview')} shows who would change.",
             tone=Tone.SUCCESS,
@@ -362,13 +361,13 @@ def _name(name: str) -> str:
 def notice_message(change: RewardChange) -> Message:
     """What a member (and the channel, per ``reward-notices``) is told, once."""
     reward, member = change.reward, change.standing
-    unit = reward.metric.unit
+    metric = reward.metric
     if change.gain:
         return Message(
             title=f"🏅 {neutralise(member.name)} earned {neutralise(reward.role_name)}",
             sections=(
                 Section(
-                    body=f"{_name(member.name)} reached {reward.threshold} {unit} "
+                    body=f"{_name(member.name)} reached {metric.amount(reward.threshold)} "
                     f"({change.value} now) and was given the role {_role(reward.role_name)}."
                 ),
             ),
@@ -378,7 +377,7 @@ def notice_message(change: RewardChange) -> Message:
         title=f"{neutralise(member.name)} no longer holds {neutralise(reward.role_name)}",
         sections=(
             Section(
-                body=f"{_name(member.name)} has {change.value} {unit}, below the "
+                body=f"{_name(member.name)} has {metric.amount(change.value)}, below the "
                 f"{reward.threshold} the role {_role(reward.role_name)} asks for, so it was "
                 "taken back. Reach it again to get it back."
             ),
@@ -392,7 +391,7 @@ def rewards_message(rewards: Sequence[Reward], add: str) -> Message:
     if not rewards:
         return Message.note(f"No role rewards are set here. Admins add one with {add}.")
     lines = [
-        f"• **#{r.id}** · {_role(r.role_name)} for {r.threshold} {r.metric.unit} or more"
+        f"• **#{r.id}** · {_role(r.role_name)} for {r.metric.amount(r.threshold)} or more"
         for r in rewards
     ]
     return Message(
