@@ -46,11 +46,11 @@ from bot.services.recaps import DEFAULT_GRACE, Recaps
 from bot.services.reminders import Reminders
 from bot.services.reports import QuestionReports
 from bot.services.review import ReviewService
+from bot.services.rewards import Rewards
 from bot.services.rounds import Rounds
 from bot.services.runs import SnippetRuns
 from bot.services.schedule_book import ScheduleBook
 from bot.services.stats import Stats
-from bot.services.rewards import Rewards
 from bot.services.suggestions import Suggestions
 from bot.services.wakeup import Wakeup
 from bot.services.workspace_settings import WorkspaceSettingsService
@@ -66,10 +66,10 @@ from bot.storage.recaps import RecapStore
 from bot.storage.reminders import ReminderStore
 from bot.storage.reports import ReportStore
 from bot.storage.reviews import ReviewStore
+from bot.storage.rewards import RewardStore
 from bot.storage.rounds import RoundStore
 from bot.storage.schedule_store import ScheduleStore
 from bot.storage.scores import ScoreStore
-from bot.storage.rewards import RewardStore
 from bot.storage.suggestions import SuggestionStore
 from bot.storage.workspace_settings import SettingsStore
 

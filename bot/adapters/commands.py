@@ -33,6 +33,11 @@ from bot.core.requests import (
     RemindOff,
     RemindRequest,
     RemindShow,
+    RewardAdd,
+    RewardRemove,
+    RewardsList,
+    RewardsPreview,
+    RewardsRequest,
     RoundRequest,
     RoundStart,
     RoundStop,
@@ -40,11 +45,6 @@ from bot.core.requests import (
     SettingsHistory,
     SettingShow,
     SettingsRequest,
-    RewardAdd,
-    RewardRemove,
-    RewardsList,
-    RewardsPreview,
-    RewardsRequest,
     SuggestionApprove,
     SuggestionReject,
     SuggestionsList,
@@ -797,7 +797,9 @@ COMMANDS: tuple[Command, ...] = (
                 ),
                 admin=True,
             ),
-            Command("preview", "who would gain or lose which role now (changes nothing)", admin=True),
+            Command(
+                "preview", "who would gain or lose which role now (changes nothing)", admin=True
+            ),
         ),
     ),
     Command(
@@ -1497,6 +1499,9 @@ def rewards_request(platform: Platform, words: Sequence[str]) -> RewardsRequest:
         return RewardRemove(int(typed))
     if verb == "add":
         metric, threshold, role = values.one("metric"), values.one("threshold"), values.one("role")
-        assert metric is not None and threshold is not None and role is not None  # required
+        # All three are required: parse() raised otherwise.
+        assert metric is not None
+        assert threshold is not None
+        assert role is not None
         return RewardAdd(Metric(metric), parse_threshold(threshold), role, role)
     return RewardsList()

@@ -10,7 +10,14 @@ from typing import Protocol, runtime_checkable
 
 from bot.core.messages import Message
 
-__all__ = ["ChatGateway", "DirectMessenger", "PostFinder", "RoleManager", "WorkspaceOwner", "serves"]
+__all__ = [
+    "ChatGateway",
+    "DirectMessenger",
+    "PostFinder",
+    "RoleManager",
+    "WorkspaceOwner",
+    "serves",
+]
 
 
 class ChatGateway(Protocol):

@@ -143,9 +143,10 @@ class Rewards:
                 f"Remove it first with {ctx.command('rewards remove ID')}."
             )
         self._look_at_everyone(workspace.id)
+        needed = request.metric.amount(request.threshold)
         return Message.note(
-            f"✅ Reward #{number}: {name} for {request.metric.amount(request.threshold)} or more. Members who "
-            "reach it get the role; those who fall below lose it. "
+            f"✅ Reward #{number}: {name} for {needed} or more. Members who reach it get the "
+            "role; those who fall below lose it. "
             f"{ctx.command('rewards preview')} shows who would change.",
             tone=Tone.SUCCESS,
         )
@@ -407,7 +408,7 @@ def preview_message(changes: Sequence[RewardChange]) -> Message:
         return Message.note("Nobody would gain or lose a role reward now.", tone=Tone.SUCCESS)
     lines = []
     for c in changes:
-        sign, verb = ("➕", "would get") if c.gain else ("➖", "would lose")
+        sign, verb = ("🟢", "would get") if c.gain else ("🔴", "would lose")
         lines.append(
             f"{sign} {_name(c.standing.name)} {verb} {_role(c.reward.role_name)} "
             f"({c.reward.metric.value} {c.value}, threshold {c.reward.threshold})"

@@ -186,6 +186,54 @@ class DiscordAdapter:
             return False
         return True
 
+    # --- RoleManager: role rewards ----------------------------------------------------------
+
+    async def can_manage_role(self, workspace: str, role: str) -> str | None:
+        """Why the bot may not give ``role`` in the server ``workspace``, or ``None``: Discord
+        lets a bot with Manage Roles change only roles below its own highest role, and never
+        @everyone or a role an integration manages."""
+        await self._wait_logged_in()
+        guild = self.bot.get_guild(int(workspace)) if workspace.isdigit() else None
+        if guild is None:
+            return "I am not in that server"
+        target = guild.get_role(int(role)) if role.isdigit() else None
+        if target is None:
+            return "there is no such role in this server"
+        if target.is_default():
+            return "@everyone is every member's role already"
+        if target.managed:
+            return f"@{target.name} is managed by an integration (a bot's or a booster role)"
+        me = guild.me
+        if not me.guild_permissions.manage_roles:
+            return "I do not have the Manage Roles permission here"
+        if target >= me.top_role:
+            return (
+                f"@{target.name} is not below my highest role (@{me.top_role.name}); drag my "
+                "role above it in Server Settings → Roles"
+            )
+        return None
+
+    async def grant_role(self, workspace: str, member: str, role: str) -> str | None:
+        return await self._change_role(workspace, member, role, give=True)
+
+    async def revoke_role(self, workspace: str, member: str, role: str) -> str | None:
+        return await self._change_role(workspace, member, role, give=False)
+
+    async def _change_role(
+        self, workspace: str, member: str, role: str, *, give: bool
+    ) -> str | None:
+        reason = await self.can_manage_role(workspace, role)
+        if reason is not None:
+            return reason  # never touch a role the bot may not manage
+        change = self.bot.http.add_role if give else self.bot.http.remove_role
+        try:
+            await change(int(workspace), int(member), int(role), reason="studybot role reward")
+        except discord.NotFound:
+            return "the member is no longer in the server"
+        except discord.Forbidden as exc:
+            return f"Discord refused ({exc.text})"
+        return None
+
     async def _send(self, channel: str, message: Message) -> discord.Message:
         await self._wait_logged_in()
         target = self.bot.get_partial_messageable(int(channel))
