@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.adapters.test_console import _run_console
 
-_SETUP = "/as me --admin\n/rewards add streak 2 Regulars\n/rewards add points 10 Scholars\n"
+_SETUP = "/as me --admin\n/rewards add streak 2 Regulars\n/rewards add reviews 1 Readers\n"
 _DAY = "/as me\n/quiz mini --kinds mc\n/as ann\n/answer A\n/clock advance 1d\n"
 
 
@@ -22,8 +22,8 @@ def test_a_streak_reward_is_given_on_day_two_and_taken_back_once_the_streak_laps
         _SETUP + _DAY + _DAY + "/roles ann\n/clock advance 2d\n/roles ann\n/rewards list\n",
     )
     assert _texts(out, "role") == [
+        "(role Readers given to ann)",  # her first answer is her first review, right or wrong
         "(role Regulars given to ann)",  # day 2 of her streak
-        "(role Scholars given to ann)",  # 32 points with her first right answer, that day
         "(role Regulars taken from ann)",  # a whole day missed: the streak lapsed at midnight
     ]
     posts = [t for t in _texts(out, "post") if "Regulars" in t]
@@ -31,8 +31,8 @@ def test_a_streak_reward_is_given_on_day_two_and_taken_back_once_the_streak_laps
     assert "ann earned Regulars" in posts[0] and "reached 2 streak days" in posts[0]
     assert "ann no longer holds Regulars" in posts[1] and "0 streak days" in posts[1]
     replies = _texts(out, "reply")
-    assert "ann: Regulars, Scholars" in replies
-    assert replies[-2] == "ann: Scholars"  # points do not lapse
+    assert "ann: Readers, Regulars" in replies
+    assert replies[-2] == "ann: Readers"  # reviews done do not lapse
     assert "#1 · Regulars for 2 streak days or more" in replies[-1]
 
 
