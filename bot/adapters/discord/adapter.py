@@ -24,6 +24,7 @@ from bot.adapters.discord.client import StudyBot, study_bot
 from bot.adapters.discord.components import CUSTOM_ID_PREFIX
 from bot.adapters.discord.endpoints import point_discord_py
 from bot.adapters.discord.render import mention_target, render
+from bot.adapters.discord.roles import RoleFacts, role_problem
 from bot.adapters.discord.shards import ShardRange, ShardRangeError, shard_plan
 from bot.core.messages import Message, parse_action
 from bot.log import get_logger
@@ -196,22 +197,13 @@ class DiscordAdapter:
         guild = self.bot.get_guild(int(workspace)) if workspace.isdigit() else None
         if guild is None:
             return "I am not in that server"
-        target = guild.get_role(int(role)) if role.isdigit() else None
-        if target is None:
+        if not role.isdigit():
             return "there is no such role in this server"
-        if target.is_default():
-            return "@everyone is every member's role already"
-        if target.managed:
-            return f"@{target.name} is managed by an integration (a bot's or a booster role)"
-        me = guild.me
-        if not me.guild_permissions.manage_roles:
-            return "I do not have the Manage Roles permission here"
-        if target >= me.top_role:
-            return (
-                f"@{target.name} is not below my highest role (@{me.top_role.name}); drag my "
-                "role above it in Server Settings → Roles"
-            )
-        return None
+        roles = {
+            r.id: RoleFacts(r.id, r.name, r.position, r.permissions.value, r.managed)
+            for r in guild.roles
+        }
+        return role_problem(int(role), roles, [r.id for r in guild.me.roles], guild.id)
 
     async def grant_role(self, workspace: str, member: str, role: str) -> str | None:
         return await self._change_role(workspace, member, role, give=True)

@@ -4,12 +4,18 @@ through the member role REST calls; a role above the bot's own is refused with t
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 import discord
 import pytest
 
 from bot.core.clock import SimulatedClock
+from bot.core.rewards import Metric
+from bot.doctor import Status, rewards_checks
 from bot.settings import Settings
+from bot.storage.database import open_database
+from bot.storage.directory import Directory
+from bot.storage.rewards import RewardStore
 from tests.adapters.discord.conftest import embed_text, public_messages, running
 from tests.fakes.discord_api import FakeDiscord, FakeGuild, FakeMember
 
@@ -71,3 +77,28 @@ async def test_a_role_is_given_at_a_streak_taken_back_when_it_lapses_and_one_abo
         assert sum("alice no longer holds @Regulars" in n for n in notices) == 1
         changes = [c for c in fake.calls if "/roles/" in str(c) and "/members/" in str(c)]
         assert len(changes) == 2  # one PUT, one DELETE; the role above was never touched
+
+
+async def test_doctor_names_a_reward_whose_role_was_moved_above_the_bots(
+    fake: FakeDiscord, guild: FakeGuild, settings: Settings, clock: SimulatedClock
+) -> None:
+    _bot_role_at(guild, 10)
+    regulars = fake.add_role(guild, "Regulars", position=4)
+    mods = fake.add_role(guild, "Moderators", position=11)  # moved up after it was added
+    db = await open_database(Path(settings.db_path))
+    try:
+        workspace = await Directory(db, "UTC").workspace(
+            "discord", str(guild.id), None, clock.now()
+        )
+        store = RewardStore(db)
+        for role in (regulars, mods):
+            await store.add(
+                workspace.id, Metric.POINTS, 100, str(role.id), f"@{role.name}",
+                channel="1", by="1", now=clock.now(),
+            )  # fmt: skip
+    finally:
+        await db.close()
+    [check] = await rewards_checks(settings)
+    assert check.status is Status.FAIL
+    assert check.detail.startswith("reward #2 (@Moderators")
+    assert "not below my highest role" in check.detail
