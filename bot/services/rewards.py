@@ -7,13 +7,12 @@ announced once (a holder row is claimed before the role is given). It is looked 
 members whose score just changed (an answer, a review, an exercise: :meth:`Rewards.scored`)
 and for everyone once a local day begins (a streak that lapsed overnight), as a due source of
 the one timer loop. A role the bot may not manage (above its own on Discord) is refused when
-the reward is added, and again by ``studybot doctor``.
+the reward is added (``studybot doctor`` names any that became so later: ``bot/doctor.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Iterable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 from bot.core.clock import Clock
@@ -38,20 +37,17 @@ from bot.services.wakeup import Wakeup
 from bot.storage.directory import Directory, WorkspaceRow
 from bot.storage.rewards import RewardStore
 
-__all__ = ["RewardProblem", "Rewards", "preview_message", "rewards_message"]
+__all__ = [
+    "RewardSource",
+    "Rewards",
+    "notice_message",
+    "preview_message",
+    "rewards_message",
+]
 
 log = get_logger(__name__)
 _NOW = datetime.min.replace(tzinfo=UTC)  # "due at once"
 _RETRY = timedelta(minutes=1)
-
-
-@dataclass(frozen=True, slots=True)
-class RewardProblem:
-    """A reward whose role the bot may not manage (``studybot doctor``)."""
-
-    workspace: str  # the platform's id
-    reward: Reward
-    reason: str
 
 
 class Rewards:
@@ -171,23 +167,6 @@ class Rewards:
         back = f"; the role was taken back from {_count(taken, 'member')}" if holders else ""
         return Message.note(f"🗑️ Reward #{request.id} ({_role(reward.role_name)}) removed{back}.")
 
-    async def problems(self, gateway: ChatGateway) -> list[RewardProblem]:
-        """Rewards whose role the bot may not manage now (for ``studybot doctor``)."""
-        found: list[RewardProblem] = []
-        for workspace_id in await self._store.workspaces():
-            workspace = await self._directory.workspace_by_id(workspace_id)
-            if not serves(gateway, workspace.external_id):
-                continue
-            for reward in await self._store.rewards(workspace_id):
-                reason = (
-                    await gateway.can_manage_role(workspace.external_id, reward.role)
-                    if isinstance(gateway, RoleManager)
-                    else "this platform cannot give roles"
-                )
-                if reason is not None:
-                    found.append(RewardProblem(workspace.external_id, reward, reason))
-        return found
-
     # --- applying ------------------------------------------------------------------------------
 
     def due_source(self, gateway: ChatGateway) -> RewardSource:
@@ -259,13 +238,15 @@ class Rewards:
     async def _announce(
         self, gateway: ChatGateway, workspace: WorkspaceRow, change: RewardChange
     ) -> None:
+        """Once, by DM if ``reward-notices dm`` and the member takes DMs; else in the
+        channel the reward was added in."""
         notice = notice_message(change)
-        if workspace.settings.reward_notices_by_dm and isinstance(gateway, DirectMessenger):
-            private = Message(
-                title=notice.title, sections=notice.sections, tone=notice.tone, ephemeral=False
-            )
-            if await gateway.send_dm(workspace.external_id, change.standing.member, private):
-                return
+        wanted = workspace.settings.reward_notices_by_dm
+        dm = gateway if wanted and isinstance(gateway, DirectMessenger) else None
+        if dm is not None and await dm.send_dm(
+            workspace.external_id, change.standing.member, notice
+        ):
+            return
         await gateway.send_post(change.reward.channel, notice)
 
     async def _changes(

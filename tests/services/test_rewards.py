@@ -114,5 +114,3 @@ async def test_refusals_say_why(service: Services) -> None:
     await service.rewards.command(ADMIN, RewardAdd(Metric.POINTS, 5, "r-x", "X"), chat)
     with pytest.raises(BadInput, match=r"is a reward already \(#1: points ≥ 5\)"):
         await service.rewards.command(ADMIN, RewardAdd(Metric.STREAK, 3, "r-x", "X"), chat)
-    problems = await service.rewards.problems(Roles(above=frozenset({"r-x"})))
-    assert [(p.reward.role_name, p.reason) for p in problems] == [("X", "it is above mine")]
