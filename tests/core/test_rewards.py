@@ -6,6 +6,7 @@ import pytest
 
 from bot.core.errors import BadInput
 from bot.core.rewards import Metric, Reward, Standing, parse_threshold, reward_changes
+from bot.core.workspace_settings import Setting, parse_value
 
 STREAK = Reward(1, Metric.STREAK, 7, "r1", "Week streak")
 POINTS = Reward(2, Metric.POINTS, 500, "r2", "Scholar")
@@ -47,3 +48,10 @@ def test_a_threshold_is_a_whole_number_in_range(typed: str) -> None:
 def test_amounts_read_naturally() -> None:
     assert Metric.STREAK.amount(1) == "1 streak day"
     assert Metric.POINTS.amount(500) == "500 points"
+
+
+def test_reward_notices_is_channel_or_dm() -> None:
+    assert parse_value(Setting.named("reward-notices"), "DM") == ("1", None)
+    assert parse_value(Setting.REWARD_NOTICES, "channel") == ("0", None)
+    with pytest.raises(BadInput, match="`reward-notices` is channel or dm, not `email`"):
+        parse_value(Setting.REWARD_NOTICES, "email")
