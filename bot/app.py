@@ -47,6 +47,7 @@ from bot.services.recaps import DEFAULT_GRACE, Recaps
 from bot.services.reminders import Reminders
 from bot.services.reports import QuestionReports
 from bot.services.review import ReviewService
+from bot.services.rewards import Rewards
 from bot.services.rounds import Rounds
 from bot.services.runs import SnippetRuns
 from bot.services.schedule_book import ScheduleBook
@@ -67,6 +68,7 @@ from bot.storage.recaps import RecapStore
 from bot.storage.reminders import ReminderStore
 from bot.storage.reports import ReportStore
 from bot.storage.reviews import ReviewStore
+from bot.storage.rewards import RewardStore
 from bot.storage.rounds import RoundStore
 from bot.storage.schedule_store import ScheduleStore
 from bot.storage.scores import ScoreStore
@@ -433,11 +435,12 @@ def due_sources(
     services: Services, gateway: ChatGateway, *, command_prefix: str = "/"
 ) -> list[DueSource]:
     """Every kind of timed work besides the schedules, as sources of the one timer loop:
-    weekly recaps, live rounds' next steps, and review reminders where the gateway can send
-    DMs."""
+    weekly recaps, live rounds' next steps, role rewards, and review reminders where the
+    gateway can send DMs."""
     sources: list[DueSource] = [
         services.recaps.due_source(gateway, command_prefix=command_prefix),
         services.rounds.due_source(gateway),
+        services.rewards.due_source(gateway),
     ]
     if isinstance(gateway, DirectMessenger):
         sources.append(services.reminders.due_source(gateway))
@@ -485,8 +488,11 @@ def build_services(
     posts = PostStore(db)
     scores = ScoreStore(db)
     reviews = ReviewStore(db)
-    answers = AnswerWriter(db, directory, score_rules, reviews)
     wakeup = Wakeup()
+    rewards = Rewards(
+        places=places, directory=directory, store=RewardStore(db), clock=clock, wakeup=wakeup
+    )
+    answers = AnswerWriter(db, directory, score_rules, reviews, scored=rewards.scored)
     suggestion_store = SuggestionStore(db)
     posting = Posting(catalogue, posts, clock, wakeup, rng, credits=suggestion_store)
     schedule_store = ScheduleStore(db)
@@ -515,6 +521,7 @@ def build_services(
         reviews=reviews,
         clock=clock,
         reminders=reminders,
+        scored=rewards.scored,
     )
     round_store = RoundStore(db)
     gate = RunGate(clock, (run_limits or RunLimits()).per_minute)
@@ -623,6 +630,7 @@ def build_services(
             suggestions=suggestions,
             clock=clock,
         ),
+        rewards=rewards,
         rounds=Rounds(
             places=places,
             directory=directory,

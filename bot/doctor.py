@@ -21,7 +21,7 @@ from bot.questions.lint import lint_packs
 from bot.settings import Platform, Settings
 from bot.storage.migrate import available_migrations
 
-__all__ = ["Check", "Status", "run_checks"]
+__all__ = ["Check", "Status", "rewards_checks", "run_checks"]
 
 
 class Status(enum.StrEnum):
@@ -338,5 +338,149 @@ async def run_checks(
     checks.append(time_check(settings.timezone))
     if settings.database_url is None:  # (the workspace timezone hint reads the SQLite file)
         checks.extend(timezone_checks(Path(settings.db_path), settings.timezone))
+    checks.extend(await rewards_checks(settings))
     checks.append(await sandbox_check(settings))
     return checks
+
+
+@dataclass(frozen=True, slots=True)
+class _StoredReward:
+    id: int
+    workspace: str  # the platform's id
+    role: str
+    role_name: str
+
+
+_REWARDS_SQL = (
+    "SELECT r.id, w.external_id, r.role, r.role_name FROM rewards r"
+    " JOIN workspaces w ON w.id = r.workspace_id WHERE w.platform = $1 ORDER BY r.id"
+)
+
+
+async def _stored_rewards(settings: Settings) -> list[_StoredReward]:
+    """The configured platform's role rewards (read-only; none if the database has no such
+    table yet, or cannot be read: the database check says why)."""
+    platform = settings.platform.value
+    rows: list[tuple[object, ...]] = []
+    if settings.database_url is not None:
+        import asyncpg
+
+        try:
+            conn = await asyncpg.connect(settings.database_url.get_secret_value(), timeout=5)
+        except (OSError, TimeoutError, asyncpg.PostgresError):
+            return []
+        try:
+            rows = [tuple(r) for r in await conn.fetch(_REWARDS_SQL, platform)]
+        except asyncpg.PostgresError:
+            return []
+        finally:
+            await conn.close()
+    else:
+        rows = _sqlite_rewards(Path(settings.db_path), platform)
+    return [_StoredReward(int(str(r[0])), str(r[1]), str(r[2]), str(r[3])) for r in rows]
+
+
+def _sqlite_rewards(path: Path, platform: str) -> list[tuple[object, ...]]:
+    if not path.exists():
+        return []
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as db:
+            sql = _REWARDS_SQL.replace("$1", "?")
+            return [tuple(r) for r in db.execute(sql, (platform,)).fetchall()]
+    except sqlite3.Error:
+        return []
+
+
+async def rewards_checks(settings: Settings) -> list[Check]:
+    """Every role reward's role can still be given: on Discord below the bot's highest role
+    (someone may have moved the roles since it was added), on Slack an enabled user group.
+    A reward the bot may not manage is never applied; this says which and why."""
+    rewards = await _stored_rewards(settings)
+    if not rewards or settings.platform is Platform.CONSOLE:
+        return []
+    try:
+        if settings.platform is Platform.DISCORD:
+            problems = await _discord_reward_problems(settings, rewards)
+        else:
+            problems = await _slack_reward_problems(settings, rewards)
+    except Exception as exc:  # unreachable platform, a refused token: say so, do not fail
+        return [Check("role rewards", Status.WARN, f"cannot ask {settings.platform.value}: {exc}")]
+    if not problems:
+        return [
+            Check("role rewards", Status.OK, f"{len(rewards)} reward(s); every role can be given")
+        ]
+    return [
+        Check(
+            "role rewards",
+            Status.FAIL,
+            f"reward #{r.id} ({r.role_name}, workspace {r.workspace}): {reason}; the bot does "
+            "not give or take it until this is fixed",
+        )
+        for r, reason in problems
+    ]
+
+
+async def _discord_reward_problems(
+    settings: Settings, rewards: list[_StoredReward]
+) -> list[tuple[_StoredReward, str]]:
+    import aiohttp
+
+    from bot.adapters.discord.roles import role_problem, roles_from_api
+
+    if settings.discord_token is None:
+        raise RuntimeError("DISCORD_TOKEN is not set")
+    base = settings.discord_api_base.rstrip("/")
+    headers = {"Authorization": f"Bot {settings.discord_token.get_secret_value()}"}
+    found: list[tuple[_StoredReward, str]] = []
+    timeout = aiohttp.ClientTimeout(total=10)
+    async with aiohttp.ClientSession(headers=headers, timeout=timeout) as http:
+
+        async def get(path: str) -> object:
+            async with http.get(base + path) as response:
+                if response.status == 404:
+                    return None
+                response.raise_for_status()
+                return await response.json()
+
+        me = await get("/users/@me")
+        bot_id = str(me.get("id")) if isinstance(me, dict) else ""
+        for reward in rewards:
+            roles = await get(f"/guilds/{reward.workspace}/roles")
+            member = await get(f"/guilds/{reward.workspace}/members/{bot_id}")
+            if not isinstance(roles, list) or not isinstance(member, dict):
+                found.append((reward, "the bot is not in that server"))
+                continue
+            reason = role_problem(
+                int(reward.role) if reward.role.isdigit() else 0,
+                roles_from_api(roles),
+                [int(r) for r in member.get("roles") or []],
+                int(reward.workspace),
+            )
+            if reason is not None:
+                found.append((reward, reason))
+    return found
+
+
+async def _slack_reward_problems(
+    settings: Settings, rewards: list[_StoredReward]
+) -> list[tuple[_StoredReward, str]]:
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    if settings.slack_bot_token is None:
+        raise RuntimeError("SLACK_BOT_TOKEN is not set")
+    client = AsyncWebClient(
+        token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url
+    )
+    listed = await client.usergroups_list(include_disabled=True)
+    groups = {
+        str(g.get("id")): not g.get("date_delete")
+        for g in listed.get("usergroups") or []
+        if isinstance(g, dict)
+    }
+    found: list[tuple[_StoredReward, str]] = []
+    for reward in rewards:
+        if reward.role not in groups:
+            found.append((reward, "there is no such user group in this workspace"))
+        elif not groups[reward.role]:
+            found.append((reward, "that user group is disabled"))
+    return found

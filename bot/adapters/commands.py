@@ -33,6 +33,11 @@ from bot.core.requests import (
     RemindOff,
     RemindRequest,
     RemindShow,
+    RewardAdd,
+    RewardRemove,
+    RewardsList,
+    RewardsPreview,
+    RewardsRequest,
     RoundRequest,
     RoundStart,
     RoundStop,
@@ -45,6 +50,7 @@ from bot.core.requests import (
     SuggestionsList,
     SuggestionsRequest,
 )
+from bot.core.rewards import Metric, parse_threshold
 from bot.core.workspace_settings import Setting
 
 __all__ = [
@@ -77,6 +83,7 @@ __all__ = [
     "prefix",
     "recap_request",
     "remind_request",
+    "rewards_request",
     "round_request",
     "settings_request",
     "suggestions_request",
@@ -741,6 +748,61 @@ COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
+        "rewards",
+        "roles given for points, a streak or reviews",
+        bare=False,
+        subcommands=(
+            Command("list", "the role rewards set here"),
+            Command(
+                "add",
+                "give a role to members who reach a threshold; it is taken back below it",
+                (
+                    Arg(
+                        "metric",
+                        Kind.CHOICE,
+                        "What counts: all-time points, the current streak (days), or reviews",
+                        choices=tuple(m.value for m in Metric),
+                        required=True,
+                        example="points",
+                    ),
+                    Arg(
+                        "threshold",
+                        Kind.INT,
+                        "How many are needed",
+                        required=True,
+                        metavar="N",
+                        example="100",
+                    ),
+                    Arg(
+                        "role",
+                        Kind.ROLE,
+                        "The role (Slack: the user group) to give",
+                        required=True,
+                        example="regulars",
+                    ),
+                ),
+                admin=True,
+            ),
+            Command(
+                "remove",
+                "remove a reward; its role is taken back from those who hold it",
+                (
+                    Arg(
+                        "id",
+                        Kind.INT,
+                        "The reward's number (see /rewards list)",
+                        required=True,
+                        example="1",
+                    ),
+                ),
+                admin=True,
+            ),
+            Command(
+                "preview", "who would gain or lose which role now (changes nothing)", admin=True
+            ),
+        ),
+    ),
+    Command(
         "round",
         "a live round: timed questions in a row, then a board",
         bare=False,
@@ -788,6 +850,12 @@ COMMANDS: tuple[Command, ...] = (
             Arg("name", Kind.MEMBER, "Who", required=True, metavar="NAME", example="me"),
             Arg("admin", Kind.FLAG, "as an admin", option=True),
         ),
+        platforms=CONSOLE,
+    ),
+    Command(
+        "roles",
+        "a member's roles (the console keeps them)",
+        (Arg("name", Kind.MEMBER, "Whose (default: yours)", metavar="NAME", example="me"),),
         platforms=CONSOLE,
     ),
     Command(
@@ -1258,6 +1326,7 @@ Request = (
     | RemindRequest
     | RoundRequest
     | SuggestionsRequest
+    | RewardsRequest
     | SolveRequest
 )
 """A typed request parsed from the table's text grammar."""
@@ -1415,3 +1484,24 @@ def suggestions_request(platform: Platform, words: Sequence[str]) -> Suggestions
     if verb == "approve":
         return SuggestionApprove(int(typed))
     return SuggestionReject(int(typed), values.one("reason") or "")
+
+
+def rewards_request(platform: Platform, words: Sequence[str]) -> RewardsRequest:
+    """``rewards list``, ``rewards add points|streak|reviews N ROLE``, ``rewards remove ID`` or
+    ``rewards preview`` into its typed request. The role is the word as typed (``role`` and
+    ``role_name`` both): each adapter turns it into its platform's id."""
+    verb, values = parse_subcommand(platform, words, "rewards")
+    if verb == "preview":
+        return RewardsPreview()
+    if verb == "remove":
+        typed = values.one("id")
+        assert typed is not None  # required: parse() raised otherwise
+        return RewardRemove(int(typed))
+    if verb == "add":
+        metric, threshold, role = values.one("metric"), values.one("threshold"), values.one("role")
+        # All three are required: parse() raised otherwise.
+        assert metric is not None
+        assert threshold is not None
+        assert role is not None
+        return RewardAdd(Metric(metric), parse_threshold(threshold), role, role)
+    return RewardsList()

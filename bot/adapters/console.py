@@ -39,6 +39,7 @@ from bot.adapters.commands import (
     parse_subcommand,
     recap_request,
     remind_request,
+    rewards_request,
     round_request,
     settings_request,
     suggestions_request,
@@ -127,6 +128,8 @@ class ConsoleAdapter:
         self._graph_of: tuple[str, ...] | None = None  # set while that block is a /graph
         self._reviewing: dict[str, ReviewTurn] = {}  # by member: the /review card shown
         self.closed_dms: set[str] = set()  # members whose DMs are closed (`/dms closed`)
+        # The console's roles, by member: given and taken back by role rewards (`/roles`).
+        self.roles: dict[str, set[str]] = {}
         self._lines: asyncio.Queue[str | None] | None = None  # stdin, read by a daemon thread
         self._prompt: Any = None  # the interactive prompt session while it runs
         handlers: dict[str, Callable[[list[str]], Awaitable[None]]] = {
@@ -145,6 +148,8 @@ class ConsoleAdapter:
             "report": self._report,
             "reports": self._reports,
             "suggestions": self._suggestions,
+            "rewards": self._rewards,
+            "roles": self._roles,
             "write": self._write_usage,
             "recap": self._recap,
             "round": self._round,
@@ -469,6 +474,30 @@ class ConsoleAdapter:
         self._emit(payload, f"(DM to {member}) {message.plain_text()}")
         return True
 
+    # RoleManager: role rewards. The console's roles are names, kept in memory and printed.
+    async def can_manage_role(self, workspace: str, role: str) -> str | None:
+        return None
+
+    async def grant_role(self, workspace: str, member: str, role: str) -> str | None:
+        self.roles.setdefault(member, set()).add(role)
+        self._role_line(member, f"(role {role} given to {member})")
+        return None
+
+    async def revoke_role(self, workspace: str, member: str, role: str) -> str | None:
+        self.roles.get(member, set()).discard(role)
+        self._role_line(member, f"(role {role} taken from {member})")
+        return None
+
+    def _role_line(self, member: str, text: str) -> None:
+        payload: dict[str, object] = {
+            "kind": "role",
+            "channel": None,
+            "member": member,
+            "ephemeral": False,
+            "text": text,
+        }
+        self._emit(payload, text)
+
     # --- commands ----------------------------------------------------------------------------
 
     async def _as(self, args: list[str]) -> None:
@@ -565,6 +594,17 @@ class ConsoleAdapter:
     async def _suggestions(self, args: list[str]) -> None:
         request = suggestions_request(PLATFORM, args)
         self.reply(await self.services.suggestions.command(self.context(), request, self))
+
+    async def _rewards(self, args: list[str]) -> None:
+        request = rewards_request(PLATFORM, args)
+        self.reply(await self.services.rewards.command(self.context(), request, self))
+
+    async def _roles(self, args: list[str]) -> None:
+        typed = parse(PLATFORM, args, "roles").one("name")
+        who = _name(typed, "@", usage(PLATFORM, "roles")) if typed is not None else self.member
+        held = sorted(self.roles.get(who.casefold(), ()), key=str.casefold)
+        shown = ", ".join(held) if held else "no roles"
+        self.reply(Message(), text=f"{who}: {shown}")
 
     async def _write_usage(self, args: list[str]) -> None:
         raise UsageError  # handled as typed in handle_line; this is only for /help

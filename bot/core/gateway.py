@@ -10,7 +10,14 @@ from typing import Protocol, runtime_checkable
 
 from bot.core.messages import Message
 
-__all__ = ["ChatGateway", "DirectMessenger", "PostFinder", "WorkspaceOwner", "serves"]
+__all__ = [
+    "ChatGateway",
+    "DirectMessenger",
+    "PostFinder",
+    "RoleManager",
+    "WorkspaceOwner",
+    "serves",
+]
 
 
 class ChatGateway(Protocol):
@@ -65,3 +72,25 @@ def serves(gateway: object, workspace: str) -> bool:
     """Whether the process behind ``gateway`` acts for ``workspace`` (only a sharded one may
     not): what the scheduler, reminders and recaps ask before doing anything for it."""
     return not isinstance(gateway, WorkspaceOwner) or gateway.serves(workspace)
+
+
+@runtime_checkable
+class RoleManager(Protocol):
+    """A gateway that can give members a role (a Discord role, a Slack user group) and take it
+    back: what role rewards (``/rewards``) need. ``role`` is the platform's id for it.
+
+    Each call answers ``None`` when done, or why not in words for an admin ("the role is above
+    mine"); a role the bot may not manage is never touched.
+    """
+
+    async def can_manage_role(self, workspace: str, role: str) -> str | None:
+        """``None`` if the bot may give and take ``role``; else the reason it may not."""
+        ...
+
+    async def grant_role(self, workspace: str, member: str, role: str) -> str | None:
+        """Give ``member`` the role; ``None`` when done, else why it was not."""
+        ...
+
+    async def revoke_role(self, workspace: str, member: str, role: str) -> str | None:
+        """Take the role back from ``member``; ``None`` when done, else why it was not."""
+        ...

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import time
 
+from bot.core.rewards import Metric
 from bot.core.workspace_settings import Setting
 
 __all__ = [
@@ -24,6 +25,11 @@ __all__ = [
     "RemindOff",
     "RemindRequest",
     "RemindShow",
+    "RewardAdd",
+    "RewardRemove",
+    "RewardsList",
+    "RewardsPreview",
+    "RewardsRequest",
     "RoundRequest",
     "RoundStart",
     "RoundStop",
@@ -150,3 +156,34 @@ class SuggestionReject:
 
 
 SuggestionsRequest = SuggestionsList | SuggestionApprove | SuggestionReject
+
+
+@dataclass(frozen=True, slots=True)
+class RewardsList:
+    """``rewards`` or ``rewards list``: the workspace's role rewards."""
+
+
+@dataclass(frozen=True, slots=True)
+class RewardAdd:
+    """``rewards add points|streak|reviews N ROLE`` (admins). ``role`` is the platform's id for
+    the role or user group, read by the adapter from what was typed; ``role_name`` its name."""
+
+    metric: Metric
+    threshold: int
+    role: str
+    role_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class RewardRemove:
+    """``rewards remove ID`` (admins): the reward goes, and its role is taken back."""
+
+    id: int
+
+
+@dataclass(frozen=True, slots=True)
+class RewardsPreview:
+    """``rewards preview`` (admins): who would gain or lose what, changing nothing."""
+
+
+RewardsRequest = RewardsList | RewardAdd | RewardRemove | RewardsPreview

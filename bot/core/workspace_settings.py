@@ -62,6 +62,8 @@ class Setting(enum.StrEnum):
     ROUND_STARTERS = "round-starters"
     # A member's own choice, not the workspace's: /solutions may show their passing solutions.
     SHARE_SOLUTIONS = "share-solutions"
+    # Where a role reward's grant or removal is announced (/rewards): channel or dm.
+    REWARD_NOTICES = "reward-notices"
 
     @property
     def difficulty(self) -> Difficulty | None:
@@ -90,6 +92,7 @@ class WorkspaceSettings:
     quiz_window: timedelta | None = None
     points: dict[Difficulty, int] = field(default_factory=dict)
     rounds: dict[Setting, int] = field(default_factory=dict)  # the round-* settings, as stored
+    reward_notices_by_dm: bool = False  # reward-notices dm; default: in the reward's channel
 
     def zone_name_at(self, moment: datetime) -> str:
         """The zone whose days and weeks ``moment`` falls in (the old one until the switch)."""
@@ -137,6 +140,8 @@ class WorkspaceSettings:
             return self.timezone
         if setting is Setting.SHARE_SOLUTIONS:
             return "each member's own (off by default)"
+        if setting is Setting.REWARD_NOTICES:
+            return "dm" if self.reward_notices_by_dm else "channel"
         if setting is Setting.QUIZ_WINDOW:
             window = self.window(default_window)
             return "no limit" if window is None else describe_window(window)
@@ -189,7 +194,7 @@ def parse_value(setting: Setting, typed: str) -> tuple[str, str | None]:
                 f"{describe_window(MAX_QUIZ_WINDOW)}, not {text}."
             )
         return str(int(window.total_seconds())), None
-    if setting in _ROUND_SETTINGS:
+    if setting in _ROUND_SETTINGS or setting in _WORDS:
         return _round_value(setting, text), None
     try:
         points = int(text)
@@ -217,11 +222,12 @@ _RANGES = {
 _WORDS = {
     Setting.ROUND_SPEED_BONUS: {"on": 1, "off": 0},
     Setting.ROUND_STARTERS: {"everyone": 0, "admins": 1},
+    Setting.REWARD_NOTICES: {"channel": 0, "dm": 1},
 }
 
 
 def _round_value(setting: Setting, text: str) -> str:
-    """A round setting's stored number: a count in its range, or one of its words."""
+    """A round (or word) setting's stored number: a count in its range, or one of its words."""
     if setting in _WORDS:
         words = _WORDS[setting]
         stored = words.get(text.lower())

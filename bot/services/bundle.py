@@ -23,6 +23,7 @@ from bot.services.recaps import Recaps
 from bot.services.reminders import Reminders
 from bot.services.reports import QuestionReports
 from bot.services.review import ReviewService
+from bot.services.rewards import Rewards
 from bot.services.rounds import Rounds
 from bot.services.runs import SnippetRuns
 from bot.services.schedule_book import ScheduleBook
@@ -57,6 +58,7 @@ class Services:
     home: Home  # a member's streak, cards due and today's questions (Slack's App Home)
     suggestions: Suggestions  # /write's queue for members, /suggestions for admins
     web: WebAccess  # the admin web page: sign-in links, sessions, who administers what
+    rewards: Rewards  # /rewards: roles given at a threshold of points, streak or reviews
 
     async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109
         """Let work in flight finish before shutdown: answers being committed, snippet runs.

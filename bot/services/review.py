@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from bot.core import cards, srs
@@ -68,7 +69,9 @@ class ReviewService:
         reviews: ReviewStore,
         clock: Clock,
         reminders: Reminders | None = None,
+        scored: Callable[[Sequence[tuple[int, int]]], None] | None = None,
     ) -> None:
+        self._scored = scored  # told of each review done (role rewards count reviews)
         self._reminders = reminders  # a reminder that turned itself off is mentioned once
         self._places = places
         self._directory = directory
@@ -233,5 +236,7 @@ class ReviewService:
         )
         if card is None:
             return await self._turn(ctx, workspace, member, reviewed, stale=True)
+        if self._scored is not None:
+            self._scored([(workspace.id, member.id)])
         feedback = cards.review_feedback(item, picked, grade.word, srs.due_in(card.due - now))
         return await self._turn(ctx, workspace, member, reviewed + 1, feedback=feedback)

@@ -43,6 +43,10 @@ _WHAT = {
     Setting.ROUND_PAUSE: "the pause between a round's questions",
     Setting.ROUND_SPEED_BONUS: "whether faster right answers in a round score more (on|off)",
     Setting.ROUND_STARTERS: "who may start a round: everyone or admins",
+    Setting.REWARD_NOTICES: (
+        "where a role reward given or taken back is announced: channel (the one it was added "
+        "in) or dm (the member, privately; the channel when they take no DMs)"
+    ),
     Setting.SHARE_SOLUTIONS: (
         "yours alone: whether /solutions shows your passing exercise solutions to others (on|off)"
     ),
@@ -117,6 +121,8 @@ class WorkspaceSettingsService:
             note = "Questions asked from now on close after it; open ones keep their closing time."
         elif setting.value.startswith("round-"):
             note = "Rounds started from now on follow it; a running round keeps its own."
+        elif setting is Setting.REWARD_NOTICES:
+            note = "Role rewards given or taken back from now on are announced there."
         else:
             note = "Answers from now on score it; points already earned stay as they are."
         return Message.note(f"✅ **{setting.value}**: {before} → **{after}**. {note}")

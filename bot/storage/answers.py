@@ -104,8 +104,12 @@ class AnswerWriter:
         directory: Directory,
         rules: Rules,
         reviews: ReviewStore | None = None,
+        scored: Callable[[Sequence[tuple[int, int]]], None] | None = None,
     ) -> None:
         self._db = db
+        # Told, after each commit, the (workspace id, member id) of every answer recorded:
+        # what changed a score (role rewards look at those members at once).
+        self._scored = scored
         self._directory = directory
         self._rules = rules
         self._reviews = reviews  # every graded answer is also a review, in the same commit
@@ -219,6 +223,14 @@ class AnswerWriter:
         # behind ids that SQLite will hand to somebody else.
         for member, _ in members.values():
             self._directory.remember_member(member)
+        if self._scored is not None:
+            recorded = [
+                (r.workspace_id, o.member_id)
+                for r, o in zip(requests, outcomes, strict=True)
+                if o.status is AnswerStatus.RECORDED
+            ]
+            if recorded:
+                self._scored(recorded)
         return outcomes
 
     async def _review(

@@ -49,7 +49,7 @@ class WorkspaceRow:
 _WORKSPACE_COLUMNS = (
     "id, platform, external_id, timezone, previous_timezone, timezone_from, "
     "quiz_window_seconds, points_easy, points_medium, points_hard, "
-    "round_questions, round_seconds, round_pause, round_speed_bonus, round_starters"
+    "round_questions, round_seconds, round_pause, round_speed_bonus, round_starters, reward_notices"
 )
 _ROUND_COLUMNS = (
     Setting.ROUND_QUESTIONS,
@@ -81,6 +81,7 @@ def _workspace(row: Sequence[object]) -> WorkspaceRow:
         quiz_window=None if window is None else timedelta(seconds=int(str(window))),
         points=points,
         rounds=rounds,
+        reward_notices_by_dm=bool(row[15]),
     )
     return WorkspaceRow(int(str(ws_id)), str(platform), str(external), str(tz), settings)
 

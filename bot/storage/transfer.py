@@ -51,6 +51,8 @@ TABLES = (
     "suggestions",
     "web_signins",  # the admin page's links and sessions: hashes only, so safe to carry over
     "web_sessions",
+    "rewards",
+    "reward_holders",
 )
 _BATCH = 5000
 _DEFERRED = {"questions": "current_version_id"}  # filled in once its target table is copied

@@ -367,12 +367,23 @@ class FakeDiscord:
         return channel
 
     def add_role(
-        self, guild: GuildRef, name: str, *, permissions: object = 0, role_id: int | None = None
+        self,
+        guild: GuildRef,
+        name: str,
+        *,
+        permissions: object = 0,
+        role_id: int | None = None,
+        position: int | None = None,
     ) -> FakeRole:
-        """A role; ``permissions`` is an int or a ``discord.Permissions``."""
+        """A role; ``permissions`` is an int or a ``discord.Permissions``. ``position`` (the
+        hierarchy: higher is above) defaults to the top, above the bot's own role."""
         g = self._guild(guild)
         role = FakeRole(
-            role_id or self.state.ids(), g.id, name, permission_value(permissions), len(g.roles)
+            role_id or self.state.ids(),
+            g.id,
+            name,
+            permission_value(permissions),
+            len(g.roles) if position is None else position,
         )
         g.roles[role.id] = role
         return role

@@ -260,6 +260,9 @@ class FakeRest:
         r("GET", "/guilds/{guild_id}/channels", self.get_guild_channels)
         r("GET", "/guilds/{guild_id}/roles", self.get_guild_roles)
         r("GET", "/guilds/{guild_id}/members/{user_id}", self.get_member)
+        member_role = "/guilds/{guild_id}/members/{user_id}/roles/{role_id}"
+        r("PUT", member_role, self.add_member_role)
+        r("DELETE", member_role, self.remove_member_role)
         r("POST", "/interactions/{interaction_id}/{token}/callback", self.callback, auth=False)
         hook = "/webhooks/{app}/{token}"
         r("POST", hook, self.followup, auth=False)
@@ -553,6 +556,39 @@ class FakeRest:
         if member is None:
             raise _unknown("Member", 10007)
         return Reply(200, member.to_payload())
+
+    async def add_member_role(self, call: Call) -> Reply:
+        member, role = self._member_role(call)
+        if role.id not in member.roles:
+            member.roles.append(role.id)
+        return Reply(204)
+
+    async def remove_member_role(self, call: Call) -> Reply:
+        member, role = self._member_role(call)
+        if role.id in member.roles:
+            member.roles.remove(role.id)
+        return Reply(204)
+
+    def _member_role(self, call: Call) -> tuple[Any, Any]:
+        """As Discord checks a role change: the bot needs Manage Roles (or Administrator),
+        and the role must be below the bot's highest role and not managed by an integration."""
+        guild = self._guild(call)
+        member = guild.members.get(_int(call.params["user_id"]))
+        if member is None:
+            raise _unknown("Member", 10007)
+        role = guild.roles.get(_int(call.params["role_id"]))
+        if role is None:
+            raise _unknown("Role", 10011)
+        bot = guild.members[self.state.bot.id]
+        bot_roles = [guild.roles[r] for r in bot.roles if r in guild.roles]
+        allowed = guild.everyone.permissions
+        for held in bot_roles:
+            allowed |= held.permissions
+        top = max((r.position for r in bot_roles), default=0)
+        may = allowed & ((1 << 28) | (1 << 3))  # manage roles, administrator
+        if not may or role.position >= top or role.managed or role.id == guild.id:
+            raise DiscordError(403, 50013, "Missing Permissions")
+        return member, role
 
     # -- interactions ------------------------------------------------------------------------------
 

@@ -512,7 +512,7 @@ class FakeSlack(SlackRequestBuilder):
         bot_id: str = "B0BOT",
         trigger_ttl: float | None = 3.0,
         scopes: str = (
-            "commands,chat:write,chat:write.public,users:read,usergroups:read,"
+            "commands,chat:write,chat:write.public,users:read,usergroups:read,usergroups:write,"
             "channels:read,groups:read,im:write,files:write,files:read"
         ),
         check_block_kit: bool = True,
@@ -551,6 +551,7 @@ class FakeSlack(SlackRequestBuilder):
         self.users: dict[str, FakeUser] = {}
         self.channels: dict[str, FakeChannel] = {}
         self.usergroups: dict[str, list[str]] = {}
+        self.usergroup_handles: dict[str, str] = {}  # id -> handle, for usergroups.list
         self.socket_connections: list[SocketConnection] = []
         self.socket_envelopes: list[SocketEnvelope] = []
         #: acks for envelope ids the fake never sent (a bug in the client if non-empty).
@@ -663,9 +664,13 @@ class FakeSlack(SlackRequestBuilder):
         self.channels[channel_id] = channel
         return channel
 
-    def add_usergroup(self, usergroup_id: str, user_ids: list[str]) -> None:
-        """Register a user group (``S...``) for ``usergroups.users.list``."""
+    def add_usergroup(
+        self, usergroup_id: str, user_ids: list[str], *, handle: str | None = None
+    ) -> None:
+        """Register a user group (``S...``) for ``usergroups.users.list``, ``usergroups.list``
+        (by ``handle``, default its id in lower case) and ``usergroups.users.update``."""
         self.usergroups[usergroup_id] = list(user_ids)
+        self.usergroup_handles[usergroup_id] = handle or usergroup_id.lower()
 
     def add_user_file(
         self,
@@ -1000,6 +1005,8 @@ class FakeSlack(SlackRequestBuilder):
             "views.publish": self._views_publish,
             "users.info": self._users_info,
             "usergroups.users.list": self._usergroups_users_list,
+            "usergroups.list": self._usergroups_list,
+            "usergroups.users.update": self._usergroups_users_update,
             "conversations.info": self._conversations_info,
             "conversations.open": self._conversations_open,
             "files.getUploadURLExternal": self._files_get_upload_url,
@@ -1265,6 +1272,29 @@ class FakeSlack(SlackRequestBuilder):
         if group is None:
             return _error("no_such_subteam")
         return {"ok": True, "users": list(group)}
+
+    def _usergroups_list(self, call: ApiCall) -> Json:
+        groups = [
+            {"id": gid, "team_id": self.team_id, "handle": self.usergroup_handles.get(gid, gid),
+             "name": self.usergroup_handles.get(gid, gid), "date_delete": 0,
+             "user_count": len(users)}
+            for gid, users in self.usergroups.items()
+        ]  # fmt: skip
+        return {"ok": True, "usergroups": groups}
+
+    def _usergroups_users_update(self, call: ApiCall) -> Json:
+        """Replace a group's members (Slack: ``users`` is a comma-separated list of ids, and a
+        group cannot be emptied this way). Needs ``usergroups:write``."""
+        if "usergroups:write" not in self.scopes.split(","):
+            return _error("missing_scope")
+        group = str(call.args.get("usergroup"))
+        if group not in self.usergroups:
+            return _error("no_such_subteam")
+        users = [u for u in str(call.args.get("users") or "").split(",") if u]
+        if not users:
+            return _error("invalid_users")
+        self.usergroups[group] = users
+        return {"ok": True, "usergroup": {"id": group, "users": users}}
 
     def _conversations_info(self, call: ApiCall) -> Json:
         channel = self.channels.get(str(call.args.get("channel")))

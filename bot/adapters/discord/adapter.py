@@ -24,6 +24,7 @@ from bot.adapters.discord.client import StudyBot, study_bot
 from bot.adapters.discord.components import CUSTOM_ID_PREFIX
 from bot.adapters.discord.endpoints import point_discord_py
 from bot.adapters.discord.render import mention_target, render
+from bot.adapters.discord.roles import RoleFacts, role_problem
 from bot.adapters.discord.shards import ShardRange, ShardRangeError, shard_plan
 from bot.core.messages import Message, parse_action
 from bot.log import get_logger
@@ -185,6 +186,45 @@ class DiscordAdapter:
         except discord.Forbidden:
             return False
         return True
+
+    # --- RoleManager: role rewards ----------------------------------------------------------
+
+    async def can_manage_role(self, workspace: str, role: str) -> str | None:
+        """Why the bot may not give ``role`` in the server ``workspace``, or ``None``: Discord
+        lets a bot with Manage Roles change only roles below its own highest role, and never
+        @everyone or a role an integration manages."""
+        await self._wait_logged_in()
+        guild = self.bot.get_guild(int(workspace)) if workspace.isdigit() else None
+        if guild is None:
+            return "I am not in that server"
+        if not role.isdigit():
+            return "there is no such role in this server"
+        roles = {
+            r.id: RoleFacts(r.id, r.name, r.position, r.permissions.value, r.managed)
+            for r in guild.roles
+        }
+        return role_problem(int(role), roles, [r.id for r in guild.me.roles], guild.id)
+
+    async def grant_role(self, workspace: str, member: str, role: str) -> str | None:
+        return await self._change_role(workspace, member, role, give=True)
+
+    async def revoke_role(self, workspace: str, member: str, role: str) -> str | None:
+        return await self._change_role(workspace, member, role, give=False)
+
+    async def _change_role(
+        self, workspace: str, member: str, role: str, *, give: bool
+    ) -> str | None:
+        reason = await self.can_manage_role(workspace, role)
+        if reason is not None:
+            return reason  # never touch a role the bot may not manage
+        change = self.bot.http.add_role if give else self.bot.http.remove_role
+        try:
+            await change(int(workspace), int(member), int(role), reason="studybot role reward")
+        except discord.NotFound:
+            return "the member is no longer in the server"
+        except discord.Forbidden as exc:
+            return f"Discord refused ({exc.text})"
+        return None
 
     async def _send(self, channel: str, message: Message) -> discord.Message:
         await self._wait_logged_in()

@@ -35,7 +35,16 @@ from bot.core import cards
 from bot.core.errors import BadInput, NotFound, Unavailable
 from bot.core.messages import Action, Message, parse_action
 from bot.core.models import ChatContext
-from bot.core.requests import RoundStart, RoundStop
+from bot.core.requests import (
+    RewardAdd,
+    RewardRemove,
+    RewardsList,
+    RewardsPreview,
+    RewardsRequest,
+    RoundStart,
+    RoundStop,
+)
+from bot.core.rewards import MAX_THRESHOLD, Metric
 from bot.core.rounds import MAX_QUESTIONS, MAX_SECONDS, MIN_SECONDS
 from bot.core.schedule_spec import ScheduleForm
 from bot.core.snippets import first_python_block
@@ -56,6 +65,7 @@ WindowName = Literal["week", "month", "all", "streaks"]
 RecapAction = Literal["show", "on", "off", "now"]
 ReviewAction = Literal["export"]
 SuggestionAction = Literal["list", "approve", "reject"]
+RewardMetric = Literal["points", "streak", "reviews"]
 SettingName = Literal[
     "timezone",
     "quiz-window",
@@ -68,6 +78,7 @@ SettingName = Literal[
     "round-speed-bonus",
     "round-starters",
     "share-solutions",
+    "reward-notices",
     "history",
 ]
 Interaction = discord.Interaction[Any]
@@ -263,6 +274,50 @@ class StudyCog(commands.Cog, name="studybot"):
         """
         board = await self.services.rounds.command(self.context(interaction), RoundStop())
         await send_reply(interaction, board)
+
+    # --- role rewards ------------------------------------------------------------------------
+
+    rewards = app_commands.Group(
+        name="rewards", description="Roles given for points, a streak or reviews"
+    )
+
+    async def _rewards(self, interaction: Interaction, request: RewardsRequest) -> None:
+        ctx = self.context(interaction)
+        message = await self.services.rewards.command(ctx, request, self.bot.gateway)
+        await send_reply(
+            interaction, message if isinstance(request, RewardsList) else message.private()
+        )
+
+    @rewards.command(name="list")
+    async def rewards_list(self, interaction: Interaction) -> None:
+        """The role rewards set here."""
+        await self._rewards(interaction, RewardsList())
+
+    @rewards.command(name="add")
+    @app_commands.describe(**discord_describe("rewards", "add"))
+    async def rewards_add(
+        self,
+        interaction: Interaction,
+        metric: RewardMetric,
+        threshold: app_commands.Range[int, 1, MAX_THRESHOLD],
+        role: discord.Role,
+    ) -> None:
+        """Give a role to members who reach a threshold; it is taken back below it (admins)."""
+        request = RewardAdd(Metric(metric), threshold, str(role.id), f"@{role.name}")
+        await self._rewards(interaction, request)
+
+    @rewards.command(name="remove")
+    @app_commands.describe(**discord_describe("rewards", "remove"))
+    async def rewards_remove(
+        self, interaction: Interaction, id: app_commands.Range[int, 1]
+    ) -> None:
+        """Remove a reward; its role is taken back from those who hold it (admins)."""
+        await self._rewards(interaction, RewardRemove(id))
+
+    @rewards.command(name="preview")
+    async def rewards_preview(self, interaction: Interaction) -> None:
+        """Who would gain or lose which role now; changes nothing (admins)."""
+        await self._rewards(interaction, RewardsPreview())
 
     # --- scores ------------------------------------------------------------------------------
 

@@ -110,6 +110,8 @@ from bot.core.models import ChatContext
 from bot.core.requests import (
     RecapRequest,
     RemindRequest,
+    RewardAdd,
+    RewardsRequest,
     RoundRequest,
     SettingsRequest,
     SuggestionsRequest,
@@ -507,6 +509,69 @@ class SlackAdapter:
             return False
         return True
 
+    # RoleManager: role rewards give and take Slack user groups (usergroups:write).
+    async def _usergroups(self) -> dict[str, tuple[str, bool]]:
+        """Every user group of the workspace: id -> (handle, enabled)."""
+        listed = await self.client.usergroups_list(include_disabled=True)
+        groups: dict[str, tuple[str, bool]] = {}
+        for group in listed.get("usergroups") or []:
+            if isinstance(group, dict) and group.get("id"):
+                enabled = not group.get("date_delete")
+                groups[str(group["id"])] = (str(group.get("handle") or group["id"]), enabled)
+        return groups
+
+    async def find_usergroup(self, typed: str) -> tuple[str, str]:
+        """The user group ``/study rewards add`` names: a mention (``<!subteam^S1>``) or its
+        handle (``@regulars``); its id and ``@handle``. Unknown: :class:`BadInput`."""
+        wanted = typed.strip()
+        groups = await self._usergroups()
+        if wanted.startswith("<!subteam^") and wanted.endswith(">"):
+            group_id = wanted.removeprefix("<!subteam^").removesuffix(">")
+            if group_id in groups:
+                return group_id, f"@{groups[group_id][0]}"
+        else:
+            handle = wanted.removeprefix("@").casefold()
+            for group_id, (name, _) in groups.items():
+                if name.casefold() == handle:
+                    return group_id, f"@{name}"
+        raise BadInput(
+            f"There is no user group `{wanted[:40]}` in this workspace: mention it "
+            "(`@its-handle`) as Slack suggests while you type."
+        )
+
+    async def can_manage_role(self, workspace: str, role: str) -> str | None:
+        try:
+            groups = await self._usergroups()
+        except SlackApiError as exc:
+            return f"Slack refused to list user groups ({_api_error(exc)})"
+        if role not in groups:
+            return "there is no such user group in this workspace"
+        if not groups[role][1]:
+            return "that user group is disabled"
+        return None
+
+    async def _set_usergroup(self, role: str, member: str, *, member_in: bool) -> str | None:
+        try:
+            listed = await self.client.usergroups_users_list(usergroup=role)
+            users = [str(u) for u in listed.get("users") or []]
+            if (member in users) == member_in:
+                return None
+            users = [*users, member] if member_in else [u for u in users if u != member]
+            if not users:
+                return "Slack keeps at least one member in a user group"
+            await self.client.usergroups_users_update(usergroup=role, users=",".join(users))
+        except SlackApiError as exc:
+            return f"Slack refused ({_api_error(exc)})"
+        return None
+
+    async def grant_role(self, workspace: str, member: str, role: str) -> str | None:
+        reason = await self.can_manage_role(workspace, role)
+        return reason or await self._set_usergroup(role, member, member_in=True)
+
+    async def revoke_role(self, workspace: str, member: str, role: str) -> str | None:
+        reason = await self.can_manage_role(workspace, role)
+        return reason or await self._set_usergroup(role, member, member_in=False)
+
     async def _upload(self, channel: str, attachment: Attachment, *, thread_ts: str | None) -> None:
         await self.client.files_upload_v2(
             channel=channel,
@@ -846,6 +911,11 @@ class SlackAdapter:
             return await self._on_post(ctx, command.name, request)
         if isinstance(request, SuggestionsRequest):  # the author is told by DM (this gateway)
             return await self.services.suggestions.command(ctx, request, self)
+        if isinstance(request, RewardAdd) and ctx.is_admin:  # the group typed: id and handle
+            role, name = await self.find_usergroup(request.role)
+            request = replace(request, role=role, role_name=name)
+        if isinstance(request, RewardsRequest):
+            return await self.services.rewards.command(ctx, request, self)
         if command.name == "reports":
             if args:
                 return await self.services.reports.resolve(ctx, args[1])

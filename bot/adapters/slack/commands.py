@@ -37,6 +37,7 @@ from bot.adapters.commands import (
     parse_subcommand,
     recap_request,
     remind_request,
+    rewards_request,
     round_request,
     settings_request,
     suggestions_request,
@@ -122,6 +123,12 @@ def _suggestions(words: list[str]) -> StudyCommand:
     return StudyCommand("suggestions", tuple(words), request=suggestions_request("slack", words))
 
 
+def _rewards(words: list[str]) -> StudyCommand:
+    """`rewards list|preview`, `rewards add METRIC N @group`, `rewards remove ID`; the user
+    group (a mention, ``<!subteam^S1>``, or its handle) is found by the adapter."""
+    return StudyCommand("rewards", tuple(words), request=rewards_request("slack", words))
+
+
 def _recap(words: list[str]) -> StudyCommand:
     """`recap`, `recap on DAY HH:MM`, `recap off`, `recap now`."""
     return StudyCommand("recap", tuple(words), request=recap_request("slack", words))
@@ -165,6 +172,7 @@ _SIMPLE = {
     "settings": _settings,
     "reports": _reports,
     "suggestions": _suggestions,
+    "rewards": _rewards,
 }
 
 

@@ -42,6 +42,9 @@ METHOD_SCOPES: dict[str, str | None] = {
     "views.publish": None,
     "users.info": "users:read",
     "usergroups.users.list": "usergroups:read",
+    # Role rewards (/study rewards): find the user group, then set its members.
+    "usergroups.list": "usergroups:read",
+    "usergroups.users.update": "usergroups:write",
     "files.getUploadURLExternal": "files:write",
     "files.completeUploadExternal": "files:write",
     # A pack file attached to a message: its metadata, and (with the same scope) its bytes
@@ -60,6 +63,7 @@ BOT_SCOPES = (
     "chat:write.public",
     "users:read",
     "usergroups:read",
+    "usergroups:write",
     "files:write",
     "files:read",
     "im:write",

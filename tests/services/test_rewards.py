@@ -1,0 +1,116 @@
+"""Role rewards on both engines: the preview lists who would gain or lose what and changes
+nothing; applying gives each role once and takes it back when the member falls below."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from bot.core.clock import SimulatedClock
+from bot.core.errors import BadInput, Forbidden
+from bot.core.messages import Message
+from bot.core.requests import RewardAdd, RewardRemove, RewardsPreview, SettingChange
+from bot.core.rewards import Metric
+from bot.core.workspace_settings import Setting
+from bot.services.bundle import Services
+from tests.helpers import member
+
+ANN = member("ann")
+ADMIN = member("root", admin=True)
+
+
+class Roles:
+    """A gateway that keeps roles; ``above``: roles it may not manage."""
+
+    def __init__(self, above: frozenset[str] = frozenset()) -> None:
+        self.held: dict[str, set[str]] = {}
+        self.calls: list[tuple[str, str, str]] = []
+        self.posts: list[tuple[str, Message]] = []
+        self.dms: list[tuple[str, Message]] = []
+        self.above = above
+
+    async def send_post(self, channel: str, message: Message) -> str:
+        self.posts.append((channel, message))
+        return str(len(self.posts))
+
+    async def edit_post(self, channel: str, message_id: str, message: Message) -> None:
+        raise AssertionError("rewards never edit")
+
+    async def send_dm(self, workspace: str, member: str, message: Message) -> bool:
+        self.dms.append((member, message))
+        return True
+
+    async def can_manage_role(self, workspace: str, role: str) -> str | None:
+        return "it is above mine" if role in self.above else None
+
+    async def grant_role(self, workspace: str, member: str, role: str) -> str | None:
+        self.calls.append(("grant", member, role))
+        self.held.setdefault(member, set()).add(role)
+        return None
+
+    async def revoke_role(self, workspace: str, member: str, role: str) -> str | None:
+        self.calls.append(("revoke", member, role))
+        self.held.get(member, set()).discard(role)
+        return None
+
+
+async def _answer(service: Services) -> None:
+    post = await service.quiz.post_question(ADMIN, pack="mini", difficulty="medium")  # B right
+    await service.quiz.answer(ANN, post.post.id, "B")
+
+
+async def test_preview_then_apply_then_a_lapse_takes_the_streak_role_back(
+    service: Services, clock: SimulatedClock
+) -> None:
+    chat = Roles()
+    rewards = service.rewards
+    await rewards.command(ADMIN, RewardAdd(Metric.STREAK, 1, "r-streak", "Streakers"), chat)
+    await rewards.command(ADMIN, RewardAdd(Metric.POINTS, 10, "r-points", "Scholars"), chat)
+    await _answer(service)
+
+    preview = [(c.standing.name, c.reward.role_name, c.gain) for c in await rewards.preview(ADMIN)]
+    assert preview == [("ann", "Streakers", True), ("ann", "Scholars", True)]
+    assert chat.calls == []  # a dry run
+    text = (await rewards.command(ADMIN, RewardsPreview(), chat)).plain_text()
+    assert "ann would get Streakers (streak 1, threshold 1)" in text
+
+    source = rewards.due_source(chat)
+    await source.run_due(clock.now())
+    await source.run_due(clock.now())  # nothing new: nothing twice
+    assert chat.held == {"id-ann": {"r-streak", "r-points"}}
+    assert len(chat.posts) == 2 and chat.posts[0][0] == "general"
+    assert await rewards.preview(ADMIN) == []
+
+    clock.advance(timedelta(days=2))  # a whole day missed
+    lapsed = [(c.reward.role_name, c.gain, c.value) for c in await rewards.preview(ADMIN)]
+    assert lapsed == [("Streakers", False, 0)]
+    assert source.next_due() is not None and source.next_due() <= clock.now()  # midnight passed
+    await source.run_due(clock.now())
+    assert chat.held == {"id-ann": {"r-points"}}  # points do not lapse
+    assert "ann no longer holds Streakers" in chat.posts[-1][1].plain_text()
+
+    removed = await rewards.command(ADMIN, RewardRemove(2), chat)
+    assert "taken back from 1 member" in removed.plain_text()
+    assert chat.held == {"id-ann": set()}
+
+
+async def test_reward_notices_by_dm(service: Services, clock: SimulatedClock) -> None:
+    chat = Roles()
+    await service.settings.command(ADMIN, SettingChange(Setting.REWARD_NOTICES, "dm"))
+    await service.rewards.command(ADMIN, RewardAdd(Metric.REVIEWS, 1, "r-rev", "Readers"), chat)
+    await _answer(service)
+    await service.rewards.due_source(chat).run_due(clock.now())
+    assert [(who, m.title) for who, m in chat.dms] == [("id-ann", "🏅 ann earned Readers")]
+    assert chat.posts == []
+
+
+async def test_refusals_say_why(service: Services) -> None:
+    chat = Roles(above=frozenset({"r-mods"}))
+    with pytest.raises(Forbidden, match=r"I cannot give \*\*Mods\*\*: it is above mine"):
+        await service.rewards.command(ADMIN, RewardAdd(Metric.POINTS, 5, "r-mods", "Mods"), chat)
+    with pytest.raises(Forbidden, match="Only admins"):
+        await service.rewards.command(ANN, RewardAdd(Metric.POINTS, 5, "r-x", "X"), chat)
+    await service.rewards.command(ADMIN, RewardAdd(Metric.POINTS, 5, "r-x", "X"), chat)
+    with pytest.raises(BadInput, match=r"is a reward already \(#1: points ≥ 5\)"):
+        await service.rewards.command(ADMIN, RewardAdd(Metric.STREAK, 3, "r-x", "X"), chat)
