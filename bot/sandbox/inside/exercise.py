@@ -26,7 +26,10 @@ from __future__ import annotations
 import gc
 import importlib
 import math
+import os
+import shutil
 import sys
+import tempfile
 import threading
 import time
 import types
@@ -75,9 +78,18 @@ def prepare() -> None:
     importlib.import_module("torch.utils.checkpoint")
     # First calls that initialise lazily (~270 ms for a backward with explicit weights, ~750 ms
     # for torch.func): tiny single-threaded ops, paid once here rather than in every run.
+    # They must leave nothing a snippet could see: torch.func's first call sets
+    # TORCHINDUCTOR_CACHE_DIR and makes /tmp/torchinductor_<user>, and a run's environment
+    # and /tmp start empty.
+    before, temp = dict(os.environ), tempfile.gettempdir()
+    existing = set(os.listdir(temp))
     leaf = torch.ones(2, requires_grad=True)
     torch.autograd.backward(leaf * 2, torch.ones(2))
     torch.func.vmap(torch.func.grad(lambda v: (v * v).sum()))(torch.ones(2, 2))
+    os.environ.clear()
+    os.environ.update(before)
+    for name in set(os.listdir(temp)) - existing:
+        shutil.rmtree(os.path.join(temp, name), ignore_errors=True)
     tensor = torch.Tensor
     _pristine.update(
         torch=torch,

@@ -36,10 +36,13 @@ EXPECTED_COMMANDS = [
     "report",
     "reports",
     "review",
+    "rewards",
     "round",
     "run",
     "schedule",
     "settings",
+    "solutions",
+    "solve",
     "stats",
     "suggestions",
     "write",
@@ -113,6 +116,8 @@ async def test_global_sync_payload_has_every_command_with_options_and_autocomple
         "round-pause",
         "round-speed-bonus",
         "round-starters",
+        "share-solutions",
+        "reward-notices",
         "history",
     ]
     assert settings["value"]["autocomplete"] is True and not settings["value"]["required"]
