@@ -252,7 +252,10 @@ def test_help_paragraphs_reflow_to_the_terminal_width() -> None:
     )
     lines = [line.strip(" │") for line in proc.stdout.splitlines()]
     text = " ".join(line for line in lines if line)
-    assert "exits 1 on any disagreement or broken exercise (or a pack that does not load) and 2" in text
+    assert (
+        "exits 1 on any disagreement or broken exercise (or a pack that does not load) and 2"
+        in text
+    )
     # no line cut short in the middle of a paragraph (the old output ended one at "a pack")
     body = [line for line in lines if line and not line.startswith(("Usage", "╭", "╰", "-"))]
     assert not any(line.endswith("a pack") for line in body), body
