@@ -33,6 +33,7 @@ from bot.metrics import Metrics
 from bot.questions.loader import load_packs
 from bot.runtime import PlatformAdapter, Runtime, StartupError
 from bot.scheduler import LEASE, SYNC_EVERY, Scheduler, SchedulerParts
+from bot.services.audit import Audited, AuditLog
 from bot.services.bundle import Services
 from bot.services.catalogue import Catalogue
 from bot.services.exercises import Exercises
@@ -58,6 +59,7 @@ from bot.services.web_access import WebAccess
 from bot.services.workspace_settings import WorkspaceSettingsService
 from bot.settings import Platform, Settings
 from bot.storage.answers import AnswerWriter
+from bot.storage.audit import AuditStore
 from bot.storage.database import Database, open_database
 from bot.storage.directory import Directory
 from bot.storage.exercises import ExerciseStore
@@ -586,6 +588,25 @@ def build_services(
         store=suggestion_store,
         clock=clock,
     )
+    settings_service = WorkspaceSettingsService(
+        places=places,
+        directory=directory,
+        store=SettingsStore(db),
+        clock=clock,
+        default_quiz_window=quiz_window,
+        exercises=exercise_store,
+    )
+    audit = AuditLog(places, AuditStore(db), clock)
+    audited_services: tuple[Audited, ...] = (
+        schedules,
+        reports,
+        suggestions,
+        pack_admin,
+        settings_service,
+        rewards,
+    )
+    for audited_service in audited_services:
+        audited_service.audit = audit  # their changes are recorded, from chat and the page
     services = Services(
         places=places,
         catalogue=catalogue,
@@ -604,14 +625,7 @@ def build_services(
             grace=schedule_grace,  # a recap late by more is skipped, as a question is
         ),
         reports=reports,
-        settings=WorkspaceSettingsService(
-            places=places,
-            directory=directory,
-            store=SettingsStore(db),
-            clock=clock,
-            default_quiz_window=quiz_window,
-            exercises=exercise_store,
-        ),
+        settings=settings_service,
         standings=standings,
         review=review,
         reminders=reminders,
@@ -619,6 +633,7 @@ def build_services(
         exercises=exercises,
         packs=pack_admin,
         suggestions=suggestions,
+        audit=audit,
         home=Home(
             places=places,
             directory=directory,

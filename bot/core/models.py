@@ -47,6 +47,7 @@ class ChatContext:
     channel_name: str | None = None
     workspace_name: str | None = None
     command_prefix: str = ""
+    via: str = "chat"  # where the change came from, for the audit log: "chat" or "web"
 
     def __post_init__(self) -> None:
         # Names are what members typed into their platform profile: normalised here, once,

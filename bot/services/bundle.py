@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.services.audit import AuditLog
 from bot.services.catalogue import Catalogue
 from bot.services.exercises import Exercises
 from bot.services.history import QuestionHistory
@@ -56,6 +57,7 @@ class Services:
     rounds: Rounds  # /round: live rounds
     exercises: Exercises  # /solve: coding exercises judged in the sandbox
     home: Home  # a member's streak, cards due and today's questions (Slack's App Home)
+    audit: AuditLog  # every admin change, from chat or the web page (the page's audit log)
     suggestions: Suggestions  # /write's queue for members, /suggestions for admins
     web: WebAccess  # the admin web page: sign-in links, sessions, who administers what
     rewards: Rewards  # /rewards: roles given at a threshold of points, streak or reviews

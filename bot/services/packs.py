@@ -49,6 +49,7 @@ from bot.questions.loader import LoadedPack, Problem, load_pack_text
 from bot.questions.written import COMMUNITY_FILE, FormProblem, WrittenQuestion, community_pack_text
 from bot.sandbox.errors import SandboxUnavailable
 from bot.sandbox.result import RunResult
+from bot.services.audit import AuditLog, audited
 
 if TYPE_CHECKING:
     from bot.services.catalogue import Catalogue
@@ -246,6 +247,8 @@ class _Background:
 class PackAdmin:
     """``pack list|enable|disable`` and pack uploads (one of the services in the bundle)."""
 
+    audit: AuditLog | None = None  # set by build_services: changes are recorded there
+
     def __init__(
         self,
         catalogue: Catalogue,
@@ -362,6 +365,7 @@ class PackAdmin:
         and schedules there skip it."""
         return await self.set_enabled(ctx, name, False)
 
+    @audited("pack enable/disable")
     async def set_enabled(self, ctx: ChatContext, name: str, enabled: bool) -> Message:
         """Switch one pack on or off in the caller's channel (admins only)."""
         verb = "enable" if enabled else "disable"
@@ -445,7 +449,9 @@ class PackAdmin:
         attached as a text file), and says what happened to the file. ``written`` is the id
         of a question written in chat (``/write``): the verdict then speaks of that question.
         """
-        report, _, _ = await self._checked_upload(ctx, filename, raw, force, written)
+        report, _, added = await self._checked_upload(ctx, filename, raw, force, written)
+        if added and self.audit is not None:
+            await self.audit.record(ctx, "pack upload", f"{filename}: {report.title or ''}")
         return report
 
     async def _checked_upload(
@@ -485,6 +491,8 @@ class PackAdmin:
             ctx, COMMUNITY_FILE, raw, False, item_id
         )
         valid = checked.pack is not None and not checked.ran
+        if added and self.audit is not None:
+            await self.audit.record(ctx, "question add", f"{item_id} into {COMMUNITY_FILE}")
         return WrittenCheck(
             replace(report, title=f"✍️ `{item_id}` — {report.title}"), item_id, valid, added
         )

@@ -16,6 +16,7 @@ from bot.core.clock import Clock
 from bot.core.errors import BadInput, Forbidden, NotFound
 from bot.core.messages import Message, Section, escape_markup, neutralise
 from bot.core.models import ChatContext
+from bot.services.audit import AuditLog, audited
 from bot.services.catalogue import Catalogue
 from bot.services.places import Places
 from bot.storage.directory import Directory
@@ -30,6 +31,8 @@ MAX_REASON = 500
 
 
 class QuestionReports:
+    audit: AuditLog | None = None  # set by build_services: changes are recorded there
+
     def __init__(
         self,
         *,
@@ -90,6 +93,7 @@ class QuestionReports:
         """Admins: the open reports, grouped by question."""
         return reports_message(await self.open_reports(ctx), ctx.command("reports resolve ITEM_ID"))
 
+    @audited("reports resolve")
     async def resolve(self, ctx: ChatContext, item_id: str) -> Message:
         if not ctx.is_admin:
             raise Forbidden("Only admins can resolve reports.")

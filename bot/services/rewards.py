@@ -32,6 +32,7 @@ from bot.core.scoring import current_streak
 from bot.core.timer import soonest
 from bot.core.workspace_settings import next_local_midnight
 from bot.log import get_logger
+from bot.services.audit import AuditLog, audited
 from bot.services.places import Places
 from bot.services.wakeup import Wakeup
 from bot.storage.directory import Directory, WorkspaceRow
@@ -51,6 +52,8 @@ _RETRY = timedelta(minutes=1)
 
 
 class Rewards:
+    audit: AuditLog | None = None  # set by build_services: changes are recorded there
+
     def __init__(
         self,
         *,
@@ -107,6 +110,7 @@ class Rewards:
         workspace = await self._places.workspace(ctx)
         return await self._changes(workspace, None)
 
+    @audited("reward add")
     async def add(self, ctx: ChatContext, request: RewardAdd, gateway: ChatGateway) -> Message:
         workspace = await self._places.workspace(ctx)
         name = _role(request.role_name)
@@ -147,6 +151,7 @@ class Rewards:
             tone=Tone.SUCCESS,
         )
 
+    @audited("reward remove")
     async def remove(
         self, ctx: ChatContext, request: RewardRemove, gateway: ChatGateway
     ) -> Message:

@@ -40,6 +40,7 @@ from bot.core.schedule_spec import (
     timezone_warning,
 )
 from bot.log import get_logger
+from bot.services.audit import AuditLog, audited
 from bot.services.wakeup import ScheduleListener, Wakeup
 from bot.storage.schedule_store import ScheduleRow, ScheduleStore
 
@@ -303,6 +304,8 @@ class ScheduleBook:
     registers a listener here so that every change wakes it at once.
     """
 
+    audit: AuditLog | None = None  # set by build_services: changes are recorded there
+
     def __init__(
         self,
         store: ScheduleStore,
@@ -380,6 +383,7 @@ class ScheduleBook:
         if not ctx.is_admin:
             raise Forbidden(_FORBIDDEN)
 
+    @audited("schedule add")
     async def add(self, ctx: ChatContext, form: ScheduleForm) -> ScheduleReply:
         """Add a schedule to the caller's channel (admins); the form's zone defaults to the
         workspace's."""
@@ -514,6 +518,7 @@ class ScheduleBook:
         """The caller's channel's schedules and when each posts next (everyone)."""
         return ScheduleReply(schedules_message(await self.channel_schedules(ctx)))
 
+    @audited("schedule remove")
     async def remove(
         self, ctx: ChatContext, schedule_id: int, *, channel: str | None = None
     ) -> ScheduleReply:
@@ -535,6 +540,7 @@ class ScheduleBook:
                 text += " Its open question stays open until an admin reveals it."
         return _reply(text)
 
+    @audited("schedule pause")
     async def pause(
         self, ctx: ChatContext, schedule_id: int, *, channel: str | None = None
     ) -> ScheduleReply:
@@ -550,6 +556,7 @@ class ScheduleBook:
             f"nothing posts until `schedule resume {schedule.id}`."
         )
 
+    @audited("schedule resume")
     async def resume(
         self, ctx: ChatContext, schedule_id: int, *, channel: str | None = None
     ) -> ScheduleReply:
@@ -569,6 +576,7 @@ class ScheduleBook:
             tone=Tone.SUCCESS,
         )
 
+    @audited("schedule skip")
     async def skip(
         self, ctx: ChatContext, schedule_id: int, *, channel: str | None = None
     ) -> ScheduleReply:
@@ -589,6 +597,7 @@ class ScheduleBook:
             f"Next question: {_next_text(updated, now)}."
         )
 
+    @audited("schedule now")
     async def now(
         self, ctx: ChatContext, schedule_id: int, *, channel: str | None = None
     ) -> ScheduleReply:

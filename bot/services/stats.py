@@ -159,14 +159,21 @@ class Stats:
         board = await (self.channel_board(ctx, window) if here else self.board(ctx, window))
         return cards.leaderboard_message(board, ctx.member_name)
 
-    async def member_report(self, ctx: ChatContext, who: str | None = None) -> MemberReport:
+    async def member_report(
+        self, ctx: ChatContext, who: str | None = None, *, member_id: int | None = None
+    ) -> MemberReport:
         """What /stats shows about the caller, or (``who``) about another member (everyone):
         points, accuracy, streak and rank, and the spaced repetition summary (cards due,
         retention, mastery by tag)."""
         workspace = await self._places.workspace(ctx)
         now = self._clock.now()
         tz = workspace.zone_at(now)
-        if who is None:
+        if member_id is not None:  # the admin page's member list (ids are its own links)
+            by_id = await self._directory.member_by_id(workspace.id, member_id)
+            if by_id is None:
+                raise NotFound("No such member in this workspace.")
+            member = by_id
+        elif who is None:
             member = await self._directory.member(workspace, ctx.member, ctx.member_name, now)
         else:
             found = await self._directory.find_member(workspace.id, who.lstrip("@"))
@@ -204,9 +211,16 @@ class Stats:
         )
 
     async def stats(
-        self, ctx: ChatContext, who: str | None = None, *, picture: bool = True
+        self,
+        ctx: ChatContext,
+        who: str | None = None,
+        *,
+        picture: bool = True,
+        member_id: int | None = None,
     ) -> Message:
-        report = await self.member_report(ctx, who)
+        """/stats: the text card and (``picture``) the PNG, of the caller, of ``who`` (a name or
+        platform id), or of ``member_id`` (a row id of the caller's workspace)."""
+        report = await self.member_report(ctx, who, member_id=member_id)
         message = stats_message(report)
         if self._exercises is not None:
             tried = await self._exercises.counts(report.stats.member_id)

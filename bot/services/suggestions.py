@@ -30,6 +30,7 @@ from bot.core.requests import (
     SuggestionsRequest,
 )
 from bot.questions.written import WrittenQuestion
+from bot.services.audit import AuditLog, audited
 from bot.services.packs import PackAdmin
 from bot.services.places import Places
 from bot.storage.directory import Directory
@@ -53,6 +54,8 @@ MAX_PENDING = 10
 
 
 class Suggestions:
+    audit: AuditLog | None = None  # set by build_services: changes are recorded there
+
     def __init__(
         self,
         *,
@@ -122,6 +125,7 @@ class Suggestions:
             return await self.approve(ctx, request.id, gateway)
         return await self.reject(ctx, request, gateway)
 
+    @audited("suggestion approve")
     async def approve(self, ctx: ChatContext, number: int, gateway: ChatGateway) -> Message:
         """Add suggestion ``number`` to the ``community`` pack (checked again, as an admin's
         ``/write``) and tell its author. If it cannot be added now, it stays in the queue."""
@@ -155,6 +159,7 @@ class Suggestions:
         )
         return replace(check.report, sections=(*check.report.sections, told))
 
+    @audited("suggestion reject")
     async def reject(
         self, ctx: ChatContext, request: SuggestionReject, gateway: ChatGateway
     ) -> Message:

@@ -174,6 +174,7 @@ class WebAccess:
             is_admin=True,
             channel_name=(channel.name or channel.external_id) if channel else None,
             command_prefix="/",
+            via="web",
         )
 
 

@@ -23,6 +23,7 @@ from bot.core.workspace_settings import (
     next_local_midnight,
     parse_value,
 )
+from bot.services.audit import AuditLog
 from bot.services.places import Places
 from bot.storage.directory import Directory, WorkspaceRow
 from bot.storage.exercises import ExerciseStore
@@ -66,6 +67,8 @@ _ON, _OFF = ("on", "yes", "true", "1"), ("off", "no", "false", "0")
 
 
 class WorkspaceSettingsService:
+    audit: AuditLog | None = None  # set by build_services: changes are recorded there
+
     def __init__(
         self,
         *,
@@ -84,7 +87,16 @@ class WorkspaceSettingsService:
         self._default_window = default_quiz_window
 
     async def command(self, ctx: ChatContext, request: SettingsRequest) -> Message:
-        """``settings [NAME [VALUE]]`` (changing is for admins), ``settings history``."""
+        """``settings [NAME [VALUE]]`` (changing is for admins), ``settings history``; a
+        workspace setting's change is recorded in the audit log."""
+        reply = await self._command(ctx, request)
+        if isinstance(request, SettingShow | SettingsHistory) or self.audit is None:
+            return reply
+        if request.setting is not Setting.SHARE_SOLUTIONS:  # a member's own: not the workspace's
+            await self.audit.record(ctx, "setting change", reply.plain_text())
+        return reply
+
+    async def _command(self, ctx: ChatContext, request: SettingsRequest) -> Message:
         workspace = await self._places.workspace(ctx)
         if isinstance(request, SettingsHistory):
             return _history(await self._store.history(workspace.id))

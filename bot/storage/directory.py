@@ -260,6 +260,16 @@ class Directory:
         self._members[key] = found
         return found
 
+    async def member_by_id(self, workspace_id: int, member_id: int) -> MemberRow | None:
+        """A member by row id, only if they belong to ``workspace_id``."""
+        row = await self._db.fetchone(
+            "SELECT id, external_id, display_name FROM members WHERE workspace_id = ? AND id = ?",
+            (workspace_id, member_id),
+        )
+        if row is None:
+            return None
+        return MemberRow(int(row[0]), workspace_id, str(row[1]), str(row[2]))
+
     async def find_member(self, workspace_id: int, name_or_id: str) -> MemberRow | None:
         """Look a member up by platform id or display name (case-insensitive)."""
         row = await self._db.fetchone(

@@ -53,6 +53,7 @@ TABLES = (
     "web_sessions",
     "rewards",
     "reward_holders",
+    "audit_log",
 )
 _BATCH = 5000
 _DEFERRED = {"questions": "current_version_id"}  # filled in once its target table is copied

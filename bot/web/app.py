@@ -95,6 +95,12 @@ def create_app(
         Route(f"{ws}/boards", pages.boards, methods=["GET"]),
         Route(f"{ws}/settings", pages.settings, methods=["GET"]),
         Route(f"{ws}/settings", pages.save_settings, methods=["POST"]),
+        Route(f"{ws}/packs", pages.packs, methods=["GET"]),
+        Route(f"{ws}/packs/toggle", pages.toggle_pack, methods=["POST"]),
+        Route(f"{ws}/packs/upload", pages.upload_pack, methods=["POST"]),
+        Route(f"{ws}/members", pages.members, methods=["GET"]),
+        Route(ws + "/members/{mid:int}/stats.png", pages.member_picture, methods=["GET"]),
+        Route(f"{ws}/audit", pages.audit, methods=["GET"]),
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))]
     return SecurityHeaders(Starlette(routes=routes, middleware=middleware))

@@ -10,7 +10,6 @@ and renders what it returns; a service's :class:`StudyError` is shown as chat wo
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 from jinja2 import Environment
@@ -25,8 +24,9 @@ from bot.core.schedule_spec import ScheduleForm
 from bot.core.workspace_settings import Setting
 from bot.log import get_logger
 from bot.services.bundle import Services
-from bot.services.web_access import AdminSession, WorkspacePlace
 from bot.web import csrf, sessions
+from bot.web.more_pages import MorePages
+from bot.web.seen import Seen
 from bot.web.templates import render
 
 __all__ = ["WEB_SETTINGS", "Pages"]
@@ -57,21 +57,13 @@ NEXT_TIMES = 5
 _STATUS = {BadInput: 400, Forbidden: 403, NotFound: 404}
 
 
-@dataclass(frozen=True, slots=True)
-class Seen:
-    """A request that passed the checks: its session and (on workspace pages) its workspace."""
-
-    session: AdminSession
-    place: WorkspacePlace | None
-    form: FormData | None
-
-
 def _status(exc: StudyError) -> int:
     return next((code for kind, code in _STATUS.items() if isinstance(exc, kind)), 400)
 
 
-class Pages:
-    """The page handlers, over the services, the templates and the cookie secret."""
+class Pages(MorePages):
+    """The page handlers, over the services, the templates and the cookie secret (packs,
+    members and the audit log are in :mod:`bot.web.more_pages`)."""
 
     def __init__(
         self,

@@ -1,0 +1,13 @@
+-- 0016: the audit log: every change an admin makes, from chat or from the admin web page, with
+-- who, when and what. Append-only; the admin page lists a workspace's newest first.
+CREATE TABLE audit_log (
+    id           INTEGER PRIMARY KEY,
+    workspace_id INTEGER NOT NULL REFERENCES workspaces (id),
+    at           TEXT NOT NULL,
+    actor        TEXT NOT NULL,               -- the platform id of who did it
+    actor_name   TEXT NOT NULL,
+    via          TEXT NOT NULL,               -- chat or web
+    action       TEXT NOT NULL,               -- e.g. "schedule add", "pack disable"
+    detail       TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX audit_log_by_workspace ON audit_log (workspace_id, id);

@@ -1,0 +1,181 @@
+"""More admin pages: packs (list, on and off per channel, upload), members (boards per channel
+and each member's /stats picture) and the audit log.
+
+A mixin of :class:`bot.web.routes.Pages`: the same checks (session, form token, workspace)
+through ``_seen``, the same services as chat, the same rendering.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import Response
+
+from bot.core.errors import StudyError
+from bot.core.models import Window
+from bot.web.seen import Seen
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
+    from bot.services.bundle import Services
+
+__all__ = ["MorePages"]
+
+_UPLOAD_LIMIT = 1024 * 1024  # read at most this much of an upload (the pack limit is smaller)
+
+
+class MorePages:
+    _services: Services
+    _env: Environment
+
+    async def _seen(self, request: Request) -> Seen | Response:
+        raise NotImplementedError
+
+    def _page(self, name: str, status: int = 200, **values: Any) -> Response:
+        raise NotImplementedError
+
+    # --- packs --------------------------------------------------------------------------------
+
+    async def packs(self, request: Request) -> Response:
+        seen = await self._seen(request)
+        if isinstance(seen, Response):
+            return seen
+        return await self._packs_page(seen)
+
+    async def _packs_page(
+        self,
+        seen: Seen,
+        *,
+        status: int = 200,
+        notice: str | None = None,
+        error: str | None = None,
+        report: str | None = None,
+    ) -> Response:
+        place = seen.place
+        assert place is not None
+        channels = []
+        summaries: dict[str, Any] = {}
+        for channel in place.channels:
+            ctx = self._services.web.context(seen.session, place, channel)
+            states = await self._services.packs.states(ctx)
+            for summary, _ in states:
+                summaries[summary.slug] = summary
+            channels.append((channel, {summary.slug: on for summary, on in states}))
+        reports = await self._services.reports.counts_by_pack(
+            self._services.web.context(seen.session, place)
+        )
+        return self._page(
+            "packs.html",
+            status=status,
+            session=seen.session,
+            place=place,
+            packs=sorted(summaries.values(), key=lambda s: s.slug),
+            channels=channels,
+            reports=reports,
+            notice=notice,
+            error=error,
+            report=report,
+        )
+
+    async def toggle_pack(self, request: Request) -> Response:
+        seen = await self._seen(request)
+        if isinstance(seen, Response):
+            return seen
+        assert seen.place is not None
+        assert seen.form is not None
+        wanted = str(seen.form.get("channel") or "")
+        channel = next((c for c in seen.place.channels if str(c.id) == wanted), None)
+        if channel is None:
+            return await self._packs_page(seen, status=400, error="Choose a channel.")
+        ctx = self._services.web.context(seen.session, seen.place, channel)
+        name = str(seen.form.get("pack") or "")[:64]
+        enabled = seen.form.get("enabled") == "on"
+        try:
+            reply = await self._services.packs.set_enabled(ctx, name, enabled)
+        except StudyError as exc:
+            return await self._packs_page(seen, status=400, error=str(exc))
+        return await self._packs_page(seen, notice=reply.plain_text())
+
+    async def upload_pack(self, request: Request) -> Response:
+        """A YAML pack or a CSV: the same linter and sandbox check as an upload in chat; the
+        problems are shown at file:line, and a valid pack is installed."""
+        seen = await self._seen(request)
+        if isinstance(seen, Response):
+            return seen
+        assert seen.place is not None
+        assert seen.form is not None
+        upload = seen.form.get("file")
+        if not isinstance(upload, UploadFile) or not upload.filename:
+            return await self._packs_page(seen, status=400, error="Choose a pack file to upload.")
+        ctx = self._services.web.context(seen.session, seen.place)
+        try:
+            self._services.packs.check_file(upload.filename, upload.size)
+            raw = await upload.read(_UPLOAD_LIMIT + 1)
+            self._services.packs.check_file(upload.filename, len(raw))
+            reply = await self._services.packs.check_upload(ctx, upload.filename, raw)
+        except StudyError as exc:
+            return await self._packs_page(seen, status=400, error=str(exc))
+        finally:
+            await upload.close()
+        return await self._packs_page(seen, report=reply.plain_text())
+
+    # --- members ------------------------------------------------------------------------------
+
+    async def members(self, request: Request) -> Response:
+        seen = await self._seen(request)
+        if isinstance(seen, Response):
+            return seen
+        place = seen.place
+        assert place is not None
+        ctx = self._services.web.context(seen.session, place)
+        everyone = await self._services.standings.board(ctx, Window.ALL)
+        per_channel = []
+        for channel in place.channels:
+            here = self._services.web.context(seen.session, place, channel)
+            board = await self._services.standings.channel_board(here, Window.ALL)
+            per_channel.append((channel, board))
+        return self._page(
+            "members.html",
+            session=seen.session,
+            place=place,
+            everyone=everyone,
+            per_channel=per_channel,
+        )
+
+    async def member_picture(self, request: Request) -> Response:
+        """A member's /stats picture, the same PNG chat attaches."""
+        seen = await self._seen(request)
+        if isinstance(seen, Response):
+            return seen
+        assert seen.place is not None
+        ctx = self._services.web.context(seen.session, seen.place)
+        member_id = int(request.path_params["mid"])
+        try:
+            message = await self._services.standings.stats(ctx, member_id=member_id)
+        except StudyError as exc:
+            return self._page("error.html", status=404, session=seen.session, error=str(exc))
+        pictures = [a for a in message.attachments if a.is_image]
+        if not pictures:
+            return self._page(
+                "error.html",
+                status=404,
+                session=seen.session,
+                error="This member has no review cards yet, so there is no picture.",
+            )
+        return Response(
+            pictures[0].content, media_type="image/png", headers={"Cache-Control": "no-store"}
+        )
+
+    # --- the audit log ------------------------------------------------------------------------
+
+    async def audit(self, request: Request) -> Response:
+        seen = await self._seen(request)
+        if isinstance(seen, Response):
+            return seen
+        assert seen.place is not None
+        ctx = self._services.web.context(seen.session, seen.place)
+        entries = await self._services.audit.recent(ctx)
+        return self._page("audit.html", session=seen.session, place=seen.place, entries=entries)

@@ -1,0 +1,118 @@
+"""Packs, members and the audit log over HTTP: the same services as chat, one workspace's
+admin never reaches another's, and one history of changes from chat and from the page."""
+
+from __future__ import annotations
+
+import httpx
+
+from bot.core.models import ChatContext
+from bot.core.schedule_spec import ScheduleForm
+from tests.helpers import FRESH
+from tests.web.conftest import HOSTILE, Site, channel_id, console
+
+Browser = tuple[httpx.AsyncClient, str]
+
+BROKEN = "pack: broken\ntitle: Broken\nitems:\n  - id: b-1\n    kind: flashcard\n    prompt: Q\n"
+
+
+async def test_packs_list_toggle_per_channel_and_upload(site: Site, me: Browser) -> None:
+    client, csrf = me
+    page = await client.get(f"/w/{site.a}/packs")
+    assert page.status_code == 200
+    assert "mini" in page.text and "#general" in page.text and "#random" in page.text
+    general = await channel_id(site, site.a, "general")
+    off = await client.post(
+        f"/w/{site.a}/packs/toggle",
+        data={"csrf": csrf, "channel": str(general), "pack": "mini", "enabled": "off"},
+    )
+    assert off.status_code == 200 and "mini" in off.text and "off in #general" in off.text
+    ctx = console("me", admin=True)
+    states = dict((s.slug, on) for s, on in await site.services.packs.states(ctx))
+    assert states["mini"] is False  # the same switch chat's `pack disable` turns
+    random_ctx = console("me", channel="random", admin=True)
+    assert dict((s.slug, on) for s, on in await site.services.packs.states(random_ctx))["mini"]
+
+    broken = await client.post(
+        f"/w/{site.a}/packs/upload",
+        data={"csrf": csrf},
+        files={"file": ("broken.yaml", BROKEN.encode(), "application/yaml")},
+    )
+    assert broken.status_code == 200
+    assert "broken.yaml:4: b-1.difficulty: required field is missing" in broken.text
+    assert "Not installed" in broken.text
+    good = await client.post(
+        f"/w/{site.a}/packs/upload",
+        data={"csrf": csrf},
+        files={"file": ("fresh.yaml", FRESH.encode(), "application/yaml")},
+    )
+    assert good.status_code == 200
+    assert "fresh.yaml: pack fresh, 1 question, no problems" in good.text
+    # This bot has no packs folder to install into, and says so, as chat would.
+    assert "installing packs from chat is off on this bot" in good.text
+    nothing = await client.post(f"/w/{site.a}/packs/upload", data={"csrf": csrf})
+    assert nothing.status_code == 400 and "Choose a pack file" in nothing.text
+    forged = await client.post(
+        f"/w/{site.a}/packs/toggle",
+        data={"channel": str(general), "pack": "mini", "enabled": "on"},
+    )
+    assert forged.status_code == 403  # no form token: nothing changes
+    assert dict((s.slug, on) for s, on in await site.services.packs.states(ctx))["mini"] is False
+
+
+async def test_members_boards_per_channel_and_the_stats_picture(site: Site, me: Browser) -> None:
+    client, _ = me
+    ann = console(HOSTILE)
+    draft = await site.services.quiz.post_question(ann, pack="mini", difficulty="medium")
+    await site.services.quiz.answer(ann, draft.post.id, "B")
+    page = await client.get(f"/w/{site.a}/members")
+    assert page.status_code == 200
+    assert "All time, everywhere" in page.text and "#general" in page.text
+    assert "&lt;script&gt;" in page.text and "<script>" not in page.text
+    link = page.text.split('href="')[-1].split('"')[0]
+    assert link.endswith("/stats.png")
+    picture = await client.get(link)
+    assert picture.status_code == 200 and picture.headers["content-type"] == "image/png"
+    assert picture.content.startswith(b"\x89PNG") and len(picture.content) > 2000
+    # Another workspace's member, or no member at all, through this workspace's address: 404.
+    bob = console("bob", workspace="other", channel="lab")
+    other = await site.services.quiz.post_question(bob, pack="mini", difficulty="medium")
+    await site.services.quiz.answer(bob, other.post.id, "B")
+    board = await site.services.standings.board(bob)
+    foreign = board.rows[0].member_id
+    assert (await client.get(f"/w/{site.a}/members/{foreign}/stats.png")).status_code == 404
+    assert (await client.get(f"/w/{site.b}/members")).status_code == 404
+
+
+async def test_the_audit_log_has_chat_and_page_changes_with_who_and_where(
+    site: Site, me: Browser
+) -> None:
+    client, csrf = me
+    general = await channel_id(site, site.a, "general")
+    admin_in_chat = ChatContext(
+        platform="console",
+        workspace="console",
+        channel="general",
+        member="root",
+        member_name=HOSTILE,
+        is_admin=True,
+        channel_name="general",
+    )
+    await site.services.schedules.add(admin_in_chat, ScheduleForm(time="06:00"))
+    await client.post(
+        f"/w/{site.a}/schedules",
+        data={"csrf": csrf, "channel": str(general), "time": "09:00", "action": "add"},
+    )
+    await client.post(f"/w/{site.a}/settings", data={"csrf": csrf, "points-easy": "12"})
+    page = await client.get(f"/w/{site.a}/audit")
+    assert page.status_code == 200
+    rows = page.text.split("<tr>")[2:]  # newest first, after the header row
+    assert len(rows) == 3
+    assert "setting change" in rows[0] and "points-easy" in rows[0] and ">web<" in rows[0]
+    assert "schedule add" in rows[1] and "Schedule #2 added" in rows[1] and ">me<" in rows[1]
+    assert "schedule add" in rows[2] and ">chat<" in rows[2] and "&lt;script&gt;" in rows[2]
+    assert "<script>" not in page.text
+    # Workspace B's log is B's alone.
+    zoe = ChatContext("console", "other", "lab", "zoe", "zoe", is_admin=True, channel_name="lab")
+    await site.services.schedules.add(zoe, ScheduleForm(time="05:00"))
+    assert "05:00" not in (await client.get(f"/w/{site.a}/audit")).text
+    assert (await client.get(f"/w/{site.b}/audit")).status_code == 404
