@@ -288,6 +288,7 @@ class Wiring:
             except OSError as exc:
                 sock.close()
                 raise StartupError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+            sock.listen(128)  # before the link is printed: a browser that is quick queues
             bound = sock.getsockname()[1]
             workspaces = await web.console_workspaces()
             token = await web.make_link_token(Person("console", "me", "me"), workspaces)

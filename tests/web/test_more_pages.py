@@ -27,10 +27,10 @@ async def test_packs_list_toggle_per_channel_and_upload(site: Site, me: Browser)
     )
     assert off.status_code == 200 and "mini" in off.text and "off in #general" in off.text
     ctx = console("me", admin=True)
-    states = dict((s.slug, on) for s, on in await site.services.packs.states(ctx))
+    states = {s.slug: on for s, on in await site.services.packs.states(ctx)}
     assert states["mini"] is False  # the same switch chat's `pack disable` turns
     random_ctx = console("me", channel="random", admin=True)
-    assert dict((s.slug, on) for s, on in await site.services.packs.states(random_ctx))["mini"]
+    assert {s.slug: on for s, on in await site.services.packs.states(random_ctx)}["mini"]
 
     broken = await client.post(
         f"/w/{site.a}/packs/upload",
@@ -56,7 +56,7 @@ async def test_packs_list_toggle_per_channel_and_upload(site: Site, me: Browser)
         data={"channel": str(general), "pack": "mini", "enabled": "on"},
     )
     assert forged.status_code == 403  # no form token: nothing changes
-    assert dict((s.slug, on) for s, on in await site.services.packs.states(ctx))["mini"] is False
+    assert {s.slug: on for s, on in await site.services.packs.states(ctx)}["mini"] is False
 
 
 async def test_members_boards_per_channel_and_the_stats_picture(site: Site, me: Browser) -> None:
