@@ -8,6 +8,7 @@ apart). It records; it never refuses anything.
 from __future__ import annotations
 
 import functools
+import unicodedata
 from collections.abc import Awaitable, Callable
 from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
@@ -20,6 +21,12 @@ from bot.storage.audit import AuditEntry, AuditStore
 __all__ = ["AuditLog", "Audited", "audited"]
 
 _DETAIL = 300
+
+
+def _plain(text: str) -> str:
+    """One line without the chat's pictographs (``✅``, ``🗑️``): the log is read as text."""
+    kept = "".join(c for c in text if unicodedata.category(c) != "So" and c != "\ufe0f")
+    return " ".join(kept.split())
 
 
 class AuditLog:
@@ -36,7 +43,7 @@ class AuditLog:
             ctx.member_name,
             ctx.via,
             action,
-            " ".join(detail.split())[:_DETAIL],
+            _plain(detail)[:_DETAIL],
         )
         await self._store.add(workspace.id, entry)
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
@@ -22,7 +23,13 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["text_of"] = text_of
+    env.filters["plain"] = plain
     return env
+
+
+def plain(text: str) -> str:
+    """A reply's text without the chat's pictographs (``✅``), which not every font has."""
+    return "".join(c for c in text if unicodedata.category(c) != "So" and c != "\ufe0f").strip()
 
 
 def text_of(message: Message) -> str:

@@ -63,7 +63,9 @@ def server(tmp_path: Path) -> Iterator[str]:
     """`studybot web` on a free loopback port; yields the sign-in link it printed."""
     db_path = tmp_path / "studybot.sqlite3"
     asyncio.run(_prepare(db_path))
-    env = {**os.environ, "STUDYBOT_PACKS": str(TEST_PACKS), "PYTHONPATH": str(ROOT)}
+    packs = tmp_path / "packs"  # a copy: the page installs uploads into it
+    shutil.copytree(TEST_PACKS, packs)
+    env = {**os.environ, "STUDYBOT_PACKS": str(packs), "PYTHONPATH": str(ROOT)}
     env.pop("DATABASE_URL", None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "bot", "web", "--db", str(db_path), "--port", "0"],
@@ -102,8 +104,9 @@ def test_an_admin_signs_in_adds_a_schedule_resolves_a_report_sees_the_board(
     from playwright.sync_api import sync_playwright
 
     executable = chromium()
-    shots = tmp_path / "screenshots"
-    shots.mkdir()
+    # STUDYBOT_SCREENSHOTS keeps them (the README's pictures are taken this way).
+    shots = Path(os.environ.get("STUDYBOT_SCREENSHOTS") or tmp_path / "screenshots")
+    shots.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(
             executable_path=executable, args=["--no-sandbox", "--disable-gpu"]
@@ -139,13 +142,39 @@ def test_an_admin_signs_in_adds_a_schedule_resolves_a_report_sees_the_board(
             assert "Resolved 1 report on `d-mc-1`" in page.locator(".notice").inner_text()
             assert "No open reports." in page.content()
 
+            page.click("text=Packs")
+            broken = tmp_path / "broken.yaml"
+            broken.write_text("pack: broken\ntitle: Broken\nitems:\n  - id: b-1\n    kind: x\n")
+            page.set_input_files("input[name=file]", broken)
+            page.click("text=Check and install")
+            report = page.locator("pre.report").inner_text()
+            assert "broken.yaml:4" in report and "Not installed" in report
+            page.screenshot(path=shots / "packs-broken.png", full_page=True)
+            good = tmp_path / "fresh.yaml"
+            good.write_text((ROOT / "tests" / "data" / "uploads" / "fresh.yaml").read_text())
+            page.set_input_files("input[name=file]", good)
+            page.click("text=Check and install")
+            assert "fresh.yaml: pack fresh, 1 question, no problems" in page.locator(
+                "pre.report"
+            ).inner_text()
+            assert "fresh" in page.locator("table").inner_text()  # installed and listed
+            page.screenshot(path=shots / "packs.png", full_page=True)
+
             page.click("text=Boards")
             week = page.locator("#board-week table").inner_text()
             assert HOSTILE in week  # the member's name, shown as text
             page.screenshot(path=shots / "boards.png", full_page=True)
 
+            page.click("text=Members")
+            assert HOSTILE in page.locator("table").first.inner_text()
+            page.screenshot(path=shots / "members.png", full_page=True)
+
             page.click("text=Settings")
             page.screenshot(path=shots / "settings.png", full_page=True)
+            page.click("text=Audit log")
+            log = page.locator("table").inner_text()
+            assert "pack upload" in log and "reports resolve" in log and "schedule add" in log
+            page.screenshot(path=shots / "audit.png", full_page=True)
             page.click("text=Sign out")
             assert "Signed out" in page.content()
             page.goto(server.split("/signin", maxsplit=1)[0] + "/")
