@@ -111,8 +111,10 @@ class ScoreStore:
             "  SELECT e.member_id, sum(e.points) AS points,"
             "    count(DISTINCT CASE WHEN e.reason IN ('answer', 'round', 'exercise')"
             "      THEN e.answer_id END) AS answers"
-            "  FROM score_events e JOIN answers a ON a.id = e.answer_id"
-            "  JOIN posts p ON p.id = a.post_id"
+            # From the channel's posts to their answers to those answers' events (indexes all
+            # the way), never through every event of the workspace.
+            "  FROM posts p JOIN answers a ON a.post_id = p.id"
+            "  JOIN score_events e ON e.answer_id = a.id"
             "  WHERE e.workspace_id = ? AND p.channel_id = ? AND e.created_at >= ?"
             "  GROUP BY e.member_id HAVING sum(e.points) > 0"
             "), ranked AS ("

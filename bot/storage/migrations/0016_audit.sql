@@ -11,3 +11,8 @@ CREATE TABLE audit_log (
     detail       TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX audit_log_by_workspace ON audit_log (workspace_id, id);
+
+-- A channel's board sums the score events of the answers to its posts: found from the posts
+-- (by channel) through the answers to their events, not by reading every event of the
+-- workspace (the admin page shows every channel's board at once).
+CREATE INDEX score_events_answer ON score_events (answer_id) WHERE answer_id IS NOT NULL;
