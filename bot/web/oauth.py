@@ -33,7 +33,7 @@ from typing import Any
 import httpx
 from authlib.integrations.httpx_client import AsyncOAuth2Client, OAuthError
 from joserfc import jwt
-from joserfc.errors import JoseError
+from joserfc.errors import ClaimError, JoseError
 from joserfc.jwk import KeySet
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -351,7 +351,9 @@ class SignInFlows:
                 token = await client.fetch_token(
                     f"{slack.api_url.rstrip('/')}/openid.connect.token", code=code
                 )
-                keys = await client.get(f"{issuer}/openid/connect/keys", withhold_token=True)
+                keys = await client.request(
+                    "GET", f"{issuer}/openid/connect/keys", withhold_token=True
+                )
                 keys.raise_for_status()
                 key_set = KeySet.import_key_set(keys.json())
             except (OAuthError, httpx.HTTPError, ValueError, JoseError) as exc:
@@ -389,6 +391,8 @@ def _reason(exc: Exception) -> str:
     """A short, secret-free reason: the error's kind (an OAuth error's code)."""
     if isinstance(exc, OAuthError):
         return str(exc.error or "refused")[:80]
+    if isinstance(exc, ClaimError):
+        return f"{exc.error}: {exc.claim}"[:80]
     if isinstance(exc, JoseError):
         return str(exc.error or type(exc).__name__)[:80]
     return type(exc).__name__
