@@ -352,16 +352,17 @@ class Wiring:
     @asynccontextmanager
     async def embedded_web(
         self, runtime: Runtime, host: str, port: int | None
-    ) -> AsyncIterator[None]:
-        """The admin web page inside ``studybot run`` (``--web-port``), stopped on the way out."""
+    ) -> AsyncIterator[int | None]:
+        """The admin web page inside ``studybot run`` (``--web-port``), stopped on the way out;
+        yields the port it listens on (None: no page)."""
         if port is None:
-            yield
+            yield None
             return
         server, sock = self.web_server(runtime, host=host, port=port, embedded=True)
         log.info("admin web page on %s:%d", host, sock.getsockname()[1])
         task = asyncio.create_task(server.serve(sockets=[sock]), name="admin-web-page")
         try:
-            yield
+            yield int(sock.getsockname()[1])
         finally:
             server.should_exit = True
             try:
