@@ -72,7 +72,7 @@ async def test_beyond_loopback_only_with_oauth_sign_in(tmp_path: Path) -> None:
         discord_client_secret="secret",
     )
     async with wiring.runtime(configured, sandbox_on=False) as runtime:
-        server, sock = wiring.web_server(runtime, host="0.0.0.0", port=0)
+        _server, sock = wiring.web_server(runtime, host="0.0.0.0", port=0)
         sock.close()
 
 
