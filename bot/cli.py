@@ -151,13 +151,13 @@ def run(
         ),
     ] = None,
     web_host: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--web-host",
-            help="Where the page listens; beyond 127.0.0.1 only with Discord or Slack "
-            "sign-in configured (behind a reverse proxy).",
+            help="Where the page listens (default: WEB_HOST, else 127.0.0.1); beyond loopback "
+            "only with Discord or Slack sign-in configured (behind a reverse proxy).",
         ),
-    ] = "127.0.0.1",
+    ] = None,
 ) -> None:
     """Run the bot on the configured platform (the console when no platform is set).
 
@@ -186,7 +186,7 @@ def run(
             settings,
             http_port=http,
             web_port=web_port if web_port is not None else settings.web_port,
-            web_host=web_host,
+            web_host=web_host or settings.web_host,
         )
     )
 
@@ -307,13 +307,14 @@ def web(
         ),
     ] = None,
     host: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--host",
-            help="Address to listen on. Beyond 127.0.0.1 only with Discord or Slack sign-in "
-            "configured (WEB_PUBLIC_URL and the client id and secret), behind a reverse proxy.",
+            help="Address to listen on (default: WEB_HOST, else 127.0.0.1). Beyond loopback "
+            "only with Discord or Slack sign-in configured (WEB_PUBLIC_URL and the client id "
+            "and secret), behind a reverse proxy.",
         ),
-    ] = "127.0.0.1",
+    ] = None,
 ) -> None:
     """Serve the admin web page on 127.0.0.1 and print a one-time sign-in link.
 
@@ -331,7 +332,7 @@ def web(
         typer.echo(line)
         sys.stdout.flush()
 
-    asyncio.run(wiring.web(settings, port=port, host=host, out=say))
+    asyncio.run(wiring.web(settings, port=port, host=host or settings.web_host, out=say))
 
 
 @app.command("invite-url")

@@ -129,6 +129,8 @@ class Settings(BaseSettings):
     web_public_url: str | None = Field(None, validation_alias="WEB_PUBLIC_URL")
     # The page's port (`studybot web` and `studybot run --web-port` take it as their default).
     web_port: int | None = Field(None, ge=0, le=65535, validation_alias="WEB_PORT")
+    # Where the page listens; beyond loopback only with Discord or Slack sign-in configured.
+    web_host: str = Field("127.0.0.1", validation_alias="WEB_HOST")
     # Addresses whose X-Forwarded-Proto/For the page believes (the reverse proxy's); "*" only
     # when nothing but the proxy can reach the page's port (as in deploy/compose.yaml).
     web_trusted_proxies: str = Field("127.0.0.1", validation_alias="WEB_TRUSTED_PROXIES")
