@@ -78,15 +78,18 @@ def create_app(
     Discord / Slack; ``rights`` is asked again before every write (:mod:`bot.web.oauth`)."""
     secret = secret or secrets.token_bytes(32)
     rights = rights or AdminRights()
+    limiter = limiter or SignInLimiter()
     pages = Pages(
         services,
         environment(),
         secret,
-        limiter or SignInLimiter(),
+        limiter,
         recheck=rights.recheck,
         providers=oauth.providers if oauth is not None else (),
     )
-    flows = SignInFlows(services, oauth, rights, secret, pages.plain_page) if oauth else None
+    flows = None
+    if oauth is not None:
+        flows = SignInFlows(services, oauth, rights, secret, pages.plain_page, limiter=limiter)
     css = _stylesheet()
 
     async def stylesheet(request: Request) -> Response:

@@ -27,7 +27,7 @@ import json
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -74,7 +74,7 @@ the bot (Discord: the member's roles and their permissions; Slack: ``users.info`
 @dataclass(frozen=True, slots=True)
 class DiscordClient:
     client_id: str
-    client_secret: str
+    client_secret: str = field(repr=False)
     authorize_url: str  # https://discord.com/oauth2/authorize
     api_base: str  # https://discord.com/api/v10: /oauth2/token, /users/@me, /users/@me/guilds
 
@@ -82,7 +82,7 @@ class DiscordClient:
 @dataclass(frozen=True, slots=True)
 class SlackClient:
     client_id: str
-    client_secret: str
+    client_secret: str = field(repr=False)
     issuer: str  # https://slack.com: /openid/connect/authorize and /openid/connect/keys
     api_url: str  # https://slack.com/api/: openid.connect.token
 
@@ -186,6 +186,7 @@ class SignInFlows:
         secret: bytes,
         page: Callable[..., Response],
         now: Callable[[], float] = time.time,
+        limiter: sessions.SignInLimiter | None = None,
     ) -> None:
         self._services = services
         self._settings = settings
@@ -193,6 +194,7 @@ class SignInFlows:
         self._secret = secret
         self._page = page
         self._now = now
+        self._limiter = limiter or sessions.SignInLimiter()
 
     def routes(self) -> list[Route]:
         routes = []
@@ -252,6 +254,10 @@ class SignInFlows:
 
     async def callback(self, request: Request) -> Response:
         provider = request.url.path.split("/")[2]
+        client = request.client.host if request.client else "unknown"
+        if not self._limiter.allow(client):  # the same limit as the one-time links'
+            log.warning("web: sign-in attempts from %s over the limit", client)
+            return self._page("error.html", status=429, error=_TOO_MANY)
         flow = _unpack(self._secret, request.cookies.get(FLOW_COOKIE, ""))
         state = request.query_params.get("state", "")
         code = request.query_params.get("code", "")
@@ -402,6 +408,7 @@ _BAD_STATE = (
     "This sign-in did not start in this browser, or took more than 10 minutes. "
     "Go back to the sign-in page and try again."
 )
+_TOO_MANY = "Too many sign-in attempts from here. Wait a few minutes, then try again."
 _DECLINED = "The sign-in was cancelled. Go back to the sign-in page and try again."
 _PROVIDER_REFUSED = "{} refused this sign-in ({}). Go back to the sign-in page and try again."
 _SECRET_IN_BODY = "client_secret_post"  # noqa: S105 (a method's name, not a secret)

@@ -79,6 +79,7 @@ async def world(service: Services) -> AsyncIterator[World]:
         fake.slack_user("U1", "carol", "T1", admin=True)
         fake.slack_user("U2", "dave", "T1")
         settings = Settings(
+            _env_file=None,
             web_public_url=PUBLIC,
             discord_client_id=DISCORD_CLIENT[0],
             discord_client_secret=DISCORD_CLIENT[1],
@@ -300,6 +301,7 @@ async def test_a_slack_member_who_is_no_admin_sees_nothing(world: World) -> None
 
 async def test_slack_admin_list_counts(world: World, service: Services) -> None:
     settings = Settings(
+        _env_file=None,
         web_public_url=PUBLIC,
         slack_client_id=SLACK_CLIENT[0],
         slack_client_secret=SLACK_CLIENT[1],
@@ -356,3 +358,28 @@ async def test_secrets_are_not_logged(world: World, caplog: pytest.LogCaptureFix
     logged = caplog.text
     assert DISCORD_CLIENT[1] not in logged and SLACK_CLIENT[1] not in logged
     assert BOT_TOKEN not in logged
+
+
+async def test_callbacks_are_rate_limited(world: World) -> None:
+    async with world.browser() as client:
+        codes = [
+            (await client.get(f"/signin/discord/callback?code=x&state=guess{i}")).status_code
+            for i in range(11)
+        ]
+    assert codes[:10] == [400] * 10
+    assert codes[10] == 429
+
+
+def test_the_settings_never_show_the_client_secrets() -> None:
+    settings = Settings(
+        _env_file=None,
+        web_public_url=PUBLIC,
+        discord_client_id="1",
+        discord_client_secret="very-secret-1",
+        slack_client_id="2",
+        slack_client_secret="very-secret-2",
+    )
+    oauth, _ = web_sign_in(settings)
+    assert oauth is not None
+    shown = f"{oauth!r} {oauth.discord!r} {oauth.slack!r} {settings!r}"
+    assert "very-secret" not in shown
