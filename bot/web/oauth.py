@@ -26,12 +26,13 @@ import hmac
 import json
 import secrets
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import authlib.deprecate  # noqa: F401  (its warning filter first, so ours below wins)
 import httpx
-from authlib.integrations.httpx_client import AsyncOAuth2Client, OAuthError
 from joserfc import jwt
 from joserfc.errors import ClaimError, JoseError
 from joserfc.jwk import KeySet
@@ -43,6 +44,12 @@ from bot.log import get_logger
 from bot.services.bundle import Services
 from bot.services.web_access import AdminSession, Person, WorkspacePlace
 from bot.web import sessions
+
+with warnings.catch_warnings():
+    # Authlib 1.9 prefers its httpx2 package and warns (always) when it uses httpx instead,
+    # which works the same; an operator starting the page should not read that.
+    warnings.filterwarnings("ignore", message="The httpx module is deprecated")
+    from authlib.integrations.httpx_client import AsyncOAuth2Client, OAuthError
 
 __all__ = [
     "DISCORD_SCOPES",
