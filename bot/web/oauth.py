@@ -325,7 +325,7 @@ class SignInFlows:
                 user, listed = me.json(), guilds.json()
             except (OAuthError, httpx.HTTPError, ValueError) as exc:
                 raise FlowFailed(_PROVIDER_REFUSED.format("Discord", _reason(exc))) from None
-        if not isinstance(user, dict) or not isinstance(listed, list):
+        if not isinstance(user, dict) or "id" not in user or not isinstance(listed, list):
             raise FlowFailed(_PROVIDER_REFUSED.format("Discord", "unexpected answer"))
         member = str(user["id"])
         name = str(user.get("global_name") or user.get("username") or member)
