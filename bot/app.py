@@ -12,12 +12,13 @@ import contextlib
 import random
 import signal
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import asyncpg
 from pydantic import ValidationError
@@ -78,6 +79,9 @@ from bot.storage.suggestions import SuggestionStore
 from bot.storage.web_sessions import WebSessionStore
 from bot.storage.workspace_settings import SettingsStore
 
+if TYPE_CHECKING:
+    from bot.web.oauth import AdminRights, OAuthSettings
+
 __all__ = ["Built", "StartupError", "Wiring", "build_services", "due_sources", "run_until_stopped"]
 
 WORKSPACE_SETTINGS_TTL = 10.0  # seconds: PostgreSQL, several processes (see Directory)
@@ -122,6 +126,8 @@ class Wiring:
                 settings.slack_signing_secret,
                 settings.database_url,
                 settings.web_secret,
+                settings.discord_client_secret,
+                settings.slack_client_secret,
             )
             if s is not None
         ]
@@ -227,8 +233,12 @@ class Wiring:
         http_port: int | None = None,
         clock: Clock | None = None,
         json_lines: bool = False,
+        web_port: int | None = None,
+        web_host: str = "127.0.0.1",
     ) -> None:
         """Run the configured platform until it stops or a signal asks it to: ``studybot run``.
+
+        ``web_port``: the admin web page too, in this process, over the same services.
 
         On SIGTERM or SIGINT: stop taking new events, let the scheduler finish the sends in
         flight, let answers commit and snippet runs finish (briefly; then they are cancelled),
@@ -242,7 +252,11 @@ class Wiring:
             # lines every time. The adapter is also the scheduler's gateway: its send_post
             # waits until the platform connection is ready.
             scheduler = self.scheduler(runtime, adapter, concurrency=1 if console else 16)
-            async with scheduler.running(), self.operations(runtime, adapter, scheduler):
+            async with (
+                scheduler.running(),
+                self.operations(runtime, adapter, scheduler),
+                self.embedded_web(runtime, web_host, web_port),
+            ):
                 if console:
                     from bot.adapters.console import ConsoleAdapter
 
@@ -263,41 +277,104 @@ class Wiring:
     ) -> None:
         """Serve the admin web page until a signal stops it: ``studybot web``.
 
-        With no OAuth settings it administers this database's console workspaces, listens on
-        ``host`` (loopback) only, and prints a one-time sign-in link on standard output.
+        It prints a one-time sign-in link for this database's console workspaces. Without
+        OAuth settings it listens on loopback only; with Sign in with Discord or Slack
+        configured it may listen on ``host`` (behind the reverse proxy).
         """
+        async with self.runtime(settings, clock=clock, sandbox_on=False) as runtime:
+            server, sock = self.web_server(runtime, host=host, port=port)
+            bound = sock.getsockname()[1]
+            shown = host if host not in ("0.0.0.0", "::") else "127.0.0.1"  # noqa: S104
+            web = runtime.services.web
+            from bot.services.web_access import Person
+
+            workspaces = await web.console_workspaces()
+            token = await web.make_link_token(Person("console", "me", "me"), workspaces)
+            out(f"Admin web page: http://{shown}:{bound}/")
+            out(
+                f"Sign in (one-time link, valid 15 minutes): http://{shown}:{bound}/signin?token={token}"
+            )
+            await server.serve(sockets=[sock])
+
+    def web_server(
+        self, runtime: Runtime, *, host: str, port: int, embedded: bool = False
+    ) -> tuple[Any, Any]:
+        """The page over ``runtime``'s services, as a uvicorn server and its bound socket (not
+        started). Beyond loopback only with OAuth sign-in configured. ``embedded``: inside
+        ``studybot run``, whose own signal handling stops it (``server.should_exit``)."""
         import socket
 
         import uvicorn
 
-        from bot.services.web_access import Person
         from bot.web.app import create_app
 
-        async with self.runtime(settings, clock=clock, sandbox_on=False) as runtime:
-            web = runtime.services.web
-            secret = (
-                settings.web_secret.get_secret_value().encode() if settings.web_secret else None
+        settings = runtime.settings
+        oauth, rights = web_sign_in(settings)
+        loopback = ("127.0.0.1", "localhost", "[::1]", "::1")
+        if host not in loopback and oauth is None:
+            raise StartupError(
+                f"the admin web page listens on loopback only unless Sign in with Discord or "
+                f"Slack is configured (WEB_PUBLIC_URL and DISCORD_CLIENT_ID/SECRET or "
+                f"SLACK_CLIENT_ID/SECRET); not on {host}. Use an SSH tunnel instead."
             )
-            loopback = ("127.0.0.1", "localhost", "[::1]")
-            hosts = loopback if host in loopback else (host, *loopback)
-            app = create_app(runtime.services, secret=secret, hosts=hosts)
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        hosts = [*loopback]
+        if oauth is not None:
+            public = urlsplit(oauth.public_url).hostname
+            if public:
+                hosts.append(public)
+        secret = settings.web_secret.get_secret_value().encode() if settings.web_secret else None
+        app = create_app(runtime.services, secret=secret, hosts=hosts, oauth=oauth, rights=rights)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host.strip("[]"), port))
+        except OSError as exc:
+            sock.close()
+            raise StartupError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        sock.listen(128)  # before a link is printed: a browser that is quick queues
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            # Behind the reverse proxy: its X-Forwarded-Proto makes cookies Secure.
+            proxy_headers=True,
+            forwarded_allow_ips=settings.web_trusted_proxies,
+        )
+        if embedded:
+
+            class Embedded(uvicorn.Server):
+                @contextlib.contextmanager
+                def capture_signals(self) -> Iterator[None]:
+                    yield  # the bot's run_until_stopped handles SIGTERM and SIGINT
+
+            return Embedded(config), sock
+        return uvicorn.Server(config), sock
+
+    @asynccontextmanager
+    async def embedded_web(
+        self, runtime: Runtime, host: str, port: int | None
+    ) -> AsyncIterator[int | None]:
+        """The admin web page inside ``studybot run`` (``--web-port``), stopped on the way out;
+        yields the port it listens on (None: no page)."""
+        if port is None:
+            yield None
+            return
+        server, sock = self.web_server(runtime, host=host, port=port, embedded=True)
+        log.info("admin web page on %s:%d", host, sock.getsockname()[1])
+        task = asyncio.create_task(server.serve(sockets=[sock]), name="admin-web-page")
+        try:
+            yield int(sock.getsockname()[1])
+        finally:
+            server.should_exit = True
             try:
-                sock.bind((host, port))
-            except OSError as exc:
-                sock.close()
-                raise StartupError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
-            sock.listen(128)  # before the link is printed: a browser that is quick queues
-            bound = sock.getsockname()[1]
-            workspaces = await web.console_workspaces()
-            token = await web.make_link_token(Person("console", "me", "me"), workspaces)
-            out(f"Admin web page: http://{host}:{bound}/")
-            out(
-                f"Sign in (one-time link, valid 15 minutes): http://{host}:{bound}/signin?token={token}"
-            )
-            config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
-            await uvicorn.Server(config).serve(sockets=[sock])
+                await asyncio.wait_for(task, 5)
+            except TimeoutError:
+                task.cancel()
+            except Exception:  # its failure must not hide the bot's own
+                log.exception("the admin web page stopped with an error")
+            sock.close()
 
     @staticmethod
     def preflight(settings: Settings, *, http_port: int | None = None) -> None:
@@ -424,6 +501,54 @@ async def run_until_stopped(
         stopping.cancel()
         for sig in handled:
             loop.remove_signal_handler(sig)
+
+
+def web_sign_in(settings: Settings) -> tuple[OAuthSettings | None, AdminRights]:
+    """The admin page's OAuth sign-in (None: not configured) and the rights check every write
+    asks, through the bot's tokens (a platform without its bot token: refused, fail closed)."""
+    from bot.web.oauth import AdminRights, DiscordClient, OAuthSettings, SlackClient
+
+    discord_check = slack_check = None
+    if settings.discord_token is not None:
+        from bot.adapters.discord.identity import AdminRoleNames, admin_role_ids
+        from bot.adapters.discord.web_rights import DiscordRights
+
+        try:
+            roles = admin_role_ids(settings.discord_admin_role)
+        except AdminRoleNames as exc:
+            raise StartupError(f"DISCORD_ADMIN_ROLE takes role ids, never names: {exc}") from None
+        discord_check = DiscordRights(
+            settings.discord_api_base, settings.discord_token.get_secret_value(), roles
+        )
+    if settings.slack_bot_token is not None:
+        from bot.adapters.slack.web_rights import SlackRights
+
+        slack_check = SlackRights(
+            settings.slack_api_url,
+            settings.slack_bot_token.get_secret_value(),
+            settings.slack_admin_users,
+        )
+    rights = AdminRights(discord=discord_check, slack=slack_check)
+    if settings.web_public_url is None:
+        return None, rights
+    discord = slack = None
+    if settings.discord_client_id and settings.discord_client_secret:
+        discord = DiscordClient(
+            settings.discord_client_id,
+            settings.discord_client_secret.get_secret_value(),
+            settings.discord_oauth_url,
+            settings.discord_api_base,
+        )
+    if settings.slack_client_id and settings.slack_client_secret:
+        slack = SlackClient(
+            settings.slack_client_id,
+            settings.slack_client_secret.get_secret_value(),
+            settings.slack_oidc_url,
+            settings.slack_api_url,
+        )
+    if discord is None and slack is None:
+        return None, rights
+    return OAuthSettings(settings.web_public_url, discord, slack), rights
 
 
 def _settings_problem(exc: ValidationError) -> str:

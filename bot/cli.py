@@ -140,6 +140,24 @@ def run(
         ),
     ] = None,
     db: DbOption = None,
+    web_port: Annotated[
+        int | None,
+        typer.Option(
+            "--web-port",
+            min=0,
+            max=65535,
+            help="Serve the admin web page in this process too, on this port "
+            "(default: WEB_PORT; unset: no page).",
+        ),
+    ] = None,
+    web_host: Annotated[
+        str | None,
+        typer.Option(
+            "--web-host",
+            help="Where the page listens (default: WEB_HOST, else 127.0.0.1); beyond loopback "
+            "only with Discord or Slack sign-in configured (behind a reverse proxy).",
+        ),
+    ] = None,
 ) -> None:
     """Run the bot on the configured platform (the console when no platform is set).
 
@@ -163,7 +181,14 @@ def run(
     if settings.platform is Platform.CONSOLE and not sys.stdin.isatty():
         raise StartupError(console_without_terminal(platform_source(wiring, platform)))
     wiring.configure_logging(settings, quiet=settings.platform is Platform.CONSOLE)
-    asyncio.run(wiring.serve(settings, http_port=http))
+    asyncio.run(
+        wiring.serve(
+            settings,
+            http_port=http,
+            web_port=web_port if web_port is not None else settings.web_port,
+            web_host=web_host or settings.web_host,
+        )
+    )
 
 
 def platform_source(wiring: Wiring, option: Platform | None) -> str:
@@ -276,23 +301,38 @@ def web(
     ctx: typer.Context,
     db: DbOption = None,
     port: Annotated[
-        int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free).")
-    ] = 8765,
+        int | None,
+        typer.Option(
+            "--port", min=0, max=65535, help="Port (default: WEB_PORT, else 8765; 0: any free)."
+        ),
+    ] = None,
+    host: Annotated[
+        str | None,
+        typer.Option(
+            "--host",
+            help="Address to listen on (default: WEB_HOST, else 127.0.0.1). Beyond loopback "
+            "only with Discord or Slack sign-in configured (WEB_PUBLIC_URL and the client id "
+            "and secret), behind a reverse proxy.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the admin web page on 127.0.0.1 and print a one-time sign-in link.
 
-    It administers the console workspaces of the database: schedules, reports, boards and
-    settings, with the same rules as chat. Stop it with Ctrl-C.
+    The link administers the console workspaces of the database: schedules, reports, boards
+    and settings, with the same rules as chat. With Discord or Slack sign-in configured, the
+    sign-in page also offers them (see README, "Admin web page"). Stop it with Ctrl-C.
     """
     wiring = _wiring(ctx)
     settings = wiring.settings(db_path=db)
+    if port is None:
+        port = settings.web_port if settings.web_port is not None else 8765
     wiring.configure_logging(settings, quiet=True)
 
     def say(line: str) -> None:
         typer.echo(line)
         sys.stdout.flush()
 
-    asyncio.run(wiring.web(settings, port=port, out=say))
+    asyncio.run(wiring.web(settings, port=port, host=host or settings.web_host, out=say))
 
 
 @app.command("invite-url")

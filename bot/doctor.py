@@ -8,12 +8,15 @@ parts; Slack tokens start with ``xoxb-`` / ``xapp-``); their values are never pr
 from __future__ import annotations
 
 import enum
+import ipaddress
 import re
+import socket
 import sqlite3
 import zoneinfo
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
@@ -21,7 +24,7 @@ from bot.questions.lint import lint_packs
 from bot.settings import Platform, Settings
 from bot.storage.migrate import available_migrations
 
-__all__ = ["Check", "Status", "rewards_checks", "run_checks"]
+__all__ = ["Check", "Status", "rewards_checks", "run_checks", "web_checks"]
 
 
 class Status(enum.StrEnum):
@@ -143,6 +146,101 @@ def settings_checks(
                     "a signing secret (32 hex characters)",
                 )
             )
+    return checks
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def web_checks(settings: Settings) -> list[Check]:
+    """The admin web page's port and public URL, and its Discord / Slack sign-in: said only
+    when one of them is set (the page's loopback default needs none)."""
+    checks: list[Check] = []
+    if settings.web_port:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", settings.web_port))
+            except OSError as exc:
+                checks.append(
+                    Check(
+                        "WEB_PORT",
+                        Status.WARN,
+                        f"{settings.web_port} is taken ({exc.strerror}); is the page already "
+                        "running? Choose another port or stop it.",
+                    )
+                )
+            else:
+                checks.append(Check("WEB_PORT", Status.OK, f"{settings.web_port} is free"))
+    clients = (
+        ("Discord", "DISCORD", settings.discord_client_id, settings.discord_client_secret),
+        ("Slack", "SLACK", settings.slack_client_id, settings.slack_client_secret),
+    )
+    wanted = [c for c in clients if c[2] or c[3]]
+    for name, prefix, client_id, secret in wanted:
+        if not client_id or secret is None:
+            missing = f"{prefix}_CLIENT_ID" if not client_id else f"{prefix}_CLIENT_SECRET"
+            checks.append(
+                Check(f"{name} sign-in", Status.FAIL, f"{missing} is not set; both are needed")
+            )
+    url = settings.web_public_url
+    if url is None:
+        if wanted:
+            checks.append(
+                Check(
+                    "WEB_PUBLIC_URL",
+                    Status.FAIL,
+                    "not set: sign-in needs the page's public https base URL (the redirect "
+                    "URIs are made from it), e.g. https://admin.example.org",
+                )
+            )
+        return checks
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.scheme not in ("http", "https") or not host:
+        problem = "is not an http(s) URL with a host"
+    elif parts.scheme != "https" and not _loopback(host):
+        problem = (
+            "must be https (http only on loopback): cookies and codes must not travel in clear"
+        )
+    elif parts.query or parts.fragment or parts.username or parts.password:
+        problem = "must be a base URL (no query, fragment or user); redirect URIs are built on it"
+    elif parts.path not in ("", "/"):
+        problem = "must be the site's root (the page's paths start at /); no path"
+    else:
+        problem = ""
+    if problem:
+        checks.append(Check("WEB_PUBLIC_URL", Status.FAIL, f"{url!r} {problem}"))
+        return checks
+    base = url.rstrip("/")
+    uris = ", ".join(
+        f"{base}/signin/{name.lower()}/callback" for name, _, cid, sec in wanted if cid and sec
+    )
+    detail = f"{base}" + (f"; register the redirect URI(s) {uris}" if uris else "")
+    checks.append(Check("WEB_PUBLIC_URL", Status.OK, detail))
+    if settings.discord_sign_in and settings.discord_token is None:
+        checks.append(
+            Check(
+                "Discord sign-in",
+                Status.WARN,
+                "DISCORD_TOKEN is not set: rights cannot be checked through the bot, so every "
+                "change on the page is refused",
+            )
+        )
+    if settings.slack_sign_in and settings.slack_bot_token is None:
+        checks.append(
+            Check(
+                "Slack sign-in",
+                Status.WARN,
+                "SLACK_BOT_TOKEN is not set: rights cannot be checked through the bot, so no "
+                "one administers a workspace on the page",
+            )
+        )
     return checks
 
 
@@ -330,6 +428,7 @@ async def run_checks(
     """Every check; ``platform_set``: the platform was chosen (option or STUDYBOT_PLATFORM),
     ``terminal``: stdin is one (what the console needs)."""
     checks = settings_checks(settings, http=http, platform_set=platform_set, terminal=terminal)
+    checks.extend(web_checks(settings))
     if settings.database_url is not None:
         checks.append(await postgres_check(settings.database_url.get_secret_value()))
     else:

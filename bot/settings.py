@@ -124,6 +124,27 @@ class Settings(BaseSettings):
     # --- the admin web page (studybot web) ---------------------------------------------------
     # Signs session cookies; unset, a random one per process (sessions end when it stops).
     web_secret: SecretStr | None = Field(None, validation_alias="WEB_SECRET")
+    # The page's public base URL (https://admin.example.org): the OAuth redirect URIs are
+    # WEB_PUBLIC_URL/signin/discord/callback and WEB_PUBLIC_URL/signin/slack/callback.
+    web_public_url: str | None = Field(None, validation_alias="WEB_PUBLIC_URL")
+    # The page's port (`studybot web` and `studybot run --web-port` take it as their default).
+    web_port: int | None = Field(None, ge=0, le=65535, validation_alias="WEB_PORT")
+    # Where the page listens; beyond loopback only with Discord or Slack sign-in configured.
+    web_host: str = Field("127.0.0.1", validation_alias="WEB_HOST")
+    # Addresses whose X-Forwarded-Proto/For the page believes (the reverse proxy's); "*" only
+    # when nothing but the proxy can reach the page's port (as in deploy/compose.yaml).
+    web_trusted_proxies: str = Field("127.0.0.1", validation_alias="WEB_TRUSTED_PROXIES")
+    # Sign in with Discord (OAuth2, scopes `identify guilds`): the application's OAuth2 client.
+    discord_client_id: str | None = Field(None, validation_alias="DISCORD_CLIENT_ID")
+    discord_client_secret: SecretStr | None = Field(None, validation_alias="DISCORD_CLIENT_SECRET")
+    discord_oauth_url: str = Field(
+        "https://discord.com/oauth2/authorize", validation_alias="DISCORD_OAUTH_URL"
+    )
+    # Sign in with Slack (OpenID Connect): the Slack app's client id and secret.
+    slack_client_id: str | None = Field(None, validation_alias="SLACK_CLIENT_ID")
+    slack_client_secret: SecretStr | None = Field(None, validation_alias="SLACK_CLIENT_SECRET")
+    # Slack's OpenID issuer: its /openid/connect/authorize and /openid/connect/keys are used.
+    slack_oidc_url: str = Field("https://slack.com", validation_alias="SLACK_OIDC_URL")
 
     # --- operations --------------------------------------------------------------------------
     health_port: int | None = Field(None, ge=0, le=65535, validation_alias="HEALTH_PORT")
@@ -144,6 +165,16 @@ class Settings(BaseSettings):
     def files_dir(self) -> Path:
         """Where the console saves what runs return (figures, files, graphs): beside the DB."""
         return self.db_path.with_name(f"{self.db_path.stem}-files")
+
+    @property
+    def discord_sign_in(self) -> bool:
+        """Whether Sign in with Discord is configured (client id, secret and public URL)."""
+        return bool(self.discord_client_id and self.discord_client_secret and self.web_public_url)
+
+    @property
+    def slack_sign_in(self) -> bool:
+        """Whether Sign in with Slack is configured (client id, secret and public URL)."""
+        return bool(self.slack_client_id and self.slack_client_secret and self.web_public_url)
 
     @field_validator("database_url")
     @classmethod

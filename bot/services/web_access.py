@@ -5,8 +5,9 @@ The secrets (a link's token, a session's token) are random, shown once, and stor
 SHA-256 hashes. A link is used at most once and expires; a session is checked against the
 database on every request (so it can be revoked, and several web processes can share it) and
 expires. The workspaces a person administers are fixed when the link is made, by whoever made
-it (``studybot web`` for the console's workspaces; an OAuth sign-in later, from the platform's
-own permissions); every page checks them before it reads or changes anything.
+it (``studybot web`` for the console's workspaces) or at an OAuth sign-in (from the platform's
+own permissions, see :mod:`bot.web.oauth`); every page checks them before it reads or changes
+anything, and every write checks again with the platform.
 """
 
 from __future__ import annotations
@@ -110,6 +111,35 @@ class WebAccess:
         )
         await self._store.add_session(_hash(token), session, now)
         return token, _admin(session)
+
+    async def open_session(
+        self, person: Person, workspaces: Sequence[int], lifetime: timedelta = SESSION_LIFETIME
+    ) -> tuple[str, AdminSession]:
+        """A new session for ``person`` straight away (an OAuth sign-in, whose provider vouched
+        for them): its token and the session."""
+        now = self._clock.now()
+        token = secrets.token_urlsafe(32)
+        session = SessionRow(
+            person.platform,
+            person.member,
+            person.name,
+            tuple(sorted(set(workspaces))),
+            now + lifetime,
+            secrets.token_urlsafe(32),
+        )
+        await self._store.add_session(_hash(token), session, now)
+        return token, _admin(session)
+
+    async def workspaces_on(self, platform: str, external_ids: Sequence[str]) -> dict[str, int]:
+        """The workspaces of ``platform`` this database knows among ``external_ids`` (a
+        Discord server's id, a Slack team's id), by external id; none is made."""
+        wanted = set(external_ids)
+        found: dict[str, int] = {}
+        for workspace_id in await self._places.workspace_ids(platform):
+            workspace = await self._places.workspace_by_id(workspace_id)
+            if workspace.external_id in wanted:
+                found[workspace.external_id] = workspace.id
+        return found
 
     async def session(self, session_token: str) -> AdminSession | None:
         """The live session for a token (None: unknown, revoked or expired)."""

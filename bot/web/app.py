@@ -19,6 +19,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bot.services.bundle import Services
+from bot.web.oauth import AdminRights, OAuthSettings, SignInFlows
 from bot.web.routes import Pages
 from bot.web.sessions import SignInLimiter
 from bot.web.templates import environment
@@ -67,14 +68,28 @@ def create_app(
     secret: bytes | None = None,
     limiter: SignInLimiter | None = None,
     hosts: Sequence[str] = ("*",),
+    oauth: OAuthSettings | None = None,
+    rights: AdminRights | None = None,
 ) -> ASGIApp:
     """The page over ``services``. ``secret`` signs session cookies (a random one per process
     when None: sessions then end when the process does). ``hosts`` are the Host headers
     answered: on loopback, only loopback names, so a web page elsewhere cannot reach this one
-    through a DNS name it points at 127.0.0.1 (DNS rebinding)."""
+    through a DNS name it points at 127.0.0.1 (DNS rebinding). ``oauth`` adds Sign in with
+    Discord / Slack; ``rights`` is asked again before every write (:mod:`bot.web.oauth`)."""
+    secret = secret or secrets.token_bytes(32)
+    rights = rights or AdminRights()
+    limiter = limiter or SignInLimiter()
     pages = Pages(
-        services, environment(), secret or secrets.token_bytes(32), limiter or SignInLimiter()
+        services,
+        environment(),
+        secret,
+        limiter,
+        recheck=rights.recheck,
+        providers=oauth.providers if oauth is not None else (),
     )
+    flows = None
+    if oauth is not None:
+        flows = SignInFlows(services, oauth, rights, secret, pages.plain_page, limiter=limiter)
     css = _stylesheet()
 
     async def stylesheet(request: Request) -> Response:
@@ -101,6 +116,7 @@ def create_app(
         Route(f"{ws}/members", pages.members, methods=["GET"]),
         Route(ws + "/members/{mid:int}/stats.png", pages.member_picture, methods=["GET"]),
         Route(f"{ws}/audit", pages.audit, methods=["GET"]),
+        *(flows.routes() if flows is not None else ()),
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))]
     return SecurityHeaders(Starlette(routes=routes, middleware=middleware))

@@ -9,7 +9,7 @@ and renders what it returns; a service's :class:`StudyError` is shown as chat wo
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from jinja2 import Environment
@@ -24,6 +24,7 @@ from bot.core.schedule_spec import ScheduleForm
 from bot.core.workspace_settings import Setting
 from bot.log import get_logger
 from bot.services.bundle import Services
+from bot.services.web_access import AdminSession, WorkspacePlace
 from bot.web import csrf, sessions
 from bot.web.more_pages import MorePages
 from bot.web.seen import Seen
@@ -56,6 +57,10 @@ FORM_FIELDS: tuple[str, ...] = (
 NEXT_TIMES = 5
 _STATUS = {BadInput: 400, Forbidden: 403, NotFound: 404}
 
+Recheck = Callable[[AdminSession, WorkspacePlace], Awaitable[bool]]
+"""Whether the session's person still administers the workspace, asked again before a POST
+changes anything there (OAuth sessions: through the bot; see :mod:`bot.web.oauth`)."""
+
 
 def _status(exc: StudyError) -> int:
     return next((code for kind, code in _STATUS.items() if isinstance(exc, kind)), 400)
@@ -71,11 +76,16 @@ class Pages(MorePages):
         env: Environment,
         secret: bytes,
         limiter: sessions.SignInLimiter,
+        *,
+        recheck: Recheck | None = None,
+        providers: Sequence[str] = (),
     ) -> None:
         self._services = services
         self._env = env
         self._secret = secret
         self._limiter = limiter
+        self._recheck = recheck
+        self._providers = tuple(providers)
 
     # --- the checks every page passes ---------------------------------------------------------
 
@@ -94,10 +104,23 @@ class Pages(MorePages):
             place = await self._services.web.place(session, int(request.path_params["ws"]))
             if place is None:
                 return self._page("error.html", status=404, session=session, error=_NO_PAGE)
+            recheck = self._recheck
+            if form is not None and recheck is not None and not await recheck(session, place):
+                log.warning(
+                    "web: %s no longer administers workspace %d; a change was refused",
+                    session.person.member,
+                    place.id,
+                )
+                return self._page("error.html", status=403, session=session, error=_NOT_ADMIN)
         return Seen(session, place, form)
+
+    def plain_page(self, name: str, status: int = 200, **values: Any) -> Response:
+        """A page outside the checks (the OAuth flows' errors), with the usual values."""
+        return self._page(name, status, **values)
 
     def _page(self, name: str, status: int = 200, **values: Any) -> Response:
         values.setdefault("session", None)
+        values.setdefault("providers", self._providers)
         values.setdefault("place", None)
         values.setdefault("csrf", values["session"].csrf if values["session"] else "")
         response = render(self._env, name, status, **values)
@@ -381,6 +404,10 @@ def _text(form: FormData, name: str) -> str:
 
 _NO_FORM_KEY = "This form was sent without its security token. Reload the page and try again."
 _NO_PAGE = "There is no such page among the workspaces you administer."
+_NOT_ADMIN = (
+    "You no longer administer this workspace, so nothing was changed. Sign out, and ask an "
+    "admin there if this is wrong."
+)
 _TOO_MANY = "Too many sign-in attempts from here. Wait a few minutes, then use a new link."
 _BAD_LINK = (
     "This sign-in link is unknown, already used or expired. Run `studybot web` again for a new one."
