@@ -154,9 +154,10 @@ def test_an_admin_signs_in_adds_a_schedule_resolves_a_report_sees_the_board(
             good.write_text((ROOT / "tests" / "data" / "uploads" / "fresh.yaml").read_text())
             page.set_input_files("input[name=file]", good)
             page.click("text=Check and install")
-            assert "fresh.yaml: pack fresh, 1 question, no problems" in page.locator(
-                "pre.report"
-            ).inner_text()
+            assert (
+                "fresh.yaml: pack fresh, 1 question, no problems"
+                in page.locator("pre.report").inner_text()
+            )
             assert "fresh" in page.locator("table").inner_text()  # installed and listed
             page.screenshot(path=shots / "packs.png", full_page=True)
 
