@@ -59,6 +59,7 @@ __all__ = [
     "occurrences",
     "parse_filters",
     "preview",
+    "upcoming",
     "word_kind",
 ]
 
@@ -714,6 +715,13 @@ def preview(spec: ScheduleSpec, after: datetime, n: int) -> list[str]:
     """
     tz = ZoneInfo(spec.timezone)
     return [_format(occ, tz) for occ in _upcoming(spec, after, n)]
+
+
+def upcoming(spec: ScheduleSpec, after: datetime, n: int) -> list[tuple[datetime, str]]:
+    """:func:`occurrences` and :func:`preview` together, walked once: each next posting as an
+    instant in the schedule's zone and as the channel reads it (what a listing shows)."""
+    tz = ZoneInfo(spec.timezone)
+    return [(occ.instant.astimezone(tz), _format(occ, tz)) for occ in _upcoming(spec, after, n)]
 
 
 def occurrence_key(when: datetime, /) -> str:

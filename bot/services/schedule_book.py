@@ -38,6 +38,7 @@ from bot.core.schedule_spec import (
     occurrences,
     preview,
     timezone_warning,
+    upcoming,
 )
 from bot.log import get_logger
 from bot.services.audit import AuditLog, audited
@@ -180,13 +181,13 @@ def _times(
     if schedule is None:
         return ScheduleTimes(schedule_id, channel, None, (), ())
     after = max(schedule.after, now)
-    zone = ZoneInfo(schedule.spec.timezone)
+    found = upcoming(schedule.spec, after, count)  # walked once for both
     return ScheduleTimes(
         schedule.id,
         channel,
         schedule,
-        tuple(t.astimezone(zone) for t in occurrences(schedule.spec, after, count)),
-        tuple(preview(schedule.spec, after, count)),
+        tuple(when for when, _ in found),
+        tuple(text for _, text in found),
     )
 
 

@@ -113,9 +113,10 @@ class ScoreStore:
             "      THEN e.answer_id END) AS answers"
             # From the channel's posts to their answers to those answers' events (indexes all
             # the way), never through every event of the workspace.
-            "  FROM posts p JOIN answers a ON a.post_id = p.id"
-            "  JOIN score_events e ON e.answer_id = a.id"
-            "  WHERE e.workspace_id = ? AND p.channel_id = ? AND e.created_at >= ?"
+            # (CROSS JOIN keeps that order in SQLite; PostgreSQL plans it the same way.)
+            "  FROM posts p CROSS JOIN answers a CROSS JOIN score_events e"
+            "  WHERE a.post_id = p.id AND e.answer_id = a.id"
+            "  AND e.workspace_id = ? AND p.channel_id = ? AND e.created_at >= ?"
             "  GROUP BY e.member_id HAVING sum(e.points) > 0"
             "), ranked AS ("
             "  SELECT member_id, points, answers, rank() OVER (ORDER BY points DESC) AS rank"
