@@ -214,8 +214,8 @@ async def test_reveal_edits_the_post_with_answer_breakdown_solution_and_mistakes
     assert "**Common mistakes**\n• Confusing the value of x with its gradient" in text
     assert "```py\nimport torch" in text
     assert "Closed with 2 answers" in text
-    assert question.components == []  # no buttons left to click
-    assert question.custom_ids == []
+    # No answer buttons left to click; "Try it" opens the snippet in /run's editor (issue 31).
+    assert question.custom_ids == [f"studybot:try:{post_id}:code"]
 
 
 async def test_a_click_on_a_closed_question_is_refused_privately(
