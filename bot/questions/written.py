@@ -158,6 +158,58 @@ def community_pack_text(current: bytes | None, question: WrittenQuestion) -> tup
     return text.encode(), item_id
 
 
+def _community_data(current: bytes) -> dict[str, Any]:
+    loaded = yaml.safe_load(current)
+    if not isinstance(loaded, dict) or not isinstance(loaded.get("items"), list):
+        raise FormProblem("pack", f"{COMMUNITY_FILE} is not a pack file any more")
+    return loaded
+
+
+def _dump(data: dict[str, Any]) -> bytes:
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100).encode()
+
+
+def community_pack_replacing(current: bytes, item_id: str, question: WrittenQuestion) -> bytes:
+    """The ``community`` pack with ``item_id`` replaced by ``question`` (its id kept, so its
+    history and review cards stay with it)."""
+    data = _community_data(current)
+    for index, item in enumerate(data["items"]):
+        if isinstance(item, dict) and item.get("id") == item_id:
+            data["items"][index] = question.item(item_id)
+            return _dump(data)
+    raise FormProblem("question", f"`{item_id}` is not a question of the community pack")
+
+
+def community_pack_without(current: bytes, item_id: str) -> bytes:
+    """The ``community`` pack without ``item_id`` (retired: never posted again; its history
+    stays). The last question cannot go: a pack has at least one."""
+    data = _community_data(current)
+    kept = [i for i in data["items"] if not (isinstance(i, dict) and i.get("id") == item_id)]
+    if len(kept) == len(data["items"]):
+        raise FormProblem("question", f"`{item_id}` is not a question of the community pack")
+    if not kept:
+        raise FormProblem("question", "the community pack's last question cannot be retired")
+    data["items"] = kept
+    return _dump(data)
+
+
+def written_from_item(item: Any) -> WrittenQuestion:
+    """A community question back as the form that wrote it (to edit it on the admin page)."""
+    choices = getattr(item, "choices", None) or ()
+    lines = [("*" if c.correct else "") + c.text for c in choices]
+    expected = getattr(item, "expect_stdout", None) or getattr(item, "expect_error", None) or ""
+    return WrittenQuestion(
+        prompt=item.prompt,
+        choices="\n".join(lines),
+        answer=getattr(item, "answer", None) or "",
+        explanation=getattr(item, "explanation", None) or "",
+        code=item.code or "",
+        expected=expected,
+        difficulty=item.difficulty.value,
+        tags=tuple(item.tags),
+    )
+
+
 def parse_console_form(text: str, *, difficulty: str, tags: tuple[str, ...]) -> WrittenQuestion:
     """The console's one-line form: ``PROMPT | *RIGHT | WRONG ... [| why: EXPLANATION]``, or
     ``PROMPT | = ANSWER`` for a flashcard."""

@@ -46,7 +46,16 @@ from bot.log import get_logger
 from bot.questions.check import check_items, check_targets
 from bot.questions.isolated_check import CheckFailed, check_isolated
 from bot.questions.loader import LoadedPack, Problem, load_pack_text
-from bot.questions.written import COMMUNITY_FILE, FormProblem, WrittenQuestion, community_pack_text
+from bot.questions.schema import Item
+from bot.questions.written import (
+    COMMUNITY_FILE,
+    COMMUNITY_PACK,
+    FormProblem,
+    WrittenQuestion,
+    community_pack_replacing,
+    community_pack_text,
+    community_pack_without,
+)
 from bot.sandbox.errors import SandboxUnavailable
 from bot.sandbox.result import RunResult
 from bot.services.audit import AuditLog, audited
@@ -470,6 +479,48 @@ class PackAdmin:
             checked = await self._run_code(ctx, await self._check(name, raw, self._loaded))
             report, added = await self._answer(ctx, name, raw, checked, force, written)
             return report, checked, added
+
+    def community(self) -> tuple[Item, ...]:
+        """The ``community`` pack's questions as loaded (data; the admin page lists them)."""
+        for loaded in self._loaded:
+            if loaded.pack.pack == COMMUNITY_PACK:
+                return tuple(loaded.pack.items)
+        return ()
+
+    @audited("question retire")
+    async def retire_community(self, ctx: ChatContext, item_id: str) -> Message:
+        """Take a community question out (admins): it is never posted again; its posts,
+        answers and review cards stay."""
+        return await self._rewrite_community(ctx, item_id, None)
+
+    @audited("question edit")
+    async def edit_community(
+        self, ctx: ChatContext, item_id: str, question: WrittenQuestion
+    ) -> Message:
+        """Replace a community question (admins), checked like ``/write``: the linter, then its
+        code in the sandbox; it keeps its id, so its history and review cards stay with it."""
+        return await self._rewrite_community(ctx, item_id, question)
+
+    async def _rewrite_community(
+        self, ctx: ChatContext, item_id: str, question: WrittenQuestion | None
+    ) -> Message:
+        if not ctx.is_admin:
+            raise Forbidden("Only admins change the community pack.")
+        if self.packs_dir is None:
+            raise BadInput("This bot has no packs folder, so its packs cannot change here.")
+        path = Path(self.packs_dir) / COMMUNITY_FILE
+        current = await asyncio.to_thread(_read_if_exists, path)
+        if current is None:
+            raise NotFound("There is no community pack yet: /write puts questions there.")
+        try:
+            if question is None:
+                raw = community_pack_without(current, item_id)
+            else:
+                raw = community_pack_replacing(current, item_id, question)
+        except FormProblem as exc:
+            raise BadInput(f"{exc.field}: {exc.reason}.") from None
+        report, _, _ = await self._checked_upload(ctx, COMMUNITY_FILE, raw, False, item_id)
+        return report
 
     async def write_question(self, ctx: ChatContext, question: WrittenQuestion) -> Message:
         """``/write``: the question as a new item of the ``community`` pack, checked like an

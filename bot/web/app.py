@@ -113,6 +113,8 @@ def create_app(
         Route(f"{ws}/packs", pages.packs, methods=["GET"]),
         Route(f"{ws}/packs/toggle", pages.toggle_pack, methods=["POST"]),
         Route(f"{ws}/packs/upload", pages.upload_pack, methods=["POST"]),
+        Route(f"{ws}/packs/retire", pages.retire_question, methods=["POST"]),
+        Route(ws + "/packs/community/{item:str}", pages.edit_question, methods=["GET", "POST"]),
         Route(f"{ws}/members", pages.members, methods=["GET"]),
         Route(ws + "/members/{mid:int}/stats.png", pages.member_picture, methods=["GET"]),
         Route(f"{ws}/audit", pages.audit, methods=["GET"]),

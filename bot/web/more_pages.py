@@ -7,6 +7,7 @@ through ``_seen``, the same services as chat, the same rendering.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from starlette.datastructures import UploadFile
@@ -15,6 +16,7 @@ from starlette.responses import Response
 
 from bot.core.errors import StudyError
 from bot.core.models import Window
+from bot.questions.written import WrittenQuestion, written_from_item
 from bot.web.seen import Seen
 
 if TYPE_CHECKING:
@@ -72,6 +74,7 @@ class MorePages:
             status=status,
             session=seen.session,
             place=place,
+            community=self._services.packs.community(),
             packs=sorted(summaries.values(), key=lambda s: s.slug),
             channels=channels,
             reports=reports,
@@ -121,6 +124,76 @@ class MorePages:
         finally:
             await upload.close()
         return await self._packs_page(seen, report=reply.plain_text())
+
+    async def retire_question(self, request: Request) -> Response:
+        """Retire a community question (from the packs page, or from a report on it)."""
+        seen = await self._seen(request)
+        if isinstance(seen, Response):
+            return seen
+        assert seen.place is not None
+        assert seen.form is not None
+        ctx = self._services.web.context(seen.session, seen.place)
+        item_id = str(seen.form.get("item") or "")[:64]
+        try:
+            reply = await self._services.packs.retire_community(ctx, item_id)
+            if seen.form.get("resolve") == "yes":
+                resolved = await self._services.reports.resolve(ctx, item_id)
+                reply = replace(reply, sections=(*reply.sections, *resolved.sections))
+        except StudyError as exc:
+            return await self._packs_page(seen, status=400, error=str(exc))
+        return await self._packs_page(seen, report=reply.plain_text())
+
+    async def edit_question(self, request: Request) -> Response:
+        """A community question in the /write form, pre-filled; saving checks it as /write."""
+        seen = await self._seen(request)
+        if isinstance(seen, Response):
+            return seen
+        assert seen.place is not None
+        item_id = str(request.path_params["item"])[:64]
+        item = next((i for i in self._services.packs.community() if i.id == item_id), None)
+        if item is None:
+            return self._page("error.html", status=404, session=seen.session, error=_NO_QUESTION)
+        typed = _fields(written_from_item(item))
+        if seen.form is None:
+            return self._edit_page(seen, item_id, typed)
+        typed = {name: str(seen.form.get(name) or "")[:4000] for name in _FIELDS}
+        question = WrittenQuestion(
+            prompt=typed["prompt"],
+            choices=typed["choices"],
+            answer=typed["answer"],
+            explanation=typed["explanation"],
+            code=typed["code"],
+            expected=typed["expected"],
+            difficulty=typed["difficulty"] if typed["difficulty"] in _LEVELS else "medium",
+            tags=tuple(typed["tags"].replace(",", " ").split()),
+        )
+        ctx = self._services.web.context(seen.session, seen.place)
+        try:
+            reply = await self._services.packs.edit_community(ctx, item_id, question)
+        except StudyError as exc:
+            return self._edit_page(seen, item_id, typed, status=400, error=str(exc))
+        return self._edit_page(seen, item_id, typed, report=reply.plain_text())
+
+    def _edit_page(
+        self,
+        seen: Seen,
+        item_id: str,
+        typed: dict[str, str],
+        *,
+        status: int = 200,
+        error: str | None = None,
+        report: str | None = None,
+    ) -> Response:
+        return self._page(
+            "question_edit.html",
+            status=status,
+            session=seen.session,
+            place=seen.place,
+            item_id=item_id,
+            typed=typed,
+            error=error,
+            report=report,
+        )
 
     # --- members ------------------------------------------------------------------------------
 
@@ -179,3 +252,21 @@ class MorePages:
         ctx = self._services.web.context(seen.session, seen.place)
         entries = await self._services.audit.recent(ctx)
         return self._page("audit.html", session=seen.session, place=seen.place, entries=entries)
+
+
+_FIELDS = ("prompt", "choices", "answer", "explanation", "code", "expected", "difficulty", "tags")
+_LEVELS = ("easy", "medium", "hard")
+_NO_QUESTION = "There is no such question in the community pack."
+
+
+def _fields(question: WrittenQuestion) -> dict[str, str]:
+    return {
+        "prompt": question.prompt,
+        "choices": question.choices,
+        "answer": question.answer,
+        "explanation": question.explanation,
+        "code": question.code,
+        "expected": question.expected,
+        "difficulty": question.difficulty,
+        "tags": ", ".join(question.tags),
+    }

@@ -116,3 +116,82 @@ async def test_the_audit_log_has_chat_and_page_changes_with_who_and_where(
     await site.services.schedules.add(zoe, ScheduleForm(time="05:00"))
     assert "05:00" not in (await client.get(f"/w/{site.a}/audit")).text
     assert (await client.get(f"/w/{site.b}/audit")).status_code == 404
+
+
+async def test_community_questions_edited_and_retired_from_the_page(
+    db: object, clock: object, tmp_path: object
+) -> None:
+    import random
+    from pathlib import Path
+
+    from bot.app import build_services
+    from bot.questions.written import WrittenQuestion
+    from bot.services.web_access import Person
+    from bot.web.app import create_app
+    from bot.web.sessions import SignInLimiter
+    from tests.web.conftest import SECRET, sign_in
+
+    assert isinstance(tmp_path, Path)
+    packs = tmp_path / "packs"
+    packs.mkdir()
+    services = build_services(
+        db,
+        clock,
+        default_timezone="UTC",
+        rng=random.Random(2),
+        packs_dir=packs,  # type: ignore[arg-type]
+    ).services
+    root = console("me", admin=True)
+    for prompt in ("What does detach() return?", "Is 2 + 2 four?"):
+        written = WrittenQuestion(prompt=prompt, choices="*A new tensor\nThe same tensor")
+        await services.packs.write_question(root, written)
+    assert [i.id for i in services.packs.community()] == ["community-1", "community-2"]
+    ws = (await services.places.channel(root))[0].id
+    app = create_app(services, secret=SECRET, limiter=SignInLimiter(limit=10, per=600))
+    site = Site(services, httpx.ASGITransport(app=app), ws, ws)
+    async with site.client() as client:
+        csrf = await sign_in(site, client, Person("console", "me", "me"), [ws])
+        listed = await client.get(f"/w/{ws}/packs")
+        assert "community-1" in listed.text and "Retire community-2" in listed.text
+        form = await client.get(f"/w/{ws}/packs/community/community-1")
+        assert "What does detach() return?" in form.text and "*A new tensor" in form.text
+        saved = await client.post(
+            f"/w/{ws}/packs/community/community-1",
+            data={
+                "csrf": csrf,
+                "prompt": "What does tensor.detach() return?",
+                "choices": "*A tensor cut from the graph\nA copy that still tracks gradients",
+                "difficulty": "easy",
+            },
+        )
+        assert saved.status_code == 200, saved.text
+        edited = next(i for i in services.packs.community() if i.id == "community-1")
+        assert edited.prompt == "What does tensor.detach() return?"
+        bad = await client.post(
+            f"/w/{ws}/packs/community/community-1",
+            data={"csrf": csrf, "prompt": "No choices", "difficulty": "easy"},
+        )
+        assert bad.status_code == 400 and "choices" in bad.text
+        assert next(i for i in services.packs.community() if i.id == "community-1").prompt == (
+            "What does tensor.detach() return?"
+        )  # nothing changed
+
+        member = console("ann")
+        draft = await services.quiz.post_question(member, pack="community")
+        await services.reports.report(member, draft.post.id, "unclear")
+        reports = await client.get(f"/w/{ws}/reports")
+        reported = draft.post.question_id
+        assert f"Retire {reported}" in reports.text
+        retired = await client.post(
+            f"/w/{ws}/packs/retire", data={"csrf": csrf, "item": reported, "resolve": "yes"}
+        )
+        assert retired.status_code == 200
+        assert [i.id for i in services.packs.community()] == [
+            i for i in ("community-1", "community-2") if i != reported
+        ]
+        assert "No open reports." in (await client.get(f"/w/{ws}/reports")).text
+        last = services.packs.community()[0].id
+        refused = await client.post(f"/w/{ws}/packs/retire", data={"csrf": csrf, "item": last})
+        assert refused.status_code == 400 and "last question cannot be retired" in refused.text
+        log = (await client.get(f"/w/{ws}/audit")).text
+        assert "question retire" in log and "question edit" in log and "question add" in log
