@@ -305,6 +305,7 @@ class SlackAdapter:
         self.mode = slack_mode(settings, http_port)
         self.services = service
         self.api_url = settings.slack_api_url
+        self.web_url = settings.web_public_url  # the admin web page, linked on admins' Home
         self.http_port = http_port
         self.http_host = http_host
         self.http_url: str | None = None
@@ -1121,7 +1122,7 @@ class SlackAdapter:
             return
         where = _where(body)
         ctx = await self._context(where)
-        home = await self.services.home.message(ctx)
+        home = await self.services.home.message(ctx, self.web_url)
         await self.client.views_publish(user_id=where.user, view=home_view(home))
 
 

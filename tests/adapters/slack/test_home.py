@@ -65,3 +65,10 @@ async def test_home_tab_for_a_member_and_for_an_admin(
         assert "Schedules (1)" in admin and "next:" in admin
         assert "Open reports (1)" in admin and "the answer is B" in admin
         assert "Suggestions waiting (1)" in admin and "What is 1 + 1?" in admin
+        assert "Admin web page" not in admin  # no WEB_PUBLIC_URL here
+    adapter.web_url = "https://study.example.org"
+    async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
+        await deliver(slack_fake.app_home_opened("U0ADMIN"))
+        await slack_fake.wait_for_call("views.publish", count=3)
+    linked = all_text(slack_fake.home_views["U0ADMIN"].blocks)
+    assert "Admin web page" in linked and "https://study.example.org" in linked
