@@ -519,6 +519,42 @@ class ScheduleBook:
         """The caller's channel's schedules and when each posts next (everyone)."""
         return ScheduleReply(schedules_message(await self.channel_schedules(ctx)))
 
+    @audited("schedule edit")
+    async def edit(
+        self,
+        ctx: ChatContext,
+        schedule_id: int,
+        form: ScheduleForm,
+        *,
+        channel: str | None = None,
+    ) -> ScheduleReply:
+        """Change a schedule's time, days and filters (admins), with ``add``'s rules; it keeps
+        its number, its pause and its history, and posts by the new rule from now on."""
+        self.require_admin(ctx)
+        schedule = await self._named_row(ctx, schedule_id, channel, "edit")
+        posts_in = await self._directory.channel_by_id(schedule.channel_id)
+        workspace = await self._directory.workspace_by_id(posts_in.workspace_id)
+        spec = _checked(form, workspace.timezone)
+        await self._check_filters(posts_in, spec)
+        others = [
+            other
+            for other in map(self._readable, await self.store.in_channel(posts_in.id))
+            if other is not None and other.id != schedule.id
+        ]
+        if any(encode_spec(o.spec) == encode_spec(spec) for o in others):
+            raise BadInput(f"{await self._in(posts_in.id)} already has this schedule.")
+        now = self._clock.now()
+        row = await self.store.set_spec(schedule.id, encode_spec(spec), now)
+        if row is None:
+            raise _not_found(schedule.id)
+        self.changed(schedule.id)
+        edited = _schedule(row)
+        return _reply(
+            f"✏️ Schedule **#{schedule.id}** in {await self._in(posts_in.id)} is now "
+            f"{spec.describe()}. Next question: {_next_text(edited, now)}.",
+            tone=Tone.SUCCESS,
+        )
+
     @audited("schedule remove")
     async def remove(
         self, ctx: ChatContext, schedule_id: int, *, channel: str | None = None

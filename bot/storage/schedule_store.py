@@ -126,6 +126,19 @@ class ScheduleStore:
                 found[int(row[0])] = _row(row)
         return found
 
+    async def set_spec(self, schedule_id: int, spec: str, now: datetime) -> ScheduleRow | None:
+        """Change what a live schedule posts and when (an admin's edit); its history stays."""
+        async with self._db.write() as conn:
+            changed = await conn.fetchone(
+                "UPDATE schedules SET spec = ?, updated_at = ? "
+                "WHERE id = ? AND deleted_at IS NULL RETURNING id",
+                (spec, to_db(now), schedule_id),
+            )
+            if changed is None:
+                return None
+            row = await conn.fetchone(_SELECT + "AND s.id = ?", (schedule_id,))
+        return None if row is None else _row(row)
+
     async def set_paused(self, schedule_id: int, paused: bool, now: datetime) -> ScheduleRow | None:
         """Pause or resume. Resuming moves ``skip_until`` up to now: a resumed schedule posts
         from now on and never makes up for the days it was paused."""

@@ -104,6 +104,7 @@ def create_app(
         Route("/signout", pages.signout, methods=["POST"]),
         Route(f"{ws}/schedules", pages.schedules, methods=["GET"]),
         Route(f"{ws}/schedules", pages.add_schedule, methods=["POST"]),
+        Route(ws + "/schedules/{sid:int}/edit", pages.edit_schedule, methods=["GET", "POST"]),
         Route(ws + "/schedules/{sid:int}/{verb:str}", pages.change_schedule, methods=["POST"]),
         Route(f"{ws}/reports", pages.reports, methods=["GET"]),
         Route(f"{ws}/reports/resolve", pages.resolve_report, methods=["POST"]),

@@ -16,6 +16,7 @@ from starlette.responses import Response
 
 from bot.core.errors import StudyError
 from bot.core.models import Window
+from bot.core.schedule_spec import ScheduleForm, ScheduleSpec
 from bot.questions.written import WrittenQuestion, written_from_item
 from bot.web.seen import Seen
 
@@ -37,6 +38,9 @@ class MorePages:
         raise NotImplementedError
 
     def _page(self, name: str, status: int = 200, **values: Any) -> Response:
+        raise NotImplementedError
+
+    async def _schedules_page(self, seen: Seen, *, notice: str | None = None) -> Response:
         raise NotImplementedError
 
     # --- packs --------------------------------------------------------------------------------
@@ -195,6 +199,71 @@ class MorePages:
             report=report,
         )
 
+    # --- editing a schedule -------------------------------------------------------------------
+
+    async def edit_schedule(self, request: Request) -> Response:
+        """A schedule's fields, pre-filled; saving applies ``schedule add``'s rules to them."""
+        seen = await self._seen(request)
+        if isinstance(seen, Response):
+            return seen
+        place = seen.place
+        assert place is not None
+        source = seen.form if seen.form is not None else request.query_params
+        wanted = str(source.get("channel") or "")
+        channel = next((c for c in place.channels if str(c.id) == wanted), None)
+        if channel is None:
+            return self._page("error.html", status=404, session=seen.session, error=_NO_SCHEDULE)
+        ctx = self._services.web.context(seen.session, place, channel)
+        schedule_id = int(request.path_params["sid"])
+        listed = await self._services.schedules.channel_schedules(ctx)
+        entry = next((e for e in listed.schedules if e.id == schedule_id), None)
+        if entry is None or entry.schedule is None:
+            return self._page("error.html", status=404, session=seen.session, error=_NO_SCHEDULE)
+        if seen.form is None:
+            typed = _spec_fields(entry.schedule.spec)
+            return self._schedule_form(seen, channel, schedule_id, typed)
+        typed = {name: str(seen.form.get(name) or "")[:200] for name in _SCHEDULE_FIELDS}
+        form = ScheduleForm(
+            time=typed["time"] or None,
+            timezone=typed["timezone"] or None,
+            days=typed["days"] or None,
+            cron=typed["cron"] or None,
+            pack=typed["pack"] or None,
+            difficulty=typed["difficulty"] or None,
+            tags=tuple(typed["tags"].replace(",", " ").split()),
+            kinds=tuple(typed["kinds"].replace(",", " ").split()),
+            window=typed["window"] or None,
+            mention=entry.schedule.spec.mention,
+        )
+        try:
+            reply = await self._services.schedules.edit(ctx, schedule_id, form)
+        except StudyError as exc:
+            return self._schedule_form(
+                seen, channel, schedule_id, typed, status=400, error=str(exc)
+            )
+        return await self._schedules_page(seen, notice=reply.message.plain_text())
+
+    def _schedule_form(
+        self,
+        seen: Seen,
+        channel: Any,
+        schedule_id: int,
+        typed: dict[str, str],
+        *,
+        status: int = 200,
+        error: str | None = None,
+    ) -> Response:
+        return self._page(
+            "schedule_edit.html",
+            status=status,
+            session=seen.session,
+            place=seen.place,
+            channel=channel,
+            schedule_id=schedule_id,
+            typed=typed,
+            error=error,
+        )
+
     # --- members ------------------------------------------------------------------------------
 
     async def members(self, request: Request) -> Response:
@@ -269,4 +338,35 @@ def _fields(question: WrittenQuestion) -> dict[str, str]:
         "expected": question.expected,
         "difficulty": question.difficulty,
         "tags": ", ".join(question.tags),
+    }
+
+
+_SCHEDULE_FIELDS = (
+    "time",
+    "timezone",
+    "days",
+    "cron",
+    "pack",
+    "difficulty",
+    "tags",
+    "kinds",
+    "window",
+)
+_NO_SCHEDULE = "There is no such schedule in that channel."
+
+
+def _spec_fields(spec: ScheduleSpec) -> dict[str, str]:
+    """A stored schedule as the form's fields, to edit it."""
+    window = spec.window
+    minutes = int(window.total_seconds() // 60) if window is not None else 0
+    return {
+        "time": f"{spec.time:%H:%M}" if spec.time is not None else "",
+        "timezone": spec.timezone,
+        "days": "" if spec.days.cron is not None else spec.days.text,
+        "cron": spec.days.text if spec.days.cron is not None else "",
+        "pack": spec.pack or "",
+        "difficulty": spec.difficulty or "",
+        "tags": ", ".join(spec.tags),
+        "kinds": ", ".join(spec.kinds),
+        "window": f"{minutes}m" if window is not None else "",
     }

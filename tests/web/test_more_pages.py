@@ -195,3 +195,50 @@ async def test_community_questions_edited_and_retired_from_the_page(
         assert refused.status_code == 400 and "last question cannot be retired" in refused.text
         log = (await client.get(f"/w/{ws}/audit")).text
         assert "question retire" in log and "question edit" in log and "question add" in log
+
+
+async def test_a_schedule_is_edited_with_adds_rules_and_keeps_its_number(
+    site: Site, me: Browser
+) -> None:
+    client, csrf = me
+    general = await channel_id(site, site.a, "general")
+    await client.post(
+        f"/w/{site.a}/schedules",
+        data={"csrf": csrf, "channel": str(general), "time": "09:00", "action": "add"},
+    )
+    listed = await client.get(f"/w/{site.a}/schedules")
+    assert f"/w/{site.a}/schedules/1/edit?channel={general}" in listed.text
+    form = await client.get(f"/w/{site.a}/schedules/1/edit?channel={general}")
+    assert form.status_code == 200 and 'value="09:00"' in form.text and 'value="UTC"' in form.text
+    data = {"csrf": csrf, "channel": str(general), "time": "07:45", "days": "weekdays"}
+    bad = await client.post(f"/w/{site.a}/schedules/1/edit", data={**data, "time": "7.45"})
+    assert bad.status_code == 400 and "time:" in bad.text
+    saved = await client.post(f"/w/{site.a}/schedules/1/edit", data=data)
+    assert saved.status_code == 200
+    assert "Schedule #1 in #general is now 07:45 UTC on weekdays" in saved.text
+    ctx = console("me", admin=True)
+    [entry] = (await site.services.schedules.channel_schedules(ctx)).schedules
+    assert entry.id == 1 and entry.schedule is not None
+    assert entry.schedule.spec.describe().startswith("07:45 UTC on weekdays")
+    assert "schedule edit" in (await client.get(f"/w/{site.a}/audit")).text
+
+
+async def test_the_new_pages_never_reach_another_workspace(site: Site, me: Browser) -> None:
+    client, csrf = me
+    lab = await channel_id(site, site.b, "lab")
+    zoe = ChatContext("console", "other", "lab", "zoe", "zoe", is_admin=True, channel_name="lab")
+    await site.services.schedules.add(zoe, ScheduleForm(time="06:00"))
+    for path in ("packs", "members", "audit", f"schedules/1/edit?channel={lab}"):
+        assert (await client.get(f"/w/{site.b}/{path}")).status_code == 404, path
+    for path, data in (
+        ("packs/toggle", {"channel": str(lab), "pack": "mini", "enabled": "off"}),
+        ("packs/retire", {"item": "community-1"}),
+        ("schedules/1/edit", {"channel": str(lab), "time": "07:00"}),
+    ):
+        refused = await client.post(f"/w/{site.b}/{path}", data={"csrf": csrf, **data})
+        assert refused.status_code == 404, path
+    # Through A's address, B's schedule and channel are refused too.
+    cross = await client.get(f"/w/{site.a}/schedules/1/edit?channel={lab}")
+    assert cross.status_code == 404
+    [still] = (await site.services.schedules.channel_schedules(zoe)).schedules
+    assert still.schedule is not None and still.schedule.spec.describe().startswith("06:00")
