@@ -233,7 +233,7 @@ class MorePages:
             tags=tuple(typed["tags"].replace(",", " ").split()),
             kinds=tuple(typed["kinds"].replace(",", " ").split()),
             window=typed["window"] or None,
-            mention=entry.schedule.spec.mention,
+            mention=typed["mention"] or None,
         )
         try:
             reply = await self._services.schedules.edit(ctx, schedule_id, form)
@@ -351,6 +351,7 @@ _SCHEDULE_FIELDS = (
     "tags",
     "kinds",
     "window",
+    "mention",
 )
 _NO_SCHEDULE = "There is no such schedule in that channel."
 
@@ -369,4 +370,5 @@ def _spec_fields(spec: ScheduleSpec) -> dict[str, str]:
         "tags": ", ".join(spec.tags),
         "kinds": ", ".join(spec.kinds),
         "window": f"{minutes}m" if window is not None else "",
+        "mention": spec.mention or "",
     }

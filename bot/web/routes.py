@@ -53,6 +53,7 @@ FORM_FIELDS: tuple[str, ...] = (
     "tags",
     "kinds",
     "window",
+    "mention",
 )
 NEXT_TIMES = 5
 _STATUS = {BadInput: 400, Forbidden: 403, NotFound: 404}
@@ -246,6 +247,7 @@ class Pages(MorePages):
             tags=tuple(typed["tags"].replace(",", " ").split()),
             kinds=tuple(typed["kinds"].replace(",", " ").split()),
             window=typed["window"] or None,
+            mention=typed["mention"] or None,
         )
         try:
             if _text(seen.form, "action") == "preview":

@@ -242,3 +242,17 @@ async def test_the_new_pages_never_reach_another_workspace(site: Site, me: Brows
     assert cross.status_code == 404
     [still] = (await site.services.schedules.channel_schedules(zoe)).schedules
     assert still.schedule is not None and still.schedule.spec.describe().startswith("06:00")
+
+
+async def test_a_schedule_with_a_mention_from_the_page(site: Site, me: Browser) -> None:
+    client, csrf = me
+    general = await channel_id(site, site.a, "general")
+    data = {"csrf": csrf, "channel": str(general), "time": "09:00", "action": "add"}
+    everyone = await client.post(f"/w/{site.a}/schedules", data={**data, "mention": "@everyone"})
+    assert everyone.status_code == 400 and "pings everyone" in everyone.text
+    added = await client.post(f"/w/{site.a}/schedules", data={**data, "mention": "@study-group"})
+    assert "Schedule #1 added" in added.text
+    [entry] = (await site.services.schedules.channel_schedules(console("me"))).schedules
+    assert entry.schedule is not None and entry.schedule.spec.mention == "@study-group"
+    form = await client.get(f"/w/{site.a}/schedules/1/edit?channel={general}")
+    assert 'value="@study-group"' in form.text
