@@ -37,12 +37,22 @@ def secret_file() -> str:
 
 
 async def _started(config: SandboxConfig) -> AsyncIterator[Sandbox]:
+    """The bot's secrets are in this process's environment while the sandbox runs (a jail must
+    not see them), and only then: later tests read the environment as settings."""
+    before = {name: os.environ.get(name) for name in ("DISCORD_TOKEN", "SLACK_BOT_TOKEN")}
     os.environ["DISCORD_TOKEN"] = SECRET
     os.environ["SLACK_BOT_TOKEN"] = SECRET
-    async with Sandbox(config) as sb:
-        if not sb.available:
-            pytest.fail(f"this host cannot isolate snippets: {sb.unavailable_reason}")
-        yield sb
+    try:
+        async with Sandbox(config) as sb:
+            if not sb.available:
+                pytest.fail(f"this host cannot isolate snippets: {sb.unavailable_reason}")
+            yield sb
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")

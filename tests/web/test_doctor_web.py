@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import socket
 
+import pytest
+
 from bot.doctor import Status, web_checks
 from bot.settings import Settings
 
@@ -36,7 +38,9 @@ def test_the_public_url_must_be_https_unless_loopback() -> None:
     assert missing["WEB_PUBLIC_URL"][0] is Status.FAIL
 
 
-def test_half_a_client_and_a_missing_bot_token_are_told() -> None:
+def test_half_a_client_and_a_missing_bot_token_are_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("DISCORD_TOKEN", "SLACK_BOT_TOKEN"):  # settings read the environment too
+        monkeypatch.delenv(name, raising=False)
     found = by_name(
         Settings(
             _env_file=None,
