@@ -44,6 +44,7 @@ from bot.core.snippets import RunGate
 from bot.core.snippets import SnippetRunner as CodeRunner
 from bot.log import get_logger
 from bot.questions.check import check_items, check_targets
+from bot.questions.importers import Format, import_bytes, to_yaml
 from bot.questions.isolated_check import CheckFailed, check_isolated
 from bot.questions.loader import LoadedPack, Problem, load_pack_text
 from bot.questions.schema import Item
@@ -87,6 +88,7 @@ MAX_UPLOAD_ITEMS = 500
 CHECK_ATTEMPTS = 3
 """Checks of one upload at most, when other uploads keep changing the packs meanwhile."""
 PACK_SUFFIXES = (".yaml", ".yml")
+TABLE_SUFFIXES = (".csv", ".tsv")  # made into a pack first (the admin web page's upload)
 MAX_NAME_CHARS = 120
 SHOWN_PROBLEMS = 15
 """Problem lines shown in the chat reply; the rest go into the attached text file."""
@@ -125,6 +127,10 @@ def _size(count: int) -> str:
     if count >= 1024:
         return f"{count / 1024:.0f} KiB"
     return f"{count} bytes"
+
+
+def _line(problem: Problem) -> int:
+    return problem.line
 
 
 def check_upload_name(filename: str, size: int | None, max_bytes: int) -> str:
@@ -462,6 +468,29 @@ class PackAdmin:
         if added and self.audit is not None:
             await self.audit.record(ctx, "pack upload", f"{filename}: {report.title or ''}")
         return report
+
+    async def check_table_upload(self, ctx: ChatContext, filename: str, raw: bytes) -> Message:
+        """A CSV or TSV (a Quizlet export, a spreadsheet) made into a pack, as ``studybot
+        questions import`` makes it, then checked and installed like a YAML upload: rows that
+        could not become questions are listed at ``file:line`` above the pack's own report."""
+        name = filename.strip()
+        if not name.lower().endswith(TABLE_SUFFIXES) or "/" in name or name.startswith("."):
+            raise BadInput(f"`{name[:60]}` is not a .csv or .tsv file.")
+        if len(raw) > self.max_bytes:
+            raise BadInput(f"`{name}` is over the {self.max_bytes // 1024} KiB limit for a pack.")
+        form = Format.TSV if name.lower().endswith(".tsv") else Format.CSV
+        result = await asyncio.to_thread(import_bytes, raw, name, format=form)
+        rows = [f"{name}:{p.line}: {p.message}" for p in sorted(result.problems, key=_line)]
+        if not result.items:
+            shown = "\n".join(rows[:SHOWN_PROBLEMS]) or "the file has no rows"
+            raise BadInput(f"{name}: no question could be made of it:\n{shown}")
+        yaml_name = f"{Path(name).stem}.yaml"
+        report = await self.check_upload(ctx, yaml_name, to_yaml(result).encode())
+        if not rows:
+            return report
+        heading = f"From {name}: {len(rows)} row(s) to look at"
+        body = "\n".join(rows[:SHOWN_PROBLEMS])
+        return replace(report, sections=(Section(heading=heading, body=body), *report.sections))
 
     async def _checked_upload(
         self, ctx: ChatContext, filename: str, raw: bytes, force: bool, written: str | None

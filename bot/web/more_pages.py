@@ -118,11 +118,17 @@ class MorePages:
         if not isinstance(upload, UploadFile) or not upload.filename:
             return await self._packs_page(seen, status=400, error="Choose a pack file to upload.")
         ctx = self._services.web.context(seen.session, seen.place)
+        packs = self._services.packs
+        table = upload.filename.lower().endswith((".csv", ".tsv"))
         try:
-            self._services.packs.check_file(upload.filename, upload.size)
+            if not table:
+                packs.check_file(upload.filename, upload.size)
             raw = await upload.read(_UPLOAD_LIMIT + 1)
-            self._services.packs.check_file(upload.filename, len(raw))
-            reply = await self._services.packs.check_upload(ctx, upload.filename, raw)
+            if table:
+                reply = await packs.check_table_upload(ctx, upload.filename, raw)
+            else:
+                packs.check_file(upload.filename, len(raw))
+                reply = await packs.check_upload(ctx, upload.filename, raw)
         except StudyError as exc:
             return await self._packs_page(seen, status=400, error=str(exc))
         finally:

@@ -256,3 +256,28 @@ async def test_a_schedule_with_a_mention_from_the_page(site: Site, me: Browser) 
     assert entry.schedule is not None and entry.schedule.spec.mention == "@study-group"
     form = await client.get(f"/w/{site.a}/schedules/1/edit?channel={general}")
     assert 'value="@study-group"' in form.text
+
+
+async def test_a_csv_upload_becomes_a_pack_with_its_bad_rows_at_file_line(
+    site: Site, me: Browser
+) -> None:
+    from pathlib import Path
+
+    client, csrf = me
+    sheet = Path(__file__).resolve().parents[1] / "data" / "import" / "spreadsheet-mc.csv"
+    sent = await client.post(
+        f"/w/{site.a}/packs/upload",
+        data={"csrf": csrf},
+        files={"file": ("spreadsheet-mc.csv", sheet.read_bytes(), "text/csv")},
+    )
+    assert sent.status_code == 200
+    # The row whose answer is `Z` could not become a question, and says so at its line; the
+    # rest became a pack checked like a YAML upload.
+    assert "spreadsheet-mc.csv:5:" in sent.text
+    assert "spreadsheet-mc.yaml: pack spreadsheet-mc" in sent.text
+    empty = await client.post(
+        f"/w/{site.a}/packs/upload",
+        data={"csrf": csrf},
+        files={"file": ("empty.csv", b"", "text/csv")},
+    )
+    assert empty.status_code == 400 and "no question could be made of it" in empty.text
