@@ -3,6 +3,8 @@ admin never reaches another's, and one history of changes from chat and from the
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 
 from bot.core.models import ChatContext
@@ -12,6 +14,9 @@ from tests.web.conftest import HOSTILE, Site, channel_id, console
 
 Browser = tuple[httpx.AsyncClient, str]
 
+SHEET = (
+    Path(__file__).resolve().parents[1] / "data" / "import" / "spreadsheet-mc.csv"
+).read_bytes()
 BROKEN = "pack: broken\ntitle: Broken\nitems:\n  - id: b-1\n    kind: flashcard\n    prompt: Q\n"
 
 
@@ -261,14 +266,11 @@ async def test_a_schedule_with_a_mention_from_the_page(site: Site, me: Browser) 
 async def test_a_csv_upload_becomes_a_pack_with_its_bad_rows_at_file_line(
     site: Site, me: Browser
 ) -> None:
-    from pathlib import Path
-
     client, csrf = me
-    sheet = Path(__file__).resolve().parents[1] / "data" / "import" / "spreadsheet-mc.csv"
     sent = await client.post(
         f"/w/{site.a}/packs/upload",
         data={"csrf": csrf},
-        files={"file": ("spreadsheet-mc.csv", sheet.read_bytes(), "text/csv")},
+        files={"file": ("spreadsheet-mc.csv", SHEET, "text/csv")},
     )
     assert sent.status_code == 200
     # The row whose answer is `Z` could not become a question, and says so at its line; the
