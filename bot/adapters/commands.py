@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import time
 from typing import Literal
 
@@ -50,7 +50,8 @@ from bot.core.requests import (
     SuggestionsList,
     SuggestionsRequest,
 )
-from bot.core.rewards import Metric, parse_threshold
+from bot.core.rewards import MAX_THRESHOLD, Metric, parse_threshold
+from bot.core.rounds import MAX_QUESTIONS, MAX_SECONDS, MIN_SECONDS
 from bot.core.workspace_settings import Setting
 
 __all__ = [
@@ -62,6 +63,7 @@ __all__ = [
     "TEXT",
     "Arg",
     "Command",
+    "DiscordOption",
     "HelpLine",
     "HistoryRequest",
     "Kind",
@@ -74,7 +76,7 @@ __all__ = [
     "Request",
     "Values",
     "command",
-    "discord_describe",
+    "discord_options",
     "help_lines",
     "help_rows",
     "leading_options",
@@ -139,6 +141,8 @@ class Arg:
     discord: str = ""  # Discord's option name, when it differs from ``name``
     platforms: frozenset[Platform] = ALL
     example: str = ""  # a value that parses; the table test types it on every platform
+    low: int | None = None  # Discord checks it: a number's least value
+    high: int | None = None  # a number's greatest value; a text's greatest length
 
     @property
     def discord_name(self) -> str:
@@ -163,7 +167,9 @@ class Command:
     (``/review`` and ``/review remind``). Discord cannot invoke a command that has
     subcommands, so a subcommand of a bare command is declared :attr:`discord_flat`: on
     Discord its arguments are options of the parent, and :attr:`discord_choice` names the
-    parent's option whose value picks it (``/recap action:on``).
+    parent's option whose value picks it (``/recap action:on``). The parent says what that
+    option means (:attr:`discord_choice_help`) and which value is the bare command, when
+    one is (:attr:`discord_bare`: ``/recap action:show``).
     """
 
     name: str
@@ -176,6 +182,8 @@ class Command:
     bare: bool = True
     discord_flat: bool = False
     discord_choice: str = ""
+    discord_choice_help: str = ""
+    discord_bare: str = ""
 
     def on(self, platform: Platform) -> bool:
         return platform in self.platforms
@@ -199,7 +207,7 @@ _DIFFICULTY_FILTER = Arg(
     example="easy",
 )
 _SCHEDULE_ID = Arg(
-    "id", Kind.INT, "The schedule's number (see /schedule list)", required=True, example="1"
+    "id", Kind.INT, "The schedule's number (see /schedule list)", required=True, example="1", low=1
 )
 _CHANNEL = Arg(
     "channel", Kind.WORD, "Another channel's schedule", option=True, metavar="NAME",
@@ -225,8 +233,11 @@ _POST_REF = Arg(
 )
 
 _SUGGESTION_ID = Arg(
-    "id", Kind.INT, "The suggestion's number (see /suggestions)", required=True, example="1"
+    "id", Kind.INT, "The suggestion's number (see /suggestions)", required=True, example="1", low=1
 )
+_KINDS = ("multiple_choice", "flashcard", "practice", "open", "exercise")
+#: A reason a member or admin writes (a report, a rejection): at most this long.
+_REASON_LENGTH = 500
 
 COMMANDS: tuple[Command, ...] = (
     Command(
@@ -249,7 +260,16 @@ COMMANDS: tuple[Command, ...] = (
                 "Only these kinds: multiple_choice (mc), flashcard, practice, open, exercise",
                 option=True,
                 metavar="KIND[,KIND]",
-                discord="kind",  # one kind, from a list
+                platforms=TEXT,
+                example="multiple_choice",
+            ),
+            Arg(
+                "kind",
+                Kind.CHOICE,
+                "Only these kinds: multiple_choice (mc), flashcard, practice, open, exercise",
+                choices=_KINDS,
+                metavar="KIND",
+                platforms=DISCORD,  # one kind, from a list
                 example="multiple_choice",
             ),
         ),
@@ -278,6 +298,8 @@ COMMANDS: tuple[Command, ...] = (
                 Kind.INT,
                 "How many (default 5, up to 20)",
                 default=5,
+                low=1,
+                high=20,
                 metavar="N",
                 example="3",
             ),
@@ -293,6 +315,7 @@ COMMANDS: tuple[Command, ...] = (
                 "The question's number (#12 in its footer)",
                 required=True,
                 example="1",
+                low=1,
             ),
         ),
     ),
@@ -305,6 +328,7 @@ COMMANDS: tuple[Command, ...] = (
                 Kind.INT,
                 "The question's number (default: this channel's latest)",
                 example="1",
+                low=1,
             ),
             Arg(
                 "reason",
@@ -312,6 +336,7 @@ COMMANDS: tuple[Command, ...] = (
                 "What is wrong with the question",
                 required=True,
                 example="the answer is B",
+                high=_REASON_LENGTH,
             ),
         ),
     ),
@@ -327,13 +352,19 @@ COMMANDS: tuple[Command, ...] = (
             Arg(
                 "name",
                 Kind.CHOICE,
-                "The setting to see or change",
+                "The setting to see or change (leave empty to list them all), or history",
                 discord="setting",
                 metavar="NAME",
                 choices=tuple(s.value for s in Setting),
                 example="timezone",
             ),
-            Arg("value", Kind.WORD, "Its new value (admins)", admin=True, example="Europe/Berlin"),
+            Arg(
+                "value",
+                Kind.WORD,
+                "Its new value (admins): e.g. Europe/Berlin, 45m, 25",
+                admin=True,
+                example="Europe/Berlin",
+            ),
         ),
         subcommands=(
             Command(
@@ -359,6 +390,7 @@ COMMANDS: tuple[Command, ...] = (
                 example="more",
             ),
         ),
+        discord_choice_help="export: your review cards as an Anki deck (.apkg), only to you",
         subcommands=(
             Command(
                 "remind",
@@ -367,7 +399,7 @@ COMMANDS: tuple[Command, ...] = (
                     Arg(
                         "at",
                         Kind.TIME,
-                        "A daily DM at this local time, or off",
+                        "A daily DM at this local time (HH:MM) when cards are due, or off",
                         required=True,
                         metavar="HH:MM|off",
                         discord="remind",
@@ -376,7 +408,7 @@ COMMANDS: tuple[Command, ...] = (
                     Arg(
                         "timezone",
                         Kind.WORD,
-                        "The reminder's IANA timezone",
+                        "The reminder's IANA timezone (default: the server's)",
                         metavar="TZ",
                         example="Europe/Berlin",
                     ),
@@ -394,13 +426,20 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "recap",
         "this channel's weekly recap: board, streaks, most missed (admins set it)",
+        discord_choice_help="show (default), on, off, or now (post this week's recap here)",
+        discord_bare="show",
         subcommands=(
             Command(
                 "on",
                 "post the recap every week at this local day and time",
                 (
                     Arg(
-                        "day", Kind.WORD, "A weekday", required=True, discord="when", example="fri"
+                        "day",
+                        Kind.WORD,
+                        "For on: a day and a local time, e.g. fri 18:00",  # Discord's when:
+                        required=True,
+                        discord="when",
+                        example="fri",
                     ),
                     Arg(
                         "at",
@@ -476,7 +515,7 @@ COMMANDS: tuple[Command, ...] = (
             Arg(
                 "tags",
                 Kind.WORD,
-                "Tags, separated by commas",
+                "Tags, separated by commas (e.g. autograd, leaf)",
                 metavar="TAG,TAG",
                 platforms=SLACK | DISCORD,
                 example="autograd,leaf",
@@ -532,7 +571,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "solutions",
         "an exercise's reference and members' shortest solutions, once solved or closed",
-        (_POST_ID,),
+        (replace(_POST_ID, help="The exercise's number (default: the newest open one)"),),
     ),
     Command(
         "graph",
@@ -541,12 +580,17 @@ COMMANDS: tuple[Command, ...] = (
             Arg(
                 "of",
                 Kind.WORD,
-                "The tensor(s) to draw",
+                "The tensor(s) to draw, e.g. loss or a,b (default: the last one)",
                 option=True,
                 metavar="NAME[,NAME]",
                 example="y",
             ),
-            Arg("inputs", Kind.FLAG, "Draw every result the snippet assigned", option=True),
+            Arg(
+                "inputs",
+                Kind.FLAG,
+                "Draw every result the snippet assigned, side by side (one function, two inputs)",
+                option=True,
+            ),
             Arg("code", Kind.TEXT, "The code", metavar="CODE", platforms=TEXT, example="y = 1"),
         ),
     ),
@@ -614,18 +658,24 @@ COMMANDS: tuple[Command, ...] = (
                 "add",
                 'a daily question (or `--cron "M H DOM MON DOW"` instead of TIME and DAYS)',
                 (
-                    Arg("time", Kind.TIME, "Local time to post", metavar="TIME", example="09:00"),
+                    Arg(
+                        "time",
+                        Kind.TIME,
+                        "Local time to post, HH:MM (e.g. 09:00)",
+                        metavar="TIME",
+                        example="09:00",
+                    ),
                     Arg(
                         "timezone",
                         Kind.WORD,
-                        "IANA timezone",
+                        "IANA timezone, e.g. Europe/Berlin (default: the server's)",
                         metavar="TZ",
                         example="Europe/Berlin",
                     ),
                     Arg(
                         "days",
                         Kind.WORD,
-                        "daily, weekdays, weekends or mon,wed,fri",
+                        "daily, weekdays, weekends or e.g. mon,wed,fri (default: daily)",
                         example="weekdays",
                     ),
                     Arg(
@@ -639,7 +689,7 @@ COMMANDS: tuple[Command, ...] = (
                     Arg(
                         "tag",
                         Kind.WORD,
-                        "Only questions with these tags",
+                        "Only questions with these tags (separated by spaces or commas)",
                         option=True,
                         repeat=True,
                         metavar="T",
@@ -650,24 +700,36 @@ COMMANDS: tuple[Command, ...] = (
                     Arg(
                         "window",
                         Kind.DURATION,
-                        "How long answers stay open",
+                        "How long answers stay open, e.g. 90m or 2h (default: until the next one)",
                         option=True,
                         metavar="90m",
                         example="90m",
                     ),
-                    Arg("mention", Kind.ROLE, "A role to notify", option=True, metavar="ROLE"),
+                    Arg(
+                        "mention",
+                        Kind.ROLE,
+                        "A role to notify with each question",
+                        option=True,
+                        metavar="ROLE",
+                    ),
                     Arg(
                         "cron",
                         Kind.TEXT,
-                        "A cron expression instead of time and days",
+                        "A cron expression instead of time and days, e.g. 0 9 * * 1-5",
                         option=True,
                         metavar="EXPR",
                     ),
-                    Arg("kinds", Kind.WORD, "Kinds to post", option=True, metavar="KINDS"),
+                    Arg(
+                        "kinds",
+                        Kind.WORD,
+                        "Kinds to post, e.g. open (default: flashcard, multiple_choice, practice)",
+                        option=True,
+                        metavar="KINDS",
+                    ),
                     Arg(
                         "round",
                         Kind.WORD,
-                        "A live round instead of one question: QUESTIONSxSECONDS",
+                        "A live round instead of one question: QUESTIONSxSECONDS, e.g. 10x20s",
                         option=True,
                         metavar="10x20s",
                         example="5x20s",
@@ -681,7 +743,16 @@ COMMANDS: tuple[Command, ...] = (
                 "when a schedule posts next",
                 (
                     _SCHEDULE_ID,
-                    Arg("count", Kind.INT, "How many times to show", metavar="N", example="3"),
+                    Arg(
+                        "count",
+                        Kind.INT,
+                        "How many times to show",
+                        default=5,
+                        metavar="N",
+                        example="3",
+                        low=1,
+                        high=25,
+                    ),
                     _CHANNEL,
                 ),
             ),
@@ -703,7 +774,7 @@ COMMANDS: tuple[Command, ...] = (
                     Arg(
                         "item",
                         Kind.WORD,
-                        "The item id",
+                        "Close the open reports on this item id (once it is fixed)",
                         required=True,
                         metavar="ITEM_ID",
                         discord="resolve",
@@ -719,6 +790,8 @@ COMMANDS: tuple[Command, ...] = (
         "suggestions",
         "the questions members wrote, waiting for an admin",
         admin=True,
+        discord_choice_help="list (default), approve, or reject (give the reason)",
+        discord_bare="list",
         subcommands=(
             Command(
                 "approve",
@@ -739,6 +812,7 @@ COMMANDS: tuple[Command, ...] = (
                         "Why: the author is told",
                         required=True,
                         example="the answer is ambiguous",
+                        high=_REASON_LENGTH,
                     ),
                 ),
                 admin=True,
@@ -772,6 +846,8 @@ COMMANDS: tuple[Command, ...] = (
                         required=True,
                         metavar="N",
                         example="100",
+                        low=1,
+                        high=MAX_THRESHOLD,
                     ),
                     Arg(
                         "role",
@@ -793,6 +869,7 @@ COMMANDS: tuple[Command, ...] = (
                         "The reward's number (see /rewards list)",
                         required=True,
                         example="1",
+                        low=1,
                     ),
                 ),
                 admin=True,
@@ -819,6 +896,8 @@ COMMANDS: tuple[Command, ...] = (
                         option=True,
                         metavar="N",
                         example="5",
+                        low=1,
+                        high=MAX_QUESTIONS,
                     ),
                     Arg(
                         "seconds",
@@ -827,6 +906,8 @@ COMMANDS: tuple[Command, ...] = (
                         option=True,
                         metavar="S",
                         example="15",
+                        low=MIN_SECONDS,
+                        high=MAX_SECONDS,
                     ),
                     _DIFFICULTY_FILTER,
                     Arg(
@@ -1428,21 +1509,88 @@ def leading_options(platform: Platform, text: str, *path: str) -> tuple[Values, 
     return Values(given), rest
 
 
-def discord_describe(*path: str) -> dict[str, str]:
-    """The descriptions of a Discord app command's options, from the table: Discord's
-    ``@app_commands.describe(**discord_describe("quiz"))``, so its options say what /help and
-    the text platforms say. Arguments sharing one option (``recap when:fri 18:00``) keep the
-    first one's help."""
+@dataclass(frozen=True, slots=True)
+class DiscordOption:
+    """One option of a Discord app command, as the table declares it.
+
+    Discord's adapter registers exactly these (:mod:`bot.adapters.discord.options`), so an
+    option is declared once, here, with its text-platform twin: the same name, help, choices
+    and limits.
+    """
+
+    name: str
+    kind: Kind
+    help: str
+    choices: tuple[str, ...] = ()
+    default: str | int | bool | None = None
+    required: bool = False
+    low: int | None = None
+    high: int | None = None
+
+
+def _found(path: Sequence[str]) -> Command:
     cmd = command(path[0])
     for name in path[1:]:
         sub = cmd.subcommand(name)
         if sub is None:
             raise KeyError(" ".join(path))
         cmd = sub
-    described: dict[str, str] = {}
-    for arg in cmd.args_on("discord"):
-        described.setdefault(arg.discord_name, arg.help)
-    return described
+    return cmd
+
+
+def _option_of(args: list[Arg], *, required: bool) -> DiscordOption:
+    """The option carrying ``args``: one argument's own, or (arguments sharing an option,
+    ``recap when:fri 18:00``) one text holding them all, described by the first one's help."""
+    first = args[0]
+    if len(args) > 1:
+        return DiscordOption(first.discord_name, Kind.TEXT, first.help, required=required)
+    return DiscordOption(
+        first.discord_name,
+        first.kind,
+        first.help,
+        first.choices,
+        first.default,
+        required,
+        first.low,
+        first.high,
+    )
+
+
+def _grouped(args: Sequence[Arg]) -> list[list[Arg]]:
+    grouped: dict[str, list[Arg]] = {}
+    for arg in args:
+        grouped.setdefault(arg.discord_name, []).append(arg)
+    return list(grouped.values())
+
+
+def discord_options(*path: str) -> tuple[DiscordOption, ...]:
+    """The options of the Discord app command at ``path`` (``"quiz"``, ``"round", "start"``).
+
+    A bare command also carries its :attr:`~Command.discord_flat` subcommands: their
+    arguments become optional options of its own, and the subcommands' names become the
+    choices of the option that picks one (``/recap action:on when:fri 18:00``). Required
+    options come first, as Discord wants; otherwise the table's order holds.
+    """
+    cmd = _found(path)
+    options: dict[str, DiscordOption] = {}
+    for args in _grouped(cmd.args_on("discord")):
+        options[args[0].discord_name] = _option_of(args, required=any(a.required for a in args))
+    flat = [s for s in cmd.subcommands if s.discord_flat and s.on("discord")] if cmd.bare else []
+    for sub in flat:
+        if sub.discord_choice:
+            picker = options.get(sub.discord_choice) or DiscordOption(
+                sub.discord_choice,
+                Kind.CHOICE,
+                cmd.discord_choice_help,
+                (cmd.discord_bare,) if cmd.discord_bare else (),
+                cmd.discord_bare or None,
+            )
+            options[sub.discord_choice] = DiscordOption(
+                picker.name, Kind.CHOICE, picker.help, (*picker.choices, sub.name), picker.default
+            )
+        for args in _grouped(sub.args_on("discord")):
+            options.setdefault(args[0].discord_name, _option_of(args, required=False))
+    return tuple(sorted(options.values(), key=lambda option: not option.required))
 
 
 def round_request(platform: Platform, words: Sequence[str]) -> RoundRequest:

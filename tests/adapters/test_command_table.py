@@ -14,7 +14,7 @@ from datetime import time
 from pathlib import Path
 
 import pytest
-from discord import app_commands
+from discord import AppCommandOptionType, app_commands
 
 from bot.adapters.commands import (
     ALL,
@@ -23,7 +23,7 @@ from bot.adapters.commands import (
     Command,
     Kind,
     Platform,
-    discord_describe,
+    discord_options,
     help_lines,
     prefix,
     recap_request,
@@ -223,7 +223,7 @@ def test_usage_lines_are_generated_in_each_platforms_style() -> None:
     assert usage("console", "quiz") == f"/quiz [PACK] {quiz}"
     assert usage("slack", "quiz") == f"/study quiz [PACK] {quiz}"
     assert usage("discord", "quiz") == (
-        "/quiz [pack:PACK] [difficulty:easy|medium|hard] [tag:TAG] [kind:KIND[,KIND]]"
+        "/quiz [pack:PACK] [difficulty:easy|medium|hard] [tag:TAG] [kind:KIND]"
     )
     assert usage("discord", "review", "remind") == "/review remind:HH:MM|off [timezone:TZ]"
     assert usage("slack", "pack", "enable") == "/study pack enable NAME"
@@ -325,26 +325,74 @@ def test_a_bad_request_is_refused_at_the_front_door_with_what_is_wrong(
     assert problem in str(caught.value)
 
 
-@pytest.mark.parametrize(
-    "path",
-    [
-        ("quiz",),
-        ("leaderboard",),
-        ("stats",),
-        ("history",),
-        ("question",),
-        ("report",),
-        ("pack", "enable"),
-        ("pack", "disable"),
-        ("pack", "upload"),
-        ("round", "start"),
-    ],
-)
-def test_discord_options_are_described_by_the_table(path: tuple[str, ...]) -> None:
-    tree = _discord_tree()
-    target: object = tree[path[0]]
-    if len(path) > 1:
-        assert isinstance(target, app_commands.Group)
-        target = target.get_command(path[1])
-    described = {name: option.description for name, option in _options(target).items()}
-    assert described == discord_describe(*path)
+def _discord_paths() -> list[tuple[str, ...]]:
+    """Every app command the cog registers, as a table path (``("round", "start")``)."""
+    paths: list[tuple[str, ...]] = []
+    for name, top in _discord_tree().items():
+        if isinstance(top, app_commands.Group):
+            paths.extend((name, sub.name) for sub in top.commands)
+        else:
+            paths.append((name,))
+    return paths
+
+
+_DISCORD_TYPES = {
+    Kind.INT: AppCommandOptionType.integer,
+    Kind.POST: AppCommandOptionType.integer,
+    Kind.FLAG: AppCommandOptionType.boolean,
+    Kind.MEMBER: AppCommandOptionType.user,
+    Kind.ROLE: AppCommandOptionType.role,
+    Kind.FILE: AppCommandOptionType.attachment,
+}
+
+
+def _registered(path: tuple[str, ...]) -> list[tuple[object, ...]]:
+    top = _discord_tree()[path[0]]
+    target = top.get_command(path[1]) if isinstance(top, app_commands.Group) else top
+    return [
+        (
+            p.name,
+            p.type,
+            p.description,
+            p.required,
+            tuple(c.value for c in p.choices),
+            p.min_value,
+            p.max_value,
+        )
+        for p in _options(target).values()
+    ]
+
+
+def _declared(path: tuple[str, ...]) -> list[tuple[object, ...]]:
+    return [
+        (
+            o.name,
+            _DISCORD_TYPES.get(o.kind, AppCommandOptionType.string),
+            o.help or "…",
+            o.required,
+            o.choices,
+            1 if o.kind is Kind.TEXT and o.high is not None else o.low,
+            o.high,
+        )
+        for o in discord_options(*path)
+    ]
+
+
+@pytest.mark.parametrize("path", _discord_paths(), ids=" ".join)
+def test_discord_registers_exactly_the_options_the_table_declares(path: tuple[str, ...]) -> None:
+    """Each app command's options, in order, with their type, description, choices and
+    limits, are the table's: the cog declares none of them itself."""
+    assert _registered(path) == _declared(path)
+
+
+def test_a_bare_command_carries_its_flat_subcommands_as_options() -> None:
+    """``/recap action:on when:fri 18:00``: the subcommands' names are one option's choices,
+    with the bare command first, and their arguments are optional options of the parent."""
+    recap = {o.name: o for o in discord_options("recap")}
+    assert recap["action"].choices == ("show", "on", "off", "now")
+    assert recap["action"].default == "show"
+    assert not recap["when"].required  # required for `on` only: the service says so
+    settings = {o.name: o for o in discord_options("settings")}
+    assert settings["setting"].choices[-1] == "history"  # the table's choices, then `history`
+    report = [o.name for o in discord_options("report")]
+    assert report == ["reason", "id"]  # Discord wants required options first

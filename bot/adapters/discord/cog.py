@@ -5,8 +5,10 @@ Each handler turns the interaction into a :class:`ChatContext`, asks the
 catch errors: they raise, and the tree's ``on_error`` (or the button/modal hook) hands the error
 to :func:`.errors.report_error`, the one place that decides what the member is told.
 
-Commands are declared by their typed signature; the first paragraph of each docstring is the
-description Discord shows.
+A command's options are not written here: ``@command("quiz")`` and ``@subcommand(...)``
+(:mod:`.options`) make them from the command table, and the handler reads them by name from
+:class:`.options.Options`. The first paragraph of each docstring is the description Discord
+shows.
 """
 
 from __future__ import annotations
@@ -14,14 +16,14 @@ from __future__ import annotations
 import zoneinfo
 from collections.abc import Awaitable, Iterable
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import discord
 from discord import app_commands
 from discord.ext import commands
 
 from bot.adapters.commands import (
-    discord_describe,
+    SolveRequest,
     help_rows,
     recap_request,
     remind_request,
@@ -30,6 +32,7 @@ from bot.adapters.commands import (
 )
 from bot.adapters.discord.components import QuestionModal, SnippetModal
 from bot.adapters.discord.errors import PENDING_KEY, report_error
+from bot.adapters.discord.options import Options, command, subcommand
 from bot.adapters.discord.render import render
 from bot.core import cards
 from bot.core.errors import BadInput, NotFound, Unavailable
@@ -44,8 +47,7 @@ from bot.core.requests import (
     RoundStart,
     RoundStop,
 )
-from bot.core.rewards import MAX_THRESHOLD, Metric
-from bot.core.rounds import MAX_QUESTIONS, MAX_SECONDS, MIN_SECONDS
+from bot.core.rewards import Metric
 from bot.core.schedule_spec import ScheduleForm
 from bot.core.snippets import first_python_block
 from bot.log import get_logger
@@ -59,32 +61,10 @@ __all__ = ["StudyCog", "schedule_form_of", "send_reply", "suggest"]
 
 log = get_logger(__name__)
 
-Difficulty = Literal["easy", "medium", "hard"]
-QuizKind = Literal["multiple_choice", "flashcard", "practice", "open", "exercise"]
-WindowName = Literal["week", "month", "all", "streaks"]
-RecapAction = Literal["show", "on", "off", "now"]
-ReviewAction = Literal["export"]
-SuggestionAction = Literal["list", "approve", "reject"]
-RewardMetric = Literal["points", "streak", "reviews"]
-SettingName = Literal[
-    "timezone",
-    "quiz-window",
-    "points-easy",
-    "points-medium",
-    "points-hard",
-    "round-questions",
-    "round-seconds",
-    "round-pause",
-    "round-speed-bonus",
-    "round-starters",
-    "share-solutions",
-    "reward-notices",
-    "history",
-]
 Interaction = discord.Interaction[Any]
+T = TypeVar("T")
 
 MAX_CHOICES = 25  # Discord's limit for autocomplete suggestions
-SCHEDULE_ID = "The schedule's number (see /schedule list)"
 RUNNING = "⏳ Running your snippet…"
 RAN_PUBLICLY = "✅ Ran your snippet; the output is posted in the channel."
 
@@ -150,6 +130,17 @@ def schedule_form_of(
     )
 
 
+def _one_tag(tag: str | None) -> tuple[str, ...]:
+    """A ``tag`` option as the services take tags: none, or the one typed."""
+    return (tag.strip(),) if tag and tag.strip() else ()
+
+
+def _required(value: T | None) -> T:
+    """A required option's (or one with a default's) value: discord.py always gives it."""
+    assert value is not None
+    return value
+
+
 @cache
 def _timezones() -> tuple[str, ...]:
     return tuple(sorted(zoneinfo.available_timezones()))
@@ -180,25 +171,21 @@ class StudyCog(commands.Cog, name="studybot"):
 
     # --- questions ---------------------------------------------------------------------------
 
-    @app_commands.command(name="quiz")
-    @app_commands.describe(**discord_describe("quiz"))
-    async def quiz(
-        self,
-        interaction: Interaction,
-        pack: str | None = None,
-        difficulty: Difficulty | None = None,
-        tag: str | None = None,
-        kind: QuizKind | None = None,
-    ) -> None:
+    @command("quiz")
+    async def quiz(self, interaction: Interaction, options: Options) -> None:
         """Post a question in this channel: answers are private, the reveal is public.
 
         The question is the interaction's own (public) response; its id is stored so the reveal
         can edit it in place, long after the interaction token has expired.
         """
         ctx = self.context(interaction)
-        tags = (tag.strip(),) if tag and tag.strip() else ()
+        kind = options.text("kind")
         draft = await self.services.quiz.post_question(
-            ctx, pack=pack, difficulty=difficulty, tags=tags, kinds=(kind,) if kind else ()
+            ctx,
+            pack=options.text("pack"),
+            difficulty=options.text("difficulty"),
+            tags=_one_tag(options.text("tag")),
+            kinds=(kind,) if kind else (),
         )
         rendered = render(draft.message)
         response = await interaction.response.send_message(**rendered.send_kwargs())
@@ -231,17 +218,8 @@ class StudyCog(commands.Cog, name="studybot"):
         name="round", description="A live round: timed questions in a row, then a board"
     )
 
-    @rounds.command(name="start")
-    @app_commands.describe(**discord_describe("round", "start"))
-    async def round_start(
-        self,
-        interaction: Interaction,
-        pack: str | None = None,
-        questions: app_commands.Range[int, 1, MAX_QUESTIONS] | None = None,
-        seconds: app_commands.Range[int, MIN_SECONDS, MAX_SECONDS] | None = None,
-        difficulty: Difficulty | None = None,
-        tag: str | None = None,
-    ) -> None:
+    @subcommand(rounds, "round", "start")
+    async def round_start(self, interaction: Interaction, options: Options) -> None:
         """Start a live round here: questions one at a time, faster right answers score more.
 
         The reply is the public announcement; the questions follow as channel posts from the
@@ -249,11 +227,11 @@ class StudyCog(commands.Cog, name="studybot"):
         15-minute token.
         """
         request = RoundStart(
-            pack=pack,
-            questions=questions,
-            seconds=seconds,
-            difficulty=difficulty,
-            tags=(tag.strip(),) if tag and tag.strip() else (),
+            pack=options.text("pack"),
+            questions=options.number("questions"),
+            seconds=options.number("seconds"),
+            difficulty=options.text("difficulty"),
+            tags=_one_tag(options.text("tag")),
         )
         await send_reply(
             interaction, await self.services.rounds.command(self.context(interaction), request)
@@ -265,8 +243,8 @@ class StudyCog(commands.Cog, name="studybot"):
     ) -> list[app_commands.Choice[str]]:
         return await self.pack_choices(current)
 
-    @rounds.command(name="stop")
-    async def round_stop(self, interaction: Interaction) -> None:
+    @subcommand(rounds, "round", "stop")
+    async def round_stop(self, interaction: Interaction, options: Options) -> None:
         """End the round here early, with the board so far (whoever started it, or an admin).
 
         The board is public, like the one at a round's end; a refusal goes through the tree's
@@ -288,54 +266,44 @@ class StudyCog(commands.Cog, name="studybot"):
             interaction, message if isinstance(request, RewardsList) else message.private()
         )
 
-    @rewards.command(name="list")
-    async def rewards_list(self, interaction: Interaction) -> None:
+    @subcommand(rewards, "rewards", "list")
+    async def rewards_list(self, interaction: Interaction, options: Options) -> None:
         """The role rewards set here."""
         await self._rewards(interaction, RewardsList())
 
-    @rewards.command(name="add")
-    @app_commands.describe(**discord_describe("rewards", "add"))
-    async def rewards_add(
-        self,
-        interaction: Interaction,
-        metric: RewardMetric,
-        threshold: app_commands.Range[int, 1, MAX_THRESHOLD],
-        role: discord.Role,
-    ) -> None:
+    @subcommand(rewards, "rewards", "add")
+    async def rewards_add(self, interaction: Interaction, options: Options) -> None:
         """Give a role to members who reach a threshold; it is taken back below it (admins)."""
-        request = RewardAdd(Metric(metric), threshold, str(role.id), f"@{role.name}")
+        metric = Metric(_required(options.text("metric")))
+        threshold, role = _required(options.number("threshold")), _required(options.role("role"))
+        request = RewardAdd(metric, threshold, str(role.id), f"@{role.name}")
         await self._rewards(interaction, request)
 
-    @rewards.command(name="remove")
-    @app_commands.describe(**discord_describe("rewards", "remove"))
-    async def rewards_remove(
-        self, interaction: Interaction, id: app_commands.Range[int, 1]
-    ) -> None:
+    @subcommand(rewards, "rewards", "remove")
+    async def rewards_remove(self, interaction: Interaction, options: Options) -> None:
         """Remove a reward; its role is taken back from those who hold it (admins)."""
-        await self._rewards(interaction, RewardRemove(id))
+        await self._rewards(interaction, RewardRemove(_required(options.number("id"))))
 
-    @rewards.command(name="preview")
-    async def rewards_preview(self, interaction: Interaction) -> None:
+    @subcommand(rewards, "rewards", "preview")
+    async def rewards_preview(self, interaction: Interaction, options: Options) -> None:
         """Who would gain or lose which role now; changes nothing (admins)."""
         await self._rewards(interaction, RewardsPreview())
 
     # --- scores ------------------------------------------------------------------------------
 
-    @app_commands.command(name="leaderboard")
-    @app_commands.describe(**discord_describe("leaderboard"))
-    async def leaderboard(
-        self, interaction: Interaction, window: WindowName = "week", here: bool = False
-    ) -> None:
+    @command("leaderboard")
+    async def leaderboard(self, interaction: Interaction, options: Options) -> None:
         """Who is ahead this week, this month or of all time, on the server or in this channel,
         or who has the longest streak going (``streaks``)."""
         board = await self.services.standings.leaderboard(
-            self.context(interaction), window, here=here
+            self.context(interaction),
+            _required(options.text("window")),
+            here=options.flag("here"),
         )
         await send_reply(interaction, board)
 
-    @app_commands.command(name="stats")
-    @app_commands.describe(**discord_describe("stats"))
-    async def stats(self, interaction: Interaction, member: discord.Member | None = None) -> None:
+    @command("stats")
+    async def stats(self, interaction: Interaction, options: Options) -> None:
         """Points, accuracy and streak for you or another member.
 
         The reply is private, as on Slack: asking about someone should not broadcast their
@@ -343,6 +311,7 @@ class StudyCog(commands.Cog, name="studybot"):
         would show a raw snowflake, so the miss is reworded with the member's name here.
         """
         ctx = self.context(interaction)
+        member = options.member("member")
         who = None if member is None or str(member.id) == ctx.member else str(member.id)
         try:
             message = await self.services.standings.stats(ctx, who)
@@ -356,59 +325,42 @@ class StudyCog(commands.Cog, name="studybot"):
 
     # --- past questions ----------------------------------------------------------------------
 
-    @app_commands.command(name="history")
-    @app_commands.describe(**discord_describe("history"))
-    async def history(
-        self, interaction: Interaction, count: app_commands.Range[int, 1, 20] = 5
-    ) -> None:
+    @command("history")
+    async def history(self, interaction: Interaction, options: Options) -> None:
         """This channel's last questions, with how the group did (only you see it)."""
+        count = _required(options.number("count"))
         message = await self.services.history.recent(self.context(interaction), count)
         await send_reply(interaction, message.private())
 
-    @app_commands.command(name="question")
-    @app_commands.describe(**discord_describe("question"))
-    async def question(self, interaction: Interaction, id: app_commands.Range[int, 1]) -> None:
+    @command("question")
+    async def question(self, interaction: Interaction, options: Options) -> None:
         """A past question, with its answer and solution once it closed (only you see it)."""
-        message = await self.services.history.question(self.context(interaction), id)
+        post_id = _required(options.number("id"))
+        message = await self.services.history.question(self.context(interaction), post_id)
         await send_reply(interaction, message.private())
 
-    @app_commands.command(name="report")
-    @app_commands.describe(**discord_describe("report"))
-    async def report(
-        self,
-        interaction: Interaction,
-        reason: app_commands.Range[str, 1, 500],
-        id: app_commands.Range[int, 1] | None = None,
-    ) -> None:
+    @command("report")
+    async def report(self, interaction: Interaction, options: Options) -> None:
         """Tell the admins a question is wrong (only they see reports)."""
-        message = await self.services.reports.report(self.context(interaction), id, reason)
+        ctx, reason = self.context(interaction), _required(options.text("reason"))
+        message = await self.services.reports.report(ctx, options.number("id"), reason)
         await send_reply(interaction, message.private())
 
-    @app_commands.command(name="reports")
-    @app_commands.describe(resolve="Close the open reports on this item id (once it is fixed)")
-    async def reports(self, interaction: Interaction, resolve: str | None = None) -> None:
+    @command("reports")
+    async def reports(self, interaction: Interaction, options: Options) -> None:
         """The open reports of wrong questions (admins)."""
-        ctx = self.context(interaction)
+        ctx, resolve = self.context(interaction), options.text("resolve")
         if resolve:
             message = await self.services.reports.resolve(ctx, resolve.strip())
         else:
             message = await self.services.reports.listing(ctx)
         await send_reply(interaction, message.private())
 
-    @app_commands.command(name="suggestions")
-    @app_commands.describe(
-        action="list (default), approve, or reject (give the reason)",
-        **discord_describe("suggestions", "reject"),
-    )
-    async def suggestions(
-        self,
-        interaction: Interaction,
-        action: SuggestionAction = "list",
-        id: app_commands.Range[int, 1] | None = None,
-        reason: app_commands.Range[str, 1, 500] | None = None,
-    ) -> None:
+    @command("suggestions")
+    async def suggestions(self, interaction: Interaction, options: Options) -> None:
         """The questions members wrote, waiting for an admin to approve or reject (admins)."""
-        args: list[str] = [] if action == "list" else [action]
+        action, id, reason = options.text("action"), options.number("id"), options.text("reason")
+        args: list[str] = [] if action in (None, "list") else [action]
         if id is not None:
             args.append(str(id))
         if reason:
@@ -419,19 +371,11 @@ class StudyCog(commands.Cog, name="studybot"):
         message = await self.services.suggestions.command(ctx, request, self.bot.gateway)
         await send_reply(interaction, message.private())
 
-    @app_commands.command(name="recap")
-    @app_commands.describe(
-        action="show (default), on, off, or now (post this week's recap here)",
-        when="For on: a day and a local time, e.g. fri 18:00",
-    )
-    async def recap(
-        self,
-        interaction: Interaction,
-        action: RecapAction = "show",
-        when: str | None = None,
-    ) -> None:
+    @command("recap")
+    async def recap(self, interaction: Interaction, options: Options) -> None:
         """This channel's weekly recap: the board, the streaks, the most missed question."""
-        args: list[str] = [] if action == "show" else [action]
+        action, when = options.text("action"), options.text("when")
+        args: list[str] = [] if action in (None, "show") else [action]
         if when:
             args.extend(when.split())
         request = recap_request("discord", args)
@@ -440,18 +384,10 @@ class StudyCog(commands.Cog, name="studybot"):
 
     # --- settings ----------------------------------------------------------------------------
 
-    @app_commands.command(name="settings")
-    @app_commands.describe(
-        setting="The setting to see or change (leave empty to list them all), or history",
-        value="Its new value (admins): e.g. Europe/Berlin, 45m, 25",
-    )
-    async def settings(
-        self,
-        interaction: Interaction,
-        setting: SettingName | None = None,
-        value: str | None = None,
-    ) -> None:
+    @command("settings")
+    async def settings(self, interaction: Interaction, options: Options) -> None:
         """This server's timezone, quiz window and points; admins change them."""
+        setting, value = options.text("setting"), options.text("value")
         args: list[str] = [setting] if setting else []
         if value is not None:
             if not args:
@@ -473,21 +409,15 @@ class StudyCog(commands.Cog, name="studybot"):
 
     # --- spaced repetition -------------------------------------------------------------------
 
-    @app_commands.command(name="review")
-    @app_commands.describe(
-        remind="A daily DM at this local time (HH:MM) when cards are due, or off",
-        timezone="The reminder's IANA timezone (default: the server's)",
-        action="export: your review cards as an Anki deck (.apkg), only to you",
-    )
-    async def review(
-        self,
-        interaction: Interaction,
-        remind: str | None = None,
-        timezone: str | None = None,
-        action: ReviewAction | None = None,
-    ) -> None:
+    @command("review")
+    async def review(self, interaction: Interaction, options: Options) -> None:
         """Your due cards, one at a time (spaced repetition); only you see them."""
         ctx = self.context(interaction)
+        remind, timezone, action = (
+            options.text("remind"),
+            options.text("timezone"),
+            options.text("action"),
+        )
         if action == "export":  # the deck, attached to a private reply
             await send_reply(interaction, await self.services.review.export(ctx))
             return
@@ -509,22 +439,22 @@ class StudyCog(commands.Cog, name="studybot"):
 
     pack = app_commands.Group(name="pack", description="Question packs")
 
-    @pack.command(name="list")
-    async def pack_list(self, interaction: Interaction) -> None:
+    @subcommand(pack, "pack", "list")
+    async def pack_list(self, interaction: Interaction, options: Options) -> None:
         """The question packs, and which are on in this channel."""
         await send_reply(interaction, await self.services.packs.listing(self.context(interaction)))
 
-    @pack.command(name="enable")
-    @app_commands.describe(**discord_describe("pack", "enable"))
-    async def pack_enable(self, interaction: Interaction, name: str) -> None:
+    @subcommand(pack, "pack", "enable")
+    async def pack_enable(self, interaction: Interaction, options: Options) -> None:
         """Turn a question pack back on in this channel (admins)."""
+        name = _required(options.text("name"))
         reply = await self.services.packs.enable(self.context(interaction), name)
         await send_reply(interaction, reply.private())
 
-    @pack.command(name="disable")
-    @app_commands.describe(**discord_describe("pack", "disable"))
-    async def pack_disable(self, interaction: Interaction, name: str) -> None:
+    @subcommand(pack, "pack", "disable")
+    async def pack_disable(self, interaction: Interaction, options: Options) -> None:
         """Turn a question pack off in this channel only (admins)."""
+        name = _required(options.text("name"))
         reply = await self.services.packs.disable(self.context(interaction), name)
         await send_reply(interaction, reply.private())
 
@@ -555,17 +485,14 @@ class StudyCog(commands.Cog, name="studybot"):
             current,
         )
 
-    @pack.command(name="upload")
-    @app_commands.describe(**discord_describe("pack", "upload"))
-    async def pack_upload(
-        self, interaction: Interaction, file: discord.Attachment, force: bool = False
-    ) -> None:
+    @subcommand(pack, "pack", "upload")
+    async def pack_upload(self, interaction: Interaction, options: Options) -> None:
         """Check a question pack file with the linter; an admin's valid pack is installed.
 
         Name and size are checked from the attachment's metadata before it is downloaded;
         the reply is deferred (privately) because a big pack takes seconds to check.
         """
-        ctx = self.context(interaction)
+        ctx, file, force = self.context(interaction), options.file("file"), options.flag("force")
         self.services.packs.check_file(file.filename, file.size)
         await interaction.response.defer(ephemeral=True, thinking=True)
         try:
@@ -578,8 +505,8 @@ class StudyCog(commands.Cog, name="studybot"):
         reply = await self.services.packs.check_upload(ctx, file.filename, raw, force=force)
         await send_reply(interaction, reply.private())
 
-    @app_commands.command(name="help")
-    async def help(self, interaction: Interaction) -> None:
+    @command("help")
+    async def help(self, interaction: Interaction, options: Options) -> None:
         """What studybot can do, and how answering works."""
         rows = help_rows("discord")
         await send_reply(
@@ -592,54 +519,28 @@ class StudyCog(commands.Cog, name="studybot"):
         name="schedule", description="Daily questions in this channel (admins change them)"
     )
 
-    @schedule.command(name="add")
-    @app_commands.describe(
-        time="Local time to post, HH:MM (e.g. 09:00)",
-        timezone="IANA timezone, e.g. Europe/Berlin (default: the server's)",
-        days="daily, weekdays, weekends or e.g. mon,wed,fri (default: daily)",
-        pack="Only questions from this pack",
-        difficulty="Only questions of this difficulty",
-        tags="Only questions with these tags (separated by spaces or commas)",
-        window="How long answers stay open, e.g. 90m or 2h (default: until the next one)",
-        mention="A role to notify with each question",
-        cron="A cron expression instead of time and days, e.g. 0 9 * * 1-5",
-        kinds="Kinds to post, e.g. open (default: flashcard, multiple_choice, practice)",
-        round="A live round instead of one question: QUESTIONSxSECONDS, e.g. 10x20s",
-    )
-    async def schedule_add(
-        self,
-        interaction: Interaction,
-        time: str | None = None,
-        timezone: str | None = None,
-        days: str | None = None,
-        pack: str | None = None,
-        difficulty: Difficulty | None = None,
-        tags: str | None = None,
-        window: str | None = None,
-        mention: discord.Role | None = None,
-        cron: str | None = None,
-        kinds: str | None = None,
-        round: str | None = None,
-    ) -> None:
+    @subcommand(schedule, "schedule", "add")
+    async def schedule_add(self, interaction: Interaction, options: Options) -> None:
         """Add a scheduled question to this channel (admins).
 
         The typed fields go to the core as a form; it checks them exactly as it checks the
         text grammar's words on the console and Slack.
         """
+        mention = options.role("mention")
         if mention is not None and mention.is_default():
             raise BadInput("@everyone would ping the whole server; pick a role to notify.")
         form = schedule_form_of(
-            time=time,
-            timezone=timezone,
-            days=days,
-            pack=pack,
-            difficulty=difficulty,
-            tags=tags,
-            window=window,
+            time=options.text("time"),
+            timezone=options.text("timezone"),
+            days=options.text("days"),
+            pack=options.text("pack"),
+            difficulty=options.text("difficulty"),
+            tags=options.text("tags"),
+            window=options.text("window"),
             mention=None if mention is None else mention.mention,
-            cron=cron,
-            kinds=kinds,
-            round=round,
+            cron=options.text("cron"),
+            kinds=options.text("kinds"),
+            round=options.text("round"),
         )
         ctx = self.context(interaction)
         await self._schedule(interaction, self.services.schedules.add(ctx, form))
@@ -656,83 +557,47 @@ class StudyCog(commands.Cog, name="studybot"):
     ) -> list[app_commands.Choice[str]]:
         return await self.pack_choices(current)
 
-    @schedule.command(name="list")
-    async def schedule_list(self, interaction: Interaction) -> None:
+    @subcommand(schedule, "schedule", "list")
+    async def schedule_list(self, interaction: Interaction, options: Options) -> None:
         """This channel's schedules and when each posts next."""
         ctx = self.context(interaction)
         await self._schedule(interaction, self.services.schedules.list(ctx))
 
-    @schedule.command(name="preview")
-    @app_commands.rename(schedule_id="id")
-    @app_commands.describe(schedule_id=SCHEDULE_ID, count="How many times to show")
-    async def schedule_preview(
-        self,
-        interaction: Interaction,
-        schedule_id: app_commands.Range[int, 1],
-        count: app_commands.Range[int, 1, 25] = 5,
-    ) -> None:
+    @subcommand(schedule, "schedule", "preview")
+    async def schedule_preview(self, interaction: Interaction, options: Options) -> None:
         """When a schedule posts next, in its own timezone."""
-        ctx = self.context(interaction)
+        ctx, schedule_id = self.context(interaction), _required(options.number("id"))
+        count = _required(options.number("count"))
         await self._schedule(interaction, self.services.schedules.preview(ctx, schedule_id, count))
 
-    @schedule.command(name="remove")
-    @app_commands.rename(schedule_id="id")
-    @app_commands.describe(schedule_id=SCHEDULE_ID)
-    async def schedule_remove(
-        self,
-        interaction: Interaction,
-        schedule_id: app_commands.Range[int, 1],
-    ) -> None:
+    @subcommand(schedule, "schedule", "remove")
+    async def schedule_remove(self, interaction: Interaction, options: Options) -> None:
         """Remove a schedule (admins)."""
-        ctx = self.context(interaction)
+        ctx, schedule_id = self.context(interaction), _required(options.number("id"))
         await self._schedule(interaction, self.services.schedules.remove(ctx, schedule_id))
 
-    @schedule.command(name="pause")
-    @app_commands.rename(schedule_id="id")
-    @app_commands.describe(schedule_id=SCHEDULE_ID)
-    async def schedule_pause(
-        self,
-        interaction: Interaction,
-        schedule_id: app_commands.Range[int, 1],
-    ) -> None:
+    @subcommand(schedule, "schedule", "pause")
+    async def schedule_pause(self, interaction: Interaction, options: Options) -> None:
         """Pause a schedule until it is resumed (admins)."""
-        ctx = self.context(interaction)
+        ctx, schedule_id = self.context(interaction), _required(options.number("id"))
         await self._schedule(interaction, self.services.schedules.pause(ctx, schedule_id))
 
-    @schedule.command(name="resume")
-    @app_commands.rename(schedule_id="id")
-    @app_commands.describe(schedule_id=SCHEDULE_ID)
-    async def schedule_resume(
-        self,
-        interaction: Interaction,
-        schedule_id: app_commands.Range[int, 1],
-    ) -> None:
+    @subcommand(schedule, "schedule", "resume")
+    async def schedule_resume(self, interaction: Interaction, options: Options) -> None:
         """Resume a paused schedule (admins)."""
-        ctx = self.context(interaction)
+        ctx, schedule_id = self.context(interaction), _required(options.number("id"))
         await self._schedule(interaction, self.services.schedules.resume(ctx, schedule_id))
 
-    @schedule.command(name="skip")
-    @app_commands.rename(schedule_id="id")
-    @app_commands.describe(schedule_id=SCHEDULE_ID)
-    async def schedule_skip(
-        self,
-        interaction: Interaction,
-        schedule_id: app_commands.Range[int, 1],
-    ) -> None:
+    @subcommand(schedule, "schedule", "skip")
+    async def schedule_skip(self, interaction: Interaction, options: Options) -> None:
         """Skip a schedule's next question (admins)."""
-        ctx = self.context(interaction)
+        ctx, schedule_id = self.context(interaction), _required(options.number("id"))
         await self._schedule(interaction, self.services.schedules.skip(ctx, schedule_id))
 
-    @schedule.command(name="now")
-    @app_commands.rename(schedule_id="id")
-    @app_commands.describe(schedule_id=SCHEDULE_ID)
-    async def schedule_now(
-        self,
-        interaction: Interaction,
-        schedule_id: app_commands.Range[int, 1],
-    ) -> None:
+    @subcommand(schedule, "schedule", "now")
+    async def schedule_now(self, interaction: Interaction, options: Options) -> None:
         """Post a schedule's question right now (admins)."""
-        ctx = self.context(interaction)
+        ctx, schedule_id = self.context(interaction), _required(options.number("id"))
         await self._schedule(interaction, self.services.schedules.now(ctx, schedule_id))
 
     async def _schedule(self, interaction: Interaction, call: Awaitable[ScheduleReply]) -> None:
@@ -748,18 +613,12 @@ class StudyCog(commands.Cog, name="studybot"):
 
     # --- snippets ----------------------------------------------------------------------------
 
-    @app_commands.command(name="write")
-    @app_commands.describe(
-        difficulty="How hard it is (default: medium)",
-        tags="Tags, separated by commas (e.g. autograd, leaf)",
-    )
-    async def write(
-        self, interaction: Interaction, difficulty: Difficulty = "medium", tags: str = ""
-    ) -> None:
+    @command("write")
+    async def write(self, interaction: Interaction, options: Options) -> None:
         """Write a question for the group: checked like a pack; an admin's joins `community`, a
         member's waits for an admin (`/suggestions`)."""
-        ctx = self.context(interaction)
-        tag_list = tuple(t.strip() for t in tags.split(",") if t.strip())
+        ctx, difficulty = self.context(interaction), _required(options.text("difficulty"))
+        tag_list = tuple(t.strip() for t in (options.text("tags") or "").split(",") if t.strip())
 
         async def submit(inner: Interaction, fields: dict[str, str]) -> None:
             await inner.response.defer(ephemeral=True, thinking=True)  # the sandbox takes seconds
@@ -770,8 +629,8 @@ class StudyCog(commands.Cog, name="studybot"):
 
         await interaction.response.send_modal(QuestionModal(submit, report_error))
 
-    @app_commands.command(name="run")
-    async def run(self, interaction: Interaction) -> None:
+    @command("run")
+    async def run(self, interaction: Interaction, options: Options) -> None:
         """Run a Python snippet with torch (CPU) in a sandbox; opens a code editor."""
         self.context(interaction)
         self.services.runs.check()  # say "unavailable" now, not after the code is typed
@@ -784,18 +643,33 @@ class StudyCog(commands.Cog, name="studybot"):
             raise BadInput("That message has no ```python code block to run.")
         await self.run_code(interaction, code)
 
-    @app_commands.command(name="solve")
-    @app_commands.describe(id="The exercise's number (default: the newest open one)")
-    async def solve(self, interaction: Interaction, id: int | None = None) -> None:
-        """Solve a coding exercise: your code runs against its checks in the sandbox."""
-        await self.open_solver(interaction, id)
+    @command("solve")
+    async def solve(self, interaction: Interaction, options: Options) -> None:
+        """Solve a coding exercise: your code runs against its checks in the sandbox.
 
-    @app_commands.command(name="solutions")
-    @app_commands.describe(id="The exercise's number (default: the newest open one)")
-    async def solutions(self, interaction: Interaction, id: int | None = None) -> None:
+        ``id`` is a posted exercise's number (``12`` or ``#12``), or an exercise's id in its
+        pack: that one is posted here first, as on the console and Slack, then its editor
+        opens (the modal is the interaction's response, so the post goes out through the
+        gateway).
+        """
+        typed = options.text("id")
+        request = SolveRequest.parse("discord", [typed] if typed else [])
+        if request.exercise is None:
+            await self.open_solver(interaction, request.post)
+            return
+        ctx = self.context(interaction)
+        draft = await self.services.quiz.post_question(
+            ctx, question=request.exercise, kinds=("exercise",)
+        )
+        await self.open_solver(interaction, draft.post.id)
+        await self.services.posting.publish(draft, self.bot.gateway)
+
+    @command("solutions")
+    async def solutions(self, interaction: Interaction, options: Options) -> None:
         """An exercise's reference and members' shortest solutions, once solved or closed."""
         ctx = self.context(interaction)
-        await send_reply(interaction, await self.services.exercises.solutions(ctx, id))
+        reply = await self.services.exercises.solutions(ctx, options.number("id"))
+        await send_reply(interaction, reply)
 
     async def open_solver(self, interaction: Interaction, post_id: int | None) -> None:
         """The exercise's editor, a modal pre-filled with its starter; the verdict is private."""
@@ -816,19 +690,13 @@ class StudyCog(commands.Cog, name="studybot"):
         )
         await interaction.response.send_modal(modal)
 
-    @app_commands.command(name="graph")
-    @app_commands.describe(
-        of="The tensor(s) to draw, e.g. loss or a,b (default: the last one)",
-        inputs="Draw every result the snippet assigned, side by side (one function, two inputs)",
-    )
-    async def graph(
-        self, interaction: Interaction, of: str | None = None, inputs: bool = False
-    ) -> None:
+    @command("graph")
+    async def graph(self, interaction: Interaction, options: Options) -> None:
         """Run a snippet and draw the autograd graph it built; opens a code editor."""
         self.context(interaction)
         self.services.runs.check()
-        names = tuple(n.strip() for n in (of or "").split(",") if n.strip())
-        if inputs:
+        names = tuple(n.strip() for n in (options.text("of") or "").split(",") if n.strip())
+        if options.flag("inputs"):
             names = ("*",)
 
         async def submit(inner: Interaction, code: str) -> None:

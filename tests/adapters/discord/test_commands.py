@@ -77,7 +77,7 @@ async def test_help_lists_the_commands_privately_and_admin_ones_for_admins(
     assert member.ephemeral
     text = embed_text(member.data)
     # Usage generated from the command table, in Discord's option style.
-    assert "`/quiz [pack:PACK] [difficulty:easy|medium|hard] [tag:TAG] [kind:KIND[,KIND]]`" in text
+    assert "`/quiz [pack:PACK] [difficulty:easy|medium|hard] [tag:TAG] [kind:KIND]`" in text
     assert "`/review remind:HH:MM|off [timezone:TZ]` — a DM on days when cards are due" in text
     assert "**Admins**" not in embed_text(member.data)
     for who in (admin, quizmaster):  # Manage Server, or the role DISCORD_ADMIN_ROLE names by id

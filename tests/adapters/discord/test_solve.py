@@ -87,3 +87,39 @@ async def test_try_it_after_an_answer_opens_the_snippet_in_a_run_modal(
     [code] = opened.text_inputs
     assert "(x * 3).backward()" in code["value"]
     assert opened.title.startswith("Try the snippet of #")
+
+
+async def test_solve_with_an_exercise_id_posts_it_here_and_opens_its_editor(
+    fake: FakeDiscord,
+    guild: FakeGuild,
+    alice: FakeMember,
+    tmp_path: Path,
+    packs_dir: Path,
+    clock: SimulatedClock,
+) -> None:
+    """``/solve id:ex-affine`` works on Discord as on Slack and the console: the option is the
+    table's one text, a post number or an exercise's id (it was a number on Discord only)."""
+    from tests.adapters.discord.conftest import public_messages
+
+    shutil.copy(EXERCISES / "affine.yaml", packs_dir / "affine.yaml")
+    settings = make_settings(
+        fake, tmp_path, packs_dir, SANDBOX_ENABLED="true", SANDBOX_POOL_SIZE="1"
+    )
+    async with running(fake, settings, clock, guild) as studybot:
+        general = guild.channel("general").id
+        assert public_messages(fake, general) == []
+        opened = await (await studybot.command(alice, "solve", {"id": "ex-affine"})).response()
+        assert opened.is_modal
+        [code] = opened.text_inputs
+        assert "def affine(x)" in code["value"]
+        posts = await fake.state.changes.until(
+            lambda: public_messages(fake, general) or None,
+            timeout=10,
+            describe=lambda: "the exercise was not posted in #general",
+        )
+        assert len(posts) == 1
+        assert "Coding exercise" in embed_text(posts[0].payload)
+
+        bad = await (await studybot.command(alice, "solve", {"id": "#nope"})).response()
+        assert bad.ephemeral
+        assert "`#nope` is no #number or exercise id" in bad.content

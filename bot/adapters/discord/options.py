@@ -1,0 +1,158 @@
+"""Discord's app commands, made from the command table.
+
+discord.py reads a command's options from its callback's signature. Written by hand, that
+signature was a second declaration of every option, checked against the table only by a test.
+Here the signature is made from :func:`bot.adapters.commands.discord_options` instead: each
+option's type, choices, limits, default and description come from the table's one
+declaration, and the cog's handler receives them as :class:`Options`, read by name.
+
+A kind maps to a Discord type once (:func:`annotation`): a ``CHOICE`` is a string with
+choices, ``INT`` and ``POST`` are integers (with the table's least and greatest values), a
+``TEXT`` with a greatest length is a bounded string, ``FLAG`` a boolean, ``MEMBER``, ``ROLE``
+and ``FILE`` Discord's member, role and attachment pickers; the rest are strings.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Literal, Optional, TypeVar, cast
+
+import discord
+from discord import app_commands
+
+from bot.adapters.commands import DiscordOption, Kind, discord_options
+
+__all__ = ["Options", "annotation", "command", "signature", "subcommand"]
+
+Interaction = discord.Interaction[Any]
+CogT = TypeVar("CogT")
+Handler = Callable[[CogT, Interaction, "Options"], Awaitable[None]]
+AppCommand = app_commands.Command[Any, ..., None]
+
+_PLAIN: dict[Kind, object] = {
+    Kind.FLAG: bool,
+    Kind.MEMBER: discord.Member,
+    Kind.ROLE: discord.Role,
+    Kind.FILE: discord.Attachment,
+}
+
+
+class Options:
+    """The options a member gave one command, by their table names, read with their type.
+
+    discord.py passes every declared option, with its default when left out, so reading a
+    name the table does not declare for the command is a programming error (``KeyError``),
+    found by the first test that runs the command.
+    """
+
+    __slots__ = ("_given",)
+
+    def __init__(self, given: Mapping[str, object]) -> None:
+        self._given = dict(given)
+
+    def _get(self, name: str) -> object:
+        return self._given[name]
+
+    def text(self, name: str) -> str | None:
+        value = self._get(name)
+        assert value is None or isinstance(value, str), (name, value)
+        return value
+
+    def number(self, name: str) -> int | None:
+        value = self._get(name)
+        assert value is None or (isinstance(value, int) and not isinstance(value, bool))
+        return value
+
+    def flag(self, name: str) -> bool:
+        value = self._get(name)
+        assert isinstance(value, bool), (name, value)
+        return value
+
+    def role(self, name: str) -> discord.Role | None:
+        value = self._get(name)
+        assert value is None or isinstance(value, discord.Role), (name, value)
+        return value
+
+    def member(self, name: str) -> discord.Member | discord.User | None:
+        value = self._get(name)
+        assert value is None or isinstance(value, discord.Member | discord.User), (name, value)
+        return value
+
+    def file(self, name: str) -> discord.Attachment:
+        value = self._get(name)
+        assert isinstance(value, discord.Attachment), (name, value)
+        return value
+
+
+def annotation(option: DiscordOption) -> object:
+    """The type discord.py turns into ``option``'s Discord type, choices and limits."""
+    base: object
+    if option.kind is Kind.CHOICE:
+        base = cast(Any, Literal)[option.choices]
+    elif option.kind in (Kind.INT, Kind.POST):
+        bounded = option.low is not None or option.high is not None
+        base = cast(Any, app_commands.Range)[int, option.low, option.high] if bounded else int
+    elif option.kind is Kind.TEXT and option.high is not None:
+        base = cast(Any, app_commands.Range)[str, 1, option.high]
+    else:
+        base = _PLAIN.get(option.kind, str)
+    if option.required or option.default is not None or option.kind is Kind.FLAG:
+        return base
+    return cast(Any, Optional)[base]
+
+
+def _default(option: DiscordOption) -> object:
+    if option.required:
+        return inspect.Parameter.empty
+    if option.kind is Kind.FLAG:
+        return bool(option.default)
+    return option.default
+
+
+def signature(*path: str) -> inspect.Signature:
+    """The callback signature discord.py reads ``path``'s options from: ``self``, the
+    interaction, then one parameter per option of the table."""
+    keyword = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    head = [inspect.Parameter("self", keyword), inspect.Parameter("interaction", keyword)]
+    options = [
+        inspect.Parameter(o.name, keyword, default=_default(o), annotation=annotation(o))
+        for o in discord_options(*path)
+    ]
+    return inspect.Signature([*head, *options])
+
+
+def _callback(handler: Handler[CogT], path: tuple[str, ...]) -> Callable[..., Awaitable[None]]:
+    """``handler`` as discord.py wants it: the table's options as its parameters, each
+    described by the table's help (the command's description stays the handler's docstring)."""
+
+    async def callback(self: CogT, interaction: Interaction, **given: object) -> None:
+        await handler(self, interaction, Options(given))
+
+    callback.__name__ = handler.__name__
+    callback.__qualname__ = handler.__qualname__  # discord.py: a method, bound to the cog
+    callback.__doc__ = handler.__doc__
+    callback.__module__ = handler.__module__
+    cast(Any, callback).__signature__ = signature(*path)
+    described = {o.name: o.help for o in discord_options(*path) if o.help}
+    return cast(Callable[..., Awaitable[None]], app_commands.describe(**described)(callback))
+
+
+def command(*path: str) -> Callable[[Handler[CogT]], AppCommand]:
+    """``@command("quiz")``: a top-level app command whose options are the table's."""
+
+    def make(handler: Handler[CogT]) -> AppCommand:
+        maker = app_commands.command(name=path[-1])
+        return cast(AppCommand, maker(cast(Any, _callback(handler, path))))
+
+    return make
+
+
+def subcommand(group: app_commands.Group, *path: str) -> Callable[[Handler[CogT]], AppCommand]:
+    """``@subcommand(rounds, "round", "start")``: a command of ``group``, options from the table."""
+
+    def make(handler: Handler[CogT]) -> AppCommand:
+        maker = group.command(name=path[-1])
+        return cast(AppCommand, maker(cast(Any, _callback(handler, path))))
+
+    return make
