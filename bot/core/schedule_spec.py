@@ -28,7 +28,7 @@ import datetime as dt
 import difflib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
@@ -499,6 +499,37 @@ class ScheduleForm:
     mention: str | None = None
     kinds: tuple[str, ...] = ()
     round: str | None = None
+
+    @classmethod
+    def from_fields(cls, fields: Mapping[str, str | None]) -> ScheduleForm:
+        """A form whose fields are one value each (Discord's options, the web page's inputs).
+
+        A blank or missing field is not given. Days typed with spaces (``mon wed``) are joined
+        with commas, and tags and kinds typed with spaces or commas become one entry each, so
+        every form reads the same as the text grammar.
+        """
+
+        def one(name: str) -> str | None:
+            value = fields.get(name)
+            return value if value and value.strip() else None
+
+        def words(name: str) -> tuple[str, ...]:
+            return tuple((fields.get(name) or "").replace(",", " ").split())
+
+        days = words("days")
+        return cls(
+            time=one("time"),
+            timezone=one("timezone"),
+            days=",".join(days) if days else None,
+            cron=one("cron"),
+            pack=one("pack"),
+            tags=words("tags"),
+            difficulty=one("difficulty"),
+            window=one("window"),
+            mention=one("mention"),
+            kinds=words("kinds"),
+            round=one("round"),
+        )
 
     def spec(self, default_timezone: str) -> ScheduleSpec:
         """The validated spec (:class:`ScheduleError` names the field that is wrong)."""

@@ -229,18 +229,7 @@ class MorePages:
             typed = _spec_fields(entry.schedule.spec)
             return self._schedule_form(seen, channel, schedule_id, typed)
         typed = {name: str(seen.form.get(name) or "")[:200] for name in _SCHEDULE_FIELDS}
-        form = ScheduleForm(
-            time=typed["time"] or None,
-            timezone=typed["timezone"] or None,
-            days=typed["days"] or None,
-            cron=typed["cron"] or None,
-            pack=typed["pack"] or None,
-            difficulty=typed["difficulty"] or None,
-            tags=tuple(typed["tags"].replace(",", " ").split()),
-            kinds=tuple(typed["kinds"].replace(",", " ").split()),
-            window=typed["window"] or None,
-            mention=typed["mention"] or None,
-        )
+        form = ScheduleForm.from_fields(typed)
         try:
             reply = await self._services.schedules.edit(ctx, schedule_id, form)
         except StudyError as exc:

@@ -237,18 +237,7 @@ class Pages(MorePages):
                 seen, status=400, error="Choose a channel.", field="channel", typed=typed
             )
         ctx = self._services.web.context(seen.session, seen.place, channel)
-        form = ScheduleForm(
-            time=typed["time"] or None,
-            timezone=typed["timezone"] or None,
-            days=typed["days"] or None,
-            cron=typed["cron"] or None,
-            pack=typed["pack"] or None,
-            difficulty=typed["difficulty"] or None,
-            tags=tuple(typed["tags"].replace(",", " ").split()),
-            kinds=tuple(typed["kinds"].replace(",", " ").split()),
-            window=typed["window"] or None,
-            mention=typed["mention"] or None,
-        )
+        form = ScheduleForm.from_fields(typed)
         try:
             if _text(seen.form, "action") == "preview":
                 draft = await self._services.schedules.draft_times(ctx, form, NEXT_TIMES)

@@ -25,6 +25,7 @@ from bot.core.schedule_spec import (
     DIFFICULTIES,
     DaySpec,
     ScheduleError,
+    ScheduleForm,
     ScheduleSpec,
     build_spec,
     canonical_timezone,
@@ -1083,4 +1084,22 @@ def test_kinds_parse_describe_and_round_trip() -> None:
     assert info.value.field == "kinds"
     assert "'quiz' is not a kind (flashcard, multiple_choice, practice, open, exercise)" in str(
         info.value
+    )
+
+
+def test_a_form_of_one_value_per_field_reads_as_the_text_grammar() -> None:
+    """Discord's options and the web page's inputs: blanks are not given, days typed with
+    spaces are one list, tags and kinds split on spaces or commas."""
+    form = ScheduleForm.from_fields(
+        {
+            "time": "09:00",
+            "days": "mon  wed,fri",
+            "tags": "autograd, leaf",
+            "kinds": " ",
+            "pack": "",
+        }
+    )
+    assert form == ScheduleForm(time="09:00", days="mon,wed,fri", tags=("autograd", "leaf"))
+    assert form.spec("UTC") == parse_schedule_args(
+        ["09:00", "mon,wed,fri", "--tag", "autograd", "--tag", "leaf"], "UTC"
     )

@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from bot.adapters.discord.client import StudyBot
     from bot.services.schedule_book import ScheduleReply
 
-__all__ = ["StudyCog", "schedule_form_of", "send_reply", "suggest"]
+__all__ = ["StudyCog", "send_reply", "suggest"]
 
 log = get_logger(__name__)
 
@@ -96,38 +96,19 @@ def suggest(options: Iterable[tuple[str, str]], current: str) -> list[app_comman
     return (starts + contains)[:MAX_CHOICES]
 
 
-def schedule_form_of(
-    *,
-    time: str | None,
-    timezone: str | None,
-    days: str | None,
-    pack: str | None,
-    difficulty: str | None,
-    tags: str | None,
-    window: str | None,
-    mention: str | None,
-    cron: str | None,
-    kinds: str | None = None,
-    round: str | None = None,
-) -> ScheduleForm:
-    """The ``/schedule add`` form's fields as a :class:`ScheduleForm` (checked by the core).
-
-    A form field is one value, so days typed with spaces (``mon wed``) are joined with commas,
-    and tags and kinds typed with spaces or commas become one entry each.
-    """
-    return ScheduleForm(
-        time=time,
-        timezone=timezone,
-        days=",".join(days.replace(",", " ").split()) if days and days.strip() else None,
-        cron=cron,
-        pack=pack,
-        tags=tuple((tags or "").replace(",", " ").split()),
-        difficulty=difficulty,
-        window=window,
-        mention=mention,
-        kinds=tuple((kinds or "").replace(",", " ").split()),
-        round=round,
-    )
+#: ``/schedule add``'s options that are text, each a field of the form.
+_SCHEDULE_TEXT = (
+    "time",
+    "timezone",
+    "days",
+    "pack",
+    "difficulty",
+    "tags",
+    "window",
+    "cron",
+    "kinds",
+    "round",
+)
 
 
 def _one_tag(tag: str | None) -> tuple[str, ...]:
@@ -529,19 +510,9 @@ class StudyCog(commands.Cog, name="studybot"):
         mention = options.role("mention")
         if mention is not None and mention.is_default():
             raise BadInput("@everyone would ping the whole server; pick a role to notify.")
-        form = schedule_form_of(
-            time=options.text("time"),
-            timezone=options.text("timezone"),
-            days=options.text("days"),
-            pack=options.text("pack"),
-            difficulty=options.text("difficulty"),
-            tags=options.text("tags"),
-            window=options.text("window"),
-            mention=None if mention is None else mention.mention,
-            cron=options.text("cron"),
-            kinds=options.text("kinds"),
-            round=options.text("round"),
-        )
+        fields = {name: options.text(name) for name in _SCHEDULE_TEXT}
+        fields["mention"] = None if mention is None else mention.mention
+        form = ScheduleForm.from_fields(fields)
         ctx = self.context(interaction)
         await self._schedule(interaction, self.services.schedules.add(ctx, form))
 

@@ -7,10 +7,10 @@ from typing import Any
 import discord
 import pytest
 
-from bot.adapters.discord.cog import schedule_form_of
 from bot.adapters.discord.render import mention_target, render
 from bot.adapters.text_commands import parse_schedule_args
 from bot.core.messages import Message
+from bot.core.schedule_spec import ScheduleForm
 from tests.adapters.discord.conftest import Studybot, embed_text
 from tests.fakes.discord_api import FakeDiscord, FakeGuild, FakeMember
 
@@ -210,16 +210,18 @@ async def test_timezone_autocomplete(
 
 
 def test_the_discord_form_and_the_text_grammar_give_the_same_schedule() -> None:
-    form = schedule_form_of(
-        time="09:00",
-        timezone="Europe/Berlin",
-        days="mon wed, fri",
-        pack="mini",
-        difficulty="easy",
-        tags="autograd, leaf",
-        window="90m",
-        mention="<@&5>",
-        cron=None,
+    form = ScheduleForm.from_fields(
+        {
+            "time": "09:00",
+            "timezone": "Europe/Berlin",
+            "days": "mon wed, fri",
+            "pack": "mini",
+            "difficulty": "easy",
+            "tags": "autograd, leaf",
+            "window": "90m",
+            "mention": "<@&5>",
+            "cron": None,
+        }
     )
     typed = parse_schedule_args(
         [
@@ -242,10 +244,7 @@ def test_the_discord_form_and_the_text_grammar_give_the_same_schedule() -> None:
         "UTC",
     )
     assert form.spec("UTC") == typed
-    empty = dict.fromkeys(
-        ("time", "timezone", "days", "pack", "difficulty", "tags", "window", "mention"), None
-    )
-    cron = schedule_form_of(**empty, cron="0 9 * * 1-5")
+    cron = ScheduleForm.from_fields({"time": " ", "days": "", "cron": "0 9 * * 1-5"})
     assert cron.spec("Asia/Tokyo") == parse_schedule_args(["--cron", "0 9 * * 1-5"], "Asia/Tokyo")
 
 
