@@ -20,8 +20,9 @@ Standard library only: the sandbox, which imports nothing of the bot's core, use
 from __future__ import annotations
 
 import re
+import unicodedata
 
-__all__ = ["clean_text", "clip", "short_echoes", "spreadsheet_cell"]
+__all__ = ["clean_text", "clip", "short_echoes", "spreadsheet_cell", "without_pictographs"]
 
 # C0 but tab and newline, DEL and C1, bidi embeddings/overrides/isolates and the marks that
 # flip the order text is displayed in (LRM/RLM, ALM).
@@ -91,3 +92,10 @@ def spreadsheet_cell(value: object) -> object:
     if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
     return value
+
+
+def without_pictographs(text: str) -> str:
+    """``text`` without the chat's pictographs (``✅``, ``🗑️``): symbols of Unicode's "So"
+    category and the emoji variation selector. Where a reply is read as text (the audit log,
+    the web page) they are noise, and not every font has them."""
+    return "".join(c for c in text if unicodedata.category(c) != "So" and c != "\ufe0f")

@@ -8,7 +8,6 @@ apart). It records; it never refuses anything.
 from __future__ import annotations
 
 import functools
-import unicodedata
 from collections.abc import Awaitable, Callable
 from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
@@ -17,6 +16,7 @@ from bot.core.messages import Message
 from bot.core.models import ChatContext
 from bot.services.places import Places
 from bot.storage.audit import AuditEntry, AuditStore
+from bot.text import without_pictographs
 
 __all__ = ["AuditLog", "Audited", "audited"]
 
@@ -25,8 +25,7 @@ _DETAIL = 300
 
 def _plain(text: str) -> str:
     """One line without the chat's pictographs (``✅``, ``🗑️``): the log is read as text."""
-    kept = "".join(c for c in text if unicodedata.category(c) != "So" and c != "\ufe0f")
-    return " ".join(kept.split())
+    return " ".join(without_pictographs(text).split())
 
 
 class AuditLog:

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from starlette.responses import HTMLResponse
 
 from bot.core.messages import Message
+from bot.text import without_pictographs
 
 __all__ = ["environment", "render", "text_of"]
 
@@ -29,7 +29,7 @@ def environment() -> Environment:
 
 def plain(text: str) -> str:
     """A reply's text without the chat's pictographs (``✅``), which not every font has."""
-    return "".join(c for c in text if unicodedata.category(c) != "So" and c != "\ufe0f").strip()
+    return without_pictographs(text).strip()
 
 
 def text_of(message: Message) -> str:
