@@ -28,6 +28,7 @@ __all__ = [
     "LINK_LIFETIME",
     "SESSION_LIFETIME",
     "AdminSession",
+    "ChannelRow",
     "Person",
     "WebAccess",
     "WorkspacePlace",

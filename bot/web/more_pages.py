@@ -18,7 +18,7 @@ from bot.core.errors import StudyError
 from bot.core.models import Window
 from bot.core.schedule_spec import ScheduleForm, ScheduleSpec
 from bot.questions.written import WrittenQuestion, written_from_item
-from bot.web.seen import Seen
+from bot.web.seen import Seen, checked
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -45,10 +45,8 @@ class MorePages:
 
     # --- packs --------------------------------------------------------------------------------
 
-    async def packs(self, request: Request) -> Response:
-        seen = await self._seen(request)
-        if isinstance(seen, Response):
-            return seen
+    @checked
+    async def packs(self, request: Request, seen: Seen) -> Response:
         return await self._packs_page(seen)
 
     async def _packs_page(
@@ -60,19 +58,16 @@ class MorePages:
         error: str | None = None,
         report: str | None = None,
     ) -> Response:
-        place = seen.place
-        assert place is not None
+        place = seen.where
         channels = []
         summaries: dict[str, Any] = {}
         for channel in place.channels:
-            ctx = self._services.web.context(seen.session, place, channel)
+            ctx = seen.context(channel)
             states = await self._services.packs.states(ctx)
             for summary, _ in states:
                 summaries[summary.slug] = summary
             channels.append((channel, {summary.slug: on for summary, on in states}))
-        reports = await self._services.reports.counts_by_pack(
-            self._services.web.context(seen.session, place)
-        )
+        reports = await self._services.reports.counts_by_pack(seen.context())
         return self._page(
             "packs.html",
             status=status,
@@ -87,37 +82,29 @@ class MorePages:
             report=report,
         )
 
-    async def toggle_pack(self, request: Request) -> Response:
-        seen = await self._seen(request)
-        if isinstance(seen, Response):
-            return seen
-        assert seen.place is not None
-        assert seen.form is not None
-        wanted = str(seen.form.get("channel") or "")
-        channel = next((c for c in seen.place.channels if str(c.id) == wanted), None)
+    @checked
+    async def toggle_pack(self, request: Request, seen: Seen) -> Response:
+        wanted = str(seen.posted.get("channel") or "")
+        channel = next((c for c in seen.where.channels if str(c.id) == wanted), None)
         if channel is None:
             return await self._packs_page(seen, status=400, error="Choose a channel.")
-        ctx = self._services.web.context(seen.session, seen.place, channel)
-        name = str(seen.form.get("pack") or "")[:64]
-        enabled = seen.form.get("enabled") == "on"
+        ctx = seen.context(channel)
+        name = str(seen.posted.get("pack") or "")[:64]
+        enabled = seen.posted.get("enabled") == "on"
         try:
             reply = await self._services.packs.set_enabled(ctx, name, enabled)
         except StudyError as exc:
             return await self._packs_page(seen, status=400, error=str(exc))
         return await self._packs_page(seen, notice=reply.plain_text())
 
-    async def upload_pack(self, request: Request) -> Response:
+    @checked
+    async def upload_pack(self, request: Request, seen: Seen) -> Response:
         """A YAML pack or a CSV: the same linter and sandbox check as an upload in chat; the
         problems are shown at file:line, and a valid pack is installed."""
-        seen = await self._seen(request)
-        if isinstance(seen, Response):
-            return seen
-        assert seen.place is not None
-        assert seen.form is not None
-        upload = seen.form.get("file")
+        upload = seen.posted.get("file")
         if not isinstance(upload, UploadFile) or not upload.filename:
             return await self._packs_page(seen, status=400, error="Choose a pack file to upload.")
-        ctx = self._services.web.context(seen.session, seen.place)
+        ctx = seen.context()
         packs = self._services.packs
         table = upload.filename.lower().endswith((".csv", ".tsv"))
         try:
@@ -135,30 +122,23 @@ class MorePages:
             await upload.close()
         return await self._packs_page(seen, report=reply.plain_text())
 
-    async def retire_question(self, request: Request) -> Response:
+    @checked
+    async def retire_question(self, request: Request, seen: Seen) -> Response:
         """Retire a community question (from the packs page, or from a report on it)."""
-        seen = await self._seen(request)
-        if isinstance(seen, Response):
-            return seen
-        assert seen.place is not None
-        assert seen.form is not None
-        ctx = self._services.web.context(seen.session, seen.place)
-        item_id = str(seen.form.get("item") or "")[:64]
+        ctx = seen.context()
+        item_id = str(seen.posted.get("item") or "")[:64]
         try:
             reply = await self._services.packs.retire_community(ctx, item_id)
-            if seen.form.get("resolve") == "yes":
+            if seen.posted.get("resolve") == "yes":
                 resolved = await self._services.reports.resolve(ctx, item_id)
                 reply = replace(reply, sections=(*reply.sections, *resolved.sections))
         except StudyError as exc:
             return await self._packs_page(seen, status=400, error=str(exc))
         return await self._packs_page(seen, report=reply.plain_text())
 
-    async def edit_question(self, request: Request) -> Response:
+    @checked
+    async def edit_question(self, request: Request, seen: Seen) -> Response:
         """A community question in the /write form, pre-filled; saving checks it as /write."""
-        seen = await self._seen(request)
-        if isinstance(seen, Response):
-            return seen
-        assert seen.place is not None
         item_id = str(request.path_params["item"])[:64]
         item = next((i for i in self._services.packs.community() if i.id == item_id), None)
         if item is None:
@@ -177,7 +157,7 @@ class MorePages:
             difficulty=typed["difficulty"] if typed["difficulty"] in _LEVELS else "medium",
             tags=tuple(typed["tags"].replace(",", " ").split()),
         )
-        ctx = self._services.web.context(seen.session, seen.place)
+        ctx = seen.context()
         try:
             reply = await self._services.packs.edit_community(ctx, item_id, question)
         except StudyError as exc:
@@ -198,7 +178,7 @@ class MorePages:
             "question_edit.html",
             status=status,
             session=seen.session,
-            place=seen.place,
+            place=seen.where,
             item_id=item_id,
             typed=typed,
             error=error,
@@ -207,19 +187,16 @@ class MorePages:
 
     # --- editing a schedule -------------------------------------------------------------------
 
-    async def edit_schedule(self, request: Request) -> Response:
+    @checked
+    async def edit_schedule(self, request: Request, seen: Seen) -> Response:
         """A schedule's fields, pre-filled; saving applies ``schedule add``'s rules to them."""
-        seen = await self._seen(request)
-        if isinstance(seen, Response):
-            return seen
-        place = seen.place
-        assert place is not None
+        place = seen.where
         source = seen.form if seen.form is not None else request.query_params
         wanted = str(source.get("channel") or "")
         channel = next((c for c in place.channels if str(c.id) == wanted), None)
         if channel is None:
             return self._page("error.html", status=404, session=seen.session, error=_NO_SCHEDULE)
-        ctx = self._services.web.context(seen.session, place, channel)
+        ctx = seen.context(channel)
         schedule_id = int(request.path_params["sid"])
         listed = await self._services.schedules.channel_schedules(ctx)
         entry = next((e for e in listed.schedules if e.id == schedule_id), None)
@@ -252,7 +229,7 @@ class MorePages:
             "schedule_edit.html",
             status=status,
             session=seen.session,
-            place=seen.place,
+            place=seen.where,
             channel=channel,
             schedule_id=schedule_id,
             typed=typed,
@@ -261,17 +238,14 @@ class MorePages:
 
     # --- members ------------------------------------------------------------------------------
 
-    async def members(self, request: Request) -> Response:
-        seen = await self._seen(request)
-        if isinstance(seen, Response):
-            return seen
-        place = seen.place
-        assert place is not None
-        ctx = self._services.web.context(seen.session, place)
+    @checked
+    async def members(self, request: Request, seen: Seen) -> Response:
+        place = seen.where
+        ctx = seen.context()
         everyone = await self._services.standings.board(ctx, Window.ALL)
         per_channel = []
         for channel in place.channels:
-            here = self._services.web.context(seen.session, place, channel)
+            here = seen.context(channel)
             board = await self._services.standings.channel_board(here, Window.ALL)
             per_channel.append((channel, board))
         return self._page(
@@ -282,13 +256,10 @@ class MorePages:
             per_channel=per_channel,
         )
 
-    async def member_picture(self, request: Request) -> Response:
+    @checked
+    async def member_picture(self, request: Request, seen: Seen) -> Response:
         """A member's /stats picture, the same PNG chat attaches."""
-        seen = await self._seen(request)
-        if isinstance(seen, Response):
-            return seen
-        assert seen.place is not None
-        ctx = self._services.web.context(seen.session, seen.place)
+        ctx = seen.context()
         member_id = int(request.path_params["mid"])
         try:
             message = await self._services.standings.stats(ctx, member_id=member_id)
@@ -308,14 +279,11 @@ class MorePages:
 
     # --- the audit log ------------------------------------------------------------------------
 
-    async def audit(self, request: Request) -> Response:
-        seen = await self._seen(request)
-        if isinstance(seen, Response):
-            return seen
-        assert seen.place is not None
-        ctx = self._services.web.context(seen.session, seen.place)
+    @checked
+    async def audit(self, request: Request, seen: Seen) -> Response:
+        ctx = seen.context()
         entries = await self._services.audit.recent(ctx)
-        return self._page("audit.html", session=seen.session, place=seen.place, entries=entries)
+        return self._page("audit.html", session=seen.session, place=seen.where, entries=entries)
 
 
 _FIELDS = ("prompt", "choices", "answer", "explanation", "code", "expected", "difficulty", "tags")

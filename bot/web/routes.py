@@ -27,7 +27,7 @@ from bot.services.bundle import Services
 from bot.services.web_access import AdminSession, WorkspacePlace
 from bot.web import csrf, sessions
 from bot.web.more_pages import MorePages
-from bot.web.seen import Seen
+from bot.web.seen import Seen, checked
 from bot.web.templates import render
 
 __all__ = ["WEB_SETTINGS", "Pages"]
@@ -158,10 +158,8 @@ class Pages(MorePages):
         response.delete_cookie(csrf.SIGNIN_COOKIE, path="/signin")
         return response
 
-    async def signout(self, request: Request) -> Response:
-        seen = await self._seen(request)
-        if isinstance(seen, Response):
-            return seen
+    @checked
+    async def signout(self, request: Request, seen: Seen) -> Response:
         token = sessions.session_token(request, self._secret)
         if token is not None:
             await self._services.web.sign_out(token)
@@ -171,10 +169,8 @@ class Pages(MorePages):
 
     # --- home --------------------------------------------------------------------------------
 
-    async def home(self, request: Request) -> Response:
-        seen = await self._seen(request)
-        if isinstance(seen, Response):
-            return seen
+    @checked
+    async def home(self, request: Request, seen: Seen) -> Response:
         workspaces = []
         for place in await self._services.web.places(seen.session):
             channels = []
@@ -186,10 +182,8 @@ class Pages(MorePages):
 
     # --- schedules ---------------------------------------------------------------------------
 
-    async def schedules(self, request: Request) -> Response:
-        seen = await self._seen(request)
-        if isinstance(seen, Response):
-            return seen
+    @checked
+    async def schedules(self, request: Request, seen: Seen) -> Response:
         return await self._schedules_page(seen)
 
     async def _schedules_page(
@@ -203,11 +197,10 @@ class Pages(MorePages):
         typed: dict[str, str] | None = None,
         draft: Any = None,
     ) -> Response:
-        place = seen.place
-        assert place is not None
+        place = seen.where
         listed = []
         for channel in place.channels:
-            ctx = self._services.web.context(seen.session, place, channel)
+            ctx = seen.context(channel)
             listed.append(
                 (channel, await self._services.schedules.channel_schedules(ctx, NEXT_TIMES))
             )
@@ -224,22 +217,18 @@ class Pages(MorePages):
             draft=draft,
         )
 
-    async def add_schedule(self, request: Request) -> Response:
-        seen = await self._seen(request)
-        if isinstance(seen, Response):
-            return seen
-        assert seen.place is not None
-        assert seen.form is not None
-        typed = {name: _text(seen.form, name) for name in FORM_FIELDS}
-        channel = next((c for c in seen.place.channels if str(c.id) == typed["channel"]), None)
+    @checked
+    async def add_schedule(self, request: Request, seen: Seen) -> Response:
+        typed = {name: _text(seen.posted, name) for name in FORM_FIELDS}
+        channel = next((c for c in seen.where.channels if str(c.id) == typed["channel"]), None)
         if channel is None:
             return await self._schedules_page(
                 seen, status=400, error="Choose a channel.", field="channel", typed=typed
             )
-        ctx = self._services.web.context(seen.session, seen.place, channel)
+        ctx = seen.context(channel)
         form = ScheduleForm.from_fields(typed)
         try:
-            if _text(seen.form, "action") == "preview":
+            if _text(seen.posted, "action") == "preview":
                 draft = await self._services.schedules.draft_times(ctx, form, NEXT_TIMES)
                 return await self._schedules_page(seen, typed=typed, draft=draft)
             reply = await self._services.schedules.add(ctx, form)
@@ -250,20 +239,16 @@ class Pages(MorePages):
             )
         return await self._schedules_page(seen, notice=reply.message.plain_text())
 
-    async def change_schedule(self, request: Request) -> Response:
-        seen = await self._seen(request)
-        if isinstance(seen, Response):
-            return seen
-        assert seen.place is not None
-        assert seen.form is not None
+    @checked
+    async def change_schedule(self, request: Request, seen: Seen) -> Response:
         verb = request.path_params["verb"]
         schedule_id = int(request.path_params["sid"])
         channel = next(
-            (c for c in seen.place.channels if str(c.id) == _text(seen.form, "channel")), None
+            (c for c in seen.where.channels if str(c.id) == _text(seen.posted, "channel")), None
         )
         if channel is None:
             return await self._schedules_page(seen, status=400, error="Choose a channel.")
-        ctx = self._services.web.context(seen.session, seen.place, channel)
+        ctx = seen.context(channel)
         book = self._services.schedules
         act: dict[str, Callable[[ChatContext, int], Awaitable[Any]]] = {
             "pause": book.pause,
@@ -280,58 +265,46 @@ class Pages(MorePages):
 
     # --- reports -----------------------------------------------------------------------------
 
-    async def reports(self, request: Request) -> Response:
-        seen = await self._seen(request)
-        if isinstance(seen, Response):
-            return seen
+    @checked
+    async def reports(self, request: Request, seen: Seen) -> Response:
         return await self._reports_page(seen)
 
     async def _reports_page(
         self, seen: Seen, *, status: int = 200, notice: str | None = None, error: str | None = None
     ) -> Response:
-        assert seen.place is not None
-        ctx = self._services.web.context(seen.session, seen.place)
+        ctx = seen.context()
         found = await self._services.reports.open_reports(ctx)
         return self._page(
             "reports.html",
             status=status,
             session=seen.session,
-            place=seen.place,
+            place=seen.where,
             reports=found,
             notice=notice,
             error=error,
         )
 
-    async def resolve_report(self, request: Request) -> Response:
-        seen = await self._seen(request)
-        if isinstance(seen, Response):
-            return seen
-        assert seen.place is not None
-        assert seen.form is not None
-        ctx = self._services.web.context(seen.session, seen.place)
+    @checked
+    async def resolve_report(self, request: Request, seen: Seen) -> Response:
+        ctx = seen.context()
         try:
-            reply = await self._services.reports.resolve(ctx, _text(seen.form, "item"))
+            reply = await self._services.reports.resolve(ctx, _text(seen.posted, "item"))
         except StudyError as exc:
             return await self._reports_page(seen, status=_status(exc), error=str(exc))
         return await self._reports_page(seen, notice=reply.plain_text())
 
     # --- boards ------------------------------------------------------------------------------
 
-    async def boards(self, request: Request) -> Response:
-        seen = await self._seen(request)
-        if isinstance(seen, Response):
-            return seen
-        assert seen.place is not None
-        ctx = self._services.web.context(seen.session, seen.place)
+    @checked
+    async def boards(self, request: Request, seen: Seen) -> Response:
+        ctx = seen.context()
         boards = [(w, await self._services.standings.board(ctx, w)) for w in Window]
-        return self._page("boards.html", session=seen.session, place=seen.place, boards=boards)
+        return self._page("boards.html", session=seen.session, place=seen.where, boards=boards)
 
     # --- settings ----------------------------------------------------------------------------
 
-    async def settings(self, request: Request) -> Response:
-        seen = await self._seen(request)
-        if isinstance(seen, Response):
-            return seen
+    @checked
+    async def settings(self, request: Request, seen: Seen) -> Response:
         return await self._settings_page(seen)
 
     async def _settings_page(
@@ -343,13 +316,12 @@ class Pages(MorePages):
         errors: dict[str, str] | None = None,
         typed: dict[str, str] | None = None,
     ) -> Response:
-        assert seen.place is not None
-        ctx = self._services.web.context(seen.session, seen.place)
+        ctx = seen.context()
         return self._page(
             "settings.html",
             status=status,
             session=seen.session,
-            place=seen.place,
+            place=seen.where,
             values=await self._services.settings.values(ctx, WEB_SETTINGS),
             changes=await self._services.settings.changes(ctx),
             notices=notices,
@@ -357,19 +329,15 @@ class Pages(MorePages):
             typed=typed or {},
         )
 
-    async def save_settings(self, request: Request) -> Response:
-        seen = await self._seen(request)
-        if isinstance(seen, Response):
-            return seen
-        assert seen.place is not None
-        assert seen.form is not None
-        ctx = self._services.web.context(seen.session, seen.place)
+    @checked
+    async def save_settings(self, request: Request, seen: Seen) -> Response:
+        ctx = seen.context()
         current = {v.setting: v.value for v in await self._services.settings.values(ctx)}
         notices: list[str] = []
         errors: dict[str, str] = {}
         typed: dict[str, str] = {}
         for setting in WEB_SETTINGS:
-            value = _text(seen.form, setting.value).strip()
+            value = _text(seen.posted, setting.value).strip()
             typed[setting.value] = value
             if not value or value == current.get(setting):
                 continue  # unchanged: nothing is logged
