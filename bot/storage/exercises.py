@@ -78,14 +78,24 @@ class ExerciseStore:
 
     async def best(self, post_id: int) -> list[Best]:
         """Each member's best open submission to ``post_id`` (a forbidden name counts 0)."""
+        return await self._best(post_id)
+
+    async def best_of(self, post_id: int, member_id: int) -> Best | None:
+        """One member's best open submission to ``post_id``: asked on every submission, so
+        the member is picked in SQL, not from everyone's."""
+        found = await self._best(post_id, member_id)
+        return found[0] if found else None
+
+    async def _best(self, post_id: int, member_id: int | None = None) -> list[Best]:
+        one = "" if member_id is None else " AND a.member_id = ?"
         rows = await self._db.fetchall(
             "SELECT a.member_id,"
             " max(CASE WHEN a.forbidden = '' THEN a.passed ELSE 0 END), max(a.total),"
             " max(a.solved), count(*), m.external_id, m.display_name"
             " FROM exercise_attempts a JOIN members m ON m.id = a.member_id"
-            " WHERE a.post_id = ? AND a.open = 1"
+            f" WHERE a.post_id = ? AND a.open = 1{one}"
             " GROUP BY a.member_id, m.external_id, m.display_name ORDER BY a.member_id",
-            (post_id,),
+            (post_id,) if member_id is None else (post_id, member_id),
         )
         return [
             Best(
@@ -99,10 +109,6 @@ class ExerciseStore:
             )
             for r in rows
         ]
-
-    async def best_of(self, post_id: int, member_id: int) -> Best | None:
-        found = [b for b in await self.best(post_id) if b.member_id == member_id]
-        return found[0] if found else None
 
     async def sharing(self, member_id: int) -> bool:
         """Whether the member lets /solutions show their passing solutions to others."""
