@@ -15,7 +15,6 @@ still submit, to practise; it scores nothing.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -88,7 +87,9 @@ class Exercises:
         self._store = store
         self._runs = runs
         self._clock = clock
-        self._references: OrderedDict[tuple[str, int], asyncio.Future[ExerciseReport]] = (
+        # (question version, seed) -> the reference's run: a version's content never changes
+        # (an edit makes a new version), so its id names exactly the code that ran.
+        self._references: OrderedDict[tuple[int, int], asyncio.Future[ExerciseReport]] = (
             OrderedDict()
         )
 
@@ -122,14 +123,17 @@ class Exercises:
         member = await self._directory.member(
             workspace, ctx.member, ctx.member_name, self._clock.now()
         )
-        self._reference(item, member_seed(workspace.id, member.id, item.id))
+        self._reference(
+            post.question_version_id, item, member_seed(workspace.id, member.id, item.id)
+        )
         return SolveForm(post.id, f"Solve #{post.id}: {item.entry}", item.starter, item.entry)
 
     # --- the reference --------------------------------------------------------------------
 
-    def _reference(self, item: Exercise, seed: int) -> asyncio.Future[ExerciseReport]:
-        digest = hashlib.sha256(item.model_dump_json().encode()).hexdigest()[:16]
-        key = (digest, seed)
+    def _reference(
+        self, version_id: int, item: Exercise, seed: int
+    ) -> asyncio.Future[ExerciseReport]:
+        key = (version_id, seed)
         found = self._references.get(key)
         if found is not None and not (found.done() and found.exception() is not None):
             self._references.move_to_end(key)
@@ -160,7 +164,7 @@ class Exercises:
         now = self._clock.now()
         member = await self._directory.member(workspace, ctx.member, ctx.member_name, now)
         seed = member_seed(workspace.id, member.id, item.id)
-        reference = self._reference(item, seed)
+        reference = self._reference(post.question_version_id, item, seed)
         mine = await self._runs.exercise_run(
             ctx, code, exercise_spec(item, seed), item.time_limit + _MARGIN
         )
