@@ -344,6 +344,12 @@ def invite_url(
             "--dev-guild", help="Preselect DISCORD_DEV_GUILD in the invite page.", metavar=""
         ),
     ] = False,
+    rewards: Annotated[
+        bool,
+        typer.Option(
+            "--rewards", help="Ask for Manage Roles too, for role rewards (/rewards).", metavar=""
+        ),
+    ] = False,
 ) -> None:
     """Print the link that adds the Discord bot to a server (from DISCORD_APPLICATION_ID)."""
     settings = _wiring(ctx).settings()
@@ -357,7 +363,7 @@ def invite_url(
     from bot.adapters.discord.invite import invite_url as build
 
     guild = settings.discord_dev_guild if dev_guild else None
-    typer.echo(build(settings.discord_application_id, guild_id=guild))
+    typer.echo(build(settings.discord_application_id, guild_id=guild, rewards=rewards))
 
 
 @app.command()

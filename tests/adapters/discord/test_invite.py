@@ -47,6 +47,18 @@ def test_cli_invite_url_preselects_the_dev_guild() -> None:
     assert proc.stdout.strip() == invite_url(1234, guild_id=42)
 
 
+def test_cli_invite_url_for_role_rewards_asks_for_manage_roles_too() -> None:
+    proc = studybot("invite-url", "--rewards", env={"DISCORD_APPLICATION_ID": "1234"})
+    assert proc.returncode == 0, proc.stderr
+    asked = discord.Permissions(
+        int(parse_qs(urlsplit(proc.stdout.strip()).query)["permissions"][0])
+    )
+    assert asked.manage_roles
+    assert asked == EXPECTED | discord.Permissions(manage_roles=True)
+    assert not asked.administrator and not asked.manage_messages
+    assert not INVITE_PERMISSIONS.manage_roles  # the plain link stays minimal
+
+
 def test_cli_invite_url_without_application_id_is_an_error(tmp_path: Path) -> None:
     proc = studybot("invite-url")
     assert proc.returncode == 2
