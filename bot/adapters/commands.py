@@ -540,7 +540,7 @@ COMMANDS: tuple[Command, ...] = (
         "try",
         "run a question's snippet, or a choice's code, after you answered (or it closed)",
         (
-            _POST_ID,
+            replace(_POST_ID, help="The question's number", required=True),
             Arg("choice", Kind.WORD, "A choice's letter (default: the snippet)", example="A"),
         ),
         platforms=CONSOLE,
