@@ -24,7 +24,7 @@ import asyncpg
 from pydantic import ValidationError
 
 from bot.backups import BackupJob
-from bot.core.clock import Clock, SystemClock
+from bot.core.clock import Clock, SimulatedClock, SystemClock
 from bot.core.gateway import ChatGateway, DirectMessenger
 from bot.core.snippets import RunGate, RunLimits, SnippetRunner
 from bot.core.timer import DueSource
@@ -209,17 +209,18 @@ class Wiring:
     ) -> Scheduler:
         """The one scheduler loop of this process; start it once, at start-up (never from a
         platform's ready event: that fires again on every reconnect)."""
-        # On PostgreSQL several processes may share the database: claims take a lease, and
-        # each loop looks for the others' changes (SQLite is one process's file).
-        shared = runtime.db.engine == "postgresql"
+        # On PostgreSQL several bot processes may share the database: claims take a lease.
+        # Every loop looks for changes made by other processes: on PostgreSQL other bots, on a
+        # SQLite file `studybot web` beside the bot (which runs no scheduler, so no lease).
+        several_bots = runtime.db.engine == "postgresql"
         scheduler = Scheduler(
             runtime.timed,
             gateway,
             runtime.clock,
             runtime.settings.schedule_grace,
             concurrency=concurrency,
-            lease=LEASE if shared else None,
-            sync_every=SYNC_EVERY if shared else None,
+            lease=LEASE if several_bots else None,
+            sync_every=SYNC_EVERY if shares_database(runtime.db, runtime.clock) else None,
         )
         prefix = "/study " if runtime.settings.platform is Platform.SLACK else "/"
         for source in due_sources(runtime.services, gateway, command_prefix=prefix):
@@ -584,6 +585,14 @@ class Built:
     timed: SchedulerParts
 
 
+def shares_database(db: Database, clock: Clock) -> bool:
+    """Whether another process may change this database while this one runs: always on
+    PostgreSQL (several bots), and on a SQLite file too (``studybot web`` beside the bot),
+    except under a simulated clock: a console stepping through time is alone with its file,
+    and a look every few seconds would be thousands of steps in a day's ``/clock advance``."""
+    return db.engine == "postgresql" or not isinstance(clock, SimulatedClock)
+
+
 def build_services(
     db: Database,
     clock: Clock,
@@ -604,9 +613,9 @@ def build_services(
     ``packs_dir`` is where packs uploaded (or questions written) in chat are installed; None:
     they are checked, never installed.
     """
-    # Several processes may share a PostgreSQL database: re-read workspace settings that are
-    # older than a few seconds, so a /settings change made through another process applies.
-    shared = db.engine == "postgresql"
+    # Several processes may share the database: re-read workspace settings that are older
+    # than a few seconds, so a /settings change made through another process applies.
+    shared = shares_database(db, clock)
     directory = Directory(
         db, default_timezone, settings_ttl=WORKSPACE_SETTINGS_TTL if shared else None
     )

@@ -22,7 +22,8 @@ Durability comes from the database, not from this loop's memory:
   :func:`~bot.services.scheduled_posts.plan_due`; the timetable is
   :mod:`bot.services.timetable`. This module is the loop: when, and how many at once.
 
-Several processes (PostgreSQL): each runs this loop for the workspaces its gateway serves
+Several processes (PostgreSQL; or `studybot web` beside the bot on SQLite, which runs no loop):
+each runs this loop for the workspaces its gateway serves
 (:class:`~bot.core.gateway.WorkspaceOwner`: a Discord shard range; Slack replicas serve all).
 Every ``sync_every`` the loop also re-reads the schedules other processes changed, and re-sends
 the posts of a process that died mid-send once their lease has run out. Two processes due at
@@ -287,6 +288,11 @@ class Scheduler:
             candidates.append(top)
         found = [c for c in candidates if c is not None]
         return min(found) if found else None
+
+    def next_post(self) -> datetime | None:
+        """When the next scheduled question posts, as this loop knows its schedules: what a
+        change made through another process shows up in once the loop has looked."""
+        return self._timetable.top()
 
     async def advance(self, clock: SimulatedClock, target: datetime) -> None:
         """Move a simulated clock to ``target`` as if the bot had been running all along:
