@@ -120,16 +120,29 @@ def redirect_uri(public_url: str, provider: str) -> str:
     return f"{public_url.rstrip('/')}/signin/{provider}/callback"
 
 
+#: How long a "yes, still an admin" stands for pages that only read; a write always asks.
+READ_FRESH = 300.0  # seconds
+
+
 @dataclass(frozen=True, slots=True)
 class AdminRights:
     """Asks the platform, through the bot, whether someone administers a workspace now.
 
     Console sessions (the one-time link ``studybot web`` prints) administer what the link
     named: trivially true. A platform without a check (its bot token unset) fails closed.
+
+    Every change is checked as it is made. Pages that only read are checked too, but an answer
+    stands for :data:`READ_FRESH` seconds, so browsing costs the platform one call per person
+    and workspace every few minutes: someone whose rights were taken away stops seeing the
+    pages within that time, not at the end of their 12-hour session.
     """
 
     discord: Check | None = None
     slack: Check | None = None
+    now: Callable[[], float] = time.monotonic
+    _confirmed: dict[tuple[str, str, str], float] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     async def administers(self, person: Person, workspace: str) -> bool:
         if person.platform == "console":
@@ -149,10 +162,26 @@ class AdminRights:
             )
             return False
 
-    async def recheck(self, session: AdminSession, place: WorkspacePlace) -> bool:
-        """The write-time check :class:`bot.web.routes.Pages` runs before a POST changes
-        anything in ``place``."""
-        return await self.administers(session.person, place.external_id)
+    async def recheck(self, session: AdminSession, place: WorkspacePlace, *, writing: bool) -> bool:
+        """The check :class:`bot.web.routes.Pages` runs on every page of ``place``: asked
+        afresh before a change (``writing``), and at most every :data:`READ_FRESH` seconds
+        for a page that only reads."""
+        person = session.person
+        key = (person.platform, person.member, place.external_id)
+        confirmed = self._confirmed.get(key)
+        now = self.now()
+        if not writing and confirmed is not None and now - confirmed < READ_FRESH:
+            return True
+        if not await self.administers(person, place.external_id):
+            self._confirmed.pop(key, None)
+            return False
+        if len(self._confirmed) >= _CONFIRMED_MAX:
+            self._confirmed.clear()  # a bound, not a policy: the next pages just ask again
+        self._confirmed[key] = now
+        return True
+
+
+_CONFIRMED_MAX = 10_000
 
 
 class FlowFailed(Exception):

@@ -10,7 +10,7 @@ and renders what it returns; a service's :class:`StudyError` is shown as chat wo
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from jinja2 import Environment
 from starlette.datastructures import FormData
@@ -58,9 +58,15 @@ FORM_FIELDS: tuple[str, ...] = (
 NEXT_TIMES = 5
 _STATUS = {BadInput: 400, Forbidden: 403, NotFound: 404}
 
-Recheck = Callable[[AdminSession, WorkspacePlace], Awaitable[bool]]
-"""Whether the session's person still administers the workspace, asked again before a POST
-changes anything there (OAuth sessions: through the bot; see :mod:`bot.web.oauth`)."""
+
+class Recheck(Protocol):
+    """Whether the session's person still administers the workspace: asked on every page of
+    it, afresh before a POST changes anything (OAuth sessions: through the bot; see
+    :mod:`bot.web.oauth`)."""
+
+    def __call__(
+        self, session: AdminSession, place: WorkspacePlace, *, writing: bool
+    ) -> Awaitable[bool]: ...
 
 
 def _status(exc: StudyError) -> int:
@@ -106,11 +112,13 @@ class Pages(MorePages):
             if place is None:
                 return self._page("error.html", status=404, session=session, error=_NO_PAGE)
             recheck = self._recheck
-            if form is not None and recheck is not None and not await recheck(session, place):
+            writing = form is not None
+            if recheck is not None and not await recheck(session, place, writing=writing):
                 log.warning(
-                    "web: %s no longer administers workspace %d; a change was refused",
+                    "web: %s no longer administers workspace %d; a %s was refused",
                     session.person.member,
                     place.id,
+                    "change" if writing else "page",
                 )
                 return self._page("error.html", status=403, session=session, error=_NOT_ADMIN)
         return Seen(session, place, form)
@@ -172,7 +180,10 @@ class Pages(MorePages):
     @checked
     async def home(self, request: Request, seen: Seen) -> Response:
         workspaces = []
+        recheck = self._recheck
         for place in await self._services.web.places(seen.session):
+            if recheck is not None and not await recheck(seen.session, place, writing=False):
+                continue  # no longer theirs: not listed (its pages answer 403)
             channels = []
             for channel in place.channels:
                 ctx = self._services.web.context(seen.session, place, channel)
@@ -364,8 +375,8 @@ def _text(form: FormData, name: str) -> str:
 _NO_FORM_KEY = "This form was sent without its security token. Reload the page and try again."
 _NO_PAGE = "There is no such page among the workspaces you administer."
 _NOT_ADMIN = (
-    "You no longer administer this workspace, so nothing was changed. Sign out, and ask an "
-    "admin there if this is wrong."
+    "You no longer administer this workspace, so its pages are closed to you and nothing was "
+    "changed. Sign out, and ask an admin there if this is wrong."
 )
 _TOO_MANY = "Too many sign-in attempts from here. Wait a few minutes, then use a new link."
 _BAD_LINK = (

@@ -6,7 +6,7 @@ every write."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import httpx
 import pytest
@@ -54,6 +54,7 @@ class World:
     by_role: int  # Discord server 902: alice has the configured admin role there
     plain: int  # Discord server 901: alice is a plain member
     team: int  # Slack team T1
+    ticks: list[float] = field(default_factory=lambda: [0.0])  # the rights check's clock (s)
 
     def browser(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(transport=self.app, base_url=PUBLIC, follow_redirects=False)
@@ -95,6 +96,8 @@ async def world(service: Services) -> AsyncIterator[World]:
         )
         oauth, rights = web_sign_in(settings)
         assert oauth is not None
+        ticks = [0.0]
+        rights = replace(rights, now=lambda: ticks[0])
         app = create_app(service, secret=SECRET, oauth=oauth, rights=rights)
         yield World(
             service,
@@ -104,6 +107,7 @@ async def world(service: Services) -> AsyncIterator[World]:
             by_role=ids["902"],
             plain=ids["901"],
             team=ids["T1"],
+            ticks=ticks,
         )
 
 
@@ -236,6 +240,29 @@ async def test_rights_revoked_after_sign_in_stop_the_next_write(world: World) ->
         assert refused.status_code == 403
     assert await easy_points(world.services, world.managed) != "7"
     assert await easy_points(world.services, world.by_role) != "7"
+
+
+async def test_rights_revoked_after_sign_in_close_the_pages_within_minutes(
+    world: World,
+) -> None:
+    """Reading needs rights too: asked again once the last answer is five minutes old, not
+    only at sign-in (a session lasts 12 hours)."""
+    async with world.browser() as client:
+        await sign_in(world, client, "discord", "1001")
+        page = f"/w/{world.managed}/boards"
+        assert (await client.get(page)).status_code == 200
+        asked = world.fake.calls.count(("GET", "/api/v10/guilds/900/members/1001"))
+        world.fake.discord_users["1001"].roles["900"] = []  # Manage Server taken away
+        world.ticks[0] += 60
+        assert (await client.get(page)).status_code == 200  # a minute later: still the answer
+        assert world.fake.calls.count(("GET", "/api/v10/guilds/900/members/1001")) == asked
+        world.ticks[0] += 300
+        closed = await client.get(page)
+        assert closed.status_code == 403
+        assert "no longer administer" in closed.text
+        home = await client.get("/")
+        assert "discord: 900" not in home.text  # not listed any more
+        assert "discord: 902" in home.text  # the other server still is
 
 
 async def test_a_bad_state_is_refused_and_signs_no_one_in(world: World) -> None:
