@@ -70,6 +70,7 @@ class Rewards:
         self._wakeup = wakeup
         self._pending: dict[int, set[int]] = {}  # workspace id -> members whose score changed
         self._looked: dict[int, date] = {}  # workspace id -> the local day all were looked at
+        self._marks: tuple[int, int] | None = None  # RewardStore.marks() at the last look
         self._stale = False  # a reward was added: look at everyone there at once
 
     # --- what changes the standings ------------------------------------------------------------
@@ -183,6 +184,10 @@ class Rewards:
         local day has begun since it was last looked at; then when the next day begins."""
         pending, self._pending = self._pending, {}
         self._stale = False
+        marks = await self._store.marks()
+        if marks != self._marks:  # points imported, or a reward added, elsewhere
+            self._looked.clear()
+            self._marks = marks
         planned: datetime | None = None
         for workspace_id in await self._store.workspaces():
             workspace = await self._directory.workspace_by_id(workspace_id)

@@ -77,6 +77,17 @@ class RewardStore:
         )
         return [_reward(r) for r in rows]
 
+    async def marks(self) -> tuple[int, int]:
+        """The newest score import and the newest reward, by id: when either moved and this
+        process did not do it (``studybot scores import``, another process), every member
+        may have crossed a threshold."""
+        row = await self._db.fetchone(
+            "SELECT (SELECT coalesce(max(id), 0) FROM score_imports),"
+            " (SELECT coalesce(max(id), 0) FROM rewards)"
+        )
+        assert row is not None
+        return int(str(row[0])), int(str(row[1]))
+
     async def workspaces(self) -> list[int]:
         """The workspaces that have a reward."""
         rows = await self._db.fetchall("SELECT DISTINCT workspace_id FROM rewards ORDER BY 1")

@@ -4,6 +4,7 @@ nothing; applying gives each role once and takes it back when the member falls b
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,8 @@ from bot.core.requests import RewardAdd, RewardRemove, RewardsPreview, SettingCh
 from bot.core.rewards import Metric
 from bot.core.workspace_settings import Setting
 from bot.services.bundle import Services
+from bot.storage.database import Database, open_database
+from bot.storage.scores import ScoreStore
 from tests.helpers import member
 
 ANN = member("ann")
@@ -93,6 +96,33 @@ async def test_preview_then_apply_then_a_lapse_takes_the_streak_role_back(
     removed = await rewards.command(ADMIN, RewardRemove(2), chat)
     assert "taken back from 1 member" in removed.plain_text()
     assert chat.held == {"id-ann": set()}
+
+
+async def test_points_imported_by_another_process_are_looked_at_without_waiting_for_midnight(
+    service: Services, db: Database, db_target: str | Path, clock: SimulatedClock
+) -> None:
+    """``studybot scores import`` runs in its own process: the bot's next look (its loop asks
+    every source after looking for other processes' changes) sees the new points."""
+    chat = Roles()
+    rewards = service.rewards
+    await rewards.command(ADMIN, RewardAdd(Metric.POINTS, 100, "r-100", "Centurions"), chat)
+    await _answer(service)
+    source = rewards.due_source(chat)
+    await source.run_due(clock.now())
+    assert chat.held == {}  # ann has a few points, not 100
+    ann = int(await db.fetchval("SELECT id FROM members WHERE external_id = 'id-ann'"))
+    workspace = int(await db.fetchval("SELECT workspace_id FROM members WHERE id = ?", (ann,)))
+    other = await open_database(db_target)  # `studybot scores import`, another process
+    try:
+        imported = await ScoreStore(other).import_points(
+            workspace, [(ann, 200)], sha256="ab" * 32, source="old.csv", now=clock.now()
+        )
+    finally:
+        await other.close()
+    assert imported
+    await source.run_due(clock.now())  # the same day: no midnight in between
+    assert chat.held == {"id-ann": {"r-100"}}
+    assert "ann reached 100 points (220 now)" in chat.posts[-1][1].plain_text()
 
 
 async def test_reward_notices_by_dm(service: Services, clock: SimulatedClock) -> None:
