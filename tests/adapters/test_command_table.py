@@ -34,7 +34,7 @@ from bot.adapters.commands import (
     usage,
 )
 from bot.adapters.console import ConsoleAdapter
-from bot.adapters.discord.cog import StudyCog
+from bot.adapters.discord.cogs import COGS
 from bot.adapters.slack.commands import parse_study
 from bot.core.clock import SimulatedClock
 from bot.core.errors import StudyError, UsageError
@@ -92,7 +92,7 @@ def _typed(platform: Platform, cmd: Command, sub: Command | None, file: Path) ->
 
 
 def _discord_tree() -> dict[str, app_commands.Command[..., object] | app_commands.Group]:
-    return {c.name: c for c in StudyCog.__cog_app_commands__}
+    return {c.name: c for cog in COGS for c in cog.__cog_app_commands__}
 
 
 def _options(command: object) -> dict[str, app_commands.Parameter]:

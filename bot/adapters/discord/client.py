@@ -24,7 +24,7 @@ from discord import app_commands
 from discord.ext import commands
 from discord.voice_client import VoiceClient
 
-from bot.adapters.discord.cog import StudyCog
+from bot.adapters.discord.cogs import COGS, QuestionCog
 from bot.adapters.discord.components import StudyButton
 from bot.adapters.discord.endpoints import discover_gateway, is_default_api
 from bot.adapters.discord.errors import describe, report_error
@@ -96,7 +96,7 @@ class StudyBot(commands.Bot):
         self.settings = settings
         self.gateway = gateway  # the adapter: how /schedule now publishes, like the scheduler
         self.logged_in = asyncio.Event()
-        self._cog: StudyCog | None = None
+        self._questions: QuestionCog | None = None  # where a button click goes
         self.shard_range: ShardRange | None = None  # set by ShardedStudyBot
         # Admin roles are ids. Names are refused at start, once the guilds' roles are known,
         # with the ids that carry those names (`startup_problem`, read by the adapter).
@@ -113,8 +113,11 @@ class StudyBot(commands.Bot):
         ):
             await discover_gateway(self.http)
         self.add_dynamic_items(StudyButton)
-        self._cog = StudyCog(self)
-        await self.add_cog(self._cog)
+        for kind in COGS:
+            cog = kind(self)
+            if isinstance(cog, QuestionCog):
+                self._questions = cog
+            await self.add_cog(cog)
         await self.sync_commands()
         self.logged_in.set()
 
@@ -148,9 +151,9 @@ class StudyBot(commands.Bot):
     async def on_study_button(self, interaction: discord.Interaction[Any], core_id: str) -> None:
         """Route a click (see :class:`StudyButton`); errors go to the one error handler."""
         try:
-            if self._cog is None:
+            if self._questions is None:
                 raise RuntimeError("a button was clicked before setup_hook ran")
-            await self._cog.on_button(interaction, core_id)
+            await self._questions.on_button(interaction, core_id)
         except Exception as exc:
             await report_error(interaction, exc, f"button {core_id}")
 

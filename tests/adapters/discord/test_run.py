@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bot.adapters.discord.cog import RAN_PUBLICLY, RUNNING
+from bot.adapters.discord.cogs.base import RAN_PUBLICLY, RUNNING
 from bot.core.clock import SimulatedClock
 from bot.core.errors import RateLimited
 from bot.core.messages import Attachment, Message, Section, Tone, neutralise

@@ -14,6 +14,7 @@ from discord.http import Route
 
 from bot.adapters.discord import DiscordAdapter
 from bot.adapters.discord.client import intents
+from bot.adapters.discord.cogs import COGS
 from bot.app import Wiring
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput
@@ -233,7 +234,7 @@ async def test_reconnects_keep_serving_without_setting_up_again(
     reply = await (await fake.slash_command(guild, "general", alice, "help")).response()
     assert reply.ephemeral
     assert len(fake.calls_to("PUT", "/applications/{app}/commands")) == 1
-    assert len(studybot.bot.cogs) == 1
+    assert len(studybot.bot.cogs) == len(COGS)  # each added once, not again per reconnect
 
 
 async def test_a_long_error_text_is_cut_to_fit_a_message(
