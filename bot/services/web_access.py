@@ -73,6 +73,11 @@ class WorkspacePlace:
     def label(self) -> str:
         return f"{self.platform}: {self.external_id}"
 
+    def channel(self, typed: object) -> ChannelRow | None:
+        """The channel a form or link names by its row id (as typed: text), if it is one of
+        this workspace's; None for anything else."""
+        return next((c for c in self.channels if str(c.id) == typed), None)
+
 
 def _hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()

@@ -85,7 +85,7 @@ class MorePages:
     @checked
     async def toggle_pack(self, request: Request, seen: Seen) -> Response:
         wanted = str(seen.posted.get("channel") or "")
-        channel = next((c for c in seen.where.channels if str(c.id) == wanted), None)
+        channel = seen.where.channel(wanted)
         if channel is None:
             return await self._packs_page(seen, status=400, error="Choose a channel.")
         ctx = seen.context(channel)
@@ -190,10 +190,8 @@ class MorePages:
     @checked
     async def edit_schedule(self, request: Request, seen: Seen) -> Response:
         """A schedule's fields, pre-filled; saving applies ``schedule add``'s rules to them."""
-        place = seen.where
         source = seen.form if seen.form is not None else request.query_params
-        wanted = str(source.get("channel") or "")
-        channel = next((c for c in place.channels if str(c.id) == wanted), None)
+        channel = seen.where.channel(str(source.get("channel") or ""))
         if channel is None:
             return self._page("error.html", status=404, session=seen.session, error=_NO_SCHEDULE)
         ctx = seen.context(channel)

@@ -231,7 +231,7 @@ class Pages(MorePages):
     @checked
     async def add_schedule(self, request: Request, seen: Seen) -> Response:
         typed = {name: _text(seen.posted, name) for name in FORM_FIELDS}
-        channel = next((c for c in seen.where.channels if str(c.id) == typed["channel"]), None)
+        channel = seen.where.channel(typed["channel"])
         if channel is None:
             return await self._schedules_page(
                 seen, status=400, error="Choose a channel.", field="channel", typed=typed
@@ -254,9 +254,7 @@ class Pages(MorePages):
     async def change_schedule(self, request: Request, seen: Seen) -> Response:
         verb = request.path_params["verb"]
         schedule_id = int(request.path_params["sid"])
-        channel = next(
-            (c for c in seen.where.channels if str(c.id) == _text(seen.posted, "channel")), None
-        )
+        channel = seen.where.channel(_text(seen.posted, "channel"))
         if channel is None:
             return await self._schedules_page(seen, status=400, error="Choose a channel.")
         ctx = seen.context(channel)
