@@ -1028,6 +1028,25 @@ def command(name: str) -> Command:
     raise KeyError(name)
 
 
+def _found(path: Sequence[str]) -> Command:
+    """The command or subcommand at ``path`` (a KeyError names one the table lacks)."""
+    cmd = command(path[0])
+    for name in path[1:]:
+        sub = cmd.subcommand(name)
+        if sub is None:
+            raise KeyError(" ".join(path))
+        cmd = sub
+    return cmd
+
+
+def _grouped(args: Sequence[Arg]) -> list[list[Arg]]:
+    """``args`` by the Discord option that carries them (``recap when:`` carries two)."""
+    grouped: dict[str, list[Arg]] = {}
+    for arg in args:
+        grouped.setdefault(arg.discord_name, []).append(arg)
+    return list(grouped.values())
+
+
 def prefix(platform: Platform) -> str:
     """What a command starts with on ``platform``: ``/`` or Slack's ``/study ``."""
     return _PREFIX[platform]
@@ -1045,13 +1064,10 @@ def _text_arg(arg: Arg) -> str:
 
 def _discord_args(args: tuple[Arg, ...]) -> list[str]:
     """``name:VALUE`` per Discord option; arguments sharing one option share its value."""
-    grouped: dict[str, list[Arg]] = {}
-    for arg in args:
-        grouped.setdefault(arg.discord_name, []).append(arg)
     shown = []
-    for name, parts in grouped.items():
+    for parts in _grouped(args):
         value = " ".join(p.placeholder for p in parts if p.kind is not Kind.FLAG) or "True"
-        text = f"{name}:{value}"
+        text = f"{parts[0].discord_name}:{value}"
         shown.append(text if any(p.required for p in parts) else f"[{text}]")
     return shown
 
@@ -1185,12 +1201,7 @@ def parse(platform: Platform, words: Sequence[str], *path: str) -> Values:
     a bare flag (``here``) is recognised by its name. Raises the one :class:`UsageError`,
     carrying the usage line generated for ``platform``.
     """
-    cmd = command(path[0])
-    for name in path[1:]:
-        sub = cmd.subcommand(name)
-        if sub is None:
-            raise KeyError(" ".join(path))
-        cmd = sub
+    cmd = _found(path)
     line = usage(platform, *path)
     args = cmd.args_on(platform)
     options = {f"--{a.name}": a for a in args if a.option}
@@ -1488,12 +1499,7 @@ def leading_options(platform: Platform, text: str, *path: str) -> tuple[Values, 
     splitting the whole line into words would lose its spacing, so only the options in front
     are taken word by word; the rest (``TEXT``) is returned untouched.
     """
-    cmd = command(path[0])
-    for name in path[1:]:
-        sub = cmd.subcommand(name)
-        if sub is None:
-            raise KeyError(" ".join(path))
-        cmd = sub
+    cmd = _found(path)
     line = usage(platform, *path)
     options = {f"--{a.name}": a for a in cmd.args_on(platform) if a.option}
     given: dict[str, tuple[str, ...]] = {}
@@ -1528,16 +1534,6 @@ class DiscordOption:
     high: int | None = None
 
 
-def _found(path: Sequence[str]) -> Command:
-    cmd = command(path[0])
-    for name in path[1:]:
-        sub = cmd.subcommand(name)
-        if sub is None:
-            raise KeyError(" ".join(path))
-        cmd = sub
-    return cmd
-
-
 def _option_of(args: list[Arg], *, required: bool) -> DiscordOption:
     """The option carrying ``args``: one argument's own, or (arguments sharing an option,
     ``recap when:fri 18:00``) one text holding them all, described by the first one's help."""
@@ -1554,13 +1550,6 @@ def _option_of(args: list[Arg], *, required: bool) -> DiscordOption:
         first.low,
         first.high,
     )
-
-
-def _grouped(args: Sequence[Arg]) -> list[list[Arg]]:
-    grouped: dict[str, list[Arg]] = {}
-    for arg in args:
-        grouped.setdefault(arg.discord_name, []).append(arg)
-    return list(grouped.values())
 
 
 def discord_options(*path: str) -> tuple[DiscordOption, ...]:
