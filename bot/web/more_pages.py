@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from bot.services.bundle import Services
 
-__all__ = ["MorePages"]
+__all__ = ["SCHEDULE_FIELDS", "MorePages"]
 
 _UPLOAD_LIMIT = 1024 * 1024  # read at most this much of an upload (the pack limit is smaller)
 
@@ -203,7 +203,7 @@ class MorePages:
         if seen.form is None:
             typed = _spec_fields(entry.schedule.spec)
             return self._schedule_form(seen, channel, schedule_id, typed)
-        typed = {name: str(seen.form.get(name) or "")[:200] for name in _SCHEDULE_FIELDS}
+        typed = {name: str(seen.form.get(name) or "")[:200] for name in SCHEDULE_FIELDS}
         form = ScheduleForm.from_fields(typed)
         try:
             reply = await self._services.schedules.edit(ctx, schedule_id, form)
@@ -302,7 +302,9 @@ def _fields(question: WrittenQuestion) -> dict[str, str]:
     }
 
 
-_SCHEDULE_FIELDS = (
+#: A schedule's fields on the page's add and edit forms (as :meth:`ScheduleForm.from_fields`
+#: reads them), and the ones :func:`_spec_fields` fills in.
+SCHEDULE_FIELDS = (
     "time",
     "timezone",
     "days",

@@ -26,7 +26,7 @@ from bot.log import get_logger
 from bot.services.bundle import Services
 from bot.services.web_access import AdminSession, WorkspacePlace
 from bot.web import csrf, sessions
-from bot.web.more_pages import MorePages
+from bot.web.more_pages import SCHEDULE_FIELDS, MorePages
 from bot.web.seen import Seen, checked
 from bot.web.templates import render
 
@@ -42,19 +42,7 @@ WEB_SETTINGS = (
     Setting.POINTS_HARD,
 )
 """The settings the page edits; the others stay with chat's ``/settings``."""
-FORM_FIELDS: tuple[str, ...] = (
-    "channel",
-    "time",
-    "timezone",
-    "days",
-    "cron",
-    "pack",
-    "difficulty",
-    "tags",
-    "kinds",
-    "window",
-    "mention",
-)
+FORM_FIELDS: tuple[str, ...] = ("channel", *SCHEDULE_FIELDS)  # the add form: where, then what
 NEXT_TIMES = 5
 _STATUS = {BadInput: 400, Forbidden: 403, NotFound: 404}
 
