@@ -15,7 +15,7 @@ and ``FILE`` Discord's member, role and attachment pickers; the rest are strings
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, Optional, TypeVar, cast
 
 import discord
@@ -110,16 +110,16 @@ def _default(option: DiscordOption) -> object:
     return option.default
 
 
-def signature(*path: str) -> inspect.Signature:
-    """The callback signature discord.py reads ``path``'s options from: ``self``, the
-    interaction, then one parameter per option of the table."""
+def signature(options: Sequence[DiscordOption]) -> inspect.Signature:
+    """The callback signature discord.py reads the options from: ``self``, the interaction,
+    then one parameter per option."""
     keyword = inspect.Parameter.POSITIONAL_OR_KEYWORD
     head = [inspect.Parameter("self", keyword), inspect.Parameter("interaction", keyword)]
-    options = [
+    params = [
         inspect.Parameter(o.name, keyword, default=_default(o), annotation=annotation(o))
-        for o in discord_options(*path)
+        for o in options
     ]
-    return inspect.Signature([*head, *options])
+    return inspect.Signature([*head, *params])
 
 
 def _callback(handler: Handler[CogT], path: tuple[str, ...]) -> Callable[..., Awaitable[None]]:
@@ -129,30 +129,30 @@ def _callback(handler: Handler[CogT], path: tuple[str, ...]) -> Callable[..., Aw
     async def callback(self: CogT, interaction: Interaction, **given: object) -> None:
         await handler(self, interaction, Options(given))
 
+    options = discord_options(*path)
     callback.__name__ = handler.__name__
     callback.__qualname__ = handler.__qualname__  # discord.py: a method, bound to the cog
     callback.__doc__ = handler.__doc__
     callback.__module__ = handler.__module__
-    cast(Any, callback).__signature__ = signature(*path)
-    described = {o.name: o.help for o in discord_options(*path) if o.help}
+    cast(Any, callback).__signature__ = signature(options)
+    described = {o.name: o.help for o in options if o.help}
     return cast(Callable[..., Awaitable[None]], app_commands.describe(**described)(callback))
+
+
+def _declared(
+    maker: Callable[[Any], Any], path: tuple[str, ...]
+) -> Callable[[Handler[CogT]], AppCommand]:
+    def make(handler: Handler[CogT]) -> AppCommand:
+        return cast(AppCommand, maker(_callback(handler, path)))
+
+    return make
 
 
 def command(*path: str) -> Callable[[Handler[CogT]], AppCommand]:
     """``@command("quiz")``: a top-level app command whose options are the table's."""
-
-    def make(handler: Handler[CogT]) -> AppCommand:
-        maker = app_commands.command(name=path[-1])
-        return cast(AppCommand, maker(cast(Any, _callback(handler, path))))
-
-    return make
+    return _declared(app_commands.command(name=path[-1]), path)
 
 
 def subcommand(group: app_commands.Group, *path: str) -> Callable[[Handler[CogT]], AppCommand]:
     """``@subcommand(rounds, "round", "start")``: a command of ``group``, options from the table."""
-
-    def make(handler: Handler[CogT]) -> AppCommand:
-        maker = group.command(name=path[-1])
-        return cast(AppCommand, maker(cast(Any, _callback(handler, path))))
-
-    return make
+    return _declared(group.command(name=path[-1]), path)
