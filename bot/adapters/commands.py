@@ -24,6 +24,7 @@ from typing import Literal
 from bot.core.errors import UsageError
 from bot.core.recap import parse_when
 from bot.core.requests import (
+    MAX_REASON,
     RecapNow,
     RecapOff,
     RecapOn,
@@ -236,8 +237,6 @@ _SUGGESTION_ID = Arg(
     "id", Kind.INT, "The suggestion's number (see /suggestions)", required=True, example="1", low=1
 )
 _KINDS = ("multiple_choice", "flashcard", "practice", "open", "exercise")
-#: A reason a member or admin writes (a report, a rejection): at most this long.
-_REASON_LENGTH = 500
 
 COMMANDS: tuple[Command, ...] = (
     Command(
@@ -336,7 +335,7 @@ COMMANDS: tuple[Command, ...] = (
                 "What is wrong with the question",
                 required=True,
                 example="the answer is B",
-                high=_REASON_LENGTH,
+                high=MAX_REASON,
             ),
         ),
     ),
@@ -812,7 +811,7 @@ COMMANDS: tuple[Command, ...] = (
                         "Why: the author is told",
                         required=True,
                         example="the answer is ambiguous",
-                        high=_REASON_LENGTH,
+                        high=MAX_REASON,
                     ),
                 ),
                 admin=True,

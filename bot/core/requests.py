@@ -12,10 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import time
 
+from bot.core.errors import BadInput
 from bot.core.rewards import Metric
 from bot.core.workspace_settings import Setting
 
 __all__ = [
+    "MAX_REASON",
     "RecapNow",
     "RecapOff",
     "RecapOn",
@@ -41,7 +43,18 @@ __all__ = [
     "SuggestionReject",
     "SuggestionsList",
     "SuggestionsRequest",
+    "check_reason_length",
 ]
+
+#: A reason a member or admin writes (a report's, a suggestion's rejection): at most this many
+#: characters. Discord's option says so too, so its client stops a longer one.
+MAX_REASON = 500
+
+
+def check_reason_length(reason: str) -> None:
+    """Refuse a reason longer than :data:`MAX_REASON`, saying how long it is."""
+    if len(reason) > MAX_REASON:
+        raise BadInput(f"Keep the reason under {MAX_REASON} characters ({len(reason)} now).")
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from bot.core.clock import Clock
 from bot.core.errors import BadInput, Forbidden, NotFound
 from bot.core.messages import Message, Section, escape_markup, neutralise
 from bot.core.models import ChatContext
+from bot.core.requests import check_reason_length
 from bot.services.audit import AuditLog, audited
 from bot.services.catalogue import Catalogue
 from bot.services.places import Places
@@ -24,10 +25,9 @@ from bot.storage.posts import PostStore
 from bot.storage.reports import OpenReport, ReportStore
 from bot.text import clean_text
 
-__all__ = ["MAX_REASON", "OpenReport", "QuestionReports", "reports_message"]
+__all__ = ["OpenReport", "QuestionReports", "reports_message"]
 
 MIN_REASON = 5
-MAX_REASON = 500
 
 
 class QuestionReports:
@@ -57,8 +57,7 @@ class QuestionReports:
             raise BadInput(
                 f"Say what is wrong, e.g. {ctx.command('report 12 the answer should be B')}."
             )
-        if len(reason) > MAX_REASON:
-            raise BadInput(f"Keep the reason under {MAX_REASON} characters ({len(reason)} now).")
+        check_reason_length(reason)
         workspace, channel = await self._places.channel(ctx)
         if post_id is None:
             post = await self._posts.latest(channel.id)

@@ -28,6 +28,7 @@ from bot.core.requests import (
     SuggestionReject,
     SuggestionsList,
     SuggestionsRequest,
+    check_reason_length,
 )
 from bot.questions.written import WrittenQuestion
 from bot.services.audit import AuditLog, audited
@@ -39,7 +40,6 @@ from bot.text import clean_text
 
 __all__ = [
     "MAX_PENDING",
-    "MAX_REASON",
     "MIN_REASON",
     "Suggestion",
     "Suggestions",
@@ -47,7 +47,6 @@ __all__ = [
 ]
 
 MIN_REASON = 3
-MAX_REASON = 500
 PROMPT_SHOWN = 100  # characters of a prompt in the queue and in notices
 MAX_PENDING = 10
 """Suggestions one member may have waiting at once: the queue is for admins to read."""
@@ -170,8 +169,7 @@ class Suggestions:
                 "Say why, for its author: e.g. "
                 f"{ctx.command(f'suggestions reject {request.id} the answer is ambiguous')}."
             )
-        if len(reason) > MAX_REASON:
-            raise BadInput(f"Keep the reason under {MAX_REASON} characters ({len(reason)} now).")
+        check_reason_length(reason)
         suggestion = await self._pending(ctx, request.id)
         claimed = await self._store.claim(
             suggestion.id, Status.REJECTED, ctx.member, self._now(), reason
