@@ -86,6 +86,7 @@ class Post:
     schedule_id: int | None
     platform_message_id: str | None
     round_id: int | None = None  # a live round's question (see bot.services.rounds)
+    choice_seed: int | None = None  # the order its choices show in (bot.core.choice_order)
 
     @property
     def is_open(self) -> bool:

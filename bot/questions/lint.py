@@ -1,6 +1,7 @@
 """The linter: loading problems plus warnings, for a folder or for one upload.
 
-The warnings are near-duplicate questions, prose that shows code (inline code in
+The warnings are near-duplicate questions, right answers crowding one choice position
+(:mod:`bot.questions.positions`), prose that shows code (inline code in
 backticks, in an explanation, a choice's ``why``, a step or a common mistake) that no check
 of its item backs, and choices that no check backs although they say what code computes: a
 choice whose text is code or a value (it needs a ``why``, and a check that backs it), and a
@@ -34,6 +35,7 @@ from bot.questions.loader import (
     load_packs,
     read_pack_text,
 )
+from bot.questions.positions import crowded_answer_problems
 from bot.questions.schema import Item, prose_checks
 
 __all__ = ["lint_packs", "unbacked_choice_problems", "unbacked_code_problems", "validate_upload"]
@@ -49,6 +51,7 @@ def lint_packs(root: Path, *, threshold: int = DEFAULT_THRESHOLD) -> LoadResult:
     result.problems.extend(duplicate_problems(located_items(result.contents), threshold=threshold))
     result.problems.extend(unbacked_code_problems(result.contents))
     result.problems.extend(unbacked_choice_problems(result.contents))
+    result.problems.extend(crowded_answer_problems(result.contents))
     # Each file's problems in line order, files in the order they were read.
     order: dict[str, int] = {}
     for problem in result.problems:
@@ -87,6 +90,7 @@ def validate_upload(
     )
     problems.extend(unbacked_code_problems([contents]))
     problems.extend(unbacked_choice_problems([contents]))
+    problems.extend(crowded_answer_problems([contents]))
     problems.sort(key=lambda problem: problem.line)  # as `questions lint` prints them
     if loaded is None or any(problem.severity == "error" for problem in problems):
         return None, problems

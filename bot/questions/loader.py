@@ -133,9 +133,12 @@ def item_hash(item: Item) -> str:
     """A stable content hash of one item, used to version edited questions.
 
     Its ``checks`` are left out: members never see them, so adding or editing a check does
-    not make a new version of the question.
+    not make a new version of the question. So is ``shuffle`` while it has its default, so
+    that the field's arrival made no new version of every item.
     """
     body = item.model_dump(mode="json", exclude={"checks"})
+    if body.get("shuffle") is True:
+        del body["shuffle"]
     canonical = json.dumps(body, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

@@ -285,6 +285,7 @@ class MultipleChoice(_ItemBase):
 
     kind: Literal["multiple_choice"]
     choices: ChoiceList
+    shuffle: bool = True  # false: the choices keep the file's order ("all of the above")
     explanation: Text | None = None
     checks: Checks = ()
 
@@ -294,6 +295,7 @@ class Practice(_ItemBase):
 
     kind: Literal["practice"]
     choices: ChoiceList | None = None
+    shuffle: bool = True  # false: the choices keep the file's order (ordered steps)
     answer: Text | None = None
     steps: Annotated[tuple[Text, ...], Field(min_length=1)]
     hints: tuple[Text, ...] = ()

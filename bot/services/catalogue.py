@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
+from dataclasses import replace
 
+from bot.core.choice_order import arranged
 from bot.core.clock import Clock
+from bot.core.models import Post
 from bot.log import get_logger
 from bot.questions.loader import LoadedPack
 from bot.storage.packs import Candidate, PackStore, PackSummary, StoredQuestion, SyncReport
@@ -46,8 +49,20 @@ class Catalogue:
         return report
 
     async def question(self, version_id: int) -> StoredQuestion:
-        """The item exactly as a post showed it (a version never changes)."""
+        """The item of a version, in its file's order (a version never changes)."""
         return await self._store.question(version_id)
+
+    async def posted(self, post: Post) -> StoredQuestion:
+        """The item exactly as ``post`` showed it: its version, its choices in the post's
+        order. Every reader of a post asks here, so the post, its reveal, ``/history`` and
+        the answer breakdown agree on which letter is which choice."""
+        return await self.as_shown(post.question_version_id, post.choice_seed)
+
+    async def as_shown(self, version_id: int, choice_seed: int | None) -> StoredQuestion:
+        """A version's item with its choices in the order ``choice_seed`` draws (a post's
+        stored seed, or a review card's: :mod:`bot.core.choice_order`)."""
+        stored = await self._store.question(version_id)
+        return replace(stored, item=arranged(stored.item, choice_seed))
 
     async def candidates(
         self,

@@ -110,7 +110,7 @@ class Exercises:
             post = await self._posts.get(post_id)
             if post is None or await self._places.channel_of(workspace, post) is None:
                 raise NotFound("That question no longer exists.")
-        stored = await self._catalogue.question(post.question_version_id)
+        stored = await self._catalogue.posted(post)
         if not isinstance(stored.item, Exercise):
             raise BadInput(f"Question #{post.id} is not an exercise: answer it with its buttons.")
         return post, stored, stored.item
@@ -238,7 +238,7 @@ class Exercises:
             post = await self._posts.get(post_id)
             if post is None or not post.is_open:
                 continue
-            stored = await self._catalogue.question(post.question_version_id)
+            stored = await self._catalogue.posted(post)
             if not isinstance(stored.item, Exercise):
                 continue
             channel = await self._directory.channel_by_id(post.channel_id)

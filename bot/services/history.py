@@ -107,7 +107,7 @@ class QuestionHistory:
         counts = await self._posts.breakdowns([p.id for p in posts])
         questions = []
         for post in posts:
-            stored = await self._catalogue.question(post.question_version_id)
+            stored = await self._catalogue.posted(post)
             questions.append(
                 PastQuestion(
                     post=post,
@@ -137,7 +137,7 @@ class QuestionHistory:
                 f"There is no question #{post_id} here; {ctx.command('history')} lists the "
                 "recent ones."
             )
-        stored = await self._catalogue.question(post.question_version_id)
+        stored = await self._catalogue.posted(post)
         counts = {} if post.is_open else await self._posts.breakdown(post.id)
         return cards.past_question_message(
             post,

@@ -88,7 +88,7 @@ class Home:
         open_today = []
         for post in await self._posts.open_in_workspace(workspace.id, today):
             channel = await self._directory.channel_by_id(post.channel_id)
-            item = (await self._catalogue.question(post.question_version_id)).item
+            item = (await self._catalogue.posted(post)).item
             prompt = " ".join(item.prompt.split())
             open_today.append(
                 OpenQuestion(

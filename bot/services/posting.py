@@ -206,7 +206,7 @@ class Posting:
     ) -> PostDraft:
         """The message for a post row; ``timezone`` (a schedule's) overrides the workspace's
         for the "answers close at" line."""
-        stored = await self._catalogue.question(post.question_version_id)
+        stored = await self._catalogue.posted(post)
         message = cards.question_message(
             post,
             stored.item,

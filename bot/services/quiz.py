@@ -260,7 +260,7 @@ class Quiz:
         """ "Try it": the question's snippet, or a choice's code, for an editable /run. Only
         once the member has answered or the question has closed: never before the answer."""
         _, post = await self._post_in(ctx, post_id)
-        item = (await self._catalogue.question(post.question_version_id)).item
+        item = (await self._catalogue.posted(post)).item
         code = cards.try_code(item, value)
         if code is None:
             raise BadInput("That question has no code to try.")
@@ -290,7 +290,7 @@ class Quiz:
         self, ctx: ChatContext, workspace: WorkspaceRow, post: Post, choice: str
     ) -> Message:
         now = self._clock.now()
-        stored = await self._catalogue.question(post.question_version_id)
+        stored = await self._catalogue.posted(post)
         item = stored.item
         if isinstance(item, OpenPrompt):
             raise BadInput("This is a discussion prompt: it is not scored. Share your thoughts!")
@@ -380,7 +380,7 @@ class Quiz:
         ``post_id=None`` means the channel's latest open question (the console's ``/show``).
         """
         post = await self._post_or_latest(ctx, post_id)
-        stored = await self._catalogue.question(post.question_version_id)
+        stored = await self._catalogue.posted(post)
         if not cards.self_graded(stored.item):
             raise BadInput("This question is answered with its choice buttons.")
         return cards.card_back(stored.item, post.id)
@@ -391,7 +391,7 @@ class Quiz:
             if post_id is None
             else (await self._post_in(ctx, post_id))[1]
         )
-        stored = await self._catalogue.question(post.question_version_id)
+        stored = await self._catalogue.posted(post)
         message = cards.hint_message(stored.item, index, post.id)
         if post.round_id is not None and self._rounds is not None and post.is_open:
             workspace = await self._workspace(ctx)
@@ -449,7 +449,7 @@ class Quiz:
         return [await self._edit_for(post, counts[post.id]) for post in closed]
 
     async def _edit_for(self, post: Post, counts: Mapping[str, int] | None = None) -> PostEdit:
-        stored = await self._catalogue.question(post.question_version_id)
+        stored = await self._catalogue.posted(post)
         if counts is None:
             counts = await self._posts.breakdown(post.id)
         channel = await self._directory.channel_by_id(post.channel_id)

@@ -138,7 +138,7 @@ class Recaps:
         missed = None
         row = await self._store.most_missed(channel.id, start, end)
         if row is not None:
-            stored = await self._catalogue.question(row.version_id)
+            stored = await self._catalogue.as_shown(row.version_id, row.choice_seed)
             missed = MissedQuestion(
                 row.post_id, stored.item.prompt, row.missed, row.answered, _answer(stored.item)
             )

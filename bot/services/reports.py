@@ -68,7 +68,7 @@ class QuestionReports:
             if found is None or await self._places.channel_of(workspace, found) is None:
                 raise NotFound(f"There is no question #{post_id} here.")
             post = found
-        stored = await self._catalogue.question(post.question_version_id)
+        stored = await self._catalogue.posted(post)
         now = self._clock.now()
         member = await self._directory.member(workspace, ctx.member, ctx.member_name, now)
         new = await self._store.add(

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from bot.core import cards, srs
+from bot.core.choice_order import review_seed
 from bot.core.clock import Clock
 from bot.core.errors import BadInput
 from bot.core.messages import Attachment, Message, Section
@@ -115,9 +116,10 @@ class ReviewService:
             )
             return ReviewTurn(summary, due=due, reviewed=reviewed, feedback=feedback)
         first = (await self._reviews.due(workspace.id, member.id, now, limit=1))[0]
-        stored = await self._catalogue.question(first.version_id)
         card = await self._reviews.card(member.id, first.question_id)
         count = card.reviews if card else 0
+        seed = review_seed(member.id, first.question_id, count)
+        stored = await self._catalogue.as_shown(first.version_id, seed)
         message = cards.review_card(
             stored.item,
             first.question_id,
@@ -172,11 +174,12 @@ class ReviewService:
             ephemeral=True,
         )
 
-    async def _question(self, key: int) -> StoredQuestion:
+    async def _question(self, key: int, seed: int | None = None) -> StoredQuestion:
+        """The card's question; with ``seed``, its choices in the order the card showed."""
         version = await self._reviews.current_version(key)
         if version is None:
             raise BadInput("That card's question is no longer in any pack.")
-        return await self._catalogue.question(version)
+        return await self._catalogue.as_shown(version, seed)
 
     async def click(self, ctx: ChatContext, key: int, value: str) -> ReviewTurn:
         """A /review button: ``show`` the back, ``more`` for another round, or a grade."""
@@ -212,7 +215,12 @@ class ReviewService:
         """Grade one card (a choice letter, or again/hard/good/easy/knew/forgot) and serve
         the next. ``card_reviews`` None: whatever card state there is (the console)."""
         workspace, member = await self._who(ctx)
-        stored = await self._question(key)
+        if card_reviews is None:  # the console: the card as it stands, as /review showed it
+            card = await self._reviews.card(member.id, key)
+            shown_at = card.reviews if card else 0
+        else:
+            shown_at = card_reviews
+        stored = await self._question(key, review_seed(member.id, key, shown_at))
         item = stored.item
         letter = cards.correct_letter(item)
         picked = typed.strip()

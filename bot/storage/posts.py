@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TypeVar
 
+from bot.core.choice_order import draw_seed
 from bot.core.models import Post
 from bot.storage.database import Database, Row, chunks
 from bot.storage.timefmt import from_db, from_db_opt, to_db, to_db_opt
@@ -19,8 +20,8 @@ T = TypeVar("T")
 
 _SELECT = (
     "SELECT p.id, p.channel_id, p.question_version_id, q.slug, p.posted_at, p.closes_at, "
-    "p.closed_at, p.requested_by, p.schedule_id, p.platform_message_id, p.round_id "
-    "FROM posts p JOIN question_versions v ON v.id = p.question_version_id "
+    "p.closed_at, p.requested_by, p.schedule_id, p.platform_message_id, p.round_id, "
+    "p.choice_seed FROM posts p JOIN question_versions v ON v.id = p.question_version_id "
     "JOIN questions q ON q.id = v.question_id "
 )
 
@@ -41,6 +42,7 @@ def _post(row: Row) -> Post:
         schedule_id=row[8],
         platform_message_id=row[9],
         round_id=row[10],
+        choice_seed=None if row[11] is None else int(row[11]),
     )
 
 
@@ -54,7 +56,7 @@ class ScheduledPost:
 
 
 def _scheduled(row: Row) -> ScheduledPost:
-    return ScheduledPost(_post(row), str(row[11]), bool(row[12]))
+    return ScheduledPost(_post(row), str(row[12]), bool(row[13]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,13 +106,15 @@ class PostStore:
         occurrence: str | None = None,
         round_id: int | None = None,
     ) -> Post | None:
-        """Insert the post row before anything is sent; ``None`` if the occurrence exists."""
+        """Insert the post row before anything is sent; ``None`` if the occurrence exists.
+
+        The row draws its choice order's seed here, so no caller can forget it."""
         async with self._db.write() as conn:
             inserted = list(
                 await conn.fetchall(
                     "INSERT INTO posts (channel_id, question_version_id, schedule_id, "
-                    "occurrence, requested_by, posted_at, closes_at, round_id) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                    "occurrence, requested_by, posted_at, closes_at, round_id, choice_seed) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT (schedule_id, occurrence) DO NOTHING RETURNING id",
                     (
                         channel_id,
@@ -121,6 +125,7 @@ class PostStore:
                         to_db(now),
                         to_db_opt(closes_at),
                         round_id,
+                        draw_seed(),
                     ),
                 )
             )
@@ -302,7 +307,7 @@ class PostStore:
                 unique.append(r)
         async with self._db.write() as conn:
             for chunk in chunks(unique):
-                values = ",".join("(?, ?, ?, ?, ?, ?, ?)" for _ in chunk)
+                values = ",".join("(?, ?, ?, ?, ?, ?, ?, ?)" for _ in chunk)
                 params: list[object] = []
                 for r in chunk:
                     params += [
@@ -313,10 +318,11 @@ class PostStore:
                         to_db(now),
                         to_db_opt(r.closes_at),
                         to_db_opt(lease_until),
+                        draw_seed(),
                     ]
                 for row in await conn.fetchall(
                     "INSERT INTO posts (channel_id, question_version_id, schedule_id, occurrence, "
-                    f"posted_at, closes_at, lease_until) VALUES {values} "
+                    f"posted_at, closes_at, lease_until, choice_seed) VALUES {values} "
                     "ON CONFLICT (schedule_id, occurrence) DO NOTHING "
                     "RETURNING id, schedule_id, occurrence",
                     params,

@@ -29,6 +29,7 @@ class MissedRow:
     version_id: int
     missed: int
     answered: int
+    choice_seed: int | None = None  # the post's choice order (bot.core.choice_order)
 
 
 _SELECT = (
@@ -111,7 +112,8 @@ class RecapStore:
         """The closed, scored question of the week that most members got wrong."""
         row = await self._db.fetchone(
             # `correct` is 0 or 1 here, so count(*) - sum(correct) is how many got it wrong.
-            "SELECT p.id, p.question_version_id, count(*) - sum(a.correct), count(*) "
+            "SELECT p.id, p.question_version_id, count(*) - sum(a.correct), count(*), "
+            "p.choice_seed "
             "FROM posts p JOIN answers a ON a.post_id = p.id "
             "WHERE p.channel_id = ? AND p.posted_at >= ? AND p.posted_at < ? "
             "AND p.closed_at IS NOT NULL AND a.correct IS NOT NULL "
@@ -122,4 +124,5 @@ class RecapStore:
         )
         if row is None:
             return None
-        return MissedRow(int(row[0]), int(row[1]), int(row[2]), int(row[3]))
+        seed = None if row[4] is None else int(row[4])
+        return MissedRow(int(row[0]), int(row[1]), int(row[2]), int(row[3]), seed)
