@@ -56,10 +56,15 @@ items:
 """
 
 
+def _packs(tmp_path: Path) -> Path:
+    """The test packs and the pack above, in a folder of their own."""
+    folder = tmp_path / "packs"
+    shutil.copytree(TEST_PACKS, folder)
+    (folder / "order.yaml").write_text(PACK)
+    return folder
+
+
 async def _service(db: Database, clock: SimulatedClock, folder: Path) -> Services:
-    if not folder.exists():
-        shutil.copytree(TEST_PACKS, folder)
-        (folder / "order.yaml").write_text(PACK)
     built = build_services(db, clock, default_timezone="UTC", rng=random.Random(3))
     result = load_packs(folder)
     assert not result.problems, result.problems
@@ -78,7 +83,8 @@ def _letters(message: Message) -> dict[str, str]:
 async def test_each_post_draws_an_order_that_every_view_and_the_score_agree_on(
     db: Database, clock: SimulatedClock, tmp_path: Path
 ) -> None:
-    service = await _service(db, clock, tmp_path / "packs")
+    folder = _packs(tmp_path)
+    service = await _service(db, clock, folder)
     right_at: Counter[str] = Counter()
     posts = []
     for _ in range(30):
@@ -103,7 +109,7 @@ async def test_each_post_draws_an_order_that_every_view_and_the_score_agree_on(
     assert _letters(edit.message) == shown
 
     # A restart: a new bot on the same database shows the post as it was.
-    again = await _service(db, clock, tmp_path / "packs")
+    again = await _service(db, clock, folder)
     assert _letters(await again.history.question(ANN, post_id)) == shown
     assert _letters(await again.history.question(ANN, posts[1][0])) == posts[1][1]
 
@@ -111,7 +117,8 @@ async def test_each_post_draws_an_order_that_every_view_and_the_score_agree_on(
 async def test_an_item_with_shuffle_false_keeps_the_files_order(
     db: Database, clock: SimulatedClock, tmp_path: Path
 ) -> None:
-    service = await _service(db, clock, tmp_path / "packs")
+    folder = _packs(tmp_path)
+    service = await _service(db, clock, folder)
     for _ in range(8):
         draft = await service.quiz.post_question(ANN, question="o-kept")
         assert _letters(draft.message) == {
@@ -124,7 +131,8 @@ async def test_an_item_with_shuffle_false_keeps_the_files_order(
 async def test_always_answering_a_scores_at_chance(
     db: Database, clock: SimulatedClock, tmp_path: Path
 ) -> None:
-    service = await _service(db, clock, tmp_path / "packs")
+    folder = _packs(tmp_path)
+    service = await _service(db, clock, folder)
     right = 0
     for _ in range(100):
         draft = await service.quiz.post_question(ANN, question="o-first")
@@ -136,7 +144,8 @@ async def test_always_answering_a_scores_at_chance(
 async def test_a_review_card_is_graded_in_the_order_it_showed(
     db: Database, clock: SimulatedClock, tmp_path: Path
 ) -> None:
-    service = await _service(db, clock, tmp_path / "packs")
+    folder = _packs(tmp_path)
+    service = await _service(db, clock, folder)
     orders = set()
     for round_ in range(6):
         name = f"m{round_}"
@@ -159,10 +168,11 @@ async def test_a_review_card_is_graded_in_the_order_it_showed(
 async def test_an_old_post_without_a_seed_shows_the_files_order(
     db: Database, clock: SimulatedClock, tmp_path: Path
 ) -> None:
-    service = await _service(db, clock, tmp_path / "packs")
+    folder = _packs(tmp_path)
+    service = await _service(db, clock, folder)
     draft = await service.quiz.post_question(ANN, question="o-first")
     async with db.write() as conn:  # a post made before posts drew an order
         await conn.execute("UPDATE posts SET choice_seed = NULL WHERE id = ?", (draft.post.id,))
-    again = await _service(db, clock, tmp_path / "packs")  # a new process: nothing cached
+    again = await _service(db, clock, folder)  # a new process: nothing cached
     shown = _letters(await again.history.question(ANN, draft.post.id))
     assert shown == {text: "ABCDE"[i] for i, text in enumerate(CHOICES)}
