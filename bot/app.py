@@ -61,6 +61,7 @@ from bot.services.workspace_settings import WorkspaceSettingsService
 from bot.settings import Platform, Settings
 from bot.storage.answers import AnswerWriter
 from bot.storage.audit import AuditStore
+from bot.storage.community import CommunityOwners
 from bot.storage.database import Database, open_database
 from bot.storage.directory import Directory
 from bot.storage.exercises import ExerciseStore
@@ -714,6 +715,7 @@ def build_services(
         code_timeout=(run_limits or RunLimits()).timeout_s,
         gate=gate,
         reports=reports,
+        owners=CommunityOwners(db),
     )
     standings = Stats(places, directory, scores, clock, reviews, exercise_store)
     suggestions = Suggestions(

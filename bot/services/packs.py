@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from bot.services.catalogue import Catalogue
     from bot.services.places import Places
     from bot.services.reports import QuestionReports
+    from bot.storage.community import CommunityOwners
     from bot.storage.directory import ChannelRow
     from bot.storage.packs import PackSummary, SyncReport
     from bot.storage.schedule_store import ScheduleStore
@@ -278,7 +279,9 @@ class PackAdmin:
         code_timeout: float = 10.0,
         gate: RunGate | None = None,
         reports: QuestionReports | None = None,
+        owners: CommunityOwners | None = None,
     ) -> None:
+        self._owners = owners  # which workspace wrote each community question
         self._reports = reports  # the open reports of wrong questions, counted per pack
         self._runner = runner
         # An upload's code checks are runs of its uploader's: they pass the same gate as
@@ -509,8 +512,36 @@ class PackAdmin:
             report, added = await self._answer(ctx, name, raw, checked, force, written)
             return report, checked, added
 
-    def community(self) -> tuple[Item, ...]:
-        """The ``community`` pack's questions as loaded (data; the admin page lists them)."""
+    async def community(self, ctx: ChatContext) -> tuple[Item, ...]:
+        """The ``community`` questions the caller's workspace wrote (data; the admin page
+        lists them). Another workspace's are not shown: they are not this one's to change."""
+        if self._owners is None:
+            return ()
+        workspace = await self._places.workspace(ctx)
+        mine = await self._owners.owned_by(workspace.id)
+        for loaded in self._loaded:
+            if loaded.pack.pack == COMMUNITY_PACK:
+                return tuple(item for item in loaded.pack.items if item.id in mine)
+        return ()
+
+    async def _check_owner(self, ctx: ChatContext, item_id: str) -> None:
+        """Refuse a change to a community question this workspace did not write."""
+        owner = None if self._owners is None else await self._owners.owner(item_id)
+        workspace = await self._places.workspace(ctx)
+        if owner == workspace.id:
+            return
+        if owner is None and not any(item.id == item_id for item in self._community_items()):
+            raise NotFound(f"`{item_id}` is not a question of the community pack.")
+        raise Forbidden(
+            f"`{item_id}` was written in another workspace: only that workspace's admins can "
+            "change or retire it."
+            if owner is not None
+            else f"`{item_id}` has no workspace on record (it was written before the bot kept "
+            "one), so no workspace can change it here; the bot's operator can edit "
+            f"{COMMUNITY_FILE}."
+        )
+
+    def _community_items(self) -> tuple[Item, ...]:
         for loaded in self._loaded:
             if loaded.pack.pack == COMMUNITY_PACK:
                 return tuple(loaded.pack.items)
@@ -537,6 +568,7 @@ class PackAdmin:
             raise Forbidden("Only admins change the community pack.")
         if self.packs_dir is None:
             raise BadInput("This bot has no packs folder, so its packs cannot change here.")
+        await self._check_owner(ctx, item_id)
         path = Path(self.packs_dir) / COMMUNITY_FILE
         current = await asyncio.to_thread(_read_if_exists, path)
         if current is None:
@@ -571,6 +603,8 @@ class PackAdmin:
             ctx, COMMUNITY_FILE, raw, False, item_id
         )
         valid = checked.pack is not None and not checked.ran
+        if added and self._owners is not None:
+            await self._owners.claim(item_id, (await self._places.workspace(ctx)).id)
         if added and self.audit is not None:
             await self.audit.record(ctx, "question add", f"{item_id} into {COMMUNITY_FILE}")
         return WrittenCheck(

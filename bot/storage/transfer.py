@@ -54,6 +54,7 @@ TABLES = (
     "rewards",
     "reward_holders",
     "audit_log",
+    "community_items",
 )
 _BATCH = 5000
 _DEFERRED = {"questions": "current_version_id"}  # filled in once its target table is copied

@@ -73,7 +73,7 @@ class MorePages:
             status=status,
             session=seen.session,
             place=place,
-            community=self._services.packs.community(),
+            community=await self._services.packs.community(seen.context()),
             packs=sorted(summaries.values(), key=lambda s: s.slug),
             channels=channels,
             reports=reports,
@@ -140,7 +140,8 @@ class MorePages:
     async def edit_question(self, request: Request, seen: Seen) -> Response:
         """A community question in the /write form, pre-filled; saving checks it as /write."""
         item_id = str(request.path_params["item"])[:64]
-        item = next((i for i in self._services.packs.community() if i.id == item_id), None)
+        mine = await self._services.packs.community(seen.context())
+        item = next((i for i in mine if i.id == item_id), None)
         if item is None:
             return self._page("error.html", status=404, session=seen.session, error=_NO_QUESTION)
         typed = _fields(written_from_item(item))

@@ -151,7 +151,7 @@ async def test_community_questions_edited_and_retired_from_the_page(
     for prompt in ("What does detach() return?", "Is 2 + 2 four?"):
         written = WrittenQuestion(prompt=prompt, choices="*A new tensor\nThe same tensor")
         await services.packs.write_question(root, written)
-    assert [i.id for i in services.packs.community()] == ["community-1", "community-2"]
+    assert [i.id for i in (await services.packs.community(root))] == ["community-1", "community-2"]
     ws = (await services.places.channel(root))[0].id
     app = create_app(services, secret=SECRET, limiter=SignInLimiter(limit=10, per=600))
     site = Site(services, httpx.ASGITransport(app=app), ws, ws)
@@ -171,16 +171,16 @@ async def test_community_questions_edited_and_retired_from_the_page(
             },
         )
         assert saved.status_code == 200, saved.text
-        edited = next(i for i in services.packs.community() if i.id == "community-1")
+        edited = next(i for i in (await services.packs.community(root)) if i.id == "community-1")
         assert edited.prompt == "What does tensor.detach() return?"
         bad = await client.post(
             f"/w/{ws}/packs/community/community-1",
             data={"csrf": csrf, "prompt": "No choices", "difficulty": "easy"},
         )
         assert bad.status_code == 400 and "choices" in bad.text
-        assert next(i for i in services.packs.community() if i.id == "community-1").prompt == (
-            "What does tensor.detach() return?"
-        )  # nothing changed
+        assert next(
+            i for i in (await services.packs.community(root)) if i.id == "community-1"
+        ).prompt == ("What does tensor.detach() return?")  # nothing changed
 
         member = console("ann")
         draft = await services.quiz.post_question(member, pack="community")
@@ -192,15 +192,70 @@ async def test_community_questions_edited_and_retired_from_the_page(
             f"/w/{ws}/packs/retire", data={"csrf": csrf, "item": reported, "resolve": "yes"}
         )
         assert retired.status_code == 200
-        assert [i.id for i in services.packs.community()] == [
+        assert [i.id for i in (await services.packs.community(root))] == [
             i for i in ("community-1", "community-2") if i != reported
         ]
         assert "No open reports." in (await client.get(f"/w/{ws}/reports")).text
-        last = services.packs.community()[0].id
+        last = (await services.packs.community(root))[0].id
         refused = await client.post(f"/w/{ws}/packs/retire", data={"csrf": csrf, "item": last})
         assert refused.status_code == 400 and "last question cannot be retired" in refused.text
         log = (await client.get(f"/w/{ws}/audit")).text
         assert "question retire" in log and "question edit" in log and "question add" in log
+
+
+async def test_another_workspaces_admin_cannot_see_edit_or_retire_its_community_questions(
+    db: object, clock: object, tmp_path: object
+) -> None:
+    import random
+    from pathlib import Path
+
+    from bot.app import build_services
+    from bot.questions.written import WrittenQuestion
+    from bot.services.web_access import Person
+    from bot.web.app import create_app
+    from bot.web.sessions import SignInLimiter
+    from tests.web.conftest import SECRET, sign_in
+
+    assert isinstance(tmp_path, Path)
+    packs = tmp_path / "packs"
+    packs.mkdir()
+    services = build_services(
+        db,
+        clock,
+        default_timezone="UTC",
+        rng=random.Random(2),
+        packs_dir=packs,  # type: ignore[arg-type]
+    ).services
+    root = console("me", admin=True)
+    zoe = console("zoe", workspace="other", admin=True)
+    for who, prompt in ((root, "What does detach() return?"), (zoe, "Is 2 + 2 four?")):
+        written = WrittenQuestion(prompt=prompt, choices="*A new tensor\nThe same tensor")
+        await services.packs.write_question(who, written)
+    assert [i.id for i in await services.packs.community(root)] == ["community-1"]
+    assert [i.id for i in await services.packs.community(zoe)] == ["community-2"]
+    mine = (await services.places.channel(root))[0].id
+    theirs = (await services.places.channel(zoe))[0].id
+    app = create_app(services, secret=SECRET, limiter=SignInLimiter(limit=10, per=600))
+    site = Site(services, httpx.ASGITransport(app=app), theirs, mine)
+    async with site.client() as client:
+        csrf = await sign_in(site, client, Person("console", "zoe", "zoe"), [theirs])
+        listed = await client.get(f"/w/{theirs}/packs")
+        assert "community-2" in listed.text and "community-1" not in listed.text
+        form = await client.get(f"/w/{theirs}/packs/community/community-1")
+        assert form.status_code == 404
+        edit = await client.post(
+            f"/w/{theirs}/packs/community/community-1",
+            data={"csrf": csrf, "prompt": "Hijacked?", "choices": "*Yes\nNo"},
+        )
+        assert edit.status_code == 404
+        retire = await client.post(
+            f"/w/{theirs}/packs/retire", data={"csrf": csrf, "item": "community-1"}
+        )
+        assert retire.status_code == 400
+        assert "written in another workspace" in retire.text
+    # Nothing changed in the file: the question is still root's, as written.
+    kept = await services.packs.community(root)
+    assert [(i.id, i.prompt) for i in kept] == [("community-1", "What does detach() return?")]
 
 
 async def test_a_schedule_is_edited_with_adds_rules_and_keeps_its_number(
