@@ -53,6 +53,7 @@ from bot.core.durations import format_duration, parse_duration
 from bot.core.errors import APOLOGY, BadInput, StudyError, UsageError
 from bot.core.messages import Action, Attachment, Message, terminal_safe
 from bot.core.models import ChatContext
+from bot.core.rewards import Power
 from bot.core.schedule_spec import ScheduleError, parse_filters, parse_kinds
 from bot.core.uploads import CONSOLE, fit_attachments
 from bot.log import get_logger
@@ -477,6 +478,11 @@ class ConsoleAdapter:
     # RoleManager: role rewards. The console's roles are names, kept in memory and printed.
     async def can_manage_role(self, workspace: str, role: str) -> str | None:
         return None
+
+    async def role_powers(self, workspace: str, role: str) -> frozenset[Power]:
+        """None: the console's roles carry no permissions, and its admins are named by
+        ``/as NAME --admin``, never by a role."""
+        return frozenset()
 
     async def grant_role(self, workspace: str, member: str, role: str) -> str | None:
         self.roles.setdefault(member, set()).add(role)
