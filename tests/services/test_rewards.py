@@ -114,7 +114,8 @@ async def test_points_imported_by_another_process_are_looked_at_without_waiting_
     service: Services, db: Database, db_target: str | Path, clock: SimulatedClock
 ) -> None:
     """``studybot scores import`` runs in its own process: the bot's next look (its loop asks
-    every source after looking for other processes' changes) sees the new points."""
+    every source after looking for other processes' changes) sees the new points, and sees
+    them go when the import is undone."""
     chat = Roles()
     rewards = service.rewards
     await rewards.command(ADMIN, RewardAdd(Metric.POINTS, 100, "r-100", "Centurions"), chat)
@@ -135,6 +136,15 @@ async def test_points_imported_by_another_process_are_looked_at_without_waiting_
     await source.run_due(clock.now())  # the same day: no midnight in between
     assert chat.held == {"id-ann": {"r-100"}}
     assert "ann reached 100 points (220 now)" in chat.posts[-1][1].plain_text()
+
+    other = await open_database(db_target)  # `studybot scores undo-import 1`, another process
+    try:
+        assert await ScoreStore(other).undo_import(imported, now=clock.now()) == [(ann, 200)]
+    finally:
+        await other.close()
+    await source.run_due(clock.now())  # looked at again, as after an import
+    assert chat.held == {"id-ann": set()}
+    assert "ann has 20 points, below the 100" in chat.posts[-1][1].plain_text()
 
 
 async def test_reward_notices_by_dm(service: Services, clock: SimulatedClock) -> None:
