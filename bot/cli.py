@@ -514,6 +514,12 @@ def scores_export(
     if not csv_out:
         sys.stderr.write("say the format: --csv (the only one so far)\n")
         raise typer.Exit(2)
+    from bot.text import id_problem
+
+    problem = None if workspace is None else id_problem(workspace, f"--workspace {workspace!r}")
+    if problem is not None:  # checked here: PostgreSQL refuses NUL in a query's value
+        typer.echo(f"studybot: {problem}", err=True)
+        raise typer.Exit(2)
     from bot.storage.scores import ScoreStore
 
     wiring = _wiring(ctx)

@@ -61,6 +61,7 @@ from bot.questions.written import parse_console_form
 from bot.services.bundle import Services
 from bot.services.review import ReviewTurn
 from bot.services.schedule_book import VERBS
+from bot.text import id_problem
 
 if TYPE_CHECKING:
     from bot.scheduler import Scheduler
@@ -930,10 +931,15 @@ def _help_entry(usage: str, help: str) -> list[str]:
 
 
 def _name(typed: str, mark: str, usage: str) -> str:
-    """A member or channel name as typed, without its ``@``/``#``; blank is a usage error."""
+    """A member or channel name as typed, without its ``@``/``#``; blank is a usage error.
+    The console's names are its ids: one with a control character is refused here, where
+    it is typed, rather than by the context of the next command."""
     name = typed.strip().removeprefix(mark).strip()
     if not name:
         raise UsageError(f"{usage}: the name can't be blank")
+    problem = id_problem(name, f"the name {name!r}")
+    if problem is not None:
+        raise UsageError(f"{usage}: {problem}")
     return name
 
 

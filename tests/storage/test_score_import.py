@@ -216,3 +216,28 @@ def _undo(db_target: str | Path, *args: str) -> subprocess.CompletedProcess[str]
     if isinstance(db_target, Path):
         return studybot("scores", "undo-import", *args, "--db", str(db_target))
     return studybot("scores", "undo-import", *args, env={"DATABASE_URL": db_target})
+
+
+async def test_ids_with_control_characters_are_refused_at_the_door(
+    built: Built, db_target: str | Path, tmp_path: Path
+) -> None:
+    await _members(built, "alice")
+    source = tmp_path / "nul.csv"
+    source.write_text("member_id,points\nid-al\x00ice,5\n")
+    proc = _import(db_target, source)
+    assert proc.returncode == 1
+    assert (
+        f"{source}: row 2, member_id: 'id-al\\x00ice' holds a control character (NUL at "
+        "position 6); ids and names are plain text"
+    ) in proc.stderr
+    if isinstance(db_target, Path):
+        export = studybot(
+            "scores", "export", "--csv", "--workspace", "ws\x011", "--db", str(db_target)
+        )
+    else:
+        export = studybot(
+            "scores", "export", "--csv", "--workspace", "ws\x011", env={"DATABASE_URL": db_target}
+        )
+    assert export.returncode == 2
+    assert "--workspace 'ws\\x011' holds a control character (\\x01 at position 3)" in export.stderr
+    assert "Traceback" not in export.stderr
