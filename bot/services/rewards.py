@@ -304,7 +304,10 @@ class Rewards:
         await gateway.send_post(reward.channel, suspended_message(reward, problem))
 
     async def _resume_harmless(self, gateway: ChatGateway, workspace: WorkspaceRow) -> None:
-        """Suspended rewards whose role carries no power any more are applied again."""
+        """Suspended rewards whose role carries no power any more are applied again (only a
+        gateway that can read a role's powers may say so)."""
+        if not isinstance(gateway, RoleManager):
+            return
         for reward in await self._store.rewards(workspace.id):
             if reward.suspended is None:
                 continue

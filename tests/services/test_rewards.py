@@ -226,3 +226,35 @@ async def test_a_reward_whose_role_gains_power_is_suspended_once_then_resumes(
     resumed, earned = (m.plain_text() for _, m in chat.posts[1:])
     assert resumed.startswith("✅ Reward #1 (Regulars) resumed: its role no longer carries")
     assert earned.startswith("🏅 ann earned Regulars")
+
+
+async def test_a_process_that_cannot_read_roles_never_resumes_a_suspended_reward(
+    service: Services, clock: SimulatedClock
+) -> None:
+    """Only a gateway that reads a role's powers may find it harmless again; a process with
+    a plain gateway (no roles) leaves the suspension as it is."""
+    chat = Roles()
+    await service.rewards.command(ADMIN, RewardAdd(Metric.POINTS, 1, "r-reg", "Regulars"), chat)
+    chat.powers["r-reg"] = frozenset({Power.KICK_MEMBERS})
+    await _answer(service)
+    await service.rewards.due_source(chat).run_due(clock.now())
+    plain = NoRoles()
+    clock.advance(timedelta(days=1))
+    await service.rewards.due_source(plain).run_due(clock.now())
+    [reward] = await service.rewards.rewards(ADMIN)
+    assert reward.suspended is not None and "Kick Members" in reward.suspended
+    assert plain.posts == []
+
+
+class NoRoles:
+    """A gateway that posts but has no roles (no RoleManager)."""
+
+    def __init__(self) -> None:
+        self.posts: list[tuple[str, Message]] = []
+
+    async def send_post(self, channel: str, message: Message) -> str:
+        self.posts.append((channel, message))
+        return str(len(self.posts))
+
+    async def edit_post(self, channel: str, message_id: str, message: Message) -> None:
+        raise AssertionError("rewards never edit")
