@@ -74,6 +74,18 @@ DbOption = Annotated[
 ]
 
 
+def _platform_id(value: str | None) -> str | None:
+    """Every ``--workspace`` option's check, where the value enters: an id with NUL or another
+    control character is refused with the character named (PostgreSQL refuses NUL in a
+    query's value, and such an id names no workspace anyway)."""
+    from bot.text import id_problem
+
+    problem = None if value is None else id_problem(value, repr(value))
+    if problem is not None:
+        raise typer.BadParameter(problem)
+    return value
+
+
 def _show_version(value: bool) -> None:
     if value:
         typer.echo(f"studybot {metadata.version('studybot')}")
@@ -501,7 +513,10 @@ def scores_export(
         bool, typer.Option("--csv", help="Comma-separated values with a header.", metavar="")
     ] = False,
     workspace: Annotated[
-        str | None, typer.Option("--workspace", help="Only this workspace (its id or name).")
+        str | None,
+        typer.Option(
+            "--workspace", help="Only this workspace (its id or name).", callback=_platform_id
+        ),
     ] = None,
     db: DbOption = None,
 ) -> None:
@@ -513,12 +528,6 @@ def scores_export(
 
     if not csv_out:
         sys.stderr.write("say the format: --csv (the only one so far)\n")
-        raise typer.Exit(2)
-    from bot.text import id_problem
-
-    problem = None if workspace is None else id_problem(workspace, f"--workspace {workspace!r}")
-    if problem is not None:  # checked here: PostgreSQL refuses NUL in a query's value
-        typer.echo(f"studybot: {problem}", err=True)
         raise typer.Exit(2)
     from bot.storage.scores import ScoreStore
 
@@ -547,6 +556,7 @@ def scores_import(
             "--workspace",
             help="The workspace's platform id, exactly (as `scores export` prints it), or "
             "PLATFORM:ID; needed when there are several. Never its name.",
+            callback=_platform_id,
         ),
     ] = None,
     dry_run: Annotated[
@@ -755,7 +765,9 @@ async def _migrate_to(path: Path, url: str) -> list[str]:
 WorkspaceOption = Annotated[
     str | None,
     typer.Option(
-        "--workspace", help="A workspace: its row id or platform id (default: every one)."
+        "--workspace",
+        help="A workspace: its row id or platform id (default: every one).",
+        callback=_platform_id,
     ),
 ]
 

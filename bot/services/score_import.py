@@ -335,9 +335,6 @@ def choose_workspace(
             if not spaces
             else [f"{where} has {len(spaces)} workspaces; pass --workspace ID (one of: {listed})"]
         )
-    bad = id_problem(typed, f"--workspace {typed!r}")
-    if bad is not None:
-        raise ScoresImportRefused([bad])
     platform, colon, external = typed.partition(":")
     if colon and any(w.platform == platform for w in spaces):
         exact = [w for w in spaces if (w.platform, w.external_id) == (platform, external)]

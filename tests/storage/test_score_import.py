@@ -152,8 +152,11 @@ async def test_the_workspace_is_chosen_by_its_exact_id_never_by_a_name(
     proc = _import(db_target, source, "--workspace", "ws")
     assert proc.returncode == 1 and "no workspace has the id 'ws' in" in proc.stderr
     proc = _import(db_target, source, "--workspace", "ws1\x01")
-    assert proc.returncode == 1
-    assert "--workspace 'ws1\\x01' holds a control character (\\x01 at position 4)" in proc.stderr
+    assert proc.returncode == 2
+    assert (
+        "Invalid value for '--workspace': 'ws1\\x01' holds a control character (\\x01 at "
+        "position 4)"
+    ) in _unboxed(proc.stderr)
     alice = await built.services.standings.member_report(member("alice"))
     assert alice.stats.points_all == 0  # nothing landed anywhere
 
@@ -239,5 +242,16 @@ async def test_ids_with_control_characters_are_refused_at_the_door(
             "scores", "export", "--csv", "--workspace", "ws\x011", env={"DATABASE_URL": db_target}
         )
     assert export.returncode == 2
-    assert "--workspace 'ws\\x011' holds a control character (\\x01 at position 3)" in export.stderr
+    assert (
+        "Invalid value for '--workspace': 'ws\\x011' holds a control character (\\x01 at "
+        "position 3)"
+    ) in _unboxed(export.stderr)
     assert "Traceback" not in export.stderr
+    optimize = studybot("review", "optimize", "--workspace", "w\x1b", "--db", str(tmp_path))
+    assert optimize.returncode == 2
+    assert "'w\\x1b' holds a control character (\\x1b at position 2)" in _unboxed(optimize.stderr)
+
+
+def _unboxed(stderr: str) -> str:
+    """Typer's error box, as one line of words (it wraps long messages in a frame)."""
+    return " ".join(stderr.replace("│", " ").split())
