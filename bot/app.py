@@ -53,6 +53,7 @@ from bot.services.rewards import Rewards
 from bot.services.rounds import Rounds
 from bot.services.runs import SnippetRuns
 from bot.services.schedule_book import ScheduleBook
+from bot.services.score_import import ScoreImports
 from bot.services.stats import Stats
 from bot.services.suggestions import Suggestions
 from bot.services.wakeup import Wakeup
@@ -783,6 +784,7 @@ def build_services(
             clock=clock,
         ),
         rewards=rewards,
+        score_imports=ScoreImports(store=scores, clock=clock, scored=rewards.scored),
         rounds=Rounds(
             places=places,
             directory=directory,

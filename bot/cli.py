@@ -29,8 +29,8 @@ from bot.sandbox.client.cli import sandbox_app, snippet_app
 from bot.settings import Platform, Settings
 
 if TYPE_CHECKING:
+    from bot.services.score_import import ScoreImports
     from bot.storage.database import Database
-    from bot.storage.scores import WorkspaceInfo
 
 __all__ = ["app", "main"]
 
@@ -72,6 +72,18 @@ DbOption = Annotated[
     Path | None,
     typer.Option("--db", help="SQLite file (default: STUDYBOT_DB or ./studybot.sqlite3)."),
 ]
+
+
+def _platform_id(value: str | None) -> str | None:
+    """Every ``--workspace`` option's check, where the value enters: an id with NUL or another
+    control character is refused with the character named (PostgreSQL refuses NUL in a
+    query's value, and such an id names no workspace anyway)."""
+    from bot.text import id_problem
+
+    problem = None if value is None else id_problem(value, repr(value))
+    if problem is not None:
+        raise typer.BadParameter(problem)
+    return value
 
 
 def _show_version(value: bool) -> None:
@@ -501,7 +513,10 @@ def scores_export(
         bool, typer.Option("--csv", help="Comma-separated values with a header.", metavar="")
     ] = False,
     workspace: Annotated[
-        str | None, typer.Option("--workspace", help="Only this workspace (its id or name).")
+        str | None,
+        typer.Option(
+            "--workspace", help="Only this workspace (its id or name).", callback=_platform_id
+        ),
     ] = None,
     db: DbOption = None,
 ) -> None:
@@ -539,9 +554,15 @@ def scores_import(
         str | None,
         typer.Option(
             "--workspace",
-            help="The workspace: its row id, platform id or name (needed when there are several).",
+            help="The workspace's platform id, exactly (as `scores export` prints it), or "
+            "PLATFORM:ID; needed when there are several. Never its name.",
+            callback=_platform_id,
         ),
     ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Show who would get how many points; write nothing."),
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Bring points over from another bot: each member's points become one score event.
@@ -550,16 +571,16 @@ def scores_import(
     display name; member: either) and a points column. Nothing is written unless every row is
     good: each bad row is printed with its number (the header is row 1) and field. The points
     count in the all-time board, not in this week's or month's, and not in streaks. The same
-    file imported again is refused, not counted twice.
+    file imported again is refused, not counted twice. Each import gets an id, printed here:
+    `studybot scores undo-import ID` takes it back.
     """
     from bot.questions.untrusted import MAX_FILE_BYTES
     from bot.services.score_import import (
         ScoresImported,
         ScoresImportRefused,
-        import_points,
         parse_points,
+        workspace_label,
     )
-    from bot.storage.scores import ScoreStore
 
     wiring = _wiring(ctx)
     settings = _existing_db(ctx, db)
@@ -575,32 +596,10 @@ def scores_import(
     async def apply() -> tuple[str, ScoresImported]:
         parsed = parse_points(raw, str(file))
         async with await wiring.database(settings) as database:
-            store = ScoreStore(database)
-            spaces = await store.workspaces()
-            listed = ", ".join(_workspace_label(w) for w in spaces)
-            if workspace is not None:
-                chosen = [w for w in spaces if workspace in {str(w.id), w.external_id, w.name}]
-                if not chosen:
-                    raise ScoresImportRefused(
-                        [
-                            f"no workspace {workspace!r} in {settings.database_name} "
-                            f"(there: {listed or 'none'})"
-                        ]
-                    )
-            elif len(spaces) != 1:
-                raise ScoresImportRefused(
-                    [f"{settings.database_name} has no workspace yet: run the bot there first"]
-                    if not spaces
-                    else [
-                        f"{settings.database_name} has {len(spaces)} workspaces; pass "
-                        f"--workspace ID (one of: {listed})"
-                    ]
-                )
-            else:
-                chosen = spaces
-            target = chosen[0]
-            done = await import_points(store, target.id, parsed, now=datetime.now(UTC))
-            return _workspace_label(target), done
+            imports = _score_imports(database, settings)
+            target = await imports.workspace(workspace, settings.database_name)
+            done = await imports.import_file(target, parsed, dry_run=dry_run)
+            return workspace_label(target), done
 
     try:
         label, done = asyncio.run(apply())
@@ -609,18 +608,64 @@ def scores_import(
             typer.echo(problem, err=True)
         typer.echo(f"studybot: {file} was not imported; nothing changed", err=True)
         raise typer.Exit(1) from None
+    if done.import_id is None:
+        for line in done.lines:
+            typer.echo(f"  {line.name} ({line.member}): +{line.points:,}")
+        typer.echo(
+            f"dry run: would import {done.points:,} point(s) for {done.members} member(s) from "
+            f"{file} into {label}; nothing was written"
+        )
+        return
     typer.echo(
         f"imported {done.points:,} point(s) for {done.members} member(s) from {file} into "
         f"{label}: they count in the all-time board (not this week's or month's, not streaks)"
     )
-
-
-def _workspace_label(workspace: WorkspaceInfo) -> str:
-    """``discord 1234 (Study group)``: the platform, its id, and the name when it has one."""
-    named = workspace.name not in ("", workspace.external_id)
-    return f"{workspace.platform} {workspace.external_id}" + (
-        f" ({workspace.name})" if named else ""
+    typer.echo(
+        f"import #{done.import_id}; to take it back: studybot scores undo-import {done.import_id}"
     )
+
+
+@scores_app.command("undo-import")
+def scores_undo_import(
+    ctx: typer.Context,
+    import_id: Annotated[
+        int, typer.Argument(help="The import's id, printed when it landed.", metavar="ID")
+    ],
+    db: DbOption = None,
+) -> None:
+    """Take back exactly the points one `scores import` added (once): each of its events gets
+    its opposite, so the boards are as before it. The same file may then be imported again,
+    into the right workspace. Role rewards look again, as after an import."""
+    from bot.services.score_import import ImportUndone, ScoresImportRefused, workspace_label
+
+    wiring = _wiring(ctx)
+    settings = _existing_db(ctx, db)
+
+    async def undo() -> ImportUndone:
+        async with await wiring.database(settings) as database:
+            return await _score_imports(database, settings).undo(import_id)
+
+    try:
+        done = asyncio.run(undo())
+    except ScoresImportRefused as exc:
+        for problem in exc.problems:
+            typer.echo(f"studybot: {problem}", err=True)
+        raise typer.Exit(1) from None
+    where = workspace_label(done.workspace) if done.workspace else "its workspace"
+    typer.echo(
+        f"undid import #{import_id} ({done.record.source}, into {where}): took back "
+        f"{done.points:,} point(s) from {done.members} member(s)"
+    )
+
+
+def _score_imports(database: Database, settings: Settings) -> ScoreImports:
+    """The score import service, wired as the bot wires it (its rewards hook included)."""
+    from bot.app import build_services
+    from bot.core.clock import SystemClock
+
+    return build_services(
+        database, SystemClock(), default_timezone=settings.timezone
+    ).services.score_imports
 
 
 async def _db_problems(database: Database) -> list[str]:
@@ -720,7 +765,9 @@ async def _migrate_to(path: Path, url: str) -> list[str]:
 WorkspaceOption = Annotated[
     str | None,
     typer.Option(
-        "--workspace", help="A workspace: its row id or platform id (default: every one)."
+        "--workspace",
+        help="A workspace: its row id or platform id (default: every one).",
+        callback=_platform_id,
     ),
 ]
 

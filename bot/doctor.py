@@ -493,7 +493,10 @@ def _sqlite_rewards(path: Path, platform: str) -> list[tuple[object, ...]]:
 async def rewards_checks(settings: Settings) -> list[Check]:
     """Every role reward's role can still be given: on Discord below the bot's highest role
     (someone may have moved the roles since it was added), on Slack an enabled user group.
-    A reward the bot may not manage is never applied; this says which and why."""
+    And it carries no power over the server or the bot (someone may have given it Manage
+    Roles, or made it the bot's admin role, since): the core's rule,
+    :func:`bot.core.rewards.power_problem`. A reward the bot may not manage is never applied,
+    one whose role gained power is suspended at its next grant; this says which and why."""
     rewards = await _stored_rewards(settings)
     if not rewards or settings.platform is Platform.CONSOLE:
         return []
@@ -524,10 +527,16 @@ async def _discord_reward_problems(
 ) -> list[tuple[_StoredReward, str]]:
     import aiohttp
 
-    from bot.adapters.discord.roles import role_problem, roles_from_api
+    from bot.adapters.discord.identity import AdminRoleNames, admin_role_ids
+    from bot.adapters.discord.roles import role_powers, role_problem, roles_from_api
+    from bot.core.rewards import power_problem
 
     if settings.discord_token is None:
         raise RuntimeError("DISCORD_TOKEN is not set")
+    try:
+        admin_roles = admin_role_ids(settings.discord_admin_role)
+    except AdminRoleNames:  # the DISCORD_ADMIN_ROLE check says so
+        admin_roles = frozenset()
     base = settings.discord_api_base.rstrip("/")
     headers = {"Authorization": f"Bot {settings.discord_token.get_secret_value()}"}
     found: list[tuple[_StoredReward, str]] = []
@@ -549,12 +558,14 @@ async def _discord_reward_problems(
             if not isinstance(roles, list) or not isinstance(member, dict):
                 found.append((reward, "the bot is not in that server"))
                 continue
+            facts = roles_from_api(roles)
+            target = int(reward.role) if reward.role.isdigit() else 0
             reason = role_problem(
-                int(reward.role) if reward.role.isdigit() else 0,
-                roles_from_api(roles),
-                [int(r) for r in member.get("roles") or []],
-                int(reward.workspace),
+                target, facts, [int(r) for r in member.get("roles") or []], int(reward.workspace)
             )
+            if reason is None and target in facts:
+                powers = role_powers(facts[target].permissions, admin_role=target in admin_roles)
+                reason = power_problem(reward.role_name, powers)
             if reason is not None:
                 found.append((reward, reason))
     return found
@@ -564,6 +575,8 @@ async def _slack_reward_problems(
     settings: Settings, rewards: list[_StoredReward]
 ) -> list[tuple[_StoredReward, str]]:
     from slack_sdk.web.async_client import AsyncWebClient
+
+    from bot.core.rewards import Power, power_problem
 
     if settings.slack_bot_token is None:
         raise RuntimeError("SLACK_BOT_TOKEN is not set")
@@ -582,4 +595,7 @@ async def _slack_reward_problems(
             found.append((reward, "there is no such user group in this workspace"))
         elif not groups[reward.role]:
             found.append((reward, "that user group is disabled"))
+        elif reward.role == settings.slack_admin_usergroup:
+            powers = frozenset({Power.BOT_ADMIN})
+            found.append((reward, power_problem(reward.role_name, powers) or ""))
     return found

@@ -22,12 +22,42 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["clean_text", "clip", "short_echoes", "spreadsheet_cell", "without_pictographs"]
+__all__ = [
+    "clean_text",
+    "clip",
+    "id_problem",
+    "short_echoes",
+    "spreadsheet_cell",
+    "without_pictographs",
+]
 
 # C0 but tab and newline, DEL and C1, bidi embeddings/overrides/isolates and the marks that
 # flip the order text is displayed in (LRM/RLM, ALM).
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _NUL_OR_SURROGATE = re.compile("[\x00\ud800-\udfff]")
+
+
+_NOT_IN_AN_ID = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def id_problem(value: str, what: str) -> str | None:
+    """Why ``value`` cannot be a platform id (a member's, a channel's, a workspace's), in words
+    naming ``what`` it is and the first bad character; ``None`` when it can be.
+
+    Ids are compared and stored as they are, never cleaned (a cleaned id would be another
+    member): so one with NUL (which PostgreSQL's ``text`` refuses), a lone surrogate (which
+    SQLite's driver cannot encode) or any other control character is refused where it enters,
+    instead of failing a later command with "something went wrong".
+    """
+    found = _NOT_IN_AN_ID.search(value)
+    if found is None:
+        return None
+    code = ord(found[0])
+    char = "NUL" if code == 0 else f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+    return (
+        f"{what} holds a control character ({char} at position {found.start() + 1}); "
+        "ids and names are plain text"
+    )
 
 
 def _escaped(match: re.Match[str]) -> str:

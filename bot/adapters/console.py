@@ -53,6 +53,7 @@ from bot.core.durations import format_duration, parse_duration
 from bot.core.errors import APOLOGY, BadInput, StudyError, UsageError
 from bot.core.messages import Action, Attachment, Message, terminal_safe
 from bot.core.models import ChatContext
+from bot.core.rewards import Power
 from bot.core.schedule_spec import ScheduleError, parse_filters, parse_kinds
 from bot.core.uploads import CONSOLE, fit_attachments
 from bot.log import get_logger
@@ -60,6 +61,7 @@ from bot.questions.written import parse_console_form
 from bot.services.bundle import Services
 from bot.services.review import ReviewTurn
 from bot.services.schedule_book import VERBS
+from bot.text import id_problem
 
 if TYPE_CHECKING:
     from bot.scheduler import Scheduler
@@ -477,6 +479,11 @@ class ConsoleAdapter:
     # RoleManager: role rewards. The console's roles are names, kept in memory and printed.
     async def can_manage_role(self, workspace: str, role: str) -> str | None:
         return None
+
+    async def role_powers(self, workspace: str, role: str) -> frozenset[Power]:
+        """None: the console's roles carry no permissions, and its admins are named by
+        ``/as NAME --admin``, never by a role."""
+        return frozenset()
 
     async def grant_role(self, workspace: str, member: str, role: str) -> str | None:
         self.roles.setdefault(member, set()).add(role)
@@ -924,10 +931,15 @@ def _help_entry(usage: str, help: str) -> list[str]:
 
 
 def _name(typed: str, mark: str, usage: str) -> str:
-    """A member or channel name as typed, without its ``@``/``#``; blank is a usage error."""
+    """A member or channel name as typed, without its ``@``/``#``; blank is a usage error.
+    The console's names are its ids: one with a control character is refused here, where
+    it is typed, rather than by the context of the next command."""
     name = typed.strip().removeprefix(mark).strip()
     if not name:
         raise UsageError(f"{usage}: the name can't be blank")
+    problem = id_problem(name, f"the name {name!r}")
+    if problem is not None:
+        raise UsageError(f"{usage}: {problem}")
     return name
 
 

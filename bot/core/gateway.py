@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from bot.core.messages import Message
+from bot.core.rewards import Power
 
 __all__ = [
     "ChatGateway",
@@ -80,8 +81,16 @@ class RoleManager(Protocol):
     back: what role rewards (``/rewards``) need. ``role`` is the platform's id for it.
 
     Each call answers ``None`` when done, or why not in words for an admin ("the role is above
-    mine"); a role the bot may not manage is never touched.
+    mine"); a role the bot may not manage is never touched. Which powers a reward's role may
+    not carry is the core's rule (:func:`bot.core.rewards.power_problem`): the adapter only
+    reads them (:meth:`role_powers`).
     """
+
+    async def role_powers(self, workspace: str, role: str) -> frozenset[Power]:
+        """Which of the :class:`~bot.core.rewards.Power` s ``role`` carries now (its
+        permissions, and whether the bot's settings make it an admin role); empty for a
+        role that does not exist (:meth:`can_manage_role` says so)."""
+        ...
 
     async def can_manage_role(self, workspace: str, role: str) -> str | None:
         """``None`` if the bot may give and take ``role``; else the reason it may not."""

@@ -10,7 +10,8 @@ import enum
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from bot.text import clean_text
+from bot.core.errors import BadInput
+from bot.text import clean_text, id_problem
 
 #: The longest display, channel or workspace name kept.
 NAME_CHARS = 100
@@ -50,6 +51,18 @@ class ChatContext:
     via: str = "chat"  # where the change came from, for the audit log: "chat" or "web"
 
     def __post_init__(self) -> None:
+        # Ids are where every adapter's payload enters the core, and are kept as they are (a
+        # cleaned id would be another member): one with a control character is refused here,
+        # once for every adapter, before any engine sees it (PostgreSQL refuses NUL).
+        for field, what in (
+            ("workspace", "workspace"),
+            ("channel", "channel"),
+            ("member", "member"),
+        ):
+            value = getattr(self, field)
+            problem = id_problem(value, f"The {what} id {value!r}")
+            if problem is not None:
+                raise BadInput(problem)
         # Names are what members typed into their platform profile: normalised here, once,
         # for every adapter and engine (no NUL for PostgreSQL, no lone surrogate for SQLite,
         # no control characters, at most NAME_CHARS).

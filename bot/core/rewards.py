@@ -6,6 +6,12 @@ at or above the threshold should hold the reward; below it (a streak that lapsed
 rule compares that with who holds each reward now and returns the grants and removals, so
 the service only applies them and a dry run (``/rewards preview``) shows the same list.
 
+A reward must never hand out power: a role that lets its holders run the server (Administrator,
+Manage Roles, Ban Members...) or run the bot (its admin role) would make anyone who answers a
+question a moderator. Which powers those are, and how a refusal reads, is decided here, once
+(:class:`Power`, :func:`power_problem`); each platform's adapter only reads which of them a
+role carries.
+
 Pure: no platform, no storage. The numbers are computed by the caller as members see them
 (the streak as it stands today, :func:`bot.core.scoring.current_streak`).
 """
@@ -22,10 +28,12 @@ __all__ = [
     "MAX_REWARDS",
     "MAX_THRESHOLD",
     "Metric",
+    "Power",
     "Reward",
     "RewardChange",
     "Standing",
     "parse_threshold",
+    "power_problem",
     "reward_changes",
 ]
 
@@ -55,6 +63,49 @@ class Metric(enum.StrEnum):
             raise BadInput(f"`{typed}` is not something a reward counts; use {names}.") from None
 
 
+class Power(enum.StrEnum):
+    """What a reward's role may never carry: power over the server or over the bot.
+
+    The values are the names members see in their platform's settings (Discord's permission
+    names), so a refusal names exactly what to switch off. ``BOT_ADMIN`` is a role that the
+    bot's own settings make an admin role (``DISCORD_ADMIN_ROLE``, ``SLACK_ADMIN_USERGROUP``).
+    """
+
+    ADMINISTRATOR = "Administrator"
+    MANAGE_SERVER = "Manage Server"
+    MANAGE_ROLES = "Manage Roles"
+    MANAGE_CHANNELS = "Manage Channels"
+    MANAGE_WEBHOOKS = "Manage Webhooks"
+    MANAGE_MESSAGES = "Manage Messages"
+    KICK_MEMBERS = "Kick Members"
+    BAN_MEMBERS = "Ban Members"
+    MODERATE_MEMBERS = "Moderate Members"
+    MENTION_EVERYONE = "Mention Everyone"
+    BOT_ADMIN = "the bot's admin rights"
+
+
+def power_problem(role_name: str, powers: Iterable[Power]) -> str | None:
+    """Why a role carrying ``powers`` may not be a reward, in words for an admin; ``None``
+    when it carries none. Asked when a reward is added or previewed and before every grant."""
+    held = set(powers)
+    if not held:
+        return None
+    permissions = [p.value for p in Power if p in held and p is not Power.BOT_ADMIN]
+    parts = []
+    if permissions:
+        parts.append(f"has {_listed(permissions)}")
+    if Power.BOT_ADMIN in held:
+        parts.append("is an admin role of this bot")
+    return (
+        f"the role {role_name} {' and '.join(parts)}: a reward may not hand out power over the "
+        "server or the bot (anyone who answers enough questions would get it)"
+    )
+
+
+def _listed(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 @dataclass(frozen=True, slots=True)
 class Reward:
     id: int
@@ -63,6 +114,7 @@ class Reward:
     role: str  # the platform's id of the role or user group (the console: its name)
     role_name: str
     channel: str = ""  # where it was added: channel notices go there
+    suspended: str | None = None  # why it is neither given nor taken (a role that gained power)
 
     def describe(self) -> str:
         """``streak ≥ 7 days`` as a member reads it."""

@@ -28,6 +28,7 @@ from bot.services.rewards import Rewards
 from bot.services.rounds import Rounds
 from bot.services.runs import SnippetRuns
 from bot.services.schedule_book import ScheduleBook
+from bot.services.score_import import ScoreImports
 from bot.services.stats import Stats
 from bot.services.suggestions import Suggestions
 from bot.services.web_access import WebAccess
@@ -61,6 +62,7 @@ class Services:
     suggestions: Suggestions  # /write's queue for members, /suggestions for admins
     web: WebAccess  # the admin web page: sign-in links, sessions, who administers what
     rewards: Rewards  # /rewards: roles given at a threshold of points, streak or reviews
+    score_imports: ScoreImports  # `studybot scores import` / `undo-import` (the CLI's)
 
     async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109
         """Let work in flight finish before shutdown: answers being committed, snippet runs.

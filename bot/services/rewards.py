@@ -8,11 +8,19 @@ members whose score just changed (an answer, a review, an exercise: :meth:`Rewar
 and for everyone once a local day begins (a streak that lapsed overnight), as a due source of
 the one timer loop. A role the bot may not manage (above its own on Discord) is refused when
 the reward is added (``studybot doctor`` names any that became so later: ``bot/doctor.py``).
+
+A reward never hands out power. A role with power over the server or the bot (the core's
+:class:`~bot.core.rewards.Power` s: Administrator, Manage Roles, the bot's admin role...) is
+refused when the reward is added, shown as refused by the preview, and looked at again before
+every grant, because someone may give the role a permission later: such a reward is then
+suspended (stored, so every process stops), neither given nor taken, and the admins are told
+once in its channel. It resumes by itself, with a notice, once a full look finds the role
+harmless again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 
 from bot.core.clock import Clock
@@ -27,7 +35,14 @@ from bot.core.requests import (
     RewardsPreview,
     RewardsRequest,
 )
-from bot.core.rewards import MAX_REWARDS, Reward, RewardChange, Standing, reward_changes
+from bot.core.rewards import (
+    MAX_REWARDS,
+    Reward,
+    RewardChange,
+    Standing,
+    power_problem,
+    reward_changes,
+)
 from bot.core.scoring import current_streak
 from bot.core.timer import soonest
 from bot.core.workspace_settings import next_local_midnight
@@ -43,7 +58,9 @@ __all__ = [
     "Rewards",
     "notice_message",
     "preview_message",
+    "resumed_message",
     "rewards_message",
+    "suspended_message",
 ]
 
 log = get_logger(__name__)
@@ -70,7 +87,7 @@ class Rewards:
         self._wakeup = wakeup
         self._pending: dict[int, set[int]] = {}  # workspace id -> members whose score changed
         self._looked: dict[int, date] = {}  # workspace id -> the local day all were looked at
-        self._marks: tuple[int, int] | None = None  # RewardStore.marks() at the last look
+        self._marks: tuple[int, int, int] | None = None  # RewardStore.marks() at the last look
         self._stale = False  # a reward was added: look at everyone there at once
 
     # --- what changes the standings ------------------------------------------------------------
@@ -95,7 +112,9 @@ class Rewards:
             return rewards_message(await self.rewards(ctx), ctx.command("rewards add"))
         _admins_only(ctx)
         if isinstance(request, RewardsPreview):
-            return preview_message(await self.preview(ctx))
+            refused = await self.refused(ctx, gateway)
+            changes = [c for c in await self.preview(ctx) if c.reward.id not in refused]
+            return preview_message(changes, refused)
         if isinstance(request, RewardAdd):
             return await self.add(ctx, request, gateway)
         return await self.remove(ctx, request, gateway)
@@ -111,6 +130,20 @@ class Rewards:
         workspace = await self._places.workspace(ctx)
         return await self._changes(workspace, None)
 
+    async def refused(self, ctx: ChatContext, gateway: ChatGateway) -> dict[int, str]:
+        """Admins: the rewards that would not be given now, by id, and why: suspended ones,
+        and those whose role carries power (data; nothing is changed, nothing suspended)."""
+        _admins_only(ctx)
+        workspace = await self._places.workspace(ctx)
+        found: dict[int, str] = {}
+        for reward in await self._store.rewards(workspace.id):
+            problem = await self._power_problem(gateway, workspace.external_id, reward)
+            if problem is not None:
+                found[reward.id] = problem
+            elif reward.suspended is not None:
+                found[reward.id] = reward.suspended
+        return found
+
     @audited("reward add")
     async def add(self, ctx: ChatContext, request: RewardAdd, gateway: ChatGateway) -> Message:
         workspace = await self._places.workspace(ctx)
@@ -120,6 +153,10 @@ class Rewards:
         reason = await gateway.can_manage_role(ctx.workspace, request.role)
         if reason is not None:
             raise Forbidden(f"I cannot give {name}: {reason}. The reward was not added.")
+        powers = await gateway.role_powers(ctx.workspace, request.role)
+        problem = power_problem(name, powers)
+        if problem is not None:
+            raise Forbidden(f"{_capital(problem)}. The reward was not added.")
         existing = await self._store.rewards(workspace.id)
         if len(existing) >= MAX_REWARDS:
             raise BadInput(
@@ -199,6 +236,7 @@ class Rewards:
                 members = sorted(pending.get(workspace_id, ()))
                 changes = await self._changes(workspace, members) if members else []
             else:
+                await self._resume_harmless(gateway, workspace)
                 changes = await self._changes(workspace, None)
                 self._looked[workspace_id] = today
             for change in changes:
@@ -215,6 +253,10 @@ class Rewards:
         reward, member = change.reward, change.standing
         where = workspace.external_id
         if change.gain:
+            problem = await self._power_problem(gateway, where, reward)
+            if problem is not None:  # the role gained power since the reward was added
+                await self._suspend(gateway, reward, problem)
+                return
             if not await self._store.claim(reward.id, member.member_id, self._clock.now()):
                 return  # another process gave it
             reason = await _safely(gateway.grant_role(where, member.member, reward.role))
@@ -245,6 +287,36 @@ class Rewards:
                 return
         await self._announce(gateway, workspace, change)
 
+    async def _power_problem(
+        self, gateway: ChatGateway, workspace: str, reward: Reward
+    ) -> str | None:
+        """Why ``reward``'s role may not be handed out now (it carries power), or ``None``."""
+        if not isinstance(gateway, RoleManager):
+            return None
+        powers = await gateway.role_powers(workspace, reward.role)
+        return power_problem(_role(reward.role_name), powers)
+
+    async def _suspend(self, gateway: ChatGateway, reward: Reward, problem: str) -> None:
+        """Stop the reward everywhere; the admins are told once, in its channel."""
+        if not await self._store.suspend(reward.id, problem):
+            return  # suspended already (by this process or another)
+        log.warning("reward %d (%s) suspended: %s", reward.id, reward.role_name, problem)
+        await gateway.send_post(reward.channel, suspended_message(reward, problem))
+
+    async def _resume_harmless(self, gateway: ChatGateway, workspace: WorkspaceRow) -> None:
+        """Suspended rewards whose role carries no power any more are applied again (only a
+        gateway that can read a role's powers may say so)."""
+        if not isinstance(gateway, RoleManager):
+            return
+        for reward in await self._store.rewards(workspace.id):
+            if reward.suspended is None:
+                continue
+            if await self._power_problem(gateway, workspace.external_id, reward) is not None:
+                continue
+            if await self._store.resume(reward.id):
+                log.info("reward %d (%s) resumed", reward.id, reward.role_name)
+                await gateway.send_post(reward.channel, resumed_message(reward))
+
     async def _announce(
         self, gateway: ChatGateway, workspace: WorkspaceRow, change: RewardChange
     ) -> None:
@@ -262,7 +334,7 @@ class Rewards:
     async def _changes(
         self, workspace: WorkspaceRow, members: Sequence[int] | None
     ) -> list[RewardChange]:
-        rewards = await self._store.rewards(workspace.id)
+        rewards = [r for r in await self._store.rewards(workspace.id) if r.suspended is None]
         if not rewards:
             return []
         now = self._clock.now()
@@ -342,6 +414,10 @@ def _role(name: str) -> str:
     return f"**{escape_markup(neutralise(name))}**"
 
 
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
@@ -378,12 +454,37 @@ def notice_message(change: RewardChange) -> Message:
     )
 
 
+def suspended_message(reward: Reward, problem: str) -> Message:
+    """The admins are told, once, that a reward stopped: its role gained power."""
+    return Message(
+        title=f"⛔ Reward #{reward.id} suspended: {neutralise(reward.role_name)}",
+        sections=(
+            Section(
+                body=f"{_capital(problem)}. Nobody is given the role or loses it through this "
+                "reward until it is fixed: take that power off the role (the reward resumes "
+                f"by itself at its next daily look), or remove reward #{reward.id}."
+            ),
+        ),
+        tone=Tone.WARNING,
+    )
+
+
+def resumed_message(reward: Reward) -> Message:
+    """A suspended reward's role carries no power any more: it is applied again."""
+    return Message.note(
+        f"✅ Reward #{reward.id} ({_role(reward.role_name)}) resumed: its role no longer "
+        "carries power over the server or the bot.",
+        tone=Tone.SUCCESS,
+    )
+
+
 def rewards_message(rewards: Sequence[Reward], add: str) -> Message:
-    """``/rewards``: every reward, by number."""
+    """``/rewards``: every reward, by number (a suspended one says why)."""
     if not rewards:
         return Message.note(f"No role rewards are set here. Admins add one with {add}.")
     lines = [
         f"• **#{r.id}** · {_role(r.role_name)} for {r.metric.amount(r.threshold)} or more"
+        + ("" if r.suspended is None else f" · ⛔ suspended: {r.suspended}")
         for r in rewards
     ]
     return Message(
@@ -393,11 +494,16 @@ def rewards_message(rewards: Sequence[Reward], add: str) -> Message:
     )
 
 
-def preview_message(changes: Sequence[RewardChange]) -> Message:
-    """``/rewards preview``: who would gain or lose which role now (nothing is changed)."""
-    if not changes:
+def preview_message(
+    changes: Sequence[RewardChange], refused: Mapping[int, str] | None = None
+) -> Message:
+    """``/rewards preview``: who would gain or lose which role now (nothing is changed), and
+    the rewards that would not be given at all, with why."""
+    refused = refused or {}
+    stopped = [f"⛔ Reward #{n} is not given: {why}" for n, why in sorted(refused.items())]
+    if not changes and not stopped:
         return Message.note("Nobody would gain or lose a role reward now.", tone=Tone.SUCCESS)
-    lines = []
+    lines = list(stopped)
     for c in changes:
         sign, verb = ("🟢", "would get") if c.gain else ("🔴", "would lose")
         lines.append(

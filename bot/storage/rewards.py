@@ -39,6 +39,7 @@ def _reward(row: Row) -> Reward:
         role=str(row[3]),
         role_name=str(row[4]),
         channel=str(row[5]),
+        suspended=None if row[6] is None else str(row[6]),
     )
 
 
@@ -71,22 +72,43 @@ class RewardStore:
     async def rewards(self, workspace_id: int) -> list[Reward]:
         """The workspace's rewards, by id."""
         rows = await self._db.fetchall(
-            "SELECT id, metric, threshold, role, role_name, channel FROM rewards"
+            "SELECT id, metric, threshold, role, role_name, channel, suspended FROM rewards"
             " WHERE workspace_id = ? ORDER BY id",
             (workspace_id,),
         )
         return [_reward(r) for r in rows]
 
-    async def marks(self) -> tuple[int, int]:
-        """The newest score import and the newest reward, by id: when either moved and this
-        process did not do it (``studybot scores import``, another process), every member
-        may have crossed a threshold."""
+    async def marks(self) -> tuple[int, int, int]:
+        """The newest score import, how many imports were undone, and the newest reward: when
+        one moved and this process did not do it (``studybot scores import`` or
+        ``undo-import``, another process), every member may have crossed a threshold."""
         row = await self._db.fetchone(
             "SELECT (SELECT coalesce(max(id), 0) FROM score_imports),"
+            " (SELECT count(*) FROM score_imports WHERE undone_at IS NOT NULL),"
             " (SELECT coalesce(max(id), 0) FROM rewards)"
         )
         assert row is not None
-        return int(str(row[0])), int(str(row[1]))
+        return int(str(row[0])), int(str(row[1])), int(str(row[2]))
+
+    async def suspend(self, reward_id: int, reason: str) -> bool:
+        """Stop applying a reward whose role gained power; ``True`` only for the call that
+        suspended it (so the admins are told once, whichever process sees it first)."""
+        async with self._db.write() as conn:
+            changed = await conn.execute(
+                "UPDATE rewards SET suspended = ? WHERE id = ? AND suspended IS NULL",
+                (reason, reward_id),
+            )
+        return changed > 0
+
+    async def resume(self, reward_id: int) -> bool:
+        """Apply a suspended reward again (its role lost the power); ``True`` only for the
+        call that resumed it."""
+        async with self._db.write() as conn:
+            changed = await conn.execute(
+                "UPDATE rewards SET suspended = NULL WHERE id = ? AND suspended IS NOT NULL",
+                (reward_id,),
+            )
+        return changed > 0
 
     async def workspaces(self) -> list[int]:
         """The workspaces that have a reward."""

@@ -18,10 +18,34 @@ from bot.core.workspace_settings import WorkspaceSettings
 from bot.storage.database import Database, Row
 from bot.storage.timefmt import from_db, to_db
 
-__all__ = ["IMPORTED", "KnownMember", "MemberTotals", "ScoreStore", "WorkspaceInfo"]
+__all__ = [
+    "IMPORTED",
+    "IMPORT_UNDONE",
+    "ImportRecord",
+    "KnownMember",
+    "MemberTotals",
+    "ScoreStore",
+    "WorkspaceInfo",
+]
 
 IMPORTED = "imported"
 """The reason of a score event brought over from another bot (``scores import``)."""
+IMPORT_UNDONE = "import undone"
+"""The reason of the opposite event an undo adds (``scores undo-import``): events are never
+deleted, so an undone import shows in the log as what it was and what took it back."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImportRecord:
+    """One ``scores import``, by its id (printed when it landed)."""
+
+    id: int
+    workspace_id: int
+    source: str
+    members: int
+    points: int
+    imported_at: datetime
+    undone_at: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,10 +284,11 @@ class ScoreStore:
         sha256: str,
         source: str,
         now: datetime,
-    ) -> bool:
+    ) -> int | None:
         """Log each ``(member row id, points)`` as one ``imported`` score event, counted in the
-        all-time totals only; ``False`` (and nothing written) when this file's digest was
-        imported into the workspace before, by this process or another one."""
+        all-time totals only, and return the import's id; ``None`` (and nothing written) when
+        this file's digest was imported into the workspace before, by this process or another
+        one (and not undone since)."""
         async with self._db.write() as conn:
             created = await conn.fetchone(
                 "INSERT INTO score_imports (workspace_id, sha256, source, members, points, "
@@ -272,11 +297,15 @@ class ScoreStore:
                 (workspace_id, sha256, source, len(points), sum(p for _, p in points), to_db(now)),
             )
             if created is None:
-                return False
+                return None
+            import_id = int(created[0])
             await conn.executemany(
                 "INSERT INTO score_events (workspace_id, member_id, answer_id, reason, points, "
-                "created_at) VALUES (?, ?, NULL, ?, ?, ?)",
-                [(workspace_id, member, IMPORTED, value, to_db(now)) for member, value in points],
+                "created_at, import_id) VALUES (?, ?, NULL, ?, ?, ?, ?)",
+                [
+                    (workspace_id, member, IMPORTED, value, to_db(now), import_id)
+                    for member, value in points
+                ],
             )
             await conn.executemany(
                 "INSERT INTO score_totals (workspace_id, member_id, period, points, answers) "
@@ -284,7 +313,63 @@ class ScoreStore:
                 "DO UPDATE SET points = score_totals.points + excluded.points",
                 [(workspace_id, member, value) for member, value in points],
             )
-        return True
+        return import_id
+
+    async def import_record(self, import_id: int) -> ImportRecord | None:
+        """The import with this id, undone or not (``None``: there is none)."""
+        row = await self._db.fetchone(
+            "SELECT id, workspace_id, source, members, points, imported_at, undone_at"
+            " FROM score_imports WHERE id = ?",
+            (import_id,),
+        )
+        if row is None:
+            return None
+        return ImportRecord(
+            id=int(row[0]),
+            workspace_id=int(row[1]),
+            source=str(row[2]),
+            members=int(row[3]),
+            points=int(row[4]),
+            imported_at=from_db(str(row[5])),
+            undone_at=None if row[6] is None else from_db(str(row[6])),
+        )
+
+    async def undo_import(self, import_id: int, *, now: datetime) -> list[tuple[int, int]] | None:
+        """Take back exactly what import ``import_id`` added: for each of its events the
+        opposite event (reason ``import undone``), and the all-time totals lowered by as much.
+        The import is marked undone and its digest set aside, so the same file may be imported
+        again. Returns the ``(member row id, points)`` taken back; ``None`` (nothing written)
+        when there is no such import or it was undone already, by this process or another."""
+        async with self._db.write() as conn:
+            marked = await conn.fetchone(
+                "UPDATE score_imports SET undone_at = ?,"
+                " sha256 = sha256 || ':undone:' || CAST(id AS TEXT)"
+                " WHERE id = ? AND undone_at IS NULL RETURNING workspace_id",
+                (to_db(now), import_id),
+            )
+            if marked is None:
+                return None
+            workspace_id = int(marked[0])
+            rows = await conn.fetchall(
+                "SELECT member_id, points FROM score_events"
+                " WHERE import_id = ? AND reason = ? ORDER BY id",
+                (import_id, IMPORTED),
+            )
+            taken = [(int(r[0]), int(r[1])) for r in rows]
+            await conn.executemany(
+                "INSERT INTO score_events (workspace_id, member_id, answer_id, reason, points, "
+                "created_at, import_id) VALUES (?, ?, NULL, ?, ?, ?, ?)",
+                [
+                    (workspace_id, member, IMPORT_UNDONE, -value, to_db(now), import_id)
+                    for member, value in taken
+                ],
+            )
+            await conn.executemany(
+                "UPDATE score_totals SET points = points - ?"
+                " WHERE workspace_id = ? AND period = 'all' AND member_id = ?",
+                [(value, workspace_id, member) for member, value in taken],
+            )
+        return taken
 
     async def consistency_problems(self) -> list[str]:
         """All-time totals that disagree with the sum of their score events."""

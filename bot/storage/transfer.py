@@ -34,9 +34,9 @@ TABLES = (
     "answers",
     "exercise_attempts",
     "round_hints",
+    "score_imports",  # before the score events that name it
     "score_events",
     "score_totals",
-    "score_imports",
     "channel_packs",
     "health_probe",
     "reviews",

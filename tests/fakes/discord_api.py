@@ -563,6 +563,19 @@ class FakeDiscord:
         del payload["unavailable"]
         return await self.gateway.dispatch("GUILD_CREATE", payload)
 
+    async def edit_role(
+        self, guild: GuildRef, role: FakeRole | int | str, *, permissions: object
+    ) -> int:
+        """A server admin changes a role's permissions after the client connected: the role is
+        updated and GUILD_ROLE_UPDATE is sent (``{guild_id, role}``), as Discord does, so the
+        client's cache sees the new permissions."""
+        g = self._guild(guild)
+        found = g.role(role.id if isinstance(role, FakeRole) else role)
+        found.permissions = permission_value(permissions)
+        return await self.gateway.dispatch(
+            "GUILD_ROLE_UPDATE", {"guild_id": str(g.id), "role": found.to_payload()}
+        )
+
     async def request_reconnect(self) -> None:
         """Gateway op 7: discord.py reconnects and RESUMEs (on_ready does not fire again)."""
         await self.gateway.request_reconnect()

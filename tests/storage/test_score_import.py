@@ -1,4 +1,5 @@
-"""`studybot scores import FILE.csv`, run as an operator runs it, on SQLite and PostgreSQL."""
+"""`studybot scores import FILE.csv` and `scores undo-import ID`, run as an operator runs them,
+on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -35,10 +36,11 @@ async def test_points_count_all_time_only_and_the_same_file_is_refused_the_secon
     source.write_text("name,points\r\nalice,120\r\ncarol,30\r\n")  # names ignore case
     done = _import(db_target, source)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == (
+    assert done.stdout.splitlines() == [
         f"imported 150 point(s) for 2 member(s) from {source} into test ws1: they count in "
-        "the all-time board (not this week's or month's, not streaks)"
-    )
+        "the all-time board (not this week's or month's, not streaks)",
+        "import #1; to take it back: studybot scores undo-import 1",
+    ]
     alice = await built.services.standings.member_report(member("alice"))
     assert (alice.stats.points_all, alice.stats.points_week) == (120, 0)
     assert alice.stats.current_streak == before.stats.current_streak == 0
@@ -119,3 +121,137 @@ async def test_an_ambiguous_name_and_several_workspaces_are_refused_clearly(
         "row 1 (the header) needs a member column (member_id, member or name) and a points "
         "column; found 'who', 'score'"
     ) in proc.stderr
+
+
+async def test_the_workspace_is_chosen_by_its_exact_id_never_by_a_name(
+    built: Built, db_target: str | Path, tmp_path: Path
+) -> None:
+    """A server named after another workspace's id received the points: a name never picks."""
+    await _members(built, "alice")
+    impostor = replace(member("mallory", workspace="ws3"), workspace_name="ws1")
+    await built.services.standings.member_report(impostor)
+    named = replace(member("nina", workspace="ws4"), workspace_name="Study Hall")
+    await built.services.standings.member_report(named)
+    source = tmp_path / "points.csv"
+    source.write_text("name,points\nalice,5\n")
+
+    proc = _import(db_target, source, "--workspace", "ws1")  # ws1's id, and ws3's name
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[:3] == [
+        "'ws1' matches 2 workspaces; --workspace takes a platform id (or PLATFORM:ID), exactly:",
+        "  test:ws1 (id ws1, platform test, name '')",
+        "  test:ws3 (id ws3, platform test, name 'ws1')",
+    ]
+    proc = _import(db_target, source, "--workspace", "Study Hall")
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[:2] == [
+        "'Study Hall' is the name of a workspace, not its id; --workspace takes a platform id "
+        "(or PLATFORM:ID), exactly:",
+        "  test:ws4 (id ws4, platform test, name 'Study Hall')",
+    ]
+    proc = _import(db_target, source, "--workspace", "ws")
+    assert proc.returncode == 1 and "no workspace has the id 'ws' in" in proc.stderr
+    proc = _import(db_target, source, "--workspace", "ws1\x01")
+    assert proc.returncode == 2
+    assert (
+        "Invalid value for '--workspace': 'ws1\\x01' holds a control character (\\x01 at "
+        "position 4)"
+    ) in _unboxed(proc.stderr)
+    alice = await built.services.standings.member_report(member("alice"))
+    assert alice.stats.points_all == 0  # nothing landed anywhere
+
+    proc = _import(db_target, source, "--workspace", "test:ws1")
+    assert proc.returncode == 0, proc.stderr
+    assert "into test ws1:" in proc.stdout
+    alice = await built.services.standings.member_report(member("alice"))
+    assert alice.stats.points_all == 5
+
+
+async def test_a_dry_run_writes_nothing_and_an_import_is_undone_once(
+    built: Built, db: Database, db_target: str | Path, tmp_path: Path
+) -> None:
+    await _members(built, "alice", "bob")
+    source = tmp_path / "old.csv"
+    source.write_text("member_id,points\nid-alice,120\nid-bob,30\n")
+    dry = _import(db_target, source, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.splitlines() == [
+        "  alice (id-alice): +120",
+        "  bob (id-bob): +30",
+        f"dry run: would import 150 point(s) for 2 member(s) from {source} into test ws1; "
+        "nothing was written",
+    ]
+    assert int(await db.fetchval("SELECT count(*) FROM score_imports")) == 0
+    assert int(await db.fetchval("SELECT count(*) FROM score_events")) == 0
+
+    assert _import(db_target, source).returncode == 0
+    alice = await built.services.standings.member_report(member("alice"))
+    assert alice.stats.points_all == 120
+
+    undo = _undo(db_target, "1")
+    assert undo.returncode == 0, undo.stderr
+    assert undo.stdout.strip() == (
+        "undid import #1 (" + str(source) + ", into test ws1): took back 150 point(s) from "
+        "2 member(s)"
+    )
+    alice = await built.services.standings.member_report(member("alice"))
+    assert alice.stats.points_all == 0
+    board = (await built.services.standings.leaderboard(member("bob"), Window.ALL)).plain_text()
+    assert "alice" not in board
+    assert await ScoreStore(db).consistency_problems() == []
+
+    again = _undo(db_target, "1")
+    assert again.returncode == 1
+    assert "studybot: import #1 (" + str(source) + ") was undone already" in again.stderr
+    assert _undo(db_target, "9").stderr.strip() == "studybot: there is no import #9"
+    alice = await built.services.standings.member_report(member("alice"))
+    assert alice.stats.points_all == 0
+
+    # Undone, the same file may land again (where it belongs), and be undone on its own.
+    redo = _import(db_target, source)
+    assert redo.returncode == 0, redo.stderr
+    assert "import #2;" in redo.stdout
+    alice = await built.services.standings.member_report(member("alice"))
+    assert alice.stats.points_all == 120
+
+
+def _undo(db_target: str | Path, *args: str) -> subprocess.CompletedProcess[str]:
+    if isinstance(db_target, Path):
+        return studybot("scores", "undo-import", *args, "--db", str(db_target))
+    return studybot("scores", "undo-import", *args, env={"DATABASE_URL": db_target})
+
+
+async def test_ids_with_control_characters_are_refused_at_the_door(
+    built: Built, db_target: str | Path, tmp_path: Path
+) -> None:
+    await _members(built, "alice")
+    source = tmp_path / "nul.csv"
+    source.write_text("member_id,points\nid-al\x00ice,5\n")
+    proc = _import(db_target, source)
+    assert proc.returncode == 1
+    assert (
+        f"{source}: row 2, member_id: 'id-al\\x00ice' holds a control character (NUL at "
+        "position 6); ids and names are plain text"
+    ) in proc.stderr
+    if isinstance(db_target, Path):
+        export = studybot(
+            "scores", "export", "--csv", "--workspace", "ws\x011", "--db", str(db_target)
+        )
+    else:
+        export = studybot(
+            "scores", "export", "--csv", "--workspace", "ws\x011", env={"DATABASE_URL": db_target}
+        )
+    assert export.returncode == 2
+    assert (
+        "Invalid value for '--workspace': 'ws\\x011' holds a control character (\\x01 at "
+        "position 3)"
+    ) in _unboxed(export.stderr)
+    assert "Traceback" not in export.stderr
+    optimize = studybot("review", "optimize", "--workspace", "w\x1b", "--db", str(tmp_path))
+    assert optimize.returncode == 2
+    assert "'w\\x1b' holds a control character (\\x1b at position 2)" in _unboxed(optimize.stderr)
+
+
+def _unboxed(stderr: str) -> str:
+    """Typer's error box, as one line of words (it wraps long messages in a frame)."""
+    return " ".join(stderr.replace("│", " ").split())

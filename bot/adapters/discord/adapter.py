@@ -24,9 +24,10 @@ from bot.adapters.discord.client import StudyBot, study_bot
 from bot.adapters.discord.components import CUSTOM_ID_PREFIX
 from bot.adapters.discord.endpoints import point_discord_py
 from bot.adapters.discord.render import mention_target, render
-from bot.adapters.discord.roles import RoleFacts, role_problem
+from bot.adapters.discord.roles import RoleFacts, role_powers, role_problem
 from bot.adapters.discord.shards import ShardRange, ShardRangeError, shard_plan
 from bot.core.messages import Message, parse_action
+from bot.core.rewards import Power
 from bot.log import get_logger
 from bot.runtime import Runtime, StartupError
 from bot.settings import Settings
@@ -204,6 +205,16 @@ class DiscordAdapter:
             for r in guild.roles
         }
         return role_problem(int(role), roles, [r.id for r in guild.me.roles], guild.id)
+
+    async def role_powers(self, workspace: str, role: str) -> frozenset[Power]:
+        """The powers ``role`` carries now, read from discord.py's cache (kept current by
+        GUILD_ROLE_UPDATE): a role's permissions can change after it became a reward."""
+        await self._wait_logged_in()
+        guild = self.bot.get_guild(int(workspace)) if workspace.isdigit() else None
+        found = guild.get_role(int(role)) if guild is not None and role.isdigit() else None
+        if found is None:
+            return frozenset()
+        return role_powers(found.permissions.value, admin_role=found.id in self.bot.admin_roles)
 
     async def grant_role(self, workspace: str, member: str, role: str) -> str | None:
         return await self._change_role(workspace, member, role, give=True)

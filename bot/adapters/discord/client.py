@@ -148,6 +148,12 @@ class StudyBot(commands.Bot):
     def context(self, interaction: discord.Interaction[Any]) -> ChatContext:
         return chat_context(interaction, self._admin_roles)
 
+    @property
+    def admin_roles(self) -> frozenset[int]:
+        """The ids of ``DISCORD_ADMIN_ROLE``: holding one makes a member an admin of the bot,
+        so a role reward may never be one of them."""
+        return self._admin_roles
+
     async def on_study_button(self, interaction: discord.Interaction[Any], core_id: str) -> None:
         """Route a click (see :class:`StudyButton`); errors go to the one error handler."""
         try:

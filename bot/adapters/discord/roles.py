@@ -4,6 +4,10 @@ A bot with Manage Roles (or Administrator) can add and remove only roles *below*
 highest role, never ``@everyone`` and never a role an integration manages (a bot's own, the
 booster role). The adapter asks this before every role change of a role reward, from
 discord.py's cache; ``studybot doctor`` asks it from the REST API's answers. Pure.
+
+:func:`role_powers` reads which of the core's :class:`~bot.core.rewards.Power` s a role
+carries (its permission bits, and whether ``DISCORD_ADMIN_ROLE`` lists it): the rule that a
+reward may carry none is the core's, Discord's bit numbers are only known here.
 """
 
 from __future__ import annotations
@@ -12,10 +16,35 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["RoleFacts", "role_problem", "roles_from_api"]
+from bot.core.rewards import Power
+
+__all__ = ["POWER_BITS", "RoleFacts", "role_powers", "role_problem", "roles_from_api"]
 
 MANAGE_ROLES = 1 << 28
 ADMINISTRATOR = 1 << 3
+
+POWER_BITS: Mapping[Power, int] = {
+    Power.ADMINISTRATOR: ADMINISTRATOR,
+    Power.MANAGE_SERVER: 1 << 5,  # MANAGE_GUILD
+    Power.MANAGE_ROLES: MANAGE_ROLES,
+    Power.MANAGE_CHANNELS: 1 << 4,
+    Power.MANAGE_WEBHOOKS: 1 << 29,
+    Power.MANAGE_MESSAGES: 1 << 13,
+    Power.KICK_MEMBERS: 1 << 1,
+    Power.BAN_MEMBERS: 1 << 2,
+    Power.MODERATE_MEMBERS: 1 << 40,
+    Power.MENTION_EVERYONE: 1 << 17,
+}
+"""Discord's permission bit of each power a reward's role may not carry."""
+
+
+def role_powers(permissions: int, *, admin_role: bool) -> frozenset[Power]:
+    """The powers of a role with these permission bits; ``admin_role``: ``DISCORD_ADMIN_ROLE``
+    lists it (so holding it makes a member an admin of the bot)."""
+    powers = {power for power, bit in POWER_BITS.items() if permissions & bit}
+    if admin_role:
+        powers.add(Power.BOT_ADMIN)
+    return frozenset(powers)
 
 
 @dataclass(frozen=True, slots=True)

@@ -116,6 +116,7 @@ from bot.core.requests import (
     SettingsRequest,
     SuggestionsRequest,
 )
+from bot.core.rewards import Power
 from bot.core.uploads import SLACK, fit_attachments
 from bot.log import get_logger
 from bot.questions.written import WRITE_FIELD_NAMES
@@ -319,6 +320,8 @@ class SlackAdapter:
         # client= only (bolt takes the token from it), an explicit secret (else bolt reads the
         # environment) and a name (else bolt inspects the stack for one).
         self.app = AsyncApp(client=self.client, signing_secret=signing_secret, name="studybot")
+        # The admin user group makes its members admins of the bot: never a reward.
+        self._admin_usergroup = settings.slack_admin_usergroup
         self.directory = SlackDirectory(
             self.client,
             admin_users=settings.slack_admin_users,
@@ -550,6 +553,12 @@ class SlackAdapter:
         if not groups[role][1]:
             return "that user group is disabled"
         return None
+
+    async def role_powers(self, workspace: str, role: str) -> frozenset[Power]:
+        """Slack gives a user group no workspace permissions; what it can carry is the bot's
+        own admin rights, when it is ``SLACK_ADMIN_USERGROUP`` (workspace admins and
+        ``SLACK_ADMIN_USERS`` are people, never groups)."""
+        return frozenset({Power.BOT_ADMIN}) if role == self._admin_usergroup else frozenset()
 
     async def _set_usergroup(self, role: str, member: str, *, member_in: bool) -> str | None:
         try:
