@@ -481,8 +481,8 @@ class ConsoleAdapter:
         return None
 
     async def role_powers(self, workspace: str, role: str) -> frozenset[Power]:
-        """None: the console's roles carry no permissions, and its admins are named by
-        ``/as NAME --admin``, never by a role."""
+        """No powers: the console's roles carry no permissions, and its admins are named by
+        ``/as NAME --admin``, never by a role, so no role of its can make an admin."""
         return frozenset()
 
     async def grant_role(self, workspace: str, member: str, role: str) -> str | None:
