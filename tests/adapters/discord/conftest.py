@@ -57,6 +57,7 @@ title: Drill
 items:
   - id: p-prac-1
     kind: practice
+    shuffle: false  # the tests name the right letter; test_choice_order.py covers the drawn order
     difficulty: hard
     prompt: What is the gradient of 3x at x = 1?
     code: |
