@@ -47,7 +47,7 @@ from bot.adapters.commands import (
     usage,
 )
 from bot.adapters.text_commands import run_schedule_command
-from bot.core.cards import grade_buttons, review_value
+from bot.core.cards import GRADES, grade_buttons, review_value
 from bot.core.clock import Clock, SimulatedClock, check_simulated
 from bot.core.durations import format_duration, parse_duration
 from bot.core.errors import APOLOGY, BadInput, StudyError, UsageError
@@ -675,6 +675,7 @@ class ConsoleAdapter:
             return
         self._reviewing[who] = turn
         message = turn.message
+        how = review_answered_with(message)
         payload: dict[str, object] = {
             "kind": "review",
             "channel": self.channel,
@@ -684,8 +685,9 @@ class ConsoleAdapter:
             "question_id": turn.question_id,
             "due": turn.due,
             "choices": list(message.choices),
+            "answer_with": how,
         }
-        self._emit(payload, f"(only {self.member} sees this) {message.plain_text()}")
+        self._emit(payload, f"(only {self.member} sees this) {message.plain_text()}\n→ {how}")
 
     async def _dms(self, args: list[str]) -> None:
         if len(args) != 1 or args[0].lower() not in ("open", "closed"):
@@ -907,10 +909,10 @@ class ConsoleAdapter:
 
     def _print_welcome(self) -> None:
         self.out.write(
-            "studybot console: you are 'me' (admin) in #general. Try /quiz, then /answer B.\n"
-            "Then /review (your spaced repetition), /stats, /run print(1), /graph for an\n"
-            "autograd graph, /as alice to play another member. /help lists everything;\n"
-            "Ctrl-C clears a line, /quit or Ctrl-D leaves.\n"
+            "studybot console: you are 'me' (admin) in #general. Try /quiz, then /answer\n"
+            "with the letter you pick. Then /review (your spaced repetition), /stats,\n"
+            "/run print(1), /graph for an autograd graph, /as alice to play another member.\n"
+            "/help lists everything; Ctrl-C clears a line, /quit or Ctrl-D leaves.\n"
         )
 
 
@@ -1002,6 +1004,15 @@ def _read_line(prompt: str | None) -> str | None:
         return line if line else None
     except (EOFError, KeyboardInterrupt):
         return None
+
+
+def review_answered_with(message: Message) -> str:
+    """The commands that answer a /review card (not ``/answer``, which answers the channel's
+    question): ``/review A|B|C``, or ``/review show`` and then the four grades."""
+    if any(b.label == "Show answer" for b in message.buttons):
+        return "/review show to see the back, then /review " + "|".join(GRADES)
+    letters = [c for c in message.choices if len(c) == 1]
+    return "answer with /review " + "|".join(letters or GRADES)
 
 
 def answered_with(message: Message) -> str | None:

@@ -55,7 +55,7 @@ log = get_logger(__name__)
 
 FIRST_KINDS = ("multiple_choice",)
 """What a channel's first question asked for is, where the filters allow: one that takes a
-letter, so the first instruction anyone reads ("/quiz, then /answer B") works."""
+letter, so the first instruction anyone reads ("/quiz, then /answer with a letter") works."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +197,7 @@ class Quiz:
 
         A channel's first question asked for, with no kind named, is a multiple-choice one
         where the filters allow it: the README and the console's banner say "try /quiz, then
-        /answer B", and a first flashcard would refuse that B.
+        /answer with a letter", and a first flashcard would refuse a letter.
         """
         try:
             difficulty, tags = parse_filters(difficulty, tags)

@@ -116,6 +116,8 @@ def test_review_json_lines_from_the_command_line(tmp_path: Path) -> None:
     line = served[0]
     assert line["question_id"] == "d-mc-1" and line["member"] == "me" and line["due"] == 1
     assert line["ephemeral"] is True and line["choices"] == ["A", "B"]
+    # Not `/answer`, which answers the channel's question: the card names its own command.
+    assert line["answer_with"] == "answer with /review A|B"
     assert "❌ Not quite" in str(out[-3]["text"]) and "the answer is B" in str(out[-3]["text"])
     assert "1 reviewed" in str(out[-2]["text"])
     assert "Nothing is due right now" in str(out[-1]["text"])
