@@ -345,7 +345,14 @@ class Quiz:
             )
         message = _feedback(stored, picked, correct, outcome.points, outcome.bonus, outcome.streak)
         message = replace(message, buttons=cards.try_buttons(item, post.id))
-        if outcome.card is not None:
+        if post.round_id is not None and not correct:
+            # The round holds a missed card until the next local day (Rounds._queue_missed),
+            # as its board says: not "in 1 minute", which FSRS alone would give.
+            message = replace(
+                message,
+                footer=f"This card joins your {ctx.command('review')} queue from tomorrow.",
+            )
+        elif outcome.card is not None:
             when = srs.due_in(outcome.card.due - now)
             message = replace(
                 message,

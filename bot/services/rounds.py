@@ -357,7 +357,8 @@ class Rounds:
         """The round's board: ranks, points, correct answers, the fastest correct answer, and
         who improved most on their last round here."""
         rows = await self._store.board(found.id)
-        sections = [Section(body=_board_lines(rows) or "Nobody answered this round.")]
+        asked = len(await self._store.post_ids(found.id))
+        sections = [Section(body=_board_lines(rows, asked) or "Nobody answered this round.")]
         before = await self._store.previous_points(found, [r.member_id for r in rows])
         gains = [(r.points - before[r.member_id], r) for r in rows if r.member_id in before]
         best = max(gains, key=lambda g: (g[0], -len(g[1].name)), default=None)
@@ -377,7 +378,6 @@ class Rounds:
             )
         if note:
             sections.append(Section(body=note))
-        asked = len(await self._store.post_ids(found.id))
         where = f"#{channel.name or channel.external_id}"
         picture = await asyncio.to_thread(
             draw_round_board,
@@ -387,7 +387,7 @@ class Rounds:
                     r.name,
                     r.points,
                     r.correct,
-                    r.answered,
+                    asked,  # out of the questions asked, as the text says
                     None if r.fastest is None else r.fastest.total_seconds(),
                 )
                 for r in rows
@@ -406,7 +406,9 @@ class Rounds:
         )
 
 
-def _board_lines(rows: list[BoardRow]) -> str:
+def _board_lines(rows: list[BoardRow], asked: int) -> str:
+    """One line per player; "2/3 right" counts the questions the round asked, so a question
+    let pass counts against the player as a wrong one does."""
     medals = {1: "🥇", 2: "🥈", 3: "🥉"}
     lines = []
     rank, previous = 0, None
@@ -419,7 +421,7 @@ def _board_lines(rows: list[BoardRow]) -> str:
         )
         lines.append(
             f"{medal} **{escape_markup(row.name)}** — {row.points} pts · "
-            f"{row.correct}/{row.answered} right{fastest}"
+            f"{row.correct}/{asked} right{fastest}"
         )
     return "\n".join(lines)
 

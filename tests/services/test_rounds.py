@@ -95,7 +95,9 @@ async def test_a_round_scores_speed_reveals_who_was_right_and_ends_with_a_board(
         await sched.advance(clock, asked + timedelta(seconds=2))
         fast = await service.quiz.answer(ANN, first.post_id, right)
         await sched.advance(clock, asked + timedelta(seconds=5))
-        await service.quiz.answer(CARL, first.post_id, wrong)
+        missed = await service.quiz.answer(CARL, first.post_id, wrong)
+        # What the board says, too: a round holds a missed card until tomorrow.
+        assert missed.footer == "This card joins your `review` queue from tomorrow."
         await sched.advance(clock, asked + timedelta(seconds=12))
         slow = await service.quiz.answer(BOB, first.post_id, right)
         assert _points(fast) > _points(slow) > 0
@@ -114,7 +116,7 @@ async def test_a_round_scores_speed_reveals_who_was_right_and_ends_with_a_board(
     [board] = chat.boards()
     lines = board.plain_text()
     assert lines.index("ann") < lines.index("bob") < lines.index("carl")
-    assert "carl — 0 pts · 0/1 right" in lines
+    assert "carl — 0 pts · 0/2 right" in lines  # out of the questions asked: one let pass
     assert "fastest 2.0 s" in lines
     assert "2 of 2 questions · started by root" in lines
     [picture] = board.attachments  # the board drawn, for Discord and Slack to show inline

@@ -110,8 +110,8 @@ async def test_a_round_posts_questions_reveals_who_got_it_right_and_ends_with_th
     channel = studybot.guild.channel("general")
     [board] = [m for m in public_messages(fake, channel.id) if "Round board" in embed_text(m)]
     text = embed_text(board)
-    assert "🥇 **alice** — 15 pts · 1/1 right" in text
-    assert "2. **bob** — 0 pts · 0/1 right" in text  # no medal for no points
+    assert "🥇 **alice** — 15 pts · 1/2 right" in text
+    assert "2. **bob** — 0 pts · 0/2 right" in text  # no medal for no points; out of the 2 asked
     assert "2 of 2 questions · started by alice" in text
     assert board.id > second.id  # after the last reveal
     assert set(board.files) == {"round-board.png"}  # the board drawn, shown inline

@@ -108,8 +108,8 @@ async def test_a_round_posts_questions_reveals_who_got_it_right_and_ends_with_th
     assert board.ts > second.ts
     text = all_text(board.blocks)
     assert "Round board" in text
-    assert "🥇 *alice* — 15 pts · 1/1 right" in text
-    assert "2. *bob* — 0 pts · 0/1 right" in text  # no medal for no points
+    assert "🥇 *alice* — 15 pts · 1/2 right" in text
+    assert "2. *bob* — 0 pts · 0/2 right" in text  # no medal for no points; out of the 2 asked
     assert "2 of 2 questions · started by alice" in text
     await slack_fake.wait_for_call("files.completeUploadExternal")
     [png] = [f for f in slack_fake.files.values() if f.filename == "round-board.png"]
