@@ -607,6 +607,8 @@ class PackAdmin:
             await self._owners.claim(item_id, (await self._places.workspace(ctx)).id)
         if added and self.audit is not None:
             await self.audit.record(ctx, "question add", f"{item_id} into {COMMUNITY_FILE}")
+        if not ctx.is_admin:
+            return WrittenCheck(_member_report(checked, item_id, valid), item_id, valid, added)
         return WrittenCheck(
             replace(report, title=f"✍️ `{item_id}` — {report.title}"), item_id, valid, added
         )
@@ -806,6 +808,40 @@ def _written_verdict(checked: UploadCheck) -> str:
             "Fix the code or the expected output and write it again."
         )
     return "Your question is valid."  # a member's: the suggestion queue says what follows
+
+
+def _member_report(checked: UploadCheck, item_id: str, valid: bool) -> Message:
+    """A member's ``/write`` reply: only what they can fix in their own question, in the
+    form's words (``choices: two choices have the same text``). The pack file's lines, the
+    linter's warnings and the other questions of ``community.yaml`` are the reviewing
+    admin's (they see them when they approve it)."""
+    own = [
+        p
+        for p in (*checked.errors, *checked.disagreements)
+        if p.field == item_id or p.field.startswith(f"{item_id}.")
+    ]
+    lines = []
+    for problem in own:
+        field = problem.field.removeprefix(item_id).lstrip(".")
+        lines.append(f"• {field}: {problem.message}" if field else f"• {problem.message}")
+    if valid:
+        return Message(
+            title="✍️ Your question is valid",
+            sections=(Section(body=_written_verdict(checked)),),
+            ephemeral=True,
+            tone=Tone.SUCCESS,
+        )
+    if not lines:  # the file around it failed, not the question: nothing for them to fix
+        lines = ["• the community pack could not take a question just now; try again later"]
+    return Message(
+        title="✍️ Your question needs a fix",
+        sections=(
+            Section(heading="What to fix", body=neutralise("\n".join(lines))),
+            Section(body=_written_verdict(checked)),
+        ),
+        ephemeral=True,
+        tone=Tone.WARNING,
+    )
 
 
 def _report(checked: UploadCheck, verdict: str, tone: Tone) -> Message:

@@ -144,3 +144,22 @@ async def test_a_member_has_at_most_a_few_suggestions_waiting(svc: Services) -> 
     await svc.suggestions.write(BOB, GRAPH)  # another member is not held up
     await svc.suggestions.command(ADMIN, SuggestionReject(1, "not a question"), Chat())
     await svc.suggestions.write(ANN, WrittenQuestion(prompt="One more?", answer="yes"))
+
+
+async def test_a_member_reads_only_what_they_can_fix_in_their_own_question(
+    svc: Services,
+) -> None:
+    # Valid, with choices the linter warns about (values no check backs): the warnings are
+    # the reviewing admin's, not the author's.
+    values = WrittenQuestion(prompt="What is 2 + 2 in torch?", choices="* `4`\n`5`")
+    queued = (await svc.suggestions.write(ANN, values)).plain_text()
+    assert "Suggestion #1: valid" in queued
+    assert "community.yaml" not in queued and "backs:" not in queued and "Warning" not in queued
+    # Invalid: the problem in the form's own words, without the file or its lines.
+    twice = WrittenQuestion(prompt="Which one?", choices="* same\nsame")
+    refused = (await svc.suggestions.write(BOB, twice)).plain_text()
+    assert "needs a fix" in refused and "• choices: two choices have the same text" in refused
+    assert "community.yaml" not in refused and "community-" not in refused
+    # The admin who reviews the first still sees the linter's full report.
+    approved = await svc.suggestions.command(ADMIN, SuggestionApprove(1), Chat())
+    assert "backs: choice" in approved.plain_text()
