@@ -224,12 +224,7 @@ class ConsoleAdapter:
             while True:
                 wanted.wait()
                 wanted.clear()
-                collecting = self._snippet is not None
-                prompt = (
-                    ("... " if collecting else f"[#{self.channel} as {self.member}] > ")
-                    if interactive
-                    else None
-                )
+                prompt = self._prompt_text() if interactive else None
                 typed = _read_line(prompt)
                 loop.call_soon_threadsafe(lines.put_nowait, typed)
                 if typed is None:
@@ -263,8 +258,7 @@ class ConsoleAdapter:
             with patch_stdout(raw=True):
                 self.out = sys.stdout  # the proxy: output goes above the prompt
                 while self.running:
-                    collecting = self._snippet is not None
-                    prompt = "... " if collecting else f"[#{self.channel} as {self.member}] > "
+                    prompt = self._prompt_text()
                     try:
                         line = await session.prompt_async(prompt)
                     except KeyboardInterrupt:  # Ctrl-C at the prompt: the line is gone
@@ -272,6 +266,9 @@ class ConsoleAdapter:
                             self._snippet = None
                             self._graph_of = None
                             self.note("(code block cancelled)")
+                        elif self._solving is not None:
+                            self._solving = None
+                            self.note("/solve cancelled; nothing was submitted")
                         continue
                     except EOFError:  # Ctrl-D, or stop()
                         return
@@ -279,6 +276,13 @@ class ConsoleAdapter:
         finally:
             self.out = real_out
             self._prompt = None
+
+    def _prompt_text(self) -> str:
+        """``... `` while the lines typed are code (a /run block, a /solve up to /end), as a
+        Python prompt does; the channel and member otherwise."""
+        if self._snippet is not None or self._solving is not None:
+            return "... "
+        return f"[#{self.channel} as {self.member}] > "
 
     def _interrupted(self) -> None:
         self.note("(Ctrl-C: type /quit or press Ctrl-D to leave)")

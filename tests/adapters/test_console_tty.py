@@ -85,3 +85,27 @@ def test_ctrl_c_clears_the_line_and_ctrl_d_leaves(tmp_path: Path) -> None:
         assert term.proc.wait(timeout=60) == 0
     finally:
         term.close()
+
+
+def test_solve_collects_code_under_a_continuation_prompt(tmp_path: Path) -> None:
+    """Typing a /solve, the prompt is ``...`` as for a /run block, not the command prompt on
+    every line; Ctrl-C cancels the submission."""
+    term = Terminal(tmp_path / "solve.sqlite3")
+    try:
+        term.wait_for("[#general as me] >")
+        term.type("/quiz --kinds exercise\r")
+        term.wait_for("/solve")
+        term.wait_for("[#general as me] >")
+        term.type("/solve\r")
+        term.wait_for("/end")
+        term.wait_for("...")
+        term.type("import torch\r")
+        term.wait_for("...")
+        assert "as me] >" not in term.seen[term.typed_at :]
+        term.type("\x03")
+        term.wait_for("/solve cancelled; nothing was submitted")
+        term.wait_for("[#general as me] >")
+        term.type("\x04")
+        assert term.proc.wait(timeout=60) == 0
+    finally:
+        term.close()
