@@ -539,7 +539,7 @@ COMMANDS: tuple[Command, ...] = (
         "try",
         "run a question's snippet, or a choice's code, after you answered (or it closed)",
         (
-            replace(_POST_ID, help="The question's number", required=True),
+            replace(_POST_ID, help="The question's number (default: the newest here)"),
             Arg("choice", Kind.WORD, "A choice's letter (default: the snippet)", example="A"),
         ),
         platforms=CONSOLE,

@@ -771,11 +771,11 @@ class ConsoleAdapter:
         self.reply(await self.services.exercises.solutions(self.context(), request.id))
 
     async def _try(self, args: list[str]) -> None:
-        """``/try #ID [CHOICE]``: the snippet (or a choice's code) shown, then run."""
+        """``/try [#ID] [CHOICE]``: the snippet (or a choice's code) shown, then run; without
+        ``#ID``, the channel's newest question."""
         values = parse(PLATFORM, args, "try")
         typed = values.one("id")
-        assert typed is not None  # required: parse() raised otherwise
-        post_id = int(typed)
+        post_id = None if typed is None else int(typed)
         choice = (values.one("choice") or "code").upper()
         form = await self.services.quiz.try_it(
             self.context(), post_id, "code" if choice == "CODE" else choice

@@ -6,6 +6,7 @@ Adapters decide only how it looks.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -142,10 +143,35 @@ _INLINE_CODE = re.compile(r"`([^`]+)`")
 
 
 def choice_code(choice: Choice) -> str | None:
-    """The code a choice shows (its inline code spans, one per line), or None."""
+    """The code a choice shows (its inline code spans, one per line), or None when there is
+    none to run: text that is not Python (```[1.0, 2.0] False```, ```per_token 2```) or only
+    values (```None```, ```[3.0, 3.0]```, a printed ```tensor([2., 2.])```). Running such a
+    choice would run the item's plain snippet and teach nothing, so it gets no "Try" button."""
     spans = [span.strip() for span in _INLINE_CODE.findall(choice.text) if span.strip()]
     code = "\n".join(spans)
-    return code if any(mark in code for mark in "()[].=+-*/@") else None
+    if not code:
+        return None
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+    if all(isinstance(node, ast.Expr) and _only_a_value(node.value) for node in tree.body):
+        return None
+    return code
+
+
+def _only_a_value(node: ast.expr) -> bool:
+    """A literal, a name such as ``True``, a container of them, or a printed ``tensor(...)``."""
+    if isinstance(node, ast.Constant | ast.Name):
+        return True
+    if isinstance(node, ast.UnaryOp):
+        return _only_a_value(node.operand)
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return all(_only_a_value(element) for element in node.elts)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        # How torch prints a tensor: tensor([2., 2.], requires_grad=True), not a call to run.
+        return node.func.id == "tensor" and all(_only_a_value(a) for a in node.args)
+    return False
 
 
 def try_code(item: Item, value: str) -> str | None:

@@ -256,10 +256,20 @@ class Quiz:
             return await self.hint(ctx, post_id, int(value))
         raise BadInput("That button is out of date; ask for a new question.")
 
-    async def try_it(self, ctx: ChatContext, post_id: int, value: str) -> TryForm:
+    async def try_it(self, ctx: ChatContext, post_id: int | None, value: str) -> TryForm:
         """ "Try it": the question's snippet, or a choice's code, for an editable /run. Only
-        once the member has answered or the question has closed: never before the answer."""
-        _, post = await self._post_in(ctx, post_id)
+        once the member has answered or the question has closed: never before the answer.
+        Without ``post_id``, the channel's newest question (as ``/answer`` and ``/hint``)."""
+        if post_id is None:
+            _, channel = await self._channel(ctx)
+            newest = await self._posts.latest(channel.id)
+            if newest is None:
+                raise NotFound(
+                    f"No question has been posted here yet. Ask for one with {ctx.command('quiz')}."
+                )
+            post = newest
+        else:
+            _, post = await self._post_in(ctx, post_id)
         item = (await self._catalogue.posted(post)).item
         code = cards.try_code(item, value)
         if code is None:

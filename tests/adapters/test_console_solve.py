@@ -58,16 +58,18 @@ def test_solve_by_typing_then_by_file(tmp_path: Path) -> None:
 
 
 def test_try_runs_a_questions_snippet_once_answered(tmp_path: Path) -> None:
-    """``/try #ID``: the question's snippet is shown and run in the jail, after an answer; the
-    number is required (there is no "newest" a member could mean once it has closed)."""
-    script = "/quiz mini --kinds practice\n/try\n/try #1\n/answer #1 A\n/try #1\n"
+    """``/try [#ID]``: the question's snippet is shown and run in the jail, after an answer;
+    without a number, the channel's newest question, as ``/answer`` and ``/hint`` take it.
+    A choice that is a value, not code, has nothing to try."""
+    script = "/quiz mini --kinds practice\n/try\n/try #1\n/answer #1 A\n/try\n/try A\n"
     lines = _run_console(tmp_path / "db.sqlite3", script)
     kinds = [str(line.get("kind")) for line in lines]
     texts = [str(line.get("text", "")) for line in lines]
-    assert kinds[1:3] == ["error", "reply"]
-    assert texts[1] == "usage: /try #ID [CHOICE]: #ID is missing"
+    assert kinds[1:3] == ["reply", "reply"]
+    assert texts[1].startswith("Answer first: Try it opens after your answer")
     assert texts[2].startswith("Answer first: Try it opens after your answer")
     shown = texts[4]
     assert shown.startswith("Try the snippet of #1 (to change it, paste it into /run):")
     assert "(x * 3).backward()" in shown
     assert texts[5].endswith("Output:\n    3.0")
+    assert texts[6] == "That question has no code to try."  # choice A is the value 3.0

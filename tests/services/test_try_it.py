@@ -63,3 +63,27 @@ async def test_try_it_waits_for_the_answer_or_the_close(service: Services) -> No
     edit = await service.quiz.reveal(ADMIN, post)
     assert [b.value for b in edit.message.buttons if b.action is Action.TRY] == ["code"]
     assert "(x * 3).backward()" in (await service.quiz.try_it(BOB, post, "code")).code
+
+
+def test_a_choice_that_is_a_value_offers_no_try() -> None:
+    """Values, printed tensors and text that is not Python run nothing of their own: a "Try"
+    for them would run the plain snippet."""
+    values = MultipleChoice.model_validate(
+        {
+            "id": "t-values",
+            "kind": "multiple_choice",
+            "difficulty": "easy",
+            "prompt": "What does this print?",
+            "code": "import torch\nprint(torch.ones(2).tolist(), True)\n",
+            "expect_stdout": "[1.0, 1.0] True\n",
+            "choices": [
+                {"text": "`[1.0, 1.0] True`", "correct": True},
+                {"text": "`tensor([1., 1.])`"},
+                {"text": "`None`"},
+                {"text": "`[2.0, 2.0]` and `-1`"},
+                {"text": "`torch.ones(2).sum()`"},
+            ],
+        }
+    )
+    labels = [b.label for b in cards.try_buttons(values, 3)]
+    assert labels == ["Try it", "Try E"]
