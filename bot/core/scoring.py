@@ -26,6 +26,7 @@ __all__ = [
     "advance_streak",
     "current_streak",
     "decide",
+    "freeze_news",
     "local_day",
     "period_key",
     "period_keys",
@@ -135,6 +136,36 @@ def advance_streak(state: StreakState, today: date) -> StreakState:
     if days % FREEZE_EVERY == 0:
         freezes = min(freezes + 1, MAX_FREEZES)
     return replace(state, days=days, best=max(state.best, days), last_day=today, freezes=freezes)
+
+
+def freeze_news(before: StreakState, after: StreakState) -> str | None:
+    """What an answer did to the member's streak freezes, in words, or None: a freeze that
+    covered a missed day, and one earned (said even when the member already holds the most,
+    so the streak's seventh day is never silent)."""
+    used = after.freezes_used - before.freezes_used
+    parts = []
+    if used > 0:
+        days = "the day" if used == 1 else f"the {used} days"
+        parts.append(
+            f"🧊 A streak freeze covered {days} you missed, so your streak goes on "
+            f"({_held(after.freezes)})."
+        )
+    if after.days != before.days and after.days > 0 and after.days % FREEZE_EVERY == 0:
+        if after.freezes > before.freezes - used:
+            parts.append(
+                f"🧊 {after.days} days in a row: you earned a streak freeze ({_held(after.freezes)}"
+                "). It covers a day you miss."
+            )
+        else:
+            parts.append(
+                f"🧊 {after.days} days in a row: you would earn a streak freeze, but you hold "
+                f"the most ({MAX_FREEZES}) already."
+            )
+    return " ".join(parts) or None
+
+
+def _held(freezes: int) -> str:
+    return f"you hold {freezes}" if freezes else "you hold none now"
 
 
 def replay_streak(days: Iterable[date]) -> StreakState:

@@ -30,6 +30,7 @@ from bot.core.scoring import (
     ScoreDecision,
     StreakState,
     decide,
+    freeze_news,
     period_keys,
 )
 from bot.log import get_logger
@@ -354,6 +355,8 @@ class Quiz:
                 "answer counts."
             )
         message = _feedback(stored, picked, correct, outcome.points, outcome.bonus, outcome.streak)
+        if (news := freeze_news(outcome.before, outcome.streak)) is not None:
+            message = replace(message, sections=(*message.sections, Section(body=news)))
         message = replace(message, buttons=cards.try_buttons(item, post.id))
         if post.round_id is not None and not correct:
             # The round holds a missed card until the next local day (Rounds._queue_missed),

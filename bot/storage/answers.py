@@ -76,6 +76,7 @@ class AnswerOutcome:
     bonus: int = 0
     streak: StreakState = field(default_factory=StreakState)
     card: CardState | None = None  # the member's card after this answer's review
+    before: StreakState = field(default_factory=StreakState)  # the streak before this answer
 
 
 Rules = Callable[[StreakState, AnswerRequest], ScoreDecision]
@@ -292,7 +293,8 @@ class AnswerWriter:
                 batch.outcomes.append(AnswerOutcome(AnswerStatus.DUPLICATE, member.id, ""))
                 continue
             claimed.add(key)
-            decision = self._rules(batch.streaks.get(member.id, state), request)
+            before = batch.streaks.get(member.id, state)
+            decision = self._rules(before, request)
             batch.streaks[member.id] = decision.streak
             stamp = to_db(request.answered_at)
             answer_id = inserted[key]
@@ -332,6 +334,7 @@ class AnswerWriter:
                     decision.points,
                     decision.bonus,
                     decision.streak,
+                    before=before,
                 )
             )
         return batch

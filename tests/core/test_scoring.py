@@ -155,3 +155,27 @@ def test_freezes_are_deterministic_when_replayed() -> None:
         streak_as_of(state, today)
         state = advance_streak(streak_as_of(state, today), today)
     assert state == once
+
+
+def test_an_answer_says_when_a_freeze_is_earned_and_when_one_is_used() -> None:
+    from bot.core.scoring import MAX_FREEZES, freeze_news
+
+    monday = date(2026, 3, 2)
+    state = StreakState()
+    news = []
+    for offset in range(7):
+        after = advance_streak(state, monday + timedelta(days=offset))
+        news.append(freeze_news(state, after))
+        state = after
+    assert news[:6] == [None] * 6  # nothing to say on an ordinary day
+    assert news[6] == (
+        "🧊 7 days in a row: you earned a streak freeze (you hold 1). It covers a day you miss."
+    )
+    assert freeze_news(state, advance_streak(state, monday + timedelta(days=6))) is None
+    skipped = advance_streak(state, monday + timedelta(days=8))  # Monday 9th missed
+    assert freeze_news(state, skipped) == (
+        "🧊 A streak freeze covered the day you missed, so your streak goes on (you hold none now)."
+    )
+    full = StreakState(days=13, best=13, last_day=date(2026, 3, 14), freezes=MAX_FREEZES)
+    said = freeze_news(full, advance_streak(full, date(2026, 3, 15)))
+    assert said is not None and "you hold the most (2) already" in said
