@@ -22,6 +22,7 @@ __all__ = ["WEEKS", "StudyChart", "TagBar", "draw_study_chart"]
 
 WEEKS = 26  # the heatmap's width: half a year, as on a contributions calendar
 MAX_TAGS = 8  # bars; the tags with the most cards
+_DASH = "\N{EN DASH}"  # a tag's retention before any review a day apart
 NAME_CHARS = 40  # of a member's name in the title, which shares its line with the streak
 _DAYS = ("Mon", "", "Wed", "", "Fri", "", "Sun")
 # Empty day, then 1, 2-3, 4-6, 7+ reviews (light to dark).
@@ -145,6 +146,7 @@ def _heatmap(ax: Axes, chart: StudyChart) -> None:
 
 def _bars(ax: Axes, chart: StudyChart) -> None:
     tags = sorted(chart.tags, key=lambda t: (-t.cards, t.tag))[:MAX_TAGS]
+    more = len(chart.tags) - len(tags)
     ax.set_title(
         "Retention by tag: true retention, last 30 days, and mastery (recall in a week)",
         loc="left",
@@ -164,10 +166,12 @@ def _bars(ax: Axes, chart: StudyChart) -> None:
             label="mastery (recall in a week)")  # fmt: skip
     for r, tag in zip(rows, tags, strict=True):
         kept = tag.retention
+        # A tag without a review a day apart has no retention yet: a dash, explained once
+        # below the bars rather than on every one.
         note = (
             f"{round(100 * kept)}% ({tag.recalled} of {tag.reviewed})"
             if kept is not None
-            else "no review a day apart yet"
+            else _DASH
         )
         ax.text(max(kept or 0.0, 0.0) + 0.01, r - 0.18, note, va="center", fontsize=7,
                 color=_TEXT if kept is not None else _MUTED)  # fmt: skip
@@ -180,17 +184,26 @@ def _bars(ax: Axes, chart: StudyChart) -> None:
     labels = [f"{t.tag or '(untagged)'} · {t.cards}" for t in tags]
     ax.set_yticks(list(rows), labels, fontsize=8, color=_TEXT)
     ax.set_ylim(len(tags) - 0.3, -0.7)
-    ax.set_xlim(0, 1.25)
+    ax.set_xlim(0, 1.0)  # a share: the axis ends at 100%; the labels may run past it
     ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0], ["0%", "25%", "50%", "75%", "100%"], fontsize=7)
     ax.tick_params(colors=_MUTED, length=0)
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
-    ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.35 / (0.34 * len(tags) + 0.25)),
-              ncol=2, fontsize=7, frameon=False)  # fmt: skip
+    below = -0.35 / (0.34 * len(tags) + 0.25)
+    ax.legend(loc="upper left", bbox_to_anchor=(0.0, below), ncol=2, fontsize=7,
+              frameon=False)  # fmt: skip
+    if more:  # the bars show the tags with the most cards; say that others exist
+        ax.text(-0.01, below, f"and {more} more tag{'s' if more != 1 else ''}",
+                transform=ax.transAxes, ha="right", va="top", fontsize=8,
+                color=_MUTED)  # fmt: skip
+    if any(t.retention is None for t in tags):
+        ax.text(1.0, below, f"{_DASH} no review a day apart yet", transform=ax.transAxes,
+                ha="right", va="top", fontsize=7, color=_MUTED)  # fmt: skip
 
 
-def draw_study_chart(chart: StudyChart) -> bytes:
-    """The picture as PNG bytes (960 px wide; taller with more tags).
+def draw_study_chart(chart: StudyChart, fmt: str = "png") -> bytes:
+    """The picture as PNG bytes (960 px wide; taller with more tags); ``fmt="svg"`` gives it
+    with its words kept as text, which is how the tests read what the picture says.
 
     Axes are placed in inches, not by a layout engine: ``bbox_inches="tight"`` would draw the
     figure twice, and the heatmap's fixed aspect would float in a grid cell.
@@ -216,7 +229,12 @@ def draw_study_chart(chart: StudyChart) -> bytes:
     heat = figure.add_axes(box(top + 0.3, heat_h - 0.3, 0.8))
     heat.set_anchor("W")
     _heatmap(heat, chart)
-    _bars(figure.add_axes(box(top + heat_h + gap, bars_h, 1.7)), chart)
+    bars = box(top + heat_h + gap, bars_h, 1.7)
+    # Room on the right for the labels past a full bar ("100% (12 of 12)"), off the axis.
+    _bars(figure.add_axes((bars[0], bars[1], bars[2] - 1.0 / width, bars[3])), chart)
     out = io.BytesIO()
-    figure.savefig(out, format="png", facecolor="white")
+    from matplotlib import rc_context
+
+    with rc_context({"svg.fonttype": "none", "svg.hashsalt": "studybot"}):
+        figure.savefig(out, format=fmt, facecolor="white")
     return out.getvalue()
