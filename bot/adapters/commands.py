@@ -946,7 +946,8 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "answer",
-        "answer an open question (A-E, knew, forgot); the newest one unless you give its #ID",
+        "answer an open question (A-E, or again/hard/good/easy); the newest one unless you "
+        "give its #ID",
         (_POST_ID, Arg("choice", Kind.WORD, "Your answer", required=True, example="A")),
         platforms=TEXT,
     ),

@@ -16,7 +16,6 @@ import signal
 import sys
 import textwrap
 import threading
-import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -436,7 +435,9 @@ class ConsoleAdapter:
         name = Path(attachment.filename).name or "file"
         try:
             self.files_dir.mkdir(parents=True, exist_ok=True)
-            path = self.files_dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{self._saved}-{name}"
+            # Named by the console's clock: under --clock, the simulated day the file is of.
+            stamp = self.clock.now().strftime("%Y%m%d-%H%M%S")
+            path = self.files_dir / f"{stamp}-{self._saved}-{name}"
             with open(path, "xb") as fh:
                 fh.write(attachment.content)
         except OSError as exc:

@@ -355,15 +355,17 @@ class PackAdmin:
         if not any(on for _, on in states):
             sections.append(
                 Section(
-                    body="Every pack is off in this channel, so `quiz` finds nothing here until "
-                    "an admin turns one on with `pack enable NAME`."
+                    body=f"Every pack is off in this channel, so {ctx.command('quiz')} finds "
+                    "nothing here until an admin turns one on with "
+                    f"{ctx.command('pack enable NAME')}."
                 )
             )
         footer = None
         if ctx.is_admin:
             footer = (
-                "Admins: `pack enable NAME` / `pack disable NAME` switch a pack in this channel "
-                "only; upload a .yaml pack file to add or update a pack."
+                f"Admins: {ctx.command('pack enable NAME')} / {ctx.command('pack disable NAME')} "
+                "switch a pack in this channel only; upload a .yaml pack file to add or update a "
+                "pack."
             )
         return Message(
             title=f"📚 Question packs in {_where_label(ctx)}",
@@ -391,12 +393,14 @@ class PackAdmin:
             raise Forbidden(_FORBIDDEN_SWITCH)
         slug = name.strip().lower()
         if not slug:
-            raise UsageError(f"`pack {verb} NAME` (`pack list` shows the names)")
+            raise UsageError(
+                f"{ctx.command(f'pack {verb} NAME')} ({ctx.command('pack list')} shows the names)"
+            )
         channel = await self._channel(ctx)
         was_enabled = await self._catalogue.set_enabled(channel.id, slug, enabled)
         if was_enabled is None:
             close = self._catalogue.closest(slug)
-            hint = f" Did you mean `{close}`?" if close else " See `pack list`."
+            hint = f" Did you mean `{close}`?" if close else f" See {ctx.command('pack list')}."
             raise NotFound(f"There is no pack called `{_shown_name(name)}`.{hint}")
         where = _where_label(ctx)
         state = "on" if enabled else "off"
@@ -405,20 +409,20 @@ class PackAdmin:
         log.info("pack %s turned %s in channel %d by %s", slug, state, channel.id, ctx.member)
         if enabled:
             return Message.note(
-                f"✅ **{slug}** is on in {where} again: `quiz` and schedules here can pick its "
-                "questions.",
+                f"✅ **{slug}** is on in {where} again: {ctx.command('quiz')} and schedules here "
+                "can pick its questions.",
                 tone=Tone.SUCCESS,
             )
         lines = [
-            f"⛔ **{slug}** is off in {where}: `quiz` and schedules here will not pick its "
-            "questions. Other channels are not affected; `pack enable "
-            f"{slug}` turns it back on."
+            f"⛔ **{slug}** is off in {where}: {ctx.command('quiz')} and schedules here will not "
+            "pick its questions. Other channels are not affected; "
+            f"{ctx.command(f'pack enable {slug}')} turns it back on."
         ]
         states = await self.states(ctx)
         if not any(on for _, on in states):
             lines.append(
-                "That was the last pack on here: `quiz` will find nothing in this channel until "
-                "a pack is turned on again."
+                f"That was the last pack on here: {ctx.command('quiz')} will find nothing in "
+                "this channel until a pack is turned on again."
             )
         schedules = await self._schedules_using(channel.id, slug)
         if schedules:
@@ -720,7 +724,7 @@ class PackAdmin:
             verdict = "This pack is valid. Ask an admin to upload it to install it."
             tone = Tone.SUCCESS
         else:
-            verdict, tone = await self._install(checked.pack, raw, name)
+            verdict, tone = await self._install(ctx, checked.pack, raw, name)
             added = tone is Tone.SUCCESS
             if checked.ran and tone is Tone.SUCCESS:
                 verdict += " Installed anyway (`--force`), with the disagreements above."
@@ -729,7 +733,9 @@ class PackAdmin:
             verdict += f" Its code items were not run: {checked.not_run}."
         return _report(checked, verdict, tone), added
 
-    async def _install(self, pack: LoadedPack, raw: bytes, name: str) -> tuple[str, Tone]:
+    async def _install(
+        self, ctx: ChatContext, pack: LoadedPack, raw: bytes, name: str
+    ) -> tuple[str, Tone]:
         """Write the pack as ``<slug>.yaml`` in the packs folder and sync; say what changed."""
         if self.packs_dir is None:
             return "Not installed: installing packs from chat is off on this bot.", Tone.WARNING
@@ -773,16 +779,16 @@ class PackAdmin:
         report = await self._catalogue.sync(packs)
         self.remember(packs)
         log.info("pack %s installed from chat as %s", slug, target)
-        return _installed_text(installed, report, new=current is None), Tone.SUCCESS
+        return _installed_text(ctx, installed, report, new=current is None), Tone.SUCCESS
 
 
-def _installed_text(pack: LoadedPack, report: SyncReport, *, new: bool) -> str:
+def _installed_text(ctx: ChatContext, pack: LoadedPack, report: SyncReport, *, new: bool) -> str:
     slug, count = pack.pack.pack, len(pack.pack.items)
     if new:
         return (
             f"✅ Installed **{slug}** — {pack.pack.title} ({_plural(count, 'question')}) as "
-            f"`{slug}.yaml`. It is on in every channel: try `quiz {slug}`; `pack disable {slug}` "
-            "turns it off in one channel."
+            f"`{slug}.yaml`. It is on in every channel: try {ctx.command(f'quiz {slug}')}; "
+            f"{ctx.command(f'pack disable {slug}')} turns it off in one channel."
         )
     if not (report.added or report.updated or report.retired):
         return f"**{slug}** is already installed exactly like this; nothing changed."

@@ -152,7 +152,8 @@ class Stats:
             if here:
                 raise BadInput(
                     "Streaks count answers anywhere in the workspace, so there is no streak "
-                    "board for one channel: use `leaderboard streaks` without `here`."
+                    f"board for one channel: use {ctx.command('leaderboard streaks')} without "
+                    "`here`."
                 )
             return cards.streak_board_message(await self.streak_board(ctx))
         window = _window(window)

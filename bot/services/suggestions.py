@@ -181,7 +181,7 @@ class Suggestions:
             sections=(
                 Section(body=f"An admin turned down {_quoted(suggestion.prompt)}."),
                 Section(heading="Why", body=escape_markup(neutralise(reason))),
-                Section(body="You can fix it and write it again with `write`."),
+                Section(body=f"You can fix it and write it again with {ctx.command('write')}."),
             ),
             tone=Tone.WARNING,
         )
@@ -222,7 +222,8 @@ class Suggestions:
 def _admins_only(ctx: ChatContext) -> None:
     if not ctx.is_admin:
         raise Forbidden(
-            "Only admins can see and decide suggested questions; write one with `write`."
+            "Only admins can see and decide suggested questions; write one with "
+            f"{ctx.command('write')}."
         )
 
 

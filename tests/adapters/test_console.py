@@ -607,3 +607,12 @@ def test_an_uploaded_pack_with_a_wrong_claim_names_the_text_it_backs(tmp_path: P
     text = str(reply["text"])
     assert "wrong-claim.yaml:" in text and "wc-mc-1: check backing explanation:" in text
     assert "Not installed" in text
+
+
+def test_pack_replies_write_commands_as_they_are_typed_here(tmp_path: Path) -> None:
+    """A reply names a command the way this chat types it (``/pack enable mini`` in the
+    console, ``/study pack enable mini`` on Slack), never as a bare ``pack enable``."""
+    out = _run_console(tmp_path / "cmd.sqlite3", "/pack disable mini\n/pack enable nosuch\n")
+    off, unknown = (str(line["text"]) for line in out)
+    assert "`/pack enable mini` turns it back on" in off and "`/quiz` and schedules" in off
+    assert "See `/pack list`." in unknown
