@@ -68,10 +68,16 @@ class WorkspacePlace:
     external_id: str
     timezone: str
     channels: tuple[ChannelRow, ...]
+    name: str | None = None
 
     @property
     def label(self) -> str:
-        return f"{self.platform}: {self.external_id}"
+        """How a person knows the workspace: its name and platform ("Study Group · Discord"),
+        the id where no name was seen, and the terminal chat as "Console chat"."""
+        if self.platform == "console":
+            return "Console chat"
+        platform = {"discord": "Discord", "slack": "Slack"}.get(self.platform, self.platform)
+        return f"{self.name} · {platform}" if self.name else f"{platform} {self.external_id}"
 
     def channel(self, typed: object) -> ChannelRow | None:
         """The channel a form or link names by its row id (as typed: text), if it is one of
@@ -221,6 +227,7 @@ def _place(workspace: WorkspaceRow, channels: Sequence[ChannelRow]) -> Workspace
         workspace.external_id,
         workspace.settings.timezone,
         tuple(channels),
+        workspace.name,
     )
 
 

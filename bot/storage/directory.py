@@ -30,6 +30,7 @@ class WorkspaceRow:
     external_id: str
     timezone: str  # the zone admins chose (it may take over only at the next midnight)
     settings: WorkspaceSettings
+    name: str | None = None  # the server's or workspace's name when first seen (for people)
 
     def zone_at(self, moment: datetime) -> ZoneInfo:
         """The zone whose local days and weeks ``moment`` belongs to."""
@@ -49,7 +50,8 @@ class WorkspaceRow:
 _WORKSPACE_COLUMNS = (
     "id, platform, external_id, timezone, previous_timezone, timezone_from, "
     "quiz_window_seconds, points_easy, points_medium, points_hard, "
-    "round_questions, round_seconds, round_pause, round_speed_bonus, round_starters, reward_notices"
+    "round_questions, round_seconds, round_pause, round_speed_bonus, round_starters, "
+    "reward_notices, name"
 )
 _ROUND_COLUMNS = (
     Setting.ROUND_QUESTIONS,
@@ -83,7 +85,8 @@ def _workspace(row: Sequence[object]) -> WorkspaceRow:
         rounds=rounds,
         reward_notices_by_dm=bool(row[15]),
     )
-    return WorkspaceRow(int(str(ws_id)), str(platform), str(external), str(tz), settings)
+    name = None if row[16] is None else str(row[16])
+    return WorkspaceRow(int(str(ws_id)), str(platform), str(external), str(tz), settings, name)
 
 
 @dataclass(frozen=True, slots=True)

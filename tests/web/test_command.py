@@ -42,7 +42,7 @@ def test_studybot_web_prints_a_link_that_signs_in_once(tmp_path: Path) -> None:
             assert done.status_code == 303
             home = client.get("/")
             assert home.status_code == 200
-            assert "console: console" in home.text and "#general" in home.text
+            assert "Console chat" in home.text and "#general" in home.text
             stale = client.post("/signin", data={"csrf": csrf[1], "token": token})
             assert stale.status_code == 403  # the sign-in form's token went with its use
             form = client.get(link[2])

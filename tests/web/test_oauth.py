@@ -188,8 +188,8 @@ async def test_discord_admins_administer_by_permission_and_by_role_id(world: Wor
         await sign_in(world, client, "discord", "1001")
         home = await client.get("/")
         assert home.status_code == 200
-        assert "discord: 900" in home.text and "discord: 902" in home.text
-        assert "discord: 901" not in home.text  # a plain member there
+        assert "900 · Discord" in home.text and "902 · Discord" in home.text
+        assert "901 · Discord" not in home.text  # a plain member there
         assert "alice" in home.text
         assert (await client.get(f"/w/{world.plain}/settings")).status_code == 404
         saved, _ = await settings_post(client, world.managed, **{"points-easy": "4"})
@@ -210,7 +210,7 @@ async def test_a_discord_member_without_admin_rights_sees_and_changes_nothing(
         home = await client.get("/")
         assert home.status_code == 200
         assert "You administer no workspace here" in home.text
-        assert "discord: 900" not in home.text
+        assert "900 · Discord" not in home.text
         for ws in (world.managed, world.plain):
             assert (await client.get(f"/w/{ws}/settings")).status_code == 404
             csrf = csrf_of(home.text)
@@ -261,8 +261,8 @@ async def test_rights_revoked_after_sign_in_close_the_pages_within_minutes(
         assert closed.status_code == 403
         assert "no longer administer" in closed.text
         home = await client.get("/")
-        assert "discord: 900" not in home.text  # not listed any more
-        assert "discord: 902" in home.text  # the other server still is
+        assert "900 · Discord" not in home.text  # not listed any more
+        assert "902 · Discord" in home.text  # the other server still is
 
 
 async def test_a_bad_state_is_refused_and_signs_no_one_in(world: World) -> None:
@@ -304,7 +304,7 @@ async def test_slack_admins_sign_in_and_write_until_their_rights_go(world: World
     async with world.browser() as client:
         await sign_in(world, client, "slack", "U1")
         home = await client.get("/")
-        assert "slack: T1" in home.text and "carol" in home.text
+        assert "T1 · Slack" in home.text and "carol" in home.text
         saved, csrf = await settings_post(client, world.team, **{"points-easy": "6"})
         assert saved.status_code == 200, saved.text
         assert await easy_points(world.services, world.team) == "6"
@@ -344,7 +344,7 @@ async def test_slack_admin_list_counts(world: World, service: Services) -> None:
         world.fake.signed_in = "U2"
         done = await c.get(await to_provider(c, "slack"))
         assert done.status_code == 303
-        assert "slack: T1" in (await c.get("/")).text
+        assert "T1 · Slack" in (await c.get("/")).text
 
 
 async def test_a_wrong_nonce_or_a_forged_signature_is_refused(world: World) -> None:

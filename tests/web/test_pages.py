@@ -33,7 +33,7 @@ async def test_home_lists_workspaces_channels_schedules_and_next_five_times(
     assert added.status_code == 200, added.text
     assert "Schedule #1 added in #general: 09:00 Europe/Berlin daily" in added.text
     home = await client.get("/")
-    assert "console: console" in home.text
+    assert "Console chat" in home.text
     assert "#general" in home.text and "#random" in home.text
     assert "No schedules in #random" in home.text
     # The clock starts Wed 2026-03-04 09:00 UTC (10:00 in Berlin): the next five 09:00 CET.
