@@ -251,16 +251,30 @@ async def _check_one(target: ExerciseTarget, runner: ExerciseRunner) -> Exercise
     return ExerciseRow(target, tuple(dict.fromkeys(problems)), took)
 
 
+class _Throttled:
+    """At most ``jobs`` runs at once, however many an exercise asks for (its reference three
+    times, its starter, and each ``wrong`` and ``also_right``): the sandbox's queue is short."""
+
+    def __init__(self, runner: ExerciseRunner, jobs: int) -> None:
+        self._runner = runner
+        self._limit = asyncio.Semaphore(max(1, jobs))
+
+    async def run(
+        self,
+        code: str,
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109
+        exercise: dict[str, Any] | None = None,
+    ) -> RunResult:
+        async with self._limit:
+            return await self._runner.run(code, timeout=timeout, exercise=exercise)
+
+
 async def check_exercises(
     targets: Sequence[ExerciseTarget], runner: ExerciseRunner, *, jobs: int = 1
 ) -> list[ExerciseRow]:
-    limit = asyncio.Semaphore(max(1, jobs))
-
-    async def one(target: ExerciseTarget) -> ExerciseRow:
-        async with limit:
-            return await _check_one(target, runner)
-
-    return list(await asyncio.gather(*(one(t) for t in targets)))
+    throttled = _Throttled(runner, jobs)
+    return list(await asyncio.gather(*(_check_one(t, throttled) for t in targets)))
 
 
 def render_exercises(rows: Sequence[ExerciseRow]) -> str:

@@ -13,7 +13,8 @@ Why the original cannot be dug out without ``gc``/``ctypes``: a trap is a functi
 closure, no defaults and its own empty globals; what it holds (the original, the decision)
 sits among its code object's constants, and ``__code__``/``__defaults__`` of a trap are refused
 by an audit hook that member code cannot remove. The same hook refuses frames while member code
-runs (``sys._getframe``, ``tb_frame``, ``gi_frame``, tracing and profiling): from a frame,
+runs (``sys._getframe``, ``tb_frame``, ``gi_frame``, tracing and profiling), unless an import
+is nearer on the stack than member code (torch's lazy imports read frames): from a frame,
 ``f_back.f_globals`` would reach the harness's own state. A refused frame raises ``ValueError``
 (what ``sys._getframe`` raises for a frame that does not exist), so the standard library's
 optional uses of frames (``collections.namedtuple``) go on without one.
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import sys
 import threading
 import types
@@ -41,6 +43,8 @@ _FRAME_EVENTS = frozenset(
 )
 _FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 _HIDDEN_ATTRS = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
+_IMPORTING = "<frozen importlib._bootstrap>"
+_LOADING = "<frozen importlib._bootstrap_external>"
 _TEMPLATE = """
 def trap(*args, **kwargs):
     if "@allow"("@attr"):
@@ -152,14 +156,73 @@ def _allow(trusted: set[int], busy: set[int]) -> Callable[[str], bool]:
     return allow
 
 
+def _asked_by_member(trusted: set[int]) -> Callable[[types.FrameType | None], bool]:
+    """Whether a frame is being handed to member code: member code is on the stack, nearer
+    than any import. Torch's lazy imports read frames (``torch.jit`` resolves names through
+    them) while a member's call is what set the import off; the module being imported is
+    torch's, so they pass. A member's own module is member code, nearer still."""
+
+    def asked(frame: types.FrameType | None) -> bool:
+        while frame is not None:
+            code = frame.f_code
+            if id(code) not in trusted:
+                return True
+            if code.co_filename == _IMPORTING:
+                return False
+            frame = frame.f_back
+        return False
+
+    return asked
+
+
+def _imported(trusted: set[int], keep: list[Any]) -> Callable[[Any, Any], None]:
+    """Trust a module torch (or Python) imports lazily, after the jail warmed up: its code is
+    read by the import system's own file loaders from the interpreter's installation, where
+    member code cannot write. Its frames are then torch's, not the member's."""
+    from importlib.machinery import SourceFileLoader, SourcelessFileLoader
+
+    loaders = (SourceFileLoader, SourcelessFileLoader)
+    roots = tuple(
+        os.path.join(os.path.realpath(p), "")
+        for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    )
+
+    def trust(code: Any, frame: types.FrameType | None) -> None:
+        runner = frame.f_back if frame is not None else None
+        if runner is None or runner.f_code.co_filename != _LOADING:
+            return
+        loader: Any = runner.f_locals.get("self")
+        if type(loader) not in loaders or id(runner.f_code) not in trusted:
+            return
+        if not os.path.realpath(str(loader.path)).startswith(roots):
+            return
+        stack = [code]
+        while stack:
+            one = stack.pop()
+            if type(one) is types.CodeType and id(one) not in trusted:
+                trusted.add(id(one))
+                keep.append(one)
+                stack.extend(one.co_consts)
+
+    return trust
+
+
 def _hook(
     trusted: set[int], busy: set[int], hidden: set[int], armed: list[bool]
 ) -> Callable[[str, tuple[Any, ...]], None]:
     ident, getframe = threading.get_ident, sys._getframe
-    member_on_stack = _on_stack(trusted)
+    member_on_stack = _asked_by_member(trusted)
+    trust = _imported(trusted, [])
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if not armed[0] or (busy and ident() in busy):
+            return
+        if event == "exec":
+            busy.add(ident())
+            try:
+                trust(args[0], getframe(1))
+            finally:
+                busy.discard(ident())
             return
         if event == "object.__getattr__":
             target, attr = args[0], args[1]
