@@ -110,5 +110,5 @@ def test_a_rule_that_names_nothing_or_both_ways_is_refused() -> None:
         GraphRule(why="nothing")
     with pytest.raises(ValueError, match="both required and refused: MulBackward0"):
         GraphRule(require=("MulBackward0",), refuse=("MulBackward0",), why="both")
-    with pytest.raises(ValueError, match="string_pattern_mismatch|should match pattern"):
+    with pytest.raises(ValueError, match="should match pattern"):
         GraphRule(require=("Mul Backward",), why="not a type name")
