@@ -251,12 +251,11 @@ def graph_differs(rule: GraphRule | None, mine: CheckRun, ref: CheckRun) -> str 
         return f"the result has no autograd graph ({rule.why})"
     held = set(mine.graph)
     missing = [name for name in rule.require if name not in held]
-    if missing:
-        return f"the result's graph has no {', '.join(missing)} node ({rule.why})"
     refused = [name for name in rule.refuse if name in held]
-    if refused:
-        return f"the result's graph holds {', '.join(refused)} ({rule.why})"
-    return None
+    said = ([f"has no {', '.join(missing)} node"] if missing else []) + (
+        [f"holds {', '.join(refused)}"] if refused else []
+    )
+    return f"the result's graph {' and '.join(said)} ({rule.why})" if said else None
 
 
 def _one(check: ExerciseCheck, mine: CheckRun, ref: CheckRun) -> str | None:
@@ -282,7 +281,7 @@ def _one(check: ExerciseCheck, mine: CheckRun, ref: CheckRun) -> str | None:
     ):
         return why
     if "args" in check.compare and differs(mine.args, ref.args, check.rtol, check.atol):
-        return "wrong arguments after the call (an in-place update)"
+        return "wrong arguments after the call (an in-place update missing, or unwanted)"
     if "grads" in check.compare and (why := _grads_differ(mine.grads, ref.grads, check)):
         return why
     if "calls" in check.compare and mine.calls != ref.calls:
