@@ -19,9 +19,13 @@ is nearer on the stack than member code (torch's lazy imports read frames): from
 (what ``sys._getframe`` raises for a frame that does not exist), so the standard library's
 optional uses of frames (``collections.namedtuple``) go on without one.
 
-Known ways round it, for the record (the values and the graph still decide): rebuilding a
-function from source (``inspect.getsource`` and ``exec``), C callbacks that hand out frames
-(signal handlers, torch's eval-frame hook), and ``gc``/``ctypes``.
+Known ways round it, for the record (the values and the graph still decide): a fresh copy of
+the function (``importlib.reload`` of its module, or its source through ``exec``), a C object
+that cannot be rebound (``Variable._execution_engine.run_backward`` beneath
+``torch.autograd.grad``), an op with no Python name (``torch.ops.aten.silu``), a torch helper
+that calls the name itself (``torch.autograd.functional.vjp`` calls ``torch.autograd.grad``:
+forbid it too), C callbacks that hand out frames (signal handlers, torch's eval-frame hook),
+and ``gc``/``ctypes``.
 """
 
 from __future__ import annotations
