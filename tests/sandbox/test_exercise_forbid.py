@@ -199,3 +199,26 @@ async def test_warnings_come_back_apart_from_the_traceback(sandbox: Sandbox) -> 
 async def test_a_plain_run_still_reads_its_own_frames(sandbox: Sandbox) -> None:
     result = await sandbox.run("import sys\nprint(sys._getframe().f_code.co_name)\n", timeout=20)
     assert result.stdout.strip() == "<module>", result.stderr
+
+
+async def test_patched_builtins_neither_open_the_trap_nor_fake_the_graph(sandbox: Sandbox) -> None:
+    """The guard and the graph reader hold their own ``id``, ``type`` and ``realpath``: a
+    member who makes every code look trusted, or every node look like its own, changes
+    nothing."""
+    code = """
+        import builtins, os
+        import torch
+        import torch.nn.functional as F
+
+        trusted = id(torch.autograd.backward.__code__)
+        builtins.id = lambda obj: trusted
+        builtins.type = lambda *args: type
+        os.path.realpath = lambda path: "/usr/lib/python3"
+
+        def f(x):
+            return F.silu(x) if x.requires_grad else x
+    """
+    report, stderr = await _report(sandbox, code, _spec("f", SILU, graph=True))
+    assert report.forbidden == ("torch.nn.functional.silu",), stderr
+    report, stderr = await _report(sandbox, code, _spec("f", [], graph=True))
+    assert report.results[0].graph == ("AccumulateGrad", "SiluBackward0"), stderr

@@ -25,6 +25,18 @@ __all__ = ["GraphReader", "counter"]
 MAX_NODES = 2_000
 MAX_NAMES = 64
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made in Python (a member's Function's node)
+# Read while member code may have patched builtins (``builtins.type = ...``): our own references.
+_id, _type, _str, _vars, _sorted, _len, _tuple, _list, _isinstance = (
+    id,
+    type,
+    str,
+    vars,
+    sorted,
+    len,
+    tuple,
+    list,
+    isinstance,
+)
 
 _COUNTER = """
 def counted(function, tally, in_backward):
@@ -42,23 +54,23 @@ class GraphReader:
     def __init__(self, torch: Any) -> None:
         base = torch._C.TensorBase
         self._tensor = torch.Tensor
-        self._grad_fn = vars(base)["grad_fn"].__get__
-        self._custom_next = vars(torch._C._FunctionBase)["next_functions"].__get__
+        self._grad_fn = _vars(base)["grad_fn"].__get__
+        self._custom_next = _vars(torch._C._FunctionBase)["next_functions"].__get__
 
     def _next(self, node: Any) -> tuple[Any, ...]:
-        kind = type(node)
+        kind = _type(node)
         if kind.__flags__ & _HEAP_TYPE:
             edges = self._custom_next(node)
         else:
-            edges = vars(kind)["next_functions"].__get__(node)
-        return tuple(edge[0] for edge in edges if type(edge) is tuple and edge)
+            edges = _vars(kind)["next_functions"].__get__(node)
+        return _tuple(edge[0] for edge in edges if _type(edge) is _tuple and edge)
 
     def names(self, result: Any) -> list[str] | bool | None:
         """The distinct node type names of the graph behind ``result`` (a tensor, or a list or
         tuple of them), sorted; None when no tensor in it has a graph, and False when the graph
         is too large to read whole (a node left unread could be the one that matters)."""
-        roots = list(result) if type(result) in (list, tuple) else [result]
-        stack = [self._grad_fn(t) for t in roots if isinstance(t, self._tensor)]
+        roots = _list(result) if _type(result) in (_list, _tuple) else [result]
+        stack = [self._grad_fn(t) for t in roots if _isinstance(t, self._tensor)]
         stack = [node for node in stack if node is not None]
         if not stack:
             return None
@@ -66,14 +78,14 @@ class GraphReader:
         names: set[str] = set()
         while stack:
             node = stack.pop()
-            if node is None or id(node) in seen:
+            if node is None or _id(node) in seen:
                 continue
-            if len(seen) >= MAX_NODES:
+            if _len(seen) >= MAX_NODES:
                 return False
-            seen.add(id(node))
-            names.add(str(type(node).__name__))
+            seen.add(_id(node))
+            names.add(_str(_type(node).__name__))
             stack.extend(self._next(node))
-        return False if len(names) > MAX_NAMES else sorted(names)
+        return False if _len(names) > MAX_NAMES else _sorted(names)
 
 
 def counter(in_backward: Callable[[], int]) -> Callable[[Callable[..., Any], list[int]], Any]:

@@ -49,6 +49,9 @@ _FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 _HIDDEN_ATTRS = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 _IMPORTING = "<frozen importlib._bootstrap>"
 _LOADING = "<frozen importlib._bootstrap_external>"
+# What runs while member code may have patched builtins or os (``builtins.id = ...``) holds
+# its own references, taken at import.
+_id, _type, _str, _realpath, _CodeType = id, type, str, os.path.realpath, types.CodeType
 _TEMPLATE = """
 def trap(*args, **kwargs):
     if "@allow"("@attr"):
@@ -126,7 +129,7 @@ def _resolve(name: str) -> tuple[Any, str, Any]:
 def _on_stack(trusted: set[int]) -> Callable[[types.FrameType | None], bool]:
     def member_on_stack(frame: types.FrameType | None) -> bool:
         while frame is not None:
-            if id(frame.f_code) not in trusted:
+            if _id(frame.f_code) not in trusted:
                 return True
             frame = frame.f_back
         return False
@@ -151,7 +154,7 @@ def _allow(trusted: set[int], busy: set[int]) -> Callable[[str], bool]:
                 return False
             caller = getframe(2)
             code = caller.f_code
-            if id(code) not in trusted:
+            if _id(code) not in trusted:
                 return False
             return attr in code.co_names or not member_on_stack(caller)
         finally:
@@ -169,7 +172,7 @@ def _asked_by_member(trusted: set[int]) -> Callable[[types.FrameType | None], bo
     def asked(frame: types.FrameType | None) -> bool:
         while frame is not None:
             code = frame.f_code
-            if id(code) not in trusted:
+            if _id(code) not in trusted:
                 return True
             if code.co_filename == _IMPORTING:
                 return False
@@ -196,15 +199,15 @@ def _imported(trusted: set[int], keep: list[Any]) -> Callable[[Any, Any], None]:
         if runner is None or runner.f_code.co_filename != _LOADING:
             return
         loader: Any = runner.f_locals.get("self")
-        if type(loader) not in loaders or id(runner.f_code) not in trusted:
+        if _type(loader) not in loaders or _id(runner.f_code) not in trusted:
             return
-        if not os.path.realpath(str(loader.path)).startswith(roots):
+        if not _realpath(_str(loader.path)).startswith(roots):
             return
         stack = [code]
         while stack:
             one = stack.pop()
-            if type(one) is types.CodeType and id(one) not in trusted:
-                trusted.add(id(one))
+            if _type(one) is _CodeType and _id(one) not in trusted:
+                trusted.add(_id(one))
                 keep.append(one)
                 stack.extend(one.co_consts)
 
@@ -230,7 +233,7 @@ def _hook(
             return
         if event == "object.__getattr__":
             target, attr = args[0], args[1]
-            if attr in _HIDDEN_ATTRS and id(target) in hidden:
+            if attr in _HIDDEN_ATTRS and _id(target) in hidden:
                 raise AttributeError(f"a forbidden name's trap has no readable {attr}")
             if attr not in _FRAME_ATTRS:
                 return
