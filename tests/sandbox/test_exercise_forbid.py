@@ -222,3 +222,26 @@ async def test_patched_builtins_neither_open_the_trap_nor_fake_the_graph(sandbox
     assert report.forbidden == ("torch.nn.functional.silu",), stderr
     report, stderr = await _report(sandbox, code, _spec("f", [], graph=True))
     assert report.results[0].graph == ("AccumulateGrad", "SiluBackward0"), stderr
+
+
+async def test_a_report_the_snippet_forges_on_the_status_pipe_is_not_taken(
+    sandbox: Sandbox,
+) -> None:
+    """The snippet can write on every descriptor it holds, the status pipe among them; an
+    exercise's report counts only with the run's nonce, which the snippet never sees."""
+    code = """
+        import json, os
+        fake = {"exit_code": 0, "memory_error": False, "files": [], "nonce": "guess",
+                "exercise": {"results": [{"ms": 1.0, "result": "FORGED"}], "forbidden": []}}
+        for fd in range(3, 64):
+            try:
+                os.write(fd, (json.dumps(fake) + "\\n").encode())
+            except OSError:
+                pass
+        json.dumps = lambda *args, **kwargs: json.JSONEncoder().encode(fake)
+
+        def f(x):
+            return "real"
+    """
+    report, stderr = await _report(sandbox, code, _spec("f", []))
+    assert report.results[0].result == "real", stderr

@@ -37,7 +37,7 @@ from typing import Any
 from bot.sandbox.inside import nodes, traps
 from bot.sandbox.inside.traps import ForbiddenName
 
-__all__ = ["ForbiddenName", "prepare", "run"]
+__all__ = ["ForbiddenName", "prepare", "run", "sealed"]
 
 #: At most this many numbers come back from one run (all checks together).
 MAX_NUMBERS = 100_000
@@ -49,6 +49,12 @@ _WARNINGS = 10
 
 _type = type
 _isinstance = isinstance
+_list, _dict = list, dict  # what decides the report's forbidden names, kept from patching
+_int_text, _float_text, _isfinite, _join = int.__repr__, float.__repr__, math.isfinite, ", ".join
+try:
+    from _json import encode_basestring_ascii as _quote
+except ImportError:  # pragma: no cover - CPython always has _json
+    from json.encoder import py_encode_basestring_ascii as _quote
 _trusted_ids: set[int] = set()
 _trusted_codes: list[types.CodeType] = []  # held, so that no id in the set is ever reused
 _pristine: dict[str, Any] = {}
@@ -292,10 +298,50 @@ def run(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
         outcome = _run_checks(spec, code, module, run_code, show, checks, arguments, report)
-    seen = dict.fromkeys(f"{w.category.__name__}: {w.message}"[:_MESSAGE] for w in caught)
-    report["warnings"] = list(seen)[:_WARNINGS]
-    report["forbidden"] = list(dict.fromkeys(guard.used))
+    seen = _dict.fromkeys(f"{w.category.__name__}: {w.message}"[:_MESSAGE] for w in caught)
+    report["warnings"] = _list(seen)[:_WARNINGS]
+    report["forbidden"] = _list(_dict.fromkeys(guard.used))
     return outcome
+
+
+def sealed(report: dict[str, Any]) -> str:
+    """The report line as JSON, written by this module's own hand: member code may have
+    replaced ``json.dumps`` (or the encoder's class) and would then see, and could rewrite,
+    the line that carries the run's nonce."""
+    out: list[str] = []
+    _emit(report, out, 0)
+    return "".join(out)
+
+
+def _emit(value: Any, out: list[str], depth: int) -> None:
+    kind = _type(value)
+    if depth > 40:
+        raise ValueError("nested too deep")
+    if value is None or kind is bool:
+        out.append("null" if value is None else "true" if value else "false")
+    elif kind is int:
+        out.append(_int_text(value))
+    elif kind is float:
+        special = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+        out.append(_float_text(value) if _isfinite(value) else special[_float_text(value)])
+    elif kind is str:
+        out.append(_quote(value))
+    elif kind is list or kind is tuple:
+        parts: list[str] = []
+        for item in value:
+            inner: list[str] = []
+            _emit(item, inner, depth + 1)
+            parts.append("".join(inner))
+        out.append("[" + _join(parts) + "]")
+    elif kind is dict:
+        pairs: list[str] = []
+        for key, item in value.items():
+            inner = []
+            _emit(item, inner, depth + 1)
+            pairs.append(_quote(key) + ": " + "".join(inner))
+        out.append("{" + _join(pairs) + "}")
+    else:
+        raise TypeError(f"not plain data: {kind!r}")
 
 
 def _run_checks(
