@@ -245,3 +245,45 @@ async def test_a_report_the_snippet_forges_on_the_status_pipe_is_not_taken(
     """
     report, stderr = await _report(sandbox, code, _spec("f", []))
     assert report.results[0].result == "real", stderr
+
+
+async def test_a_counted_function_counts_backward_calls_and_cannot_be_opened(
+    sandbox: Sandbox,
+) -> None:
+    """``counted(f)`` counts the calls made during backward (checkpointing's second run), and
+    keeps its tally out of reach: no closure, no readable code, globals of its own."""
+    code = """
+        import torch
+        from torch.utils.checkpoint import checkpoint
+
+        def f(block, x, again):
+            routes = {}
+            for name, route in {
+                "closure": lambda: block.__closure__,
+                "code": lambda: block.__code__.co_consts,
+                "globals": lambda: sorted(block.__globals__),
+            }.items():
+                try:
+                    routes[name] = repr(route())
+                except BaseException as exc:
+                    routes[name] = type(exc).__name__
+            h = checkpoint(block, x, use_reentrant=False) if again else block(x)
+            block(x)  # a forward call is not counted
+            h.sum().backward()
+            return routes
+    """
+    spec = _spec("f", [])
+    args = "(counted(lambda t: torch.tanh(t)), torch.randn(3, generator=g, requires_grad=True), {})"
+    spec["checks"] = [
+        {"name": "example 1", "args": args.format(flag), "compare": ["result", "calls"]}
+        for flag in ("True", "False")
+    ]
+    report, stderr = await _report(sandbox, code, spec)
+    checkpointed, plain = report.results
+    assert (checkpointed.calls, plain.calls) == (1, 0), stderr
+    assert isinstance(checkpointed.result, DictValue)
+    assert dict(checkpointed.result.items) == {
+        "closure": "None",
+        "code": "AttributeError",
+        "globals": "['__builtins__']",
+    }

@@ -13,7 +13,9 @@ again at the host's boundary.
 node types of the result's autograd graph (``nodes.py``) decide. A check may hand the member a
 ``counted(...)`` function and compare how often it ran during backward: the trace that
 non-reentrant checkpointing leaves, where the graph shows nothing. Warnings the member's code
-emits come back as a list, not mixed into the traceback.
+emits come back as a list, not mixed into the traceback. The report line is written by
+:func:`sealed` (not the ``json`` module, which member code may replace) and carries the run's
+nonce, so a line the member writes on the status pipe itself is not taken for it.
 
 Like ``worker.py`` this file is handed to the jailed interpreter; it may use the standard
 library, and torch when the jail preloaded it.
@@ -116,10 +118,11 @@ def prepare() -> None:
         _trusted_codes.append(code)
         stack.extend(c for c in code.co_consts if _type(c) is types.CodeType)
     # Last: the guard's audit hook sees every event from here on (inert until a run arms it).
+    guard = traps.Guard(_trusted_ids)
     _pristine.update(
         graph=nodes.GraphReader(torch),
-        counter=nodes.counter(torch._C._current_graph_task_id),
-        guard=traps.Guard(_trusted_ids),
+        counter=nodes.counter(torch._C._current_graph_task_id, guard.hide),
+        guard=guard,
     )
 
 

@@ -16,6 +16,8 @@ counts the calls made while autograd's engine runs a backward pass.
 
 from __future__ import annotations
 
+import types
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -39,12 +41,10 @@ _id, _type, _str, _vars, _sorted, _len, _tuple, _list, _isinstance = (
 )
 
 _COUNTER = """
-def counted(function, tally, in_backward):
-    def counted(*args, **kwargs):
-        if in_backward() != -1:
-            tally[0] += 1
-        return function(*args, **kwargs)
-    return counted
+def counted(*args, **kwargs):
+    if "@in_backward"() != -1:
+        "@tally"[0] += 1
+    return "@function"(*args, **kwargs)
 """
 
 
@@ -88,11 +88,25 @@ class GraphReader:
         return False if _len(names) > MAX_NAMES else _sorted(names)
 
 
-def counter(in_backward: Callable[[], int]) -> Callable[[Callable[..., Any], list[int]], Any]:
+def counter(
+    in_backward: Callable[[], int], hide: Callable[[Any], None]
+) -> Callable[[Callable[..., Any], list[int]], Any]:
     """``make(function, tally)``: ``function``, counting into ``tally[0]`` the calls made
-    during a backward pass. Built in globals of its own, so the wrapper a member receives
-    leads nowhere into the harness."""
-    namespace: dict[str, Any] = {"__builtins__": {}}
-    exec(compile(_COUNTER, "<counted>", "exec", dont_inherit=True), namespace)  # noqa: S102
-    made = namespace["counted"]
-    return lambda function, tally: made(function, tally, in_backward)
+    during a backward pass. The wrapper a member receives has no closure and globals of its
+    own; what it holds sits among its code's constants, which ``hide`` keeps from being read
+    (so the tally cannot be raised by hand, nor the harness reached through it)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "'str' object is not callable": placeholders
+        module = compile(_COUNTER, "<counted>", "exec", dont_inherit=True)
+    (template,) = (c for c in module.co_consts if _type(c) is types.CodeType)
+
+    def make(function: Callable[..., Any], tally: list[int]) -> Any:
+        marks = {"@in_backward": in_backward, "@tally": tally, "@function": function}
+        consts = _tuple(marks.get(c, c) if _type(c) is _str else c for c in template.co_consts)
+        wrapper = types.FunctionType(
+            template.replace(co_consts=consts), {"__builtins__": {}}, "counted"
+        )
+        hide(wrapper)
+        return wrapper
+
+    return make

@@ -294,6 +294,12 @@ class Guard:
         self._keep += [code, trap]
         return trap
 
+    def hide(self, function: Any) -> None:
+        """Keep a function's code and defaults from being read by member code (what the
+        harness hands the member, holding among its constants what must stay out of reach)."""
+        self._hidden.add(_id(function))
+        self._keep.append(function)
+
     def install(self, names: list[str]) -> list[str]:
         """Arm the hook, and put a trap wherever each forbidden object (and the C function
         beneath a Python wrapper) is bound; the names that do not exist."""
