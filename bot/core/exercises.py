@@ -26,6 +26,7 @@ def verdict_message(
     headline: str,
     stdout: str = "",
     stderr: str = "",
+    warnings: tuple[str, ...] = (),
 ) -> Message:
     """A member's private reply: each example with its values, hidden checks without, what
     their code printed, and the traceback of their own code when it failed."""
@@ -35,8 +36,11 @@ def verdict_message(
             continue
         mark = "✅" if check.passed else "❌"
         line = f"{mark} `{item.entry}{_call(check.args)}` → expected `{check.expected}`"
-        if not check.passed:
-            line += f", got `{check.got}`" if check.got else f": {check.reason}"
+        if not check.passed and check.got:
+            # Why, too: two tensors that print alike can differ in dtype, or past 4 decimals.
+            line += f", got `{check.got}`" + (f": {check.reason}" if check.reason else "")
+        elif not check.passed:
+            line += f": {check.reason}"
         lines.append(line)
     hidden = [c for c in verdict.checks if c.hidden]
     failed = [c for c in hidden if not c.passed]
@@ -58,6 +62,10 @@ def verdict_message(
         sections.insert(0, Section(body=verdict.problem[:1].upper() + verdict.problem[1:] + "."))
     if stdout.strip():
         sections.append(Section(heading="Your output", code=_cut(stdout), language="text"))
+    if warnings:  # not a traceback: the code ran, and torch or Python had a remark
+        sections.append(
+            Section(heading="Warnings", code=_cut("\n".join(warnings)), language="text")
+        )
     if stderr.strip():
         sections.append(Section(heading="Traceback", code=_cut(stderr), language="text"))
     return Message(

@@ -7,7 +7,11 @@ An exercise ships only if, run in the jail exactly as a member's submission is:
 - the reference uses no ``forbid``-den name, and every forbidden name exists;
 - each example's ``expect`` agrees with the reference (to the 4 decimals a member reads);
 - every check ends within the exercise's ``time_limit``;
-- the starter fails at least one check (else there is nothing to do).
+- the reference's graph keeps the exercise's ``graph`` rule, and some check's result has one;
+- the starter fails at least one check (else there is nothing to do);
+- every ``wrong`` solution fails at least one check and every ``also_right`` one passes them
+  all, judged exactly as a member's submission (an exercise ships at least one of each: a
+  grader with no mutants of its own has not been tested).
 
 Each problem is reported at the exercise's ``file:line``.
 """
@@ -19,7 +23,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from bot.questions.judge import ExerciseBroken, differs, exercise_spec, judge
+from bot.questions.judge import (
+    ExerciseBroken,
+    Verdict,
+    differs,
+    exercise_spec,
+    graph_differs,
+    judge,
+)
 from bot.questions.loader import LoadedPack
 from bot.questions.schema import Example, Exercise
 from bot.sandbox.exercise import ExerciseReport
@@ -108,6 +119,56 @@ def _run_problems(
     return problems, report
 
 
+def _graph_problems(item: Exercise, report: ExerciseReport) -> list[str]:
+    if item.graph is None:
+        return []
+    runs = [run for run in report.results if run.raised is None]
+    if not any(run.graph is not None for run in runs):
+        return ["`graph` judges nothing: no check's result has an autograd graph"]
+    return [
+        f"check {number}: the solution breaks its own graph rule: {why}"
+        for number, run in enumerate(report.results, 1)
+        if (why := graph_differs(item.graph, run, run)) is not None
+    ]
+
+
+def _why_failed(verdict: Verdict) -> str:
+    if verdict.problem:
+        return verdict.problem
+    if verdict.forbidden:
+        return f"uses {', '.join(verdict.forbidden)}, which forbid names"
+    failed = [c for c in verdict.checks if not c.passed]
+    return "; ".join(f"{c.label}: {c.reason}" for c in failed[:2]) if failed else "?"
+
+
+def _mutant_problems(item: Exercise, ref: ExerciseReport, runs: Sequence[RunResult]) -> list[str]:
+    """The ``wrong`` solutions that pass and the ``also_right`` ones that fail."""
+    problems: list[str] = []
+    if not item.wrong:
+        problems.append("no `wrong` solutions: give plausible mistakes the checks must catch")
+    if not item.also_right:
+        problems.append("no `also_right` solution: give a right answer unlike the reference")
+    labelled = [("wrong", n, s) for n, s in enumerate(item.wrong)]
+    labelled += [("also_right", n, s) for n, s in enumerate(item.also_right)]
+    for (field, number, solution), result in zip(labelled, runs, strict=True):
+        try:
+            verdict = judge(item, result.exercise, ref, _ended(result))
+        except ExerciseBroken as exc:
+            problems.append(f"{field}[{number}]: cannot judge: {exc}")
+            continue
+        if field == "wrong" and verdict.solved:
+            problems.append(f"{field}[{number}] passes every check ({solution.why})")
+        elif field == "also_right" and not verdict.solved:
+            problems.append(f"{field}[{number}] fails: {_why_failed(verdict)} ({solution.why})")
+    return problems
+
+
+def _ended(result: RunResult) -> str | None:
+    if result.exercise is not None:
+        return None
+    return f"the run ended without a report ({result.outcome.value})"
+
+
 def _reference_problems(item: Exercise, report: ExerciseReport, stderr: str) -> list[str]:
     problems: list[str] = []
     if report.forbidden:
@@ -139,7 +200,8 @@ def _reference_problems(item: Exercise, report: ExerciseReport, stderr: str) -> 
 async def _check_one(target: ExerciseTarget, runner: ExerciseRunner) -> ExerciseRow:
     item = target.item
     timeout = item.time_limit + 5
-    first, again, other, starter = await asyncio.gather(
+    others = [s.code for s in (*item.wrong, *item.also_right)]
+    first, again, other, starter, *mutants = await asyncio.gather(
         runner.run(
             item.solution,
             timeout=timeout,
@@ -148,12 +210,17 @@ async def _check_one(target: ExerciseTarget, runner: ExerciseRunner) -> Exercise
         runner.run(item.solution, timeout=timeout, exercise=exercise_spec(item, _SEEDS[0])),
         runner.run(item.solution, timeout=timeout, exercise=exercise_spec(item, _SEEDS[1])),
         runner.run(item.starter, timeout=timeout, exercise=exercise_spec(item, _SEEDS[0])),
+        *(
+            runner.run(code, timeout=timeout, exercise=exercise_spec(item, _SEEDS[0]))
+            for code in others
+        ),
     )
     took = max(r.duration_ms for r in (first, again, other, starter))
     problems, ref = _run_problems(item, first, "solution")
     if ref is None or problems:
         return ExerciseRow(target, tuple(problems), took)
     problems += _reference_problems(item, ref, first.stderr)
+    problems += _graph_problems(item, ref)
     for result, what in ((again, "the same seed"), (other, "another seed")):
         more, report = _run_problems(item, result, "solution")
         problems += more
@@ -180,19 +247,34 @@ async def _check_one(target: ExerciseTarget, runner: ExerciseRunner) -> Exercise
         else:
             if verdict.solved:
                 problems.append("the starter already passes every check")
+            problems += _mutant_problems(item, ref, mutants)
     return ExerciseRow(target, tuple(dict.fromkeys(problems)), took)
+
+
+class _Throttled:
+    """At most ``jobs`` runs at once, however many an exercise asks for (its reference three
+    times, its starter, and each ``wrong`` and ``also_right``): the sandbox's queue is short."""
+
+    def __init__(self, runner: ExerciseRunner, jobs: int) -> None:
+        self._runner = runner
+        self._limit = asyncio.Semaphore(max(1, jobs))
+
+    async def run(
+        self,
+        code: str,
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109
+        exercise: dict[str, Any] | None = None,
+    ) -> RunResult:
+        async with self._limit:
+            return await self._runner.run(code, timeout=timeout, exercise=exercise)
 
 
 async def check_exercises(
     targets: Sequence[ExerciseTarget], runner: ExerciseRunner, *, jobs: int = 1
 ) -> list[ExerciseRow]:
-    limit = asyncio.Semaphore(max(1, jobs))
-
-    async def one(target: ExerciseTarget) -> ExerciseRow:
-        async with limit:
-            return await _check_one(target, runner)
-
-    return list(await asyncio.gather(*(one(t) for t in targets)))
+    throttled = _Throttled(runner, jobs)
+    return list(await asyncio.gather(*(_check_one(t, throttled) for t in targets)))
 
 
 def render_exercises(rows: Sequence[ExerciseRow]) -> str:

@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.questions.schema import Example, Exercise, ExerciseCheck
+from bot.questions.schema import Example, Exercise, ExerciseCheck, GraphRule
 from bot.sandbox.exercise import (
     FLOAT_DTYPES,
     CheckRun,
@@ -39,6 +39,7 @@ __all__ = [
     "describe",
     "differs",
     "exercise_spec",
+    "graph_differs",
     "judge",
     "member_seed",
     "share_points",
@@ -121,6 +122,7 @@ def exercise_spec(item: Exercise, seed: int) -> dict[str, object]:
         "entry": item.entry,
         "seed": seed,
         "forbid": list(item.forbid),
+        "graph": item.graph is not None,
         "checks": [
             {"name": name, "args": c.args, "compare": list(c.compare), "backward": c.backward}
             for name, c in zip(names, item.all_checks, strict=True)
@@ -215,19 +217,45 @@ def differs(
     return None if got == want else "wrong value"
 
 
+def _all_zero(value: Value) -> bool:
+    return isinstance(value, TensorValue) and all(v == 0 for v in value.data)
+
+
 def _grads_differ(
     got: tuple[Value, ...] | None, want: tuple[Value, ...] | None, check: ExerciseCheck
 ) -> str | None:
     if got is None or want is None or len(got) != len(want):
         return "wrong gradients"
     for g, w in zip(got, want, strict=True):
+        if check.grad_none_is_zero and (
+            (g is None and _all_zero(w)) or (w is None and _all_zero(g))
+        ):
+            continue
         if w is None and g is not None:
             return "a gradient where there should be none"
         if w is not None and g is None:
             return "missing gradient"
-        if differs(g, w, check.rtol, check.atol) is not None:
-            return "wrong gradient"
+        if (why := differs(g, w, check.rtol, check.atol)) is not None:
+            return f"{why.replace('wrong ', 'wrong gradient ', 1)}"
     return None
+
+
+def graph_differs(rule: GraphRule | None, mine: CheckRun, ref: CheckRun) -> str | None:
+    """Why the result's graph breaks the exercise's rule, or None. Judged where the reference's
+    result has a graph (an input that requires grad), in node type names only."""
+    if rule is None or ref.graph is None:
+        return None
+    if mine.graph_too_large:
+        return "the result's autograd graph is too large to read"
+    if mine.graph is None:
+        return f"the result has no autograd graph ({rule.why})"
+    held = set(mine.graph)
+    missing = [name for name in rule.require if name not in held]
+    refused = [name for name in rule.refuse if name in held]
+    said = ([f"has no {', '.join(missing)} node"] if missing else []) + (
+        [f"holds {', '.join(refused)}"] if refused else []
+    )
+    return f"the result's graph {' and '.join(said)} ({rule.why})" if said else None
 
 
 def _one(check: ExerciseCheck, mine: CheckRun, ref: CheckRun) -> str | None:
@@ -253,9 +281,14 @@ def _one(check: ExerciseCheck, mine: CheckRun, ref: CheckRun) -> str | None:
     ):
         return why
     if "args" in check.compare and differs(mine.args, ref.args, check.rtol, check.atol):
-        return "wrong arguments after the call (an in-place update)"
-    if "grads" in check.compare:
-        return _grads_differ(mine.grads, ref.grads, check)
+        return "wrong arguments after the call (an in-place update missing, or unwanted)"
+    if "grads" in check.compare and (why := _grads_differ(mine.grads, ref.grads, check)):
+        return why
+    if "calls" in check.compare and mine.calls != ref.calls:
+        return (
+            f"the function passed in ran {mine.calls or 0} time(s) during backward, "
+            f"expected {ref.calls}"
+        )
     return None
 
 
@@ -278,6 +311,8 @@ def judge(
     verdicts: list[CheckVerdict] = []
     for index, (check, got, want) in enumerate(zip(checks, mine.results, ref.results, strict=True)):
         why = _one(check, got, want)
+        if why is None and check.error is None:
+            why = graph_differs(item.graph, got, want)
         hidden = index >= len(item.examples)
         number = index + 1 - (len(item.examples) if hidden else 0)
         if hidden:

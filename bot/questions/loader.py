@@ -671,6 +671,13 @@ def _message(err: ErrorDetails, raw: Any, loc: Path_) -> str:
             return "expect_error is an exception type name, e.g. RuntimeError"
         if len(loc) >= 2 and loc[-2] == "tags":
             return "tags are short lowercase words (letters, digits, '-', '_'), e.g. autograd"
+        if len(loc) >= 3 and loc[-3] == "graph":
+            return (
+                "a node type name, as `type(y.grad_fn).__name__` prints it, "
+                "e.g. MulBackward0 or MySiLUBackward"
+            )
+        if len(loc) >= 2 and loc[-2] == "forbid":
+            return "a dotted name of what a solution may not call, e.g. torch.autograd.grad"
         return "must be a short lowercase name (letters, digits, '.', '_', '-')"
     if kind == "enum":
         return f"expected one of {err.get('ctx', {}).get('expected', '')}"

@@ -41,11 +41,13 @@ __all__ = [
     "Exercise",
     "ExerciseCheck",
     "Flashcard",
+    "GraphRule",
     "Item",
     "MultipleChoice",
     "OpenPrompt",
     "Pack",
     "Practice",
+    "Solution",
     "backs_problems",
     "claim_refs",
     "expectation_problem",
@@ -325,7 +327,8 @@ DottedName = Annotated[
     str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 ]
 Expression = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=600)]
-Compared = Literal["result", "args", "grads"]
+Compared = Literal["result", "args", "grads", "calls"]
+NodeName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")]
 #: The longest an exercise may take for all its checks, in seconds (a /run's own limit is 10).
 MAX_EXERCISE_SECONDS = 20.0
 
@@ -334,18 +337,23 @@ class ExerciseCheck(_Strict):
     """One call of an exercise's ``entry``: its arguments, and what is compared.
 
     ``args`` is a Python expression for the arguments (a tuple for several), evaluated in the
-    jail with ``torch`` and ``g`` (a ``torch.Generator`` seeded per member, exercise and
-    check, so two members' hidden inputs differ). ``compare`` names what must agree with the
-    reference's run on the same inputs: the returned ``result``, the ``args`` after the call
-    (an in-place update), or the ``grads`` of the tensor arguments; ``backward: true`` first
-    back-propagates the result with seeded random weights (so a backward that ignores its
-    incoming gradient fails). ``error`` says the call must raise that exception instead.
+    jail with ``torch``, ``g`` (a ``torch.Generator`` seeded per member, exercise and
+    check, so two members' hidden inputs differ) and ``counted(f)`` (``f``, counting the calls
+    made during a backward pass). ``compare`` names what must agree with the reference's run on
+    the same inputs: the returned ``result``, the ``args`` after the call (an in-place update),
+    the ``grads`` of the tensor arguments, or the ``calls`` of the counted functions during
+    backward (checkpointing runs its function again there, and leaves no node to see);
+    ``backward: true`` first back-propagates the result with seeded random weights (so a
+    backward that ignores its incoming gradient fails). ``grad_none_is_zero: true`` lets a
+    gradient of None agree with an all-zero one (``zero_grad()`` sets None by default, and
+    ``.zero_()`` is as right). ``error`` says the call must raise that exception instead.
     """
 
     args: Expression
     label: ShortText | None = None
     compare: Annotated[tuple[Compared, ...], Field(min_length=1, max_length=3)] = ("result",)
     backward: bool = False
+    grad_none_is_zero: bool = False
     error: ExceptionName | None = None
     rtol: Annotated[float, Field(gt=0, le=1)] | None = None
     atol: Annotated[float, Field(ge=0, le=1)] | None = None
@@ -358,6 +366,13 @@ class ExerciseCheck(_Strict):
             raise ValueError("a check with `error` compares only the error: drop compare/backward")
         if self.backward and "grads" not in self.compare:
             raise ValueError("`backward: true` is for comparing `grads`: add grads to compare")
+        if self.grad_none_is_zero and "grads" not in self.compare:
+            raise ValueError("`grad_none_is_zero: true` is about `grads`: add grads to compare")
+        if "calls" in self.compare and "counted(" not in self.args:
+            raise ValueError(
+                "`compare: [calls]` counts the calls of a `counted(...)` function: "
+                "pass one in `args`"
+            )
         return self
 
 
@@ -373,6 +388,34 @@ class Example(ExerciseCheck):
         if (self.expect is None) == (self.error is None):
             raise ValueError("an example gives either `expect` (the result) or `error`")
         return self
+
+
+class GraphRule(_Strict):
+    """What the result's autograd graph must hold (``require``) and must not (``refuse``), as
+    node type names: a ``MySiLU`` Function's node is ``MySiLUBackward``, ``F.silu`` leaves
+    ``SiluBackward0``, ``x * y`` ``MulBackward0``. ``why`` tells a member what it is about."""
+
+    require: Annotated[tuple[NodeName, ...], Field(max_length=10)] = ()
+    refuse: Annotated[tuple[NodeName, ...], Field(max_length=20)] = ()
+    why: ShortText
+
+    @model_validator(mode="after")
+    def _names_something(self) -> Self:
+        if not self.require and not self.refuse:
+            raise ValueError("a graph rule names a node to `require` or to `refuse`")
+        both = sorted(set(self.require) & set(self.refuse))
+        if both:
+            raise ValueError(f"a node is both required and refused: {', '.join(both)}")
+        return self
+
+
+class Solution(_Strict):
+    """Another answer to an exercise, run by ``questions check`` as a member's would be:
+    under ``wrong`` it must fail at least one check, under ``also_right`` pass them all.
+    ``why`` says what it shows (the mistake, or how it differs from the reference)."""
+
+    code: Code
+    why: ShortText
 
 
 def _python_problem(code: str, mode: Literal["exec", "eval"]) -> str | None:
@@ -394,6 +437,8 @@ def _top_level_names(code: str) -> set[str]:
             names.add(node.name)
         elif isinstance(node, ast.Assign):
             names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.Import | ast.ImportFrom):  # `from torch... import silu`
+            names.update((a.asname or a.name).partition(".")[0] for a in node.names)
     return names
 
 
@@ -403,7 +448,10 @@ class Exercise(_ItemBase):
 
     ``starter`` is the code a member begins from; ``entry`` is the function the checks call;
     ``forbid`` names what a solution may not use (``torch.autograd.grad`` when the point is a
-    hand-written backward); ``time_limit`` bounds one whole submission, in seconds.
+    hand-written backward): an early refusal, while ``graph`` judges what the code built;
+    ``time_limit`` bounds one whole submission, in seconds. ``wrong`` and ``also_right`` are
+    the grader's own tests: plausible mistakes that must fail, and answers written unlike the
+    reference that must pass.
     """
 
     kind: Literal["exercise"]
@@ -413,7 +461,10 @@ class Exercise(_ItemBase):
     checks: Annotated[tuple[ExerciseCheck, ...], Field(min_length=1, max_length=20)]
     solution: Code
     forbid: Annotated[tuple[DottedName, ...], Field(max_length=10)] = ()
+    graph: GraphRule | None = None
     time_limit: Annotated[float, Field(gt=0, le=MAX_EXERCISE_SECONDS)] = 5.0
+    wrong: Annotated[tuple[Solution, ...], Field(max_length=12)] = ()
+    also_right: Annotated[tuple[Solution, ...], Field(max_length=6)] = ()
 
     @model_validator(mode="after")
     def _no_snippet(self) -> Self:
@@ -421,7 +472,12 @@ class Exercise(_ItemBase):
             raise ValueError(
                 "an exercise has no `code` snippet: its code is `starter` and `solution`"
             )
-        for field, code in (("starter", self.starter), ("solution", self.solution)):
+        others = [
+            (f"{field}[{n}].code", other.code)
+            for field, solutions in (("wrong", self.wrong), ("also_right", self.also_right))
+            for n, other in enumerate(solutions)
+        ]
+        for field, code in (("starter", self.starter), ("solution", self.solution), *others):
             problem = _python_problem(code, "exec")
             if problem is not None:
                 raise ValueError(f"`{field}` is not valid Python: {problem}")

@@ -11,6 +11,7 @@ core's job (``bot.core.exercises``); nothing here imports torch.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,11 @@ _MAX_CHECKS = 40
 _MAX_DEPTH = 8
 _MAX_ITEMS = 1_000
 _MAX_TEXT = 1_000
+#: A graph report: at most this many distinct node type names, each a Python identifier.
+MAX_GRAPH_NAMES = 64
+_NODE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
+_MAX_CALLS = 10**9
+_MAX_WARNINGS = 10
 
 
 class ExerciseReportInvalid(ValueError):
@@ -84,6 +90,11 @@ class CheckRun:
     ms: float = 0.0
     has_result: bool = False
     expected: Value = None  # an example's stated result, evaluated (``questions check`` only)
+    # The node type names of the result's autograd graph, sorted (None: no graph, or not asked).
+    graph: tuple[str, ...] | None = None
+    # How often the check's ``counted(...)`` functions ran during backward (if compared).
+    calls: int | None = None
+    graph_too_large: bool = False  # more nodes or node types than the jail reads
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +105,7 @@ class ExerciseReport:
     load_error: bool = False
     no_entry: bool = False
     setup_error: str | None = None
+    warnings: tuple[str, ...] = ()  # what the member's code warned, one line each
 
 
 class _Counter:
@@ -161,6 +173,27 @@ def _value(raw: object, counter: _Counter, depth: int = 0) -> Value:
     raise ExerciseReportInvalid("an unknown value")
 
 
+def _graph(raw: object) -> tuple[str, ...] | None:
+    """A graph report: node type names, exactly (a name is compared, never cut)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or len(raw) > MAX_GRAPH_NAMES:
+        raise ExerciseReportInvalid("a graph is not a short list of names")
+    if not all(isinstance(n, str) and _NODE_NAME.fullmatch(n) for n in raw):
+        raise ExerciseReportInvalid("a graph holds something other than a node type name")
+    if len(set(raw)) != len(raw):
+        raise ExerciseReportInvalid("a graph names a node type twice")
+    return tuple(sorted(raw))
+
+
+def _calls(raw: object) -> int | None:
+    if raw is None:
+        return None
+    if type(raw) is not int or not 0 <= raw <= _MAX_CALLS:
+        raise ExerciseReportInvalid("calls is not a count")
+    return raw
+
+
 def _check_run(raw: object, counter: _Counter) -> CheckRun:
     if not isinstance(raw, dict):
         raise ExerciseReportInvalid("a check's result is not an object")
@@ -182,15 +215,18 @@ def _check_run(raw: object, counter: _Counter) -> CheckRun:
         ms=ms,
         has_result="result" in raw,
         expected=_value(raw.get("expected"), counter),
+        graph=_graph(raw.get("graph")),
+        graph_too_large=raw.get("graph_too_large") is True,
+        calls=_calls(raw.get("calls")),
     )
 
 
-def _names(raw: object) -> tuple[str, ...]:
+def _names(raw: object, most: int = 20, limit: int = 200) -> tuple[str, ...]:
     if raw is None:
         return ()
-    if not isinstance(raw, list) or len(raw) > 20:
+    if not isinstance(raw, list) or len(raw) > most:
         raise ExerciseReportInvalid("expected a short list of names")
-    return tuple(_text(n, 200) for n in raw)
+    return tuple(_text(n, limit) for n in raw)
 
 
 def parse_exercise_report(raw: object) -> ExerciseReport:
@@ -209,6 +245,7 @@ def parse_exercise_report(raw: object) -> ExerciseReport:
         load_error=raw.get("load_error") is True,
         no_entry=raw.get("no_entry") is True,
         setup_error=None if setup is None else _text(setup, 300),
+        warnings=_names(raw.get("warnings"), _MAX_WARNINGS, 300),
     )
 
 
@@ -223,6 +260,7 @@ def report_to_wire(report: ExerciseReport | None) -> object:
         "load_error": report.load_error,
         "no_entry": report.no_entry,
         "setup_error": report.setup_error,
+        "warnings": list(report.warnings),
     }
 
 
@@ -238,6 +276,12 @@ def _run_to_wire(run: CheckRun) -> dict[str, object]:
         out["result"] = _to_wire(run.result)
     if run.grads is not None:
         out["grads"] = [_to_wire(g) for g in run.grads]
+    if run.graph is not None:
+        out["graph"] = list(run.graph)
+    if run.calls is not None:
+        out["calls"] = run.calls
+    if run.graph_too_large:
+        out["graph_too_large"] = True
     return out
 
 

@@ -209,7 +209,12 @@ class Exercises:
                 "the post closes, unless you solve it."
             )
         return verdict_message(
-            item, verdict, headline=headline, stdout=mine.stdout, stderr=mine.stderr
+            item,
+            verdict,
+            headline=headline,
+            stdout=mine.stdout,
+            stderr=mine.stderr,
+            warnings=mine.exercise.warnings if mine.exercise else (),
         )
 
     async def _solved(

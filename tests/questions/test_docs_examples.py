@@ -12,7 +12,7 @@ import pytest
 
 from bot.questions.expectations import compare
 from bot.questions.loader import load_pack_text
-from bot.questions.schema import Check, Item
+from bot.questions.schema import Check, Item, prose_checks
 from tests.questions.snippets import explain, run_snippet
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "PACKS.md"
@@ -35,7 +35,7 @@ def _items() -> list[Item]:
 
 def test_doc_has_an_example_of_every_kind() -> None:
     kinds = {item.kind for item in _items()}
-    assert kinds == {"flashcard", "multiple_choice", "practice", "open"}
+    assert kinds == {"flashcard", "multiple_choice", "practice", "open", "exercise"}
 
 
 @pytest.mark.slow
@@ -50,13 +50,13 @@ def test_doc_example_snippet_expectation_holds(item: Item, tmp_path: Path) -> No
 
 
 def test_doc_has_an_example_of_a_check() -> None:
-    assert any(item.checks for item in _items())
+    assert any(prose_checks(item) for item in _items())
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "check",
-    [check for item in _items() for check in item.checks],
+    [check for item in _items() for check in prose_checks(item)],
     ids=lambda check: check.claim.replace(" ", ""),
 )
 def test_doc_example_check_holds(check: Check, tmp_path: Path) -> None:

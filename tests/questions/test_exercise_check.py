@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.exercises import verdict_message
+from bot.questions.judge import CheckVerdict, Verdict
 from bot.questions.loader import load_packs
+from bot.questions.schema import Exercise
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = (ROOT / "tests" / "data" / "exercise_packs" / "affine.yaml").read_text()
@@ -73,3 +76,85 @@ def test_questions_check_reports_a_broken_exercise_at_file_line(tmp_path: Path) 
     )
     assert "the starter already passes every check" not in problems  # not judged past a bad expect
     assert report["broken_exercises"] == 1
+
+
+def test_a_bad_graph_rule_is_refused_in_an_authors_words(tmp_path: Path) -> None:
+    rule = "    graph:\n      require: MulBackward0\n      refuse: [MulBackward0, 'Add Backward']\n"
+    _write(tmp_path, GOOD.replace("    wrong:\n", rule + "    wrong:\n", 1))
+    messages = sorted(str(p).split(": ", 1)[1] for p in load_packs(tmp_path).problems)
+    assert messages == [
+        "ex-affine.graph.refuse[1]: a node type name, as `type(y.grad_fn).__name__` prints it, "
+        "e.g. MulBackward0 or MySiLUBackward",
+        "ex-affine.graph.require: expected a list, got text 'MulBackward0'; "
+        "write one `- entry` per line, or [a, b]",
+        "ex-affine.graph.why: required field is missing",
+    ]
+
+
+def test_a_wrong_solution_must_define_the_entry_and_calls_need_a_counted_function(
+    tmp_path: Path,
+) -> None:
+    no_entry = GOOD.replace(
+        "          def affine(x):\n              return 2 * x + 2\n", "          pass\n"
+    )
+    _write(tmp_path, no_entry)
+    [problem] = load_packs(tmp_path).problems
+    assert "`wrong[0].code` does not define the entry function `affine`" in problem.message
+    calls = GOOD.replace(
+        "        label: values\n", "        label: values\n        compare: [calls]\n"
+    )
+    _write(tmp_path, calls)
+    [problem] = load_packs(tmp_path).problems
+    assert "`compare: [calls]` counts the calls of a `counted(...)` function" in problem.message
+
+
+def test_a_failed_example_says_why_and_warnings_are_not_a_traceback() -> None:
+    [loaded] = load_packs(ROOT / "tests" / "data" / "exercise_packs").packs
+    [item] = loaded.pack.items
+    assert isinstance(item, Exercise)
+    example = CheckVerdict(
+        1, False, False, "wrong dtype", args="torch.tensor([1.0, 2.0])", expected="x", got="y"
+    )
+    message = verdict_message(
+        item,
+        Verdict((example, CheckVerdict(1, True, True))),
+        headline="0 of 2",
+        stderr="",
+        warnings=("UserWarning: mind the dtype",),
+    )
+    text = message.plain_text()
+    assert "got `y`: wrong dtype" in text
+    sections = {s.heading: s for s in message.sections}
+    assert "Traceback" not in sections
+    assert sections["Warnings"].code == "UserWarning: mind the dtype"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_questions_check_fails_a_grader_its_own_mutants_get_past(tmp_path: Path) -> None:
+    """A `wrong` solution that is right, and an `also_right` one that is wrong, break the pack:
+    the grader has not been shown to tell them apart."""
+    swapped = GOOD.replace(
+        "          def affine(x):\n              return 2 * x + 2\n",
+        "          def affine(x):\n              return 1 + x * 3\n",
+    ).replace(
+        "          def affine(x):\n              return x + x + x + 1\n",
+        "          def affine(x):\n              return x + x + x + 1.001\n",
+    )
+    folder = tmp_path / "packs"
+    _write(folder, swapped)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot", "questions", "check", str(folder), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 1, proc.stderr
+    [row] = json.loads(proc.stdout)["exercises"]
+    assert row["problems"] == [
+        "wrong[0] passes every check (agrees with 3 * x + 1 at x = 1 only)",
+        "also_right[0] fails: example 1: wrong value; hidden check 1: wrong value "
+        "(adds instead of multiplying)",
+    ]

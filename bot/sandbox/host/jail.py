@@ -65,7 +65,7 @@ def worker_source(main: str = "worker") -> str:
     inside = Path(__file__).resolve().parent.parent / "inside"
     modules = [
         (f"bot.sandbox.inside.{name}", (inside / f"{name}.py").read_text(encoding="utf-8"))
-        for name in ("pictures", "tidy", "exercise", "worker", "forkserver")
+        for name in ("pictures", "tidy", "traps", "nodes", "exercise", "worker", "forkserver")
     ]
     return json.dumps({"modules": modules, "main": f"bot.sandbox.inside.{main}"})
 

@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import json
 import re
+import secrets
 import time
 
 from bot.log import get_logger
@@ -187,9 +188,19 @@ class OneRun:
         self.cgroup.set_cpu_weight(running=True)
         body = code.encode("utf-8")
         files_cap = {"max": self.max_files, "bytes": self.max_file_bytes}
+        # An exercise's report decides a verdict, and the snippet can write lines of its own on
+        # the status pipe: only a line carrying this run's nonce is the worker's.
+        nonce = secrets.token_hex(16) if extra and "exercise" in extra else None
+        sealed = {"nonce": nonce} if nonce else {}
         header = (
             json.dumps(
-                {"timeout": wall, "size": len(body), "files": files_cap, **(extra or {})}
+                {
+                    "timeout": wall,
+                    "size": len(body),
+                    "files": files_cap,
+                    **(extra or {}),
+                    **sealed,
+                }
             ).encode()
             + b"\n"
         )
@@ -218,7 +229,7 @@ class OneRun:
                     task.cancel()
                 raise NotDelivered("the process ended before it read the snippet")
             remaining = max(0.0, wall - (time.monotonic() - started))
-            report = await asyncio.wait_for(self._report_or_exit(), remaining)
+            report = await asyncio.wait_for(self._report_or_exit(nonce), remaining)
             if report is not None and plausible_report(report):
                 remaining = max(0.0, wall - (time.monotonic() - started))
                 files = await self._read_files(report, remaining)
@@ -309,11 +320,21 @@ class OneRun:
             at += size
         return tuple(out)
 
-    async def _report_or_exit(self) -> dict[str, object] | None:
+    async def _sealed_line(self, nonce: str | None) -> bytes | None:
+        """The next report line; with a ``nonce``, the first that carries it (lines the
+        snippet wrote itself are skipped)."""
+        while True:
+            raw = await read_line(self._status, self._status_pending, limit=_REPORT_LIMIT)
+            if raw is None or nonce is None:
+                return raw
+            with contextlib.suppress(ValueError):
+                parsed = json.loads(raw)
+                if isinstance(parsed, dict) and parsed.get("nonce") == nonce:
+                    return raw
+
+    async def _report_or_exit(self, nonce: str | None = None) -> dict[str, object] | None:
         """The snippet's report if it sends one; None once the run ends without one."""
-        report_task = asyncio.create_task(
-            read_line(self._status, self._status_pending, limit=_REPORT_LIMIT)
-        )
+        report_task = asyncio.create_task(self._sealed_line(nonce))
         exit_task = asyncio.create_task(self._wait_exit())
         try:
             await asyncio.wait({report_task, exit_task}, return_when=asyncio.FIRST_COMPLETED)
@@ -342,4 +363,6 @@ class OneRun:
             parsed = json.loads(raw)
         except ValueError:
             return None
+        if isinstance(parsed, dict):
+            parsed.pop("nonce", None)
         return parsed if isinstance(parsed, dict) and "exit_code" in parsed else None

@@ -8,14 +8,14 @@ object whose ``__eq__`` always says yes changes no verdict. What comes back is p
 (tensors as dtype, shape and numbers; exact built-in types only), bounded in size, and checked
 again at the host's boundary.
 
-``forbid`` (a name a solution must not use, e.g. ``torch.autograd.grad``) is held by a trap put
-wherever that object is bound, before the member's code runs: a call made while any frame of
-code that did not exist when the jail warmed up is on the stack (the member's code, or
-anything it compiled) is refused and recorded, however the name was reached (``getattr``,
-``importlib``, ``eval``, a built string). Calls from torch itself and from this harness pass.
-A member who digs the original object out of the interpreter (``gc``, ``ctypes``) can get
-past the trap; the values are still compared, so the trap decides only whether a correct
-answer was reached by the way the exercise asks.
+``forbid`` (a name a solution must not use, e.g. ``torch.autograd.grad``) is held by traps
+(``traps.py``) that give an early, friendly refusal; the values and, where the pack asks, the
+node types of the result's autograd graph (``nodes.py``) decide. A check may hand the member a
+``counted(...)`` function and compare how often it ran during backward: the trace that
+non-reentrant checkpointing leaves, where the graph shows nothing. Warnings the member's code
+emits come back as a list, not mixed into the traceback. The report line is written by
+:func:`sealed` (not the ``json`` module, which member code may replace) and carries the run's
+nonce, so a line the member writes on the status pipe itself is not taken for it.
 
 Like ``worker.py`` this file is handed to the jailed interpreter; it may use the standard
 library, and torch when the jail preloaded it.
@@ -30,13 +30,16 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import time
 import types
+import warnings
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["ForbiddenName", "prepare", "run"]
+from bot.sandbox.inside import nodes, traps
+from bot.sandbox.inside.traps import ForbiddenName
+
+__all__ = ["ForbiddenName", "prepare", "run", "sealed"]
 
 #: At most this many numbers come back from one run (all checks together).
 MAX_NUMBERS = 100_000
@@ -44,18 +47,19 @@ _MAX_DEPTH = 6
 _MAX_ITEMS = 1_000
 _MAX_TEXT = 1_000
 _MESSAGE = 300
+_WARNINGS = 10
 
 _type = type
 _isinstance = isinstance
+_list, _dict = list, dict  # what decides the report's forbidden names, kept from patching
+_int_text, _float_text, _isfinite, _join = int.__repr__, float.__repr__, math.isfinite, ", ".join
+try:
+    from _json import encode_basestring_ascii as _quote
+except ImportError:  # pragma: no cover - CPython always has _json
+    from json.encoder import py_encode_basestring_ascii as _quote
 _trusted_ids: set[int] = set()
 _trusted_codes: list[types.CodeType] = []  # held, so that no id in the set is ever reused
 _pristine: dict[str, Any] = {}
-
-
-class ForbiddenName(BaseException):
-    """A forbidden name was called; a BaseException, so ``except Exception`` keeps it going."""
-
-    __module__ = "builtins"  # a member reads "ForbiddenName: ...", not the harness's path
 
 
 class _TooLarge(Exception):
@@ -105,7 +109,7 @@ def prepare() -> None:
         strided=torch.strided,
     )
     stack = [f.__code__ for f in gc.get_objects() if _type(f) is types.FunctionType]
-    stack.extend(_code_of(f) for f in (run, _trap_for, _member_on_stack))
+    stack.append(_code_of(run))
     while stack:
         code = stack.pop()
         if id(code) in _trusted_ids:
@@ -113,67 +117,19 @@ def prepare() -> None:
         _trusted_ids.add(id(code))
         _trusted_codes.append(code)
         stack.extend(c for c in code.co_consts if _type(c) is types.CodeType)
+    # Last: the guard's audit hook sees every event from here on (inert until a run arms it).
+    guard = traps.Guard(_trusted_ids)
+    _pristine.update(
+        graph=nodes.GraphReader(torch),
+        counter=nodes.counter(torch._C._current_graph_task_id, guard.hide),
+        guard=guard,
+    )
 
 
 def _code_of(function: Callable[..., Any]) -> types.CodeType:
     code = getattr(function, "__code__", None)
     assert _type(code) is types.CodeType
     return code
-
-
-def _member_on_stack(frame: types.FrameType | None) -> bool:
-    while frame is not None:
-        if id(frame.f_code) not in _trusted_ids:
-            return True
-        frame = frame.f_back
-    return False
-
-
-def _trap_for(name: str, original: Any, used: list[str]) -> Callable[..., Any]:
-    def trap(*args: Any, **kwargs: Any) -> Any:
-        caller = sys._getframe(1)
-        if threading.current_thread() is threading.main_thread() and not _member_on_stack(caller):
-            return original(*args, **kwargs)
-        used.append(name)
-        raise ForbiddenName(f"{name} is not allowed in this exercise")
-
-    return trap
-
-
-def _resolve(name: str) -> tuple[Any, str, Any]:
-    """``torch.autograd.grad`` -> (its owner, ``"grad"``, the object); ``torch.Tensor.backward``
-    too (the owner is then the class)."""
-    parts = name.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
-        try:
-            owner: Any = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        for part in parts[cut:-1]:
-            owner = getattr(owner, part)
-        return owner, parts[-1], getattr(owner, parts[-1])
-    raise LookupError(name)
-
-
-def _install_traps(names: list[str], used: list[str]) -> list[str]:
-    """Put a trap wherever each forbidden object is bound; the names that do not exist."""
-    missing: list[str] = []
-    for name in names:
-        try:
-            owner, attr, original = _resolve(name)
-        except (LookupError, AttributeError):
-            missing.append(name)
-            continue
-        trap = _trap_for(name, original, used)
-        for module in list(sys.modules.values()):
-            namespace: Any = getattr(module, "__dict__", None)
-            if not _isinstance(namespace, dict):
-                continue
-            for key, value in list(namespace.items()):
-                if value is original:
-                    namespace[key] = trap
-        setattr(owner, attr, trap)
-    return missing
 
 
 def _generator(seed: int, *salt: int) -> Any:
@@ -247,11 +203,19 @@ def _error(exc: BaseException) -> dict[str, str]:
     return {"raised": _type(exc).__name__, "message": str(exc)[:_MESSAGE]}
 
 
-def _build_args(check: dict[str, Any], seed: int, index: int) -> tuple[Any, ...]:
+def _build_args(check: dict[str, Any], seed: int, index: int) -> tuple[tuple[Any, ...], list[int]]:
+    """A check's arguments, and the tally of its ``counted(...)`` functions' backward calls."""
     torch = _pristine["torch"]
-    names = {"torch": torch, "g": _generator(seed, index), "__builtins__": __builtins__}
+    tally = [0]
+    make = _pristine["counter"]
+    names = {
+        "torch": torch,
+        "g": _generator(seed, index),
+        "counted": lambda function: make(function, tally),
+        "__builtins__": __builtins__,
+    }
     value = eval(compile(str(check["args"]), "<check>", "eval"), names)  # noqa: S307 - the pack's
-    return value if _type(value) is tuple else (value,)
+    return (value if _type(value) is tuple else (value,)), tally
 
 
 def _stated(expression: str) -> Any:
@@ -266,16 +230,21 @@ def _one_check(
     entry: Callable[..., Any],
     check: dict[str, Any],
     args: tuple[Any, ...],
+    tally: list[int],
     seed: int,
     index: int,
     budget: _Budget,
     show: Callable[[BaseException, str], None],
     label: str,
+    graph: bool,
 ) -> dict[str, Any]:
     compared = list(check.get("compare") or ["result"])
     started = time.perf_counter()
+    names: list[str] | bool | None = None
     try:
         result = entry(*args)
+        if graph:  # read before backward, from the result as the member returned it
+            names = _pristine["graph"].names(result)
         if check.get("backward"):
             if not _isinstance(result, _pristine["Tensor"]) or result.grad_fn is None:
                 return {"raised": "NoGraph", "message": "the result has no autograd graph"}
@@ -288,6 +257,12 @@ def _one_check(
         return {**_error(exc), "ms": (time.perf_counter() - started) * 1000}
     took = (time.perf_counter() - started) * 1000
     out: dict[str, Any] = {"ms": took}
+    if graph and names is False:
+        out["graph_too_large"] = True
+    elif graph:
+        out["graph"] = names
+    if "calls" in compared:
+        out["calls"] = tally[0]
     try:
         if "expect" in check:  # `questions check` only: the example's stated result
             stated = _stated(str(check["expect"]))
@@ -315,14 +290,74 @@ def run(
     out of memory, the report's ``exercise`` part)."""
     checks = list(spec.get("checks") or [])
     seed = int(spec.get("seed", 0))
-    used: list[str] = []
-    report: dict[str, Any] = {"results": [], "forbidden": used}
+    guard = _pristine["guard"]
+    report: dict[str, Any] = {"results": [], "forbidden": [], "warnings": []}
     try:
         arguments = [_build_args(check, seed, index) for index, check in enumerate(checks)]
     except BaseException as exc:  # the pack's own expression failed: not the member's fault
         report["setup_error"] = f"{_type(exc).__name__}: {exc}"[:_MESSAGE]
         return 0, False, report
-    report["missing"] = _install_traps([str(n) for n in spec.get("forbid") or []], used)
+    report["missing"] = guard.install([str(n) for n in spec.get("forbid") or []])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        outcome = _run_checks(spec, code, module, run_code, show, checks, arguments, report)
+    seen = _dict.fromkeys(f"{w.category.__name__}: {w.message}"[:_MESSAGE] for w in caught)
+    report["warnings"] = _list(seen)[:_WARNINGS]
+    report["forbidden"] = _list(_dict.fromkeys(guard.used))
+    return outcome
+
+
+def sealed(report: dict[str, Any]) -> str:
+    """The report line as JSON, written by this module's own hand: member code may have
+    replaced ``json.dumps`` (or the encoder's class) and would then see, and could rewrite,
+    the line that carries the run's nonce."""
+    out: list[str] = []
+    _emit(report, out, 0)
+    return "".join(out)
+
+
+def _emit(value: Any, out: list[str], depth: int) -> None:
+    kind = _type(value)
+    if depth > 40:
+        raise ValueError("nested too deep")
+    if value is None or kind is bool:
+        out.append("null" if value is None else "true" if value else "false")
+    elif kind is int:
+        out.append(_int_text(value))
+    elif kind is float:
+        special = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+        out.append(_float_text(value) if _isfinite(value) else special[_float_text(value)])
+    elif kind is str:
+        out.append(_quote(value))
+    elif kind is list or kind is tuple:
+        parts: list[str] = []
+        for item in value:
+            inner: list[str] = []
+            _emit(item, inner, depth + 1)
+            parts.append("".join(inner))
+        out.append("[" + _join(parts) + "]")
+    elif kind is dict:
+        pairs: list[str] = []
+        for key, item in value.items():
+            inner = []
+            _emit(item, inner, depth + 1)
+            pairs.append(_quote(key) + ": " + "".join(inner))
+        out.append("{" + _join(pairs) + "}")
+    else:
+        raise TypeError(f"not plain data: {kind!r}")
+
+
+def _run_checks(
+    spec: dict[str, Any],
+    code: bytes,
+    module: types.ModuleType,
+    run_code: Callable[[bytes, types.ModuleType], tuple[int, bool]],
+    show: Callable[[BaseException, str], None],
+    checks: list[Any],
+    arguments: list[tuple[tuple[Any, ...], list[int]]],
+    report: dict[str, Any],
+) -> tuple[int, bool, dict[str, Any]]:
+    seed = int(spec.get("seed", 0))
     exit_code, memory = run_code(code, module)
     if exit_code != 0:
         report["load_error"] = True
@@ -339,10 +374,10 @@ def run(
             shown[0] = True
             show(exc, label)
 
-    for index, (check, args) in enumerate(zip(checks, arguments, strict=True)):
+    graph = spec.get("graph") is True
+    for index, (check, (args, tally)) in enumerate(zip(checks, arguments, strict=True)):
         label = str(check.get("name") or f"check {index + 1}")
         report["results"].append(
-            _one_check(entry, check, args, seed, index, budget, show_once, label)
+            _one_check(entry, check, args, tally, seed, index, budget, show_once, label, graph)
         )
-    report["forbidden"] = list(dict.fromkeys(used))
     return 0, False, report

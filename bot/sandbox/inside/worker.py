@@ -48,6 +48,9 @@ _PATHS = tidy.Paths.of(
     sys.path, [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
 )
 
+# The report goes out through these, kept before a snippet could replace them.
+_os_write = os.write
+
 # Messages a memory-allocation failure produces when it is not a MemoryError.
 _ALLOC_FAILURES = ("can't allocate memory", "not enough memory", "cannot allocate memory")
 
@@ -166,7 +169,7 @@ def _show_failure(exc: BaseException, label: str) -> None:
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view) :]
+        view = view[_os_write(fd, view) :]
 
 
 def _afterwards(
@@ -317,7 +320,8 @@ def serve_one(ctrl: int, status: int, out: int, err: int, cpu_hard: int) -> None
     pictures.install_show(os.getcwd())
     module = types.ModuleType("__main__")
     spec = header.get("exercise")
-    if isinstance(spec, dict):
+    judged = isinstance(spec, dict)  # decided before the snippet could patch isinstance
+    if judged and isinstance(spec, dict):
         exit_code, memory, checked = exercise.run(spec, code, module, _run, _show_failure)
         extras = _afterwards({}, module.__dict__, exit_code)
         extras["exercise"] = checked
@@ -332,7 +336,14 @@ def serve_one(ctrl: int, status: int, out: int, err: int, cpu_hard: int) -> None
             os.close(fd)
     files = extras.pop("_files", [])
     extras["files"] = [{"name": name, "size": len(data)} for name, data in files]
-    report = json.dumps({"exit_code": exit_code, "memory_error": memory, **extras})
+    fields = {"exit_code": exit_code, "memory_error": memory, **extras}
+    if judged:
+        # An exercise's report decides a verdict: it carries the manager's nonce (the snippet
+        # can write a line of its own on this pipe, but cannot know the nonce) and is written
+        # without the json module, which the snippet may have replaced.
+        report = exercise.sealed({**fields, "nonce": header.get("nonce")})
+    else:
+        report = json.dumps(fields)
     with contextlib.suppress(OSError):
         # The report line, then each file's bytes, in the order and sizes it declares.
         _write_all(status, report.encode() + b"\n")
