@@ -28,6 +28,15 @@ def _plain(text: str) -> str:
     return " ".join(without_pictographs(text).split())
 
 
+def _cut(text: str) -> str:
+    """At most :data:`_DETAIL` characters, cut at a word with "…" (never mid-word)."""
+    if len(text) <= _DETAIL:
+        return text
+    head = text[: _DETAIL - 1]
+    space = head.rfind(" ")
+    return (head[:space] if space > _DETAIL // 2 else head).rstrip(" ,;:") + "…"
+
+
 class AuditLog:
     def __init__(self, places: Places, store: AuditStore, clock: Clock) -> None:
         self._places = places
@@ -42,7 +51,7 @@ class AuditLog:
             ctx.member_name,
             ctx.via,
             action,
-            _plain(detail)[:_DETAIL],
+            _cut(_plain(detail)),
         )
         await self._store.add(workspace.id, entry)
 

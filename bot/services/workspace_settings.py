@@ -29,7 +29,7 @@ from bot.storage.directory import Directory, WorkspaceRow
 from bot.storage.exercises import ExerciseStore
 from bot.storage.workspace_settings import SettingChange, SettingsStore
 
-__all__ = ["SettingShown", "WorkspaceSettingsService"]
+__all__ = ["SettingShown", "WorkspaceSettingsService", "shown_value"]
 
 _WHAT = {
     Setting.TIMEZONE: (
@@ -244,8 +244,9 @@ def _history(changes: list[SettingChange]) -> Message:
     if not changes:
         return Message.note("No setting has been changed here yet: all are the bot's defaults.")
     lines = [
-        f"{c.changed_at:%Y-%m-%d %H:%M} UTC · **{c.setting}**: {_value(c.setting, c.old_value)}"
-        f" → {_value(c.setting, c.new_value)} by {c.changed_by_name}"
+        f"{c.changed_at:%Y-%m-%d %H:%M} UTC · **{c.setting}**: "
+        f"{shown_value(c.setting, c.old_value)} → {shown_value(c.setting, c.new_value)} "
+        f"by {c.changed_by_name}"
         for c in changes
     ]
     return Message(
@@ -255,7 +256,8 @@ def _history(changes: list[SettingChange]) -> Message:
     )
 
 
-def _value(setting: str, value: str | None) -> str:
+def shown_value(setting: str, value: str | None) -> str:
+    """A stored value as chat and the admin page show it (a quiz window of 2700 is 45m)."""
     if value is None:
         return "default"
     if setting == Setting.QUIZ_WINDOW.value:

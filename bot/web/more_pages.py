@@ -17,8 +17,10 @@ from starlette.responses import Response
 from bot.core.errors import StudyError
 from bot.core.models import Window
 from bot.core.schedule_spec import ScheduleForm, ScheduleSpec
+from bot.core.workspace_settings import describe_window
 from bot.questions.written import WrittenQuestion, written_from_item
 from bot.web.seen import Seen, checked
+from bot.web.wording import pack_switched, web_error
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -94,8 +96,8 @@ class MorePages:
         try:
             reply = await self._services.packs.set_enabled(ctx, name, enabled)
         except StudyError as exc:
-            return await self._packs_page(seen, status=400, error=str(exc))
-        return await self._packs_page(seen, notice=reply.plain_text())
+            return await self._packs_page(seen, status=400, error=web_error(exc))
+        return await self._packs_page(seen, notice=pack_switched(reply.plain_text()))
 
     @checked
     async def upload_pack(self, request: Request, seen: Seen) -> Response:
@@ -210,7 +212,7 @@ class MorePages:
             reply = await self._services.schedules.edit(ctx, schedule_id, form)
         except StudyError as exc:
             return self._schedule_form(
-                seen, channel, schedule_id, typed, status=400, error=str(exc)
+                seen, channel, schedule_id, typed, status=400, error=web_error(exc)
             )
         return await self._schedules_page(seen, notice=reply.message.plain_text())
 
@@ -323,7 +325,6 @@ _NO_SCHEDULE = "There is no such schedule in that channel."
 def _spec_fields(spec: ScheduleSpec) -> dict[str, str]:
     """A stored schedule as the form's fields, to edit it."""
     window = spec.window
-    minutes = int(window.total_seconds() // 60) if window is not None else 0
     return {
         "time": f"{spec.time:%H:%M}" if spec.time is not None else "",
         "timezone": spec.timezone,
@@ -333,6 +334,6 @@ def _spec_fields(spec: ScheduleSpec) -> dict[str, str]:
         "difficulty": spec.difficulty or "",
         "tags": ", ".join(spec.tags),
         "kinds": ", ".join(spec.kinds),
-        "window": f"{minutes}m" if window is not None else "",
+        "window": describe_window(window) if window is not None else "",  # as listed: 2h
         "mention": spec.mention or "",
     }

@@ -29,19 +29,15 @@ from bot.web import csrf, sessions
 from bot.web.more_pages import SCHEDULE_FIELDS, MorePages
 from bot.web.seen import Seen, checked
 from bot.web.templates import render
+from bot.web.wording import web_error
 
 __all__ = ["WEB_SETTINGS", "Pages"]
 
 log = get_logger(__name__)
 
-WEB_SETTINGS = (
-    Setting.TIMEZONE,
-    Setting.QUIZ_WINDOW,
-    Setting.POINTS_EASY,
-    Setting.POINTS_MEDIUM,
-    Setting.POINTS_HARD,
-)
-"""The settings the page edits; the others stay with chat's ``/settings``."""
+WEB_SETTINGS = tuple(s for s in Setting if s is not Setting.SHARE_SOLUTIONS)
+"""Every workspace setting chat's ``/settings`` changes; ``share-solutions`` is each member's
+own choice, not the workspace's, so it stays with the member in chat."""
 FORM_FIELDS: tuple[str, ...] = ("channel", *SCHEDULE_FIELDS)  # the add form: where, then what
 NEXT_TIMES = 5
 _STATUS = {BadInput: 400, Forbidden: 403, NotFound: 404}
@@ -234,7 +230,7 @@ class Pages(MorePages):
         except StudyError as exc:
             field = exc.field if isinstance(exc, BadInput) else None
             return await self._schedules_page(
-                seen, status=_status(exc), error=str(exc), field=field, typed=typed
+                seen, status=_status(exc), error=web_error(exc), field=field, typed=typed
             )
         return await self._schedules_page(seen, notice=reply.message.plain_text())
 

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup, escape
 from starlette.responses import HTMLResponse
 
 from bot.core.messages import Message
+from bot.services.workspace_settings import shown_value
 from bot.text import without_pictographs
 
 __all__ = ["environment", "render", "text_of"]
@@ -24,7 +27,22 @@ def environment() -> Environment:
     )
     env.filters["text_of"] = text_of
     env.filters["plain"] = plain
+    env.filters["prose"] = prose
+    env.filters["setting_value"] = shown_value
     return env
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def prose(text: str) -> Markup:
+    """A chat text for a page: escaped, its pictographs dropped, and its `code` spans shown as
+    code rather than as raw Markdown backticks."""
+    parts = _CODE_SPAN.split(plain(text))  # text, code, text, code, ..., text
+    return Markup("").join(
+        Markup("<code>{}</code>").format(part) if index % 2 else escape(part)
+        for index, part in enumerate(parts)
+    )
 
 
 def plain(text: str) -> str:

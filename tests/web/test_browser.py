@@ -54,6 +54,9 @@ async def _prepare(db_path: Path) -> None:
         draft = await services.quiz.post_question(ann, pack="mini", difficulty="medium")
         await services.quiz.answer(ann, draft.post.id, "B")
         await services.reports.report(ann, draft.post.id, f"the answer is wrong {HOSTILE}")
+        # Channels with long names: the packs page gets a switch column for each.
+        for channel in ("random", "lab-questions-for-week-3"):
+            await services.quiz.post_question(console("bob", channel=channel), pack="mini")
     finally:
         await db.close()
 
@@ -186,3 +189,51 @@ def test_an_admin_signs_in_adds_a_schedule_resolves_a_report_sees_the_board(
     for shot in sorted(shots.iterdir()):
         non_blank(shot)
     print(f"screenshots: {shots}")
+
+
+PAGES = ("Schedules", "Reports", "Packs", "Boards", "Members", "Settings", "Audit log")
+_OFF_SCREEN = """() => [...document.querySelectorAll('button, input, select, textarea, a')]
+    .filter(e => { const r = e.getBoundingClientRect();
+                   return r.width > 0 && (r.left < -1 || r.right > window.innerWidth + 1); })
+    .map(e => e.outerHTML.slice(0, 100))"""
+
+
+@pytest.mark.parametrize("width", [360, 1280])
+def test_every_page_keeps_every_control_on_screen_on_a_phone_and_a_laptop(
+    server: str, tmp_path: Path, width: int
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    executable = chromium()
+    shots = Path(os.environ.get("STUDYBOT_SCREENSHOTS") or tmp_path / "screenshots")
+    shots.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=executable, args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 800})
+            page.goto(server)
+            page.click("#sign-in")
+            page.wait_for_url(re.compile(r"/$"))
+            home = page.url
+            for name in PAGES:
+                page.goto(home)
+                page.click(f"main >> text={name}")  # the home page links every page
+                assert page.evaluate(_OFF_SCREEN) == [], name
+                wide = page.evaluate("document.documentElement.scrollWidth")
+                assert wide <= width, f"{name} is {wide} px wide in a {width} px window"
+                page.screenshot(
+                    path=shots / f"{width}-{name.split()[0].lower()}.png", full_page=True
+                )
+            page.goto(home)
+            page.click("main >> text=Packs")
+            switches = page.locator("form.switch button")
+            assert switches.count() == 3 and switches.first.inner_text() == "Turn off"
+            switches.first.click()
+            assert "is off in #general" in page.locator(".notice").inner_text()
+            assert page.locator("form.switch button").first.inner_text() == "Turn on"
+        finally:
+            browser.close()
+    for shot in sorted(shots.glob(f"{width}-*.png")):
+        non_blank(shot)

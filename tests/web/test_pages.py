@@ -44,7 +44,7 @@ async def test_home_lists_workspaces_channels_schedules_and_next_five_times(
     assert "other" not in home.text and "#lab" not in home.text  # not this person's workspace
 
 
-async def test_schedules_add_preview_pause_resume_remove_with_chats_words(
+async def test_schedules_add_preview_pause_resume_remove_in_the_pages_words(
     site: Site, me: Browser
 ) -> None:
     client, csrf = me
@@ -64,17 +64,19 @@ async def test_schedules_add_preview_pause_resume_remove_with_chats_words(
     assert "Thu 2026-03-05 07:30 UTC" in preview.text and "Mon 2026-03-09 07:30 UTC" in preview.text
     assert "No schedules in #general" in preview.text  # a preview stores nothing
 
-    # Each field is checked on submit, with chat's words, beside the field.
+    # Each field is checked on submit, in the page's words, beside the field.
     bad_zone = await add(client, csrf, site.a, general, time="09:00", timezone="Europe/Berlni")
     assert bad_zone.status_code == 400
     assert "field-error" in bad_zone.text and "Europe/Berlin" in bad_zone.text
     bad_time = await add(client, csrf, site.a, general, time="25:00")
-    assert bad_time.status_code == 400 and "time:" in html.unescape(bad_time.text)
+    shown = html.unescape(bad_time.text)
+    assert bad_time.status_code == 400 and "Hour 25 in '25:00' is out of range 0-23" in shown
+    assert "example: /schedule add" not in shown  # the page's own form is the example
     bad_pack = await add(client, csrf, site.a, general, time="09:00", pack="minii")
-    assert "no pack called &#39;minii&#39; — did you mean mini?" in bad_pack.text
+    assert "No pack called &#39;minii&#39; — did you mean mini?" in bad_pack.text
     assert 'value="minii"' in bad_pack.text  # what was typed stays in the form
     nothing = await add(client, csrf, site.a, general, time="09:00", tags="no-such-tag")
-    assert "no questions match" in nothing.text
+    assert "No questions match" in nothing.text
 
     ok = await add(client, csrf, site.a, general, time="09:00", pack="mini")
     assert "Schedule #1 added in #general" in ok.text
