@@ -273,7 +273,9 @@ async def test_a_schedule_is_edited_with_adds_rules_and_keeps_its_number(
     assert form.status_code == 200 and 'value="09:00"' in form.text and 'value="UTC"' in form.text
     data = {"csrf": csrf, "channel": str(general), "time": "07:45", "days": "weekdays"}
     bad = await client.post(f"/w/{site.a}/schedules/1/edit", data={**data, "time": "7.45"})
-    assert bad.status_code == 400 and "class=\"error\"" in bad.text and "/schedule add" not in bad.text
+    assert (
+        bad.status_code == 400 and 'class="error"' in bad.text and "/schedule add" not in bad.text
+    )
     saved = await client.post(f"/w/{site.a}/schedules/1/edit", data=data)
     assert saved.status_code == 200
     assert "Schedule #1 in #general is now 07:45 UTC on weekdays" in saved.text
