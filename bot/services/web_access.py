@@ -107,6 +107,11 @@ class WebAccess:
         await self._store.add_signin(_hash(token), row, workspaces, now)
         return token
 
+    async def link_state(self, link_token: str) -> str:
+        """What a sign-in link's page should offer: ``usable`` (a Sign in button), or why it
+        cannot (``used``, ``expired``, ``unknown``), so a used link says so before a click."""
+        return await self._store.signin_state(_hash(link_token), self._clock.now())
+
     async def redeem(
         self, link_token: str, lifetime: timedelta = SESSION_LIFETIME
     ) -> tuple[str, AdminSession] | None:

@@ -56,6 +56,18 @@ class WebSessionStore:
                 ),
             )
 
+    async def signin_state(self, token_hash: str, now: datetime) -> str:
+        """``usable``, ``used``, ``expired`` or ``unknown``: what a link's page should say,
+        read without using the link."""
+        row = await self._db.fetchone(
+            "SELECT used_at, expires_at FROM web_signins WHERE token_hash = ?", (token_hash,)
+        )
+        if row is None:
+            return "unknown"
+        if row[0] is not None:
+            return "used"
+        return "expired" if from_db(str(row[1])) <= now else "usable"
+
     async def use_signin(self, token_hash: str, now: datetime) -> SessionRow | None:
         """Mark a link used and return whom it was for; None if unknown, used or expired."""
         async with self._db.write() as conn:

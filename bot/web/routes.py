@@ -123,9 +123,15 @@ class Pages(MorePages):
     # --- signing in and out ------------------------------------------------------------------
 
     async def signin_form(self, request: Request) -> Response:
-        token = request.query_params.get("token", "")
+        token = request.query_params.get("token", "")[:100]
+        state = await self._services.web.link_state(token) if token else "none"
         form_token = csrf.signin_token(request)
-        response = self._page("signin.html", link_token=token[:100], csrf=form_token)
+        response = self._page(
+            "signin.html",
+            link_token=token if state == "usable" else "",
+            link_state=state,
+            csrf=form_token,
+        )
         csrf.remember_signin(response, request, form_token)
         return response
 

@@ -46,6 +46,8 @@ def test_studybot_web_prints_a_link_that_signs_in_once(tmp_path: Path) -> None:
             stale = client.post("/signin", data={"csrf": csrf[1], "token": token})
             assert stale.status_code == 403  # the sign-in form's token went with its use
             form = client.get(link[2])
+            assert "This sign-in link was used already" in form.text
+            form = client.get("/signin")
             fresh = re.search(r'name="csrf" value="([^"]+)"', form.text)
             assert fresh
             again = client.post("/signin", data={"csrf": fresh[1], "token": token})

@@ -27,7 +27,11 @@ async def test_a_link_signs_in_one_browser_once(site: Site) -> None:
         assert (await first.get("/")).status_code == 200
 
         again = await second.get(f"/signin?token={token}")
-        used = await second.post("/signin", data={"csrf": csrf_of(again.text), "token": token})
+        # The page says so before any click, and offers no Sign in button for it.
+        assert "This sign-in link was used already" in again.text
+        assert 'id="sign-in"' not in again.text and "studybot web link" in again.text
+        form = await second.get("/signin")  # a form key, as a browser holds one
+        used = await second.post("/signin", data={"csrf": csrf_of(form.text), "token": token})
         assert used.status_code == 400
         assert "unknown, already used or expired" in used.text
         assert (await second.get("/")).status_code == 401
@@ -69,7 +73,9 @@ async def test_sessions_and_links_expire(site: Site, clock: SimulatedClock) -> N
     clock.advance(timedelta(minutes=16))
     async with site.client() as client:
         page = await client.get(f"/signin?token={token}")
-        late = await client.post("/signin", data={"csrf": csrf_of(page.text), "token": token})
+        assert "This sign-in link has expired" in page.text and 'id="sign-in"' not in page.text
+        form = await client.get("/signin")
+        late = await client.post("/signin", data={"csrf": csrf_of(form.text), "token": token})
         assert late.status_code == 400
     async with site.client() as client:
         await sign_in(site, client, ME, [site.a])
@@ -107,7 +113,8 @@ async def test_a_post_without_its_form_token_changes_nothing(
 async def test_sign_in_attempts_are_rate_limited(site: Site) -> None:
     async with site.client() as client:
         page = await client.get("/signin?token=guess")
-        csrf = csrf_of(page.text)
+        assert "not a sign-in link this bot made" in page.text
+        csrf = csrf_of((await client.get("/signin")).text)
         codes = [
             (await client.post("/signin", data={"csrf": csrf, "token": f"guess{i}"})).status_code
             for i in range(11)
