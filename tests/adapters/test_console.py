@@ -424,7 +424,7 @@ def test_bad_arguments_are_usage_errors(tmp_path: Path) -> None:
         "usage: /schedule remove ID [--channel NAME]: `x` is not a schedule id; `schedule list` shows the ids.",
         "usage: /schedule add [TIME] [TZ] [DAYS] [options]: time: hour 25 in '25:99' is out of "
         "range 0-23 (example: /schedule add 09:00 Europe/Berlin weekdays)",
-        "usage: `pack enable NAME` (`pack list` shows the names)",
+        "usage: `/pack enable NAME` (`/pack list` shows the names)",
         "usage: /help",
     ]
     assert all(e["kind"] == "error" for e in errors)

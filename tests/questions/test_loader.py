@@ -70,7 +70,7 @@ def test_every_problem_is_reported_with_file_line_and_field(tmp_path: Path) -> N
         f'{path}:24: p1.final_answer: expected text, got int 1; quote it in YAML ("6.0") so it '
         "is kept as written",
         f"{path}:25: p1.colour: unknown field (allowed here: id, difficulty, tags, prompt, code, "
-        "expect_stdout, expect_error, show_graph, kind, choices, answer, steps, hints, common_mistakes, "
+        "expect_stdout, expect_error, show_graph, kind, choices, shuffle, answer, steps, hints, common_mistakes, "
         "final_answer, checks)",
         f"{path}:26: ok-1.id: id 'ok-1' is already used at line 4",
         f"{path}:31: x: `kind` must be one of: flashcard, multiple_choice, practice, open, exercise",
@@ -125,8 +125,8 @@ def test_an_unclosed_quote_is_reported_where_it_starts(tmp_path: Path) -> None:
     assert text.count("\n") > 40  # the file goes on long after the quote
     assert _problems(tmp_path, text) == [
         f"{tmp_path / 'broken.yaml'}:8: YAML syntax: the quoted text that starts here (column 13) "
-        "runs on to line 32, where YAML then fails (expected <block end>, but found '<scalar>' "
-        "at line 32); is its closing quote missing?"
+        "runs on to line 34, where YAML then fails (expected <block end>, but found '<scalar>' "
+        "at line 34); is its closing quote missing?"
     ]
     # With no other quote to close it, it runs to the end of the file.
     text = text.replace('"3.0"', "3.0").replace('"1.0"', "1.0")

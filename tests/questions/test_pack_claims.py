@@ -72,7 +72,7 @@ CORRECTED: list[tuple[str, str, tuple[str, ...], tuple[str, ...]]] = [
     ),
     (
         "ae-mc-03",
-        "choice 3",
+        "choice 1",
         (
             "One call of `grad` computes one vector-Jacobian product",
             "`torch.autograd.functional.jacobian`",
@@ -236,7 +236,7 @@ REVERSED: list[tuple[str, str, str, str, tuple[tuple[str, str], ...]]] = [
     (
         "one-grad-call-is-one-vector-jacobian-product",
         "ae-mc-03",
-        "choice 3",
+        "choice 1",
         "is_grads_batched",
         (("is_grads_batched=True", "is_grads_batched=False"),),
     ),
