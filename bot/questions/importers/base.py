@@ -137,6 +137,10 @@ class ImportResult:
     description: str | None = None
     items: list[ImportedItem] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    guids: dict[str, str] = field(default_factory=dict)
+    """Item id -> the GUID of the Anki note it came from: a re-imported export is matched."""
+    refused: str | None = None
+    """Why the whole file was refused (a deck past a bound, damaged or oddly shaped)."""
 
     @property
     def errors(self) -> list[Problem]:
