@@ -114,9 +114,10 @@ def _wiring(ctx: typer.Context) -> Wiring:
 
 
 def _packs_dir(ctx: typer.Context, path: Path | None) -> Path:
-    if path is not None:
-        return path
-    return Path(_wiring(ctx).settings().packs_dir)
+    """The packs folder, as messages should name it: relative to where the user stands."""
+    from bot.text import shown_path
+
+    return Path(shown_path(path if path is not None else _wiring(ctx).settings().packs_dir))
 
 
 @app.command()
@@ -929,14 +930,15 @@ def questions_import(
     near-duplicates of existing questions are printed as warnings.
     """
     from bot.questions.importing import ImportRefused, run_import
+    from bot.text import shown_path
 
     try:
         report = run_import(
-            file,
+            Path(shown_path(file)),
             format_=format_,
             pack=pack,
             title=title,
-            out=out,
+            out=Path(shown_path(out)) if out is not None else None,
             force=force,
             packs_dir=_packs_dir(ctx, packs),
         )
@@ -980,16 +982,20 @@ def questions_export(
     if apkg is None:
         typer.echo("say the format: --apkg OUT.apkg (the only one so far)", err=True)
         raise typer.Exit(2)
+    from bot.questions.importing import write_atomically
+    from bot.text import shown_path
+
+    apkg = Path(shown_path(apkg))
     if apkg.exists() and not force:
         typer.echo(f"studybot: {apkg} exists; pass --force to overwrite it", err=True)
         raise typer.Exit(2)
     as_file = Path(pack)
     if as_file.suffix.lower() in {".yaml", ".yml"} or as_file.is_file():
-        result = load_packs(as_file)
-        where = str(as_file)
+        result = load_packs(Path(shown_path(as_file)))
+        where = shown_path(as_file)
     else:
         folder = _packs_dir(ctx, packs)
-        result = load_packs(folder, Path(_wiring(ctx).settings().uploads_dir))
+        result = load_packs(folder, Path(shown_path(_wiring(ctx).settings().uploads_dir)))
         where = f"{folder}"
     for problem in result.errors:
         typer.echo(str(problem), err=True)
@@ -1000,8 +1006,7 @@ def questions_export(
         raise typer.Exit(1)
     chosen = found[0]
     try:
-        apkg.parent.mkdir(parents=True, exist_ok=True)
-        apkg.write_bytes(pack_apkg(chosen))
+        write_atomically(apkg, pack_apkg(chosen))
     except OSError as exc:
         typer.echo(f"studybot: cannot write {apkg}: {exc.strerror}", err=True)
         raise typer.Exit(1) from None
