@@ -7,11 +7,16 @@ that :func:`main` puts in ``ctx.obj``; nothing here builds storage, services or 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
+import os
 import re
+import signal
 import sqlite3
 import sys
+import threading
 from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -345,7 +350,67 @@ def web(
         typer.echo(line)
         sys.stdout.flush()
 
-    asyncio.run(wiring.web(settings, port=port, host=host or settings.web_host, out=say))
+    stop = _StopOnSignal()
+    with stop.installed():
+        serve_on = host or settings.web_host
+        asyncio.run(stop.run(wiring.web, settings, port=port, host=serve_on, out=say))
+
+
+class _StopOnSignal:
+    """One Ctrl-C (SIGINT) or SIGTERM stops ``studybot web`` within 2 s, at any moment, quietly.
+
+    Python's default turns SIGINT into a KeyboardInterrupt wherever the main thread is
+    (a traceback, and the database's worker thread left open keeps the process alive), and
+    uvicorn's own handling only starts once it serves. Here the signal sets an event the
+    server's coroutine waits on (a stop while starting ends it as soon as the database is
+    open), and a watchdog ends the process at :data:`GRACE_S` whatever is still running; a
+    second signal ends it at once.
+    """
+
+    GRACE_S = 1.5
+
+    def __init__(self) -> None:
+        self.event: asyncio.Event | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.signalled = False
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        signals = (signal.SIGINT, signal.SIGTERM)
+        previous = {sig: signal.getsignal(sig) for sig in signals}
+        for sig in signals:
+            signal.signal(sig, self._handle)
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    async def run(self, serve: Callable[..., Awaitable[None]], *args: Any, **kwargs: Any) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.event = asyncio.Event()
+        if self.signalled:
+            return
+        await serve(*args, stop=self.event, **kwargs)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.signalled:  # a second signal: now
+            _leave_now(0)
+        self.signalled = True
+        watchdog = threading.Timer(self.GRACE_S, _leave_now, args=(0,))
+        watchdog.daemon = True
+        watchdog.start()
+        if self.loop is None or self.event is None:
+            raise SystemExit(0)  # not serving yet: nothing to close
+        self.loop.call_soon_threadsafe(self.event.set)
+
+
+def _leave_now(status: int) -> None:
+    """End the process without waiting for threads (the watchdog's last resort)."""
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(status)
 
 
 @app.command("invite-url")
@@ -1144,6 +1209,8 @@ def main(argv: list[str] | None = None) -> None:
     _reflow(command)
     try:
         command.main(args=argv, obj=Wiring(), prog_name="studybot", standalone_mode=True)
+    except KeyboardInterrupt:  # Ctrl-C where no command handles it: quiet, as a shell expects
+        raise SystemExit(130) from None
     except StartupError as exc:
         if logs_as_json():  # a log collector reading JSON lines gets this one too
             log.critical("studybot: %s", exc)
