@@ -1083,7 +1083,9 @@ def questions_export(
 @questions_app.command("check")
 def questions_check(
     ctx: typer.Context,
-    path: Annotated[Path | None, typer.Argument(help="A pack file or folder.")] = None,
+    paths: Annotated[
+        list[Path] | None, typer.Argument(help="Pack files or folders.", show_default=False)
+    ] = None,
     timeout: Annotated[
         float,
         typer.Option(
@@ -1128,14 +1130,18 @@ def questions_check(
 
     wiring = _wiring(ctx)
     settings = wiring.settings()
-    result = load_packs(_packs_dir(ctx, path))
+    first, more = (paths[0], paths[1:]) if paths else (None, [])
+    result = load_packs(_packs_dir(ctx, first), *(_packs_dir(ctx, p) for p in more))
+    missing = [p for p in more if not p.exists()]
+    for path in missing:
+        typer.echo(f"{path}: no such file or directory", err=True)
     for problem in result.errors:
         typer.echo(str(problem), err=True)
     targets = check_targets(result.packs)
     exercises = exercise_targets(result.packs)
     if not targets and not exercises:
         typer.echo("no code items, checks or exercises to run")
-        raise typer.Exit(1 if result.errors else 0)
+        raise typer.Exit(1 if result.errors or missing else 0)
     base = SandboxConfig.from_settings(settings)
     workers = jobs or max(1, base.pool_size)
     config = sandbox_config_for_check(base, timeout=timeout, jobs=workers * 4)
@@ -1169,7 +1175,7 @@ def questions_check(
             typer.echo(render_table(rows))
         if exercise_rows:
             typer.echo(("\n" if rows else "") + render_exercises(exercise_rows))
-    if failed or broken or result.errors:
+    if failed or broken or result.errors or missing:
         raise typer.Exit(1)
 
 
