@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,28 @@ def test_format_enum_matches_the_cli_choices() -> None:
         "anki",
         "anki-text",
     ]
+
+
+def test_a_file_of_a_million_tiny_rows_is_refused_at_the_item_limit_quickly(
+    tmp_path: Path,
+) -> None:
+    rows = tmp_path / "rows.csv"
+    rows.write_text("question,answer\n" + "a,b\n" * 900_000)  # under the 4 MiB file limit
+    started = time.monotonic()
+    proc = studybot("questions", "import", str(rows), "--out", str(tmp_path / "rows.yaml"))
+    assert time.monotonic() - started < 20
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"studybot: {rows}: more than 2,000 questions (line 2002), the limit for one pack; "
+        "split the file; nothing written"
+    ]
+    assert not (tmp_path / "rows.yaml").exists()
+
+
+def test_a_file_of_endless_bad_rows_stops_at_the_problem_limit(tmp_path: Path) -> None:
+    rows = tmp_path / "bad.csv"
+    rows.write_text("question,answer\n" + "only one cell\n" * 100_000)
+    with pytest.raises(
+        ImportRefused, match=r"more than 1,000 problems by line 100\d; stopped reading"
+    ):
+        run_import(rows, format_=Format.CSV)
