@@ -32,6 +32,7 @@ from bot.questions.loader import load_packs
 from bot.runtime import StartupError
 from bot.sandbox.client.cli import sandbox_app, snippet_app
 from bot.settings import Platform, Settings
+from bot.text import shown_path
 
 if TYPE_CHECKING:
     from bot.services.score_import import ScoreImports
@@ -120,8 +121,6 @@ def _wiring(ctx: typer.Context) -> Wiring:
 
 def _packs_dir(ctx: typer.Context, path: Path | None) -> Path:
     """The packs folder, as messages should name it: relative to where the user stands."""
-    from bot.text import shown_path
-
     return Path(shown_path(path if path is not None else _wiring(ctx).settings().packs_dir))
 
 
@@ -506,14 +505,15 @@ def db_backup(
         summary = asyncio.run(backup())
     except (OSError, sqlite3.Error, BackupError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
-        typer.echo(f"studybot: cannot write the backup to {target}: {reason}", err=True)
+        typer.echo(f"studybot: cannot write the backup to {shown_path(target)}: {reason}", err=True)
         raise typer.Exit(1) from None
-    packs = f"{summary.packs} pack(s) from {settings.uploads_dir}"
+    packs = f"{summary.packs} pack(s) from {shown_path(settings.uploads_dir)}"
     if summary.database:
-        typer.echo(f"backed up {settings.db_path} and {packs} to {target}")
+        typer.echo(f"backed up {shown_path(settings.db_path)} and {packs} to {shown_path(target)}")
     else:
         typer.echo(
-            f"PostgreSQL: backed up only the packs ({packs}) to {target}; the database is not "
+            f"PostgreSQL: backed up only the packs ({packs}) to {shown_path(target)}; the "
+            "database is not "
             'in it: back it up with pg_dump --format=custom --file FILE "$DATABASE_URL" '
             "(docs/DEPLOY.md)"
         )
@@ -550,7 +550,9 @@ def db_restore(
         typer.echo(f"db restore: {exc}", err=True)
         raise typer.Exit(1) from None
     except OSError as exc:
-        typer.echo(f"db restore: cannot restore into {settings.db_path}: {exc}", err=True)
+        typer.echo(
+            f"db restore: cannot restore into {shown_path(settings.db_path)}: {exc}", err=True
+        )
         raise typer.Exit(1) from None
     packs = (
         f"{summary.packs} pack(s) in {summary.packs_dir}"
@@ -789,7 +791,9 @@ def db_migrate_to(
         typer.echo(problem, err=True)
     if problems:
         raise typer.Exit(1)
-    typer.echo(f"ok: {settings.db_path} copied to {redact(url)}; row counts and checks agree")
+    typer.echo(
+        f"ok: {shown_path(settings.db_path)} copied to {redact(url)}; row counts and checks agree"
+    )
 
 
 async def _migrate_to(path: Path, url: str) -> list[str]:
@@ -844,7 +848,7 @@ def _existing_db(ctx: typer.Context, db: Path | None, *, sqlite: bool = False) -
     says what is wrong. ``sqlite``: the command needs the file itself (migrate-to)."""
     settings = _wiring(ctx).settings(db_path=db)
     if (sqlite or settings.database_url is None) and not Path(settings.db_path).exists():
-        typer.echo(f"no database at {settings.db_path}", err=True)
+        typer.echo(f"no database at {shown_path(settings.db_path)}", err=True)
         raise typer.Exit(1)
     return settings
 
@@ -995,7 +999,6 @@ def questions_import(
     near-duplicates of existing questions are printed as warnings.
     """
     from bot.questions.importing import ImportRefused, run_import
-    from bot.text import shown_path
 
     try:
         report = run_import(
@@ -1048,7 +1051,6 @@ def questions_export(
         typer.echo("say the format: --apkg OUT.apkg (the only one so far)", err=True)
         raise typer.Exit(2)
     from bot.questions.importing import write_atomically
-    from bot.text import shown_path
 
     apkg = Path(shown_path(apkg))
     if apkg.exists() and not force:
