@@ -995,8 +995,11 @@ def questions_import(
     """Import a cheat sheet, a CSV/TSV (Quizlet) export, an OpenTDB file or an Anki deck (.apkg,
     or Anki's plain-text export) as a pack.
 
-    Every item that could not be imported is printed with its line (exit 1); guesses and
-    near-duplicates of existing questions are printed as warnings.
+    Every item that could not be imported is printed with its line (exit 1, and --out is not
+    written); guesses and near-duplicates of existing questions are printed as warnings. A deck
+    exported by `questions export` is matched to its pack by note GUID, as Anki does, and
+    reported in one line. A file past a bound (size, items, time, memory) or a damaged deck is
+    refused in one line (exit 2).
     """
     from bot.questions.importing import ImportRefused, run_import
 
