@@ -433,3 +433,30 @@ def test_export_names_the_packs_folder_relative_to_where_the_user_stands(
     assert "packs/anki-trip.yaml:1" in proc.stderr
     assert "no pack 'anki-trip' in packs " in proc.stderr
     assert not (tmp_path / "x.apkg").exists()
+
+
+def test_notes_added_in_anki_import_and_the_packs_own_are_left_out(tmp_path: Path) -> None:
+    source = _pack_file(tmp_path)
+    deck = tmp_path / "trip.apkg"
+    deck.write_bytes(pack_apkg(load_packs(source).packs[0].pack))
+    with zipfile.ZipFile(deck) as archive:
+        data = archive.read("collection.anki2")
+    conn = sqlite3.connect(":memory:")
+    conn.deserialize(data)
+    nid, mid = conn.execute("SELECT id, mid FROM notes ORDER BY id LIMIT 1").fetchone()
+    conn.execute(
+        "INSERT INTO notes (id, guid, mid, mod, usn, tags, flds, sfld, csum, flags, data) "
+        "VALUES (?, ?, ?, 0, -1, '', ?, '', 0, 0, '')",
+        (nid + 1000, "new-in-anki", mid, "What is a new note?\x1fOne added in Anki"),
+    )
+    conn.commit()
+    with zipfile.ZipFile(deck, "w") as archive:
+        archive.writestr("collection.anki2", conn.serialize())
+        archive.writestr("media", "{}")
+    conn.close()
+    report = run_import(deck, pack="added", packs_dir=source.parent)
+    assert [(i.data["prompt"], i.data["answer"]) for i in report.result.items] == [
+        ("What is a new note?", "One added in Anki")
+    ]
+    assert not report.errors
+    assert "3 note(s) already in anki-trip (by GUID) left out" in report.summary()
