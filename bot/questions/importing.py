@@ -185,8 +185,10 @@ class SameNotes:
     def stop_line(self, file: Path) -> str:
         shown = ", ".join(self.changed[:3]) + (", ..." if len(self.changed) > 3 else "")
         return (
-            f"{file}: {len(self.changed)} of its notes are items of {self.pack} (matched by "
-            f"GUID) that differ from {self.path} ({shown}): edited in Anki or in the pack "
+            f"{file}: {len(self.changed)} of its notes "
+            f"{'is an item' if len(self.changed) == 1 else 'are items'} of {self.pack} (matched "
+            f"by GUID) that differ{'s' if len(self.changed) == 1 else ''} from {self.path} "
+            f"({shown}): edited in Anki or in the pack "
             "since the export; a deck cannot carry an item's code and checks back, so edit "
             f"{self.path} instead; nothing written"
         )

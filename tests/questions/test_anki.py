@@ -388,8 +388,8 @@ def test_a_deck_edited_since_export_stops_with_one_line_and_writes_nothing(
     assert stopped.returncode == 2
     assert "Traceback" not in stopped.stderr
     assert stopped.stderr.strip().splitlines() == [
-        "studybot: trip.apkg: 1 of its notes are items of anki-trip (matched by GUID) that "
-        "differ from packs/anki-trip.yaml (trip-mc): edited in Anki or in the pack since the "
+        "studybot: trip.apkg: 1 of its notes is an item of anki-trip (matched by GUID) that "
+        "differs from packs/anki-trip.yaml (trip-mc): edited in Anki or in the pack since the "
         "export; a deck cannot carry an item's code and checks back, so edit "
         "packs/anki-trip.yaml instead; nothing written"
     ]
