@@ -277,15 +277,22 @@ class Wiring:
         host: str = "127.0.0.1",
         out: Callable[[str], None] = print,
         clock: Clock | None = None,
+        stop: asyncio.Event | None = None,
     ) -> None:
-        """Serve the admin web page until a signal stops it: ``studybot web``.
+        """Serve the admin web page until ``stop`` is set (``studybot web`` sets it on SIGINT
+        or SIGTERM), or, without ``stop``, until uvicorn's own signal handling stops it.
 
         It prints a one-time sign-in link for this database's console workspaces. Without
         OAuth settings it listens on loopback only; with Sign in with Discord or Slack
-        configured it may listen on ``host`` (behind the reverse proxy).
+        configured it may listen on ``host`` (behind the reverse proxy). A stop asked for
+        while it starts ends it as soon as the database is open, without serving; once
+        serving, open requests get half a second to finish, then the server is cut off, and the
+        runtime (the database's worker thread with it) is always closed on the way out.
         """
         async with self.runtime(settings, clock=clock, sandbox_on=False) as runtime:
-            server, sock = self.web_server(runtime, host=host, port=port)
+            if stop is not None and stop.is_set():
+                return
+            server, sock = self.web_server(runtime, host=host, port=port, embedded=stop is not None)
             bound = sock.getsockname()[1]
             shown = host if host not in ("0.0.0.0", "::") else "127.0.0.1"  # noqa: S104
             web = runtime.services.web
@@ -297,7 +304,23 @@ class Wiring:
             out(
                 f"Sign in (one-time link, valid 15 minutes): http://{shown}:{bound}/signin?token={token}"
             )
-            await server.serve(sockets=[sock])
+            if stop is None:
+                await server.serve(sockets=[sock])
+                return
+            serving = asyncio.create_task(server.serve(sockets=[sock]), name="admin-web-page")
+            stopping = asyncio.create_task(stop.wait())
+            try:
+                await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stopping.cancel()
+                server.should_exit = True
+                try:
+                    await asyncio.wait_for(asyncio.shield(serving), 0.5)
+                except TimeoutError:
+                    server.force_exit = True
+                    serving.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await serving
 
     def web_server(
         self, runtime: Runtime, *, host: str, port: int, embedded: bool = False

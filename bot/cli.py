@@ -7,11 +7,16 @@ that :func:`main` puts in ``ctx.obj``; nothing here builds storage, services or 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
+import os
 import re
+import signal
 import sqlite3
 import sys
+import threading
 from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -27,6 +32,7 @@ from bot.questions.loader import load_packs
 from bot.runtime import StartupError
 from bot.sandbox.client.cli import sandbox_app, snippet_app
 from bot.settings import Platform, Settings
+from bot.text import shown_path
 
 if TYPE_CHECKING:
     from bot.services.score_import import ScoreImports
@@ -114,9 +120,8 @@ def _wiring(ctx: typer.Context) -> Wiring:
 
 
 def _packs_dir(ctx: typer.Context, path: Path | None) -> Path:
-    if path is not None:
-        return path
-    return Path(_wiring(ctx).settings().packs_dir)
+    """The packs folder, as messages should name it: relative to where the user stands."""
+    return Path(shown_path(path if path is not None else _wiring(ctx).settings().packs_dir))
 
 
 @app.command()
@@ -344,7 +349,67 @@ def web(
         typer.echo(line)
         sys.stdout.flush()
 
-    asyncio.run(wiring.web(settings, port=port, host=host or settings.web_host, out=say))
+    stop = _StopOnSignal()
+    with stop.installed():
+        serve_on = host or settings.web_host
+        asyncio.run(stop.run(wiring.web, settings, port=port, host=serve_on, out=say))
+
+
+class _StopOnSignal:
+    """One Ctrl-C (SIGINT) or SIGTERM stops ``studybot web`` within 2 s, at any moment, quietly.
+
+    Python's default turns SIGINT into a KeyboardInterrupt wherever the main thread is
+    (a traceback, and the database's worker thread left open keeps the process alive), and
+    uvicorn's own handling only starts once it serves. Here the signal sets an event the
+    server's coroutine waits on (a stop while starting ends it as soon as the database is
+    open), and a watchdog ends the process at :data:`GRACE_S` whatever is still running; a
+    second signal ends it at once.
+    """
+
+    GRACE_S = 1.5
+
+    def __init__(self) -> None:
+        self.event: asyncio.Event | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.signalled = False
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        signals = (signal.SIGINT, signal.SIGTERM)
+        previous = {sig: signal.getsignal(sig) for sig in signals}
+        for sig in signals:
+            signal.signal(sig, self._handle)
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    async def run(self, serve: Callable[..., Awaitable[None]], *args: Any, **kwargs: Any) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.event = asyncio.Event()
+        if self.signalled:
+            return
+        await serve(*args, stop=self.event, **kwargs)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.signalled:  # a second signal: now
+            _leave_now(0)
+        self.signalled = True
+        watchdog = threading.Timer(self.GRACE_S, _leave_now, args=(0,))
+        watchdog.daemon = True
+        watchdog.start()
+        if self.loop is None or self.event is None:
+            raise SystemExit(0)  # not serving yet: nothing to close
+        self.loop.call_soon_threadsafe(self.event.set)
+
+
+def _leave_now(status: int) -> None:
+    """End the process without waiting for threads (the watchdog's last resort)."""
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(status)
 
 
 @app.command("invite-url")
@@ -440,14 +505,15 @@ def db_backup(
         summary = asyncio.run(backup())
     except (OSError, sqlite3.Error, BackupError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
-        typer.echo(f"studybot: cannot write the backup to {target}: {reason}", err=True)
+        typer.echo(f"studybot: cannot write the backup to {shown_path(target)}: {reason}", err=True)
         raise typer.Exit(1) from None
-    packs = f"{summary.packs} pack(s) from {settings.uploads_dir}"
+    packs = f"{summary.packs} pack(s) from {shown_path(settings.uploads_dir)}"
     if summary.database:
-        typer.echo(f"backed up {settings.db_path} and {packs} to {target}")
+        typer.echo(f"backed up {shown_path(settings.db_path)} and {packs} to {shown_path(target)}")
     else:
         typer.echo(
-            f"PostgreSQL: backed up only the packs ({packs}) to {target}; the database is not "
+            f"PostgreSQL: backed up only the packs ({packs}) to {shown_path(target)}; the "
+            "database is not "
             'in it: back it up with pg_dump --format=custom --file FILE "$DATABASE_URL" '
             "(docs/DEPLOY.md)"
         )
@@ -484,7 +550,9 @@ def db_restore(
         typer.echo(f"db restore: {exc}", err=True)
         raise typer.Exit(1) from None
     except OSError as exc:
-        typer.echo(f"db restore: cannot restore into {settings.db_path}: {exc}", err=True)
+        typer.echo(
+            f"db restore: cannot restore into {shown_path(settings.db_path)}: {exc}", err=True
+        )
         raise typer.Exit(1) from None
     packs = (
         f"{summary.packs} pack(s) in {summary.packs_dir}"
@@ -723,7 +791,9 @@ def db_migrate_to(
         typer.echo(problem, err=True)
     if problems:
         raise typer.Exit(1)
-    typer.echo(f"ok: {settings.db_path} copied to {redact(url)}; row counts and checks agree")
+    typer.echo(
+        f"ok: {shown_path(settings.db_path)} copied to {redact(url)}; row counts and checks agree"
+    )
 
 
 async def _migrate_to(path: Path, url: str) -> list[str]:
@@ -778,7 +848,7 @@ def _existing_db(ctx: typer.Context, db: Path | None, *, sqlite: bool = False) -
     says what is wrong. ``sqlite``: the command needs the file itself (migrate-to)."""
     settings = _wiring(ctx).settings(db_path=db)
     if (sqlite or settings.database_url is None) and not Path(settings.db_path).exists():
-        typer.echo(f"no database at {settings.db_path}", err=True)
+        typer.echo(f"no database at {shown_path(settings.db_path)}", err=True)
         raise typer.Exit(1)
     return settings
 
@@ -925,18 +995,21 @@ def questions_import(
     """Import a cheat sheet, a CSV/TSV (Quizlet) export, an OpenTDB file or an Anki deck (.apkg,
     or Anki's plain-text export) as a pack.
 
-    Every item that could not be imported is printed with its line (exit 1); guesses and
-    near-duplicates of existing questions are printed as warnings.
+    Every item that could not be imported is printed with its line (exit 1, and --out is not
+    written); guesses and near-duplicates of existing questions are printed as warnings. A deck
+    exported by `questions export` is matched to its pack by note GUID, as Anki does, and
+    reported in one line. A file past a bound (size, items, time, memory) or a damaged deck is
+    refused in one line (exit 2).
     """
     from bot.questions.importing import ImportRefused, run_import
 
     try:
         report = run_import(
-            file,
+            Path(shown_path(file)),
             format_=format_,
             pack=pack,
             title=title,
-            out=out,
+            out=Path(shown_path(out)) if out is not None else None,
             force=force,
             packs_dir=_packs_dir(ctx, packs),
         )
@@ -980,16 +1053,19 @@ def questions_export(
     if apkg is None:
         typer.echo("say the format: --apkg OUT.apkg (the only one so far)", err=True)
         raise typer.Exit(2)
+    from bot.questions.importing import write_atomically
+
+    apkg = Path(shown_path(apkg))
     if apkg.exists() and not force:
         typer.echo(f"studybot: {apkg} exists; pass --force to overwrite it", err=True)
         raise typer.Exit(2)
     as_file = Path(pack)
     if as_file.suffix.lower() in {".yaml", ".yml"} or as_file.is_file():
-        result = load_packs(as_file)
-        where = str(as_file)
+        result = load_packs(Path(shown_path(as_file)))
+        where = shown_path(as_file)
     else:
         folder = _packs_dir(ctx, packs)
-        result = load_packs(folder, Path(_wiring(ctx).settings().uploads_dir))
+        result = load_packs(folder, Path(shown_path(_wiring(ctx).settings().uploads_dir)))
         where = f"{folder}"
     for problem in result.errors:
         typer.echo(str(problem), err=True)
@@ -1000,8 +1076,7 @@ def questions_export(
         raise typer.Exit(1)
     chosen = found[0]
     try:
-        apkg.parent.mkdir(parents=True, exist_ok=True)
-        apkg.write_bytes(pack_apkg(chosen))
+        write_atomically(apkg, pack_apkg(chosen))
     except OSError as exc:
         typer.echo(f"studybot: cannot write {apkg}: {exc.strerror}", err=True)
         raise typer.Exit(1) from None
@@ -1013,7 +1088,9 @@ def questions_export(
 @questions_app.command("check")
 def questions_check(
     ctx: typer.Context,
-    path: Annotated[Path | None, typer.Argument(help="A pack file or folder.")] = None,
+    paths: Annotated[
+        list[Path] | None, typer.Argument(help="Pack files or folders.", show_default=False)
+    ] = None,
     timeout: Annotated[
         float,
         typer.Option(
@@ -1058,14 +1135,18 @@ def questions_check(
 
     wiring = _wiring(ctx)
     settings = wiring.settings()
-    result = load_packs(_packs_dir(ctx, path))
+    first, more = (paths[0], paths[1:]) if paths else (None, [])
+    result = load_packs(_packs_dir(ctx, first), *(_packs_dir(ctx, p) for p in more))
+    missing = [p for p in more if not p.exists()]
+    for path in missing:
+        typer.echo(f"{path}: no such file or directory", err=True)
     for problem in result.errors:
         typer.echo(str(problem), err=True)
     targets = check_targets(result.packs)
     exercises = exercise_targets(result.packs)
     if not targets and not exercises:
         typer.echo("no code items, checks or exercises to run")
-        raise typer.Exit(1 if result.errors else 0)
+        raise typer.Exit(1 if result.errors or missing else 0)
     base = SandboxConfig.from_settings(settings)
     workers = jobs or max(1, base.pool_size)
     config = sandbox_config_for_check(base, timeout=timeout, jobs=workers * 4)
@@ -1099,7 +1180,7 @@ def questions_check(
             typer.echo(render_table(rows))
         if exercise_rows:
             typer.echo(("\n" if rows else "") + render_exercises(exercise_rows))
-    if failed or broken or result.errors:
+    if failed or broken or result.errors or missing:
         raise typer.Exit(1)
 
 
@@ -1139,6 +1220,8 @@ def main(argv: list[str] | None = None) -> None:
     _reflow(command)
     try:
         command.main(args=argv, obj=Wiring(), prog_name="studybot", standalone_mode=True)
+    except KeyboardInterrupt:  # Ctrl-C where no command handles it: quiet, as a shell expects
+        raise SystemExit(130) from None
     except StartupError as exc:
         if logs_as_json():  # a log collector reading JSON lines gets this one too
             log.critical("studybot: %s", exc)

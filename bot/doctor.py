@@ -23,6 +23,7 @@ from pydantic import SecretStr
 from bot.questions.lint import lint_packs
 from bot.settings import Platform, Settings
 from bot.storage.migrate import available_migrations
+from bot.text import shown_path
 
 __all__ = ["Check", "Status", "rewards_checks", "run_checks", "web_checks"]
 
@@ -432,8 +433,10 @@ async def run_checks(
     if settings.database_url is not None:
         checks.append(await postgres_check(settings.database_url.get_secret_value()))
     else:
-        checks.append(database_check(Path(settings.db_path)))
-    checks.extend(packs_check(Path(settings.packs_dir), settings.uploads_dir))
+        checks.append(database_check(Path(shown_path(settings.db_path))))
+    checks.extend(
+        packs_check(Path(shown_path(settings.packs_dir)), Path(shown_path(settings.uploads_dir)))
+    )
     checks.append(time_check(settings.timezone))
     if settings.database_url is None:  # (the workspace timezone hint reads the SQLite file)
         checks.extend(timezone_checks(Path(settings.db_path), settings.timezone))

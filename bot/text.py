@@ -19,6 +19,7 @@ Standard library only: the sandbox, which imports nothing of the bot's core, use
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 
@@ -27,6 +28,7 @@ __all__ = [
     "clip",
     "id_problem",
     "short_echoes",
+    "shown_path",
     "spreadsheet_cell",
     "without_pictographs",
 ]
@@ -129,3 +131,18 @@ def without_pictographs(text: str) -> str:
     category and the emoji variation selector. Where a reply is read as text (the audit log,
     the web page) they are noise, and not every font has them."""
     return "".join(c for c in text if unicodedata.category(c) != "So" and c != "\ufe0f")
+
+
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """``path`` as a message shows it: relative to the current directory when it is inside it
+    (``questions/x.yaml``, not the host's ``/home/...``), so every message names the user's own
+    files as they would type them; a path elsewhere stays as it is."""
+    text = os.fspath(path)
+    try:
+        absolute = os.path.abspath(text)
+        here = os.getcwd()
+    except OSError:  # the current directory was removed
+        return text
+    if os.path.commonpath([absolute, here]) != here:
+        return text
+    return os.path.relpath(absolute, here)

@@ -498,3 +498,30 @@ def test_run_takes_db_like_every_other_command(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     assert db.exists()
+
+
+def test_messages_name_files_relative_to_where_the_user_stands(tmp_path: Path) -> None:
+    """Paths given in full (or from STUDYBOT_DB) are shown as the user would type them."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for name in ("DATABASE_URL", "STUDYBOT_DB", "STUDYBOT_PACKS"):
+        env.pop(name, None)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "bot", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            cwd=tmp_path,
+            env=env,
+        )
+
+    db = tmp_path / "group.sqlite3"
+    missing = run("db", "backup", str(tmp_path / "out.tar.gz"), "--db", str(db))
+    assert missing.returncode == 1
+    assert missing.stderr.strip() == "no database at group.sqlite3"
+    sqlite3.connect(db).close()
+    done = run("db", "backup", str(tmp_path / "out.tar.gz"), "--db", str(db))
+    assert str(tmp_path) not in done.stdout + done.stderr
+    assert done.stdout.strip().endswith(" to out.tar.gz"), done.stdout + done.stderr

@@ -29,7 +29,8 @@ def test_a_ready_machine_passes(tmp_path: Path) -> None:
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("[warn] settings: platform console (STUDYBOT_PLATFORM is not")
     assert lines[1].startswith("[warn] database:") and "created at start" in lines[1]
-    assert lines[2] == f"[  ok] packs: 1 pack(s), 6 item(s) in {TEST_PACKS}"
+    # The packs folder is named from where the command runs (the checkout), not from /.
+    assert lines[2] == "[  ok] packs: 1 pack(s), 6 item(s) in tests/data/packs"
     assert lines[3].startswith("[  ok] time: ") and "UTC is" in lines[3]
     assert lines[4].startswith("[  ok] sandbox: isolation works")
     assert lines[-1] == "all checks passed"
@@ -146,7 +147,7 @@ def test_doctor_counts_uploaded_packs_and_names_a_workspace_once(tmp_path: Path)
         conn.execute("UPDATE workspaces SET timezone = 'Europe/Berlin'")
     proc = studybot("doctor", env=env)
     assert (
-        f"[  ok] packs: 2 pack(s), 12 item(s): 1 in {TEST_PACKS}, 1 uploaded or written in "
+        "[  ok] packs: 2 pack(s), 12 item(s): 1 in tests/data/packs, 1 uploaded or written in "
         f"chat in {uploads}"
     ) in proc.stdout, proc.stdout
     assert "the console workspace uses Europe/Berlin" in proc.stdout, proc.stdout

@@ -43,6 +43,7 @@ __all__ = [
     "CHOICE_MODEL_NAME",
     "apkg_bytes",
     "code_html",
+    "guid_for_item",
     "pack_apkg",
     "stable_id",
     "text_html",
@@ -66,6 +67,13 @@ def stable_id(*parts: str) -> int:
     the same parts always give the same id."""
     digest = hashlib.sha256("\x1f".join(("studybot", *parts)).encode("utf-8")).digest()
     return (1 << 30) + int.from_bytes(digest[:4], "big") % (1 << 30)
+
+
+def guid_for_item(key: str, item_id: str) -> str:
+    """The GUID of the note an item becomes in a deck keyed ``key`` (a pack's slug): Anki, and
+    ``questions import``, recognise a re-imported note as the same one by it."""
+    guid: str = genanki.guid_for("studybot", key, item_id)
+    return guid
 
 
 def text_html(text: str) -> str:
@@ -165,7 +173,7 @@ def apkg_bytes(key: str, deck_name: str, items: Sequence[Item], *, description: 
             model, fields = choice, _choice_fields(item)
         else:
             model, fields = basic, [_front(item), _back(item)]
-        guid = genanki.guid_for("studybot", key, item.id)
+        guid = guid_for_item(key, item.id)
         deck.add_note(genanki.Note(model=model, fields=fields, tags=_tags(item), guid=guid))
     return _package(deck)
 

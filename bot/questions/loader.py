@@ -151,8 +151,9 @@ def pack_files(root: Path) -> list[Path]:
 
 
 def load_packs(root: Path, *extra: Path) -> LoadResult:
-    """Load every pack under ``root`` (and under each ``extra`` folder that exists, such as the
-    folder of packs uploaded in chat); also catch ids and pack names reused across files."""
+    """Load every pack under ``root`` (and under each ``extra`` folder or file that exists, such
+    as the folder of packs uploaded in chat); also catch ids and pack names reused across
+    files."""
     result = LoadResult()
     if not root.exists():
         result.problems.append(Problem(str(root), 0, "", "no such file or directory"))
@@ -161,7 +162,7 @@ def load_packs(root: Path, *extra: Path) -> LoadResult:
     if not files:
         result.problems.append(Problem(str(root), 0, "", "no *.yaml pack files here"))
     for folder in extra:
-        if folder.is_dir() and folder.resolve() != root.resolve():
+        if folder.exists() and folder.resolve() != root.resolve():  # a folder or a pack file
             files.extend(pack_files(folder))
     for path in files:
         try:

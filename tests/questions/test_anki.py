@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import io
+import os
 import sqlite3
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -15,7 +18,7 @@ from bot.questions.anki import pack_apkg
 from bot.questions.importers import Format, import_bytes
 from bot.questions.importing import ImportRefused, run_import
 from bot.questions.loader import load_packs
-from tests.test_cli import studybot
+from tests.test_cli import ROOT, studybot
 
 PACK = """\
 pack: anki-trip
@@ -172,13 +175,16 @@ def test_cloze_and_media_notes_are_named_and_the_rest_imports(tmp_path: Path) ->
     assert errors[1].startswith(f"{deck}:3: note 3 ")
     assert "refers to media (cat.png)" in errors[1]
     assert "refers to media (hello.mp3)" in errors[2]
-    items = yaml.safe_load((tmp_path / "mixed.yaml").read_text())["items"]
+    # A run with errors (exit 1) writes no file; the rest is in the YAML it prints.
+    assert not (tmp_path / "mixed.yaml").exists()
+    assert report.yaml_text is not None
+    items = yaml.safe_load(report.yaml_text)["items"]
     assert [(i["prompt"], i["answer"]) for i in items] == [
         ("Front one", "Back one"),
         ("Two\nlines & more", "back\ntwo"),
     ]
     assert items[1]["tags"] == ["deck-sub_topic"]
-    assert report.summary().endswith("0 warning(s), 3 error(s)")
+    assert report.summary().endswith("-> nothing written; 0 warning(s), 3 error(s)")
 
 
 def _modern(legacy: Path, out: Path) -> None:
@@ -236,17 +242,18 @@ def test_a_broken_new_format_deck_is_one_clear_problem(tmp_path: Path) -> None:
         archive.writestr("collection.anki2", b"placeholder")
         archive.writestr("collection.anki21b", b"\x28\xb5\x2f\xfd")
         archive.writestr("media", b"")
-    report = run_import(deck)
-    assert not report.result.items
-    assert len(report.errors) == 1
-    assert str(report.errors[0]).startswith(f"{deck}:1: Anki's library cannot read this package (")
+    with pytest.raises(ImportRefused) as refused:
+        run_import(deck)
+    assert str(refused.value).startswith(f"{deck}: Anki's library cannot read this package (")
+    assert "\n" not in str(refused.value)
 
 
 def test_a_file_that_is_not_a_package_is_one_problem(tmp_path: Path) -> None:
     deck = tmp_path / "fake.apkg"
     deck.write_text("front\tback\n")
-    report = run_import(deck)
-    assert [p.message for p in report.errors] == ["not an Anki package (not a zip file)"]
+    with pytest.raises(ImportRefused) as refused:
+        run_import(deck)
+    assert str(refused.value) == f"{deck}: not an Anki package (not a zip file); nothing written"
 
 
 ANKI_TEXT = (
@@ -283,8 +290,8 @@ def test_anki_plain_text_export_imports_with_tags_and_names_what_it_cannot(
 def test_format_anki_on_text_and_an_unreadable_package_never_write_a_pack(tmp_path: Path) -> None:
     text = tmp_path / "deck.txt"
     text.write_text("a\tb\n")
-    report = run_import(text, format_=Format.ANKI, out=tmp_path / "x.yaml")
-    assert report.errors
+    with pytest.raises(ImportRefused, match="not an Anki package"):
+        run_import(text, format_=Format.ANKI, out=tmp_path / "x.yaml")
     assert not (tmp_path / "x.yaml").exists()
     with pytest.raises(ImportRefused, match="over the"):
         big = tmp_path / "big.txt"
@@ -312,3 +319,144 @@ def test_export_takes_a_pack_file_and_refuses_an_unknown_slug_or_an_existing_fil
     assert missing.returncode == 1
     assert f"no pack 'no-such-pack' in {source.parent} (packs there: anki-trip)" in missing.stderr
     assert not (tmp_path / "x.apkg").exists()
+
+
+# --- the README's round trip: export, then import the same deck ---------------------------------
+
+
+def _studybot_in(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI run from ``cwd``, as a user standing in their own folder runs it."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=cwd,
+        env=env,
+    )
+
+
+def _edit_note(apkg: Path, old: str, new: str) -> None:
+    """Change a note's text inside the package, as an edit in Anki would."""
+    with zipfile.ZipFile(apkg) as archive:
+        data = archive.read("collection.anki2")
+    conn = sqlite3.connect(":memory:")
+    conn.deserialize(data)
+    changed = conn.execute("UPDATE notes SET flds = replace(flds, ?, ?)", (old, new)).rowcount
+    assert changed
+    conn.commit()
+    edited = conn.serialize()
+    conn.close()
+    with zipfile.ZipFile(apkg, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("collection.anki2", edited)
+        archive.writestr("media", "{}")
+
+
+def test_reimporting_an_exported_deck_matches_notes_by_guid_in_one_line(tmp_path: Path) -> None:
+    source = _pack_file(tmp_path)
+    exported = _studybot_in(
+        tmp_path, "questions", "export", "anki-trip", "--apkg", "trip.apkg", "--packs", "packs"
+    )
+    assert exported.returncode == 0, exported.stderr
+    assert exported.stdout.strip().endswith(" to trip.apkg")
+    again = _studybot_in(
+        tmp_path, "questions", "import", "trip.apkg", "--packs", str(source.parent)
+    )
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == ""
+    assert again.stderr.strip().splitlines() == [
+        "trip.apkg: its 3 note(s) are the items of anki-trip in packs/anki-trip.yaml (matched "
+        "by GUID, as Anki does with its own export), unchanged; updated nothing"
+    ]
+
+
+def test_a_deck_edited_since_export_stops_with_one_line_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    _pack_file(tmp_path)
+    assert (
+        _studybot_in(
+            tmp_path, "questions", "export", "anki-trip", "--apkg", "trip.apkg", "--packs", "packs"
+        ).returncode
+        == 0
+    )
+    _edit_note(tmp_path / "trip.apkg", "On every forward pass", "On every pass")
+    args = ("questions", "import", "trip.apkg", "--packs", "packs", "--out", "trip.yaml")
+    stopped = _studybot_in(tmp_path, *args)
+    assert stopped.returncode == 2
+    assert "Traceback" not in stopped.stderr
+    assert stopped.stderr.strip().splitlines() == [
+        "studybot: trip.apkg: 1 of its notes is an item of anki-trip (matched by GUID) that "
+        "differs from packs/anki-trip.yaml (trip-mc): edited in Anki or in the pack since the "
+        "export; a deck cannot carry an item's code and checks back, so edit "
+        "packs/anki-trip.yaml instead; nothing written"
+    ]
+    assert not (tmp_path / "trip.yaml").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["packs", "trip.apkg"]
+
+
+def test_a_failed_import_leaves_no_file_so_the_next_run_is_not_refused(tmp_path: Path) -> None:
+    deck = tmp_path / "mixed.apkg"
+    _deck_with_cloze_and_media(deck)
+    for _ in range(2):
+        proc = _studybot_in(tmp_path, "questions", "import", "mixed.apkg", "--out", "mixed.yaml")
+        assert proc.returncode == 1
+        assert "exists" not in proc.stderr
+        assert (
+            proc.stderr.strip()
+            .splitlines()[-1]
+            .endswith("-> nothing written; 0 warning(s), 3 error(s)")
+        )
+        assert proc.stderr.startswith("mixed.apkg:2: note 2 (id ")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mixed.apkg"]
+
+
+def test_export_names_the_packs_folder_relative_to_where_the_user_stands(
+    tmp_path: Path,
+) -> None:
+    _pack_file(tmp_path)
+    (tmp_path / "packs" / "anki-trip.yaml").write_text("pack: [broken\n")
+    proc = _studybot_in(
+        tmp_path,
+        "questions",
+        "export",
+        "anki-trip",
+        "--apkg",
+        str(tmp_path / "x.apkg"),
+        "--packs",
+        str(tmp_path / "packs"),
+    )
+    assert proc.returncode == 1
+    assert str(tmp_path) not in proc.stderr
+    assert "packs/anki-trip.yaml:1" in proc.stderr
+    assert "no pack 'anki-trip' in packs " in proc.stderr
+    assert not (tmp_path / "x.apkg").exists()
+
+
+def test_notes_added_in_anki_import_and_the_packs_own_are_left_out(tmp_path: Path) -> None:
+    source = _pack_file(tmp_path)
+    deck = tmp_path / "trip.apkg"
+    deck.write_bytes(pack_apkg(load_packs(source).packs[0].pack))
+    with zipfile.ZipFile(deck) as archive:
+        data = archive.read("collection.anki2")
+    conn = sqlite3.connect(":memory:")
+    conn.deserialize(data)
+    nid, mid = conn.execute("SELECT id, mid FROM notes ORDER BY id LIMIT 1").fetchone()
+    conn.execute(
+        "INSERT INTO notes (id, guid, mid, mod, usn, tags, flds, sfld, csum, flags, data) "
+        "VALUES (?, ?, ?, 0, -1, '', ?, '', 0, 0, '')",
+        (nid + 1000, "new-in-anki", mid, "What is a new note?\x1fOne added in Anki"),
+    )
+    conn.commit()
+    with zipfile.ZipFile(deck, "w") as archive:
+        archive.writestr("collection.anki2", conn.serialize())
+        archive.writestr("media", "{}")
+    conn.close()
+    report = run_import(deck, pack="added", packs_dir=source.parent)
+    assert [(i.data["prompt"], i.data["answer"]) for i in report.result.items] == [
+        ("What is a new note?", "One added in Anki")
+    ]
+    assert not report.errors
+    assert "3 note(s) already in anki-trip (by GUID) left out" in report.summary()

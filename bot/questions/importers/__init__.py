@@ -24,6 +24,7 @@ from bot.questions.importers.base import (
     Format,
     ImportedItem,
     ImportResult,
+    ImportTooBig,
     slugify,
     title_from_name,
 )
@@ -187,6 +188,25 @@ def import_bytes(
     Raises :class:`FormatUnknown` when no format is given and none can be detected; every
     other problem comes back in the result.
     """
+    try:
+        return _import_bytes(raw, filename, format=format, pack=pack, title=title)
+    except ImportTooBig as exc:  # over a bound: the whole file is refused, in one line
+        result = ImportResult(
+            filename, format or Format.CHEATSHEET, "", pack or slugify(filename), ""
+        )
+        result.refused = exc.message
+        result.problems = [Problem(filename, exc.line, "", exc.message)]
+        return result
+
+
+def _import_bytes(
+    raw: bytes,
+    filename: str,
+    *,
+    format: Format | None,
+    pack: str | None,
+    title: str | None,
+) -> ImportResult:
     slug = pack or slugify(filename)
     suffix = PurePath(filename).suffix.lower()
     if format is Format.ANKI or (format is None and suffix in ANKI_SUFFIXES):

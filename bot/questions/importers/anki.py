@@ -25,19 +25,14 @@ other columns are the note's fields, in order.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
-import json
 import re
-import sqlite3
-import tempfile
-import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from pathlib import Path
 
+from bot.questions.importers.apkg_read import DeckRefused, read_package
 from bot.questions.importers.base import (
     DIFFICULTY_WORDS,
     Draft,
@@ -61,7 +56,6 @@ ANKI_TEXT_HEADER = re.compile(
 _CHOICE_FIELDS = ("Question", "Code", "Choices", "Answer", "Explanation")
 _CLOZE = re.compile(r"\{\{c\d+::")
 _SOUND = re.compile(r"\[sound:([^\]]+)\]")
-_MAX_COLLECTION = 200 * 1024 * 1024  # uncompressed: a zip bomb is refused, not unpacked
 _SEPARATORS = {
     "tab": "\t",
     "comma": ",",
@@ -180,6 +174,7 @@ class _Note:
     cloze: bool
     fields: tuple[tuple[str, str], ...]  # (name, value) in the note type's order
     tags: tuple[str, ...]
+    guid: str | None = None  # an .apkg note's GUID: a re-imported export is matched by it
 
 
 def _add_note(builder: PackBuilder, note: _Note, *, is_html: bool = True) -> None:
@@ -304,149 +299,35 @@ def _warn_tags(draft: Draft, dropped: Sequence[str]) -> None:
 # --- .apkg ------------------------------------------------------------------------------------
 
 
-class DeckRefused(ValueError):
-    """The package cannot be read at all (not a zip, only the new format, no collection)."""
-
-
 def import_apkg(raw: bytes, result: ImportResult, *, title_given: bool = False) -> None:
     """Read an ``.apkg`` (or ``.colpkg``) into ``result``; whole-file problems at line 1.
 
-    The pack's title is the deck's name unless one was given."""
+    The package is read within fixed bounds in a child process (:mod:`.apkg_read`); a deck
+    past a bound, damaged or oddly shaped is one problem that says which, and no item. The
+    pack's title is the deck's name unless one was given."""
     builder = PackBuilder(result)
     try:
-        notes, deck = _apkg_notes(raw, result.source)
+        raw_notes, deck = read_package(raw)
     except DeckRefused as exc:
+        result.refused = str(exc)
         builder.problem(1, "", str(exc))
         return
     if deck and not title_given:
         result.title = deck
-    for note in notes:
+    for index, raw_note in enumerate(raw_notes, start=1):
+        note = _Note(
+            line=index,
+            label=f"note {index} (id {raw_note.nid})",
+            type_name=raw_note.type_name,
+            cloze=raw_note.cloze,
+            fields=raw_note.fields,
+            tags=raw_note.tags,
+            guid=raw_note.guid,
+        )
+        before = len(result.items)
         _add_note(builder, note)
-
-
-def _legacy_package(raw: bytes, name: str) -> bytes:
-    """A package in Anki's new format (``collection.anki21b``: zstd, schema 18), converted by
-    Anki's own library (the ``anki`` package) into a legacy package this module reads: it is
-    imported into a new, temporary collection and exported again with "Support older Anki
-    versions". Its media are left out (notes that refer to them are reported anyway)."""
-    try:
-        from anki.collection import (
-            Collection,
-            ExportAnkiPackageOptions,
-            ImportAnkiPackageOptions,
-            ImportAnkiPackageRequest,
-        )
-    except ImportError:
-        raise DeckRefused(
-            "this deck is in the format of Anki 2.1.50 and later (collection.anki21b), which "
-            "needs the `anki` package to read (pip install anki); or, in Anki, export the deck "
-            "again with File > Export > Anki Deck Package and 'Support older Anki versions' "
-            "ticked"
-        ) from None
-    with tempfile.TemporaryDirectory(prefix="studybot-anki-") as folder:
-        package, legacy = Path(folder) / "in.apkg", Path(folder) / "legacy.apkg"
-        package.write_bytes(raw)
-        col = Collection(str(Path(folder) / "collection.anki2"))
-        try:
-            col.import_anki_package(
-                ImportAnkiPackageRequest(
-                    package_path=str(package),
-                    options=ImportAnkiPackageOptions(with_scheduling=False),
-                )
-            )
-            col.export_anki_package(
-                out_path=str(legacy),
-                options=ExportAnkiPackageOptions(
-                    legacy=True, with_scheduling=False, with_media=False, with_deck_configs=False
-                ),
-                limit=None,
-            )
-        except Exception as exc:  # anki's own errors, for a file that is not what it says
-            raise DeckRefused(f"Anki's library cannot read this package ({exc})") from None
-        finally:
-            col.close()
-        return legacy.read_bytes()
-
-
-def _apkg_notes(
-    raw: bytes, name: str, *, converted: bool = False
-) -> tuple[list[_Note], str | None]:
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(raw))
-    except zipfile.BadZipFile:
-        raise DeckRefused("not an Anki package (not a zip file)") from None
-    with archive:
-        members = {info.filename: info for info in archive.infolist()}
-        chosen = next(
-            (members[n] for n in ("collection.anki21", "collection.anki2") if n in members), None
-        )
-        if "collection.anki21b" in members and "collection.anki21" not in members:
-            if converted:
-                raise DeckRefused("Anki's library did not convert it to a collection")
-            return _apkg_notes(_legacy_package(raw, name), name, converted=True)
-        if chosen is None:
-            raise DeckRefused("holds no Anki collection (collection.anki2 or collection.anki21)")
-        if chosen.file_size > _MAX_COLLECTION:
-            raise DeckRefused(
-                f"its collection is {chosen.file_size:,} bytes unpacked, over the "
-                f"limit of {_MAX_COLLECTION:,}"
-            )
-        data = archive.read(chosen)
-    with tempfile.TemporaryDirectory(prefix="studybot-anki-") as folder:
-        path = Path(folder) / "collection.sqlite"
-        path.write_bytes(data)
-        try:
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        except sqlite3.Error as exc:  # pragma: no cover - a file we just wrote
-            raise DeckRefused(f"cannot open its collection ({exc})") from None
-        with contextlib.closing(conn):
-            try:
-                return _read_notes(conn)
-            except (sqlite3.Error, ValueError, KeyError) as exc:
-                raise DeckRefused(
-                    f"its collection is not an Anki collection studybot can read ({exc})"
-                ) from None
-
-
-def _read_notes(conn: sqlite3.Connection) -> tuple[list[_Note], str | None]:
-    """The notes in creation order, and the name of the deck they are in (one deck only)."""
-    models_json, decks_json = conn.execute("SELECT models, decks FROM col").fetchone()
-    models: dict[str, dict[str, object]] = json.loads(models_json) if models_json else {}
-    types: dict[int, tuple[str, bool, list[str]]] = {}
-    for key, model in models.items():
-        fields = model.get("flds")
-        names = [str(f["name"]) for f in fields] if isinstance(fields, list) else []
-        types[int(key)] = (str(model.get("name", "?")), model.get("type") == 1, names)
-    if not types:  # schema 18: note types in tables of their own
-        for ntid, type_name in conn.execute("SELECT id, name FROM notetypes"):
-            names = [
-                str(row[0])
-                for row in conn.execute(
-                    "SELECT name FROM fields WHERE ntid = ? ORDER BY ord", (ntid,)
-                )
-            ]
-            types[int(ntid)] = (str(type_name), False, names)
-    notes: list[_Note] = []
-    for index, (nid, mid, tags, flds) in enumerate(
-        conn.execute("SELECT id, mid, tags, flds FROM notes ORDER BY id"), start=1
-    ):
-        type_name, cloze, names = types.get(int(mid), ("unknown note type", False, []))
-        values = str(flds).split("\x1f")
-        names = names + [f"Field {i + 1}" for i in range(len(names), len(values))]
-        notes.append(
-            _Note(
-                line=index,
-                label=f"note {index} (id {nid})",
-                type_name=type_name,
-                cloze=cloze,
-                fields=tuple(zip(names, values, strict=False)),
-                tags=tuple(str(tags).split()),
-            )
-        )
-    decks = json.loads(decks_json) if decks_json else {}
-    used = {str(row[0]) for row in conn.execute("SELECT DISTINCT did FROM cards")}
-    names = [str(d.get("name")) for key, d in decks.items() if key in used and d.get("name")]
-    return notes, names[0] if len(names) == 1 else None
+        if len(result.items) > before and raw_note.guid:
+            result.guids[result.items[-1].id] = raw_note.guid
 
 
 # --- Notes in Plain Text ------------------------------------------------------------------------

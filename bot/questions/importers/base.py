@@ -25,6 +25,7 @@ from pydantic_core import ErrorDetails
 
 from bot.questions.loader import Problem
 from bot.questions.schema import Difficulty, Item
+from bot.questions.untrusted import MAX_ITEMS
 
 __all__ = [
     "DIFFICULTY_WORDS",
@@ -137,6 +138,10 @@ class ImportResult:
     description: str | None = None
     items: list[ImportedItem] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    guids: dict[str, str] = field(default_factory=dict)
+    """Item id -> the GUID of the Anki note it came from: a re-imported export is matched."""
+    refused: str | None = None
+    """Why the whole file was refused (a deck past a bound, damaged or oddly shaped)."""
 
     @property
     def errors(self) -> list[Problem]:
@@ -160,6 +165,19 @@ class ImportResult:
 
     def item_lines(self) -> dict[str, int]:
         return {item.id: item.line for item in self.items}
+
+
+MAX_PROBLEMS = 1000
+"""Problems reported for one file before the import stops reading it."""
+
+
+class ImportTooBig(ValueError):
+    """The file holds more items or problems than one import reads; the message says which."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.message = message
 
 
 class PackBuilder:
@@ -187,13 +205,29 @@ class PackBuilder:
     ) -> Problem:
         problem = Problem(self.source, line, field_name, message, severity)
         self.result.problems.append(problem)
+        if len(self.result.problems) > MAX_PROBLEMS:
+            raise ImportTooBig(
+                line,
+                f"more than {MAX_PROBLEMS:,} problems by line {line}; stopped reading (is it "
+                "the format you meant? see --format)",
+            )
         return problem
 
     def warn(self, line: int, field_name: str, message: str) -> Problem:
         return self.problem(line, field_name, message, "warning")
 
     def draft(self, kind: str, line: int) -> Draft:
-        """Start the next item of ``kind`` found at source ``line`` (its id is fixed now)."""
+        """Start the next item of ``kind`` found at source ``line`` (its id is fixed now).
+
+        Past :data:`MAX_ITEMS` items the import stops (:class:`ImportTooBig`): a 4 MiB file of
+        tiny rows would otherwise build a million items, and half a gigabyte, before anything
+        counted them."""
+        if sum(self._counters.values()) >= MAX_ITEMS:
+            raise ImportTooBig(
+                line,
+                f"more than {MAX_ITEMS:,} questions (line {line}), the limit for one pack; "
+                "split the file",
+            )
         self._counters[kind] += 1
         item_id = f"{self._prefix}-{KIND_ABBREVIATIONS[kind]}-{self._counters[kind]:02d}"
         return Draft(self, kind, item_id, line)
