@@ -919,7 +919,11 @@ class SlackAdapter:
         ctx = ChatContext(PLATFORM, where.team, where.channel or "", where.user, where.user_name)
         help_message = cards.help_message(help_rows("slack"), admin=ctx.is_admin)
         message = replace(help_message, sections=(Section(body=problem), *help_message.sections))
-        return {**render(message).kwargs(), "response_type": "ephemeral"}
+        # The ack is one message: anything past the budget is named, and /study help has it.
+        rendered = render(
+            message, rest_where="not shown: `/study help` lists them", keep_rest=False
+        )
+        return {**rendered.kwargs(), "response_type": "ephemeral"}
 
     async def _subcommand(
         self, ctx: ChatContext, command: StudyCommand, body: dict[str, Any], respond: Any
