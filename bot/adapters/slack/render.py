@@ -77,6 +77,9 @@ MAX_METADATA = 3000  # a view's private_metadata
 MAX_BLOCKS_TEXT = 10_000
 #: Room kept in a shortened message for the note that says where the rest is.
 NOTE_ROOM = 300
+#: Room the last guard in render_blocks keeps for its own note (less than NOTE_ROOM less the
+#: note fit adds, so a fitted message never meets the guard).
+GUARD_NOTE_ROOM = 100
 #: Longest line the fitter moves as one piece; longer lines are split at a separator first.
 MAX_LINE = 1500
 CUT = "…"
@@ -209,9 +212,15 @@ def render_blocks(message: Message, *, max_blocks: int = MAX_BLOCKS) -> list[Blo
         tail.insert(0, _context(mrkdwn("✍️ " + message.byline.text)))
     if message.footer:
         tail.append(_context(mrkdwn(message.footer)))
+    # A last guard: render() fits messages first (see fit), so these cuts happen only to a
+    # caller that skips it, and then visibly rather than as a refused message.
     room = max_blocks - len(head) - len(tail)
-    if len(body) > room:
-        kept = max(room - 1, 0)
+    text_room = MAX_BLOCKS_TEXT - blocks_text_length([*head, *tail]) - GUARD_NOTE_ROOM
+    kept = len(body)
+    while kept and (kept > room or blocks_text_length(body[:kept]) > text_room):
+        kept -= 1
+    if kept < len(body):
+        kept = min(kept, max(room - 1, 0))
         dropped = len(body) - kept
         note = _context(f"{CUT} {dropped} more part(s) not shown: too long for one Slack message.")
         body = [*body[:kept], note]

@@ -27,6 +27,7 @@ from bot.adapters.slack.render import (
     inline_attachments,
     mrkdwn,
     render,
+    render_blocks,
     run_modal,
 )
 from bot.core.errors import UsageError
@@ -338,3 +339,11 @@ def test_single_character_bold_pairs_correctly() -> None:
     assert mrkdwn("Points: **5** all time, **12** this week") == (
         "Points: *5* all time, *12* this week"
     )
+
+
+def test_render_blocks_alone_still_keeps_to_the_text_budget() -> None:
+    """A caller that skips fit() gets a visible cut, never a message Slack refuses whole."""
+    message = Message(title="T", sections=tuple(Section(body="w " * 1400) for _ in range(20)))
+    blocks = render_blocks(message)
+    assert check_blocks(blocks) == [] and blocks_text_length(blocks) <= MAX_BLOCKS_TEXT
+    assert "more part(s) not shown" in mrkdwn_texts(blocks)[-1]
