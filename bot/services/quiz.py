@@ -483,7 +483,10 @@ class Quiz:
             title = f"{heading} · {message.title}" if message.title else heading
             right = await self._rounds.points_of(post.id)
             shown = " · ".join(f"{escape_markup(name)} +{points}" for name, points in right)
-            section = Section(heading="Who got it right", body=shown or "Nobody this time.")
+            # The count first, then the names best (fastest) first: with hundreds, a platform
+            # shows the first that fit and the count says how many there are in all.
+            who = f"Who got it right ({len(right)})" if right else "Who got it right"
+            section = Section(heading=who, body=shown or "Nobody this time.")
             message = replace(message, title=title, sections=(*message.sections, section))
         if self._graphs is not None and stored.item.show_graph:
             picture = await self._graphs.picture(stored.item)

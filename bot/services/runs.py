@@ -26,6 +26,10 @@ __all__ = ["SnippetRuns"]
 
 log = get_logger(__name__)
 
+#: The longest ``--of`` name drawn: the names travel in chat metadata (a Slack modal's holds
+#: 3,000 characters), and a tensor's name is never this long in code a member wants drawn.
+MAX_GRAPH_NAME = 100
+
 
 class SnippetRuns:
     """Members' snippet runs through the sandbox, rate-limited per member."""
@@ -76,17 +80,31 @@ class SnippetRuns:
         result = await self._execute(ctx, code, None)
         return result_message(result, self.run_limits, ctx.member_name)
 
+    def check_graph(self, of: tuple[str, ...]) -> None:
+        """Raise :class:`BadInput` for ``--of`` names a graph cannot draw.
+
+        Called again by an adapter before it opens an editor, so the member hears "At most 4
+        tensors" at once (a Slack modal would carry the names in its 3,000-character
+        metadata, and fail to open on five long ones).
+        """
+        for name in of:
+            if name != "*" and not name.isidentifier():
+                raise BadInput(f"`{name[:40]}` is not a variable name (use --of NAME[,NAME])")
+            if len(name) > MAX_GRAPH_NAME:
+                raise BadInput(
+                    f"`{name[:40]}…` is too long for a variable name to draw "
+                    f"(at most {MAX_GRAPH_NAME} characters)."
+                )
+        if len(of) > 4:
+            raise BadInput("At most 4 tensors side by side (--of a,b,c,d).")
+
     async def graph(self, ctx: ChatContext, code: str, of: tuple[str, ...] = ()) -> Message:
         """Run a snippet and draw the autograd graph behind ``of`` (default: its last result;
         ``("*",)``: every result that is no other one's intermediate, side by side).
 
         The same checks and limits as :meth:`run`; a graph counts as one run.
         """
-        for name in of:
-            if name != "*" and not name.isidentifier():
-                raise BadInput(f"`{name[:40]}` is not a variable name (use --of NAME[,NAME])")
-        if len(of) > 4:
-            raise BadInput("At most 4 tensors side by side (--of a,b,c,d).")
+        self.check_graph(of)
         result = await self._execute(ctx, code, of)
         return graph_message(result, self.run_limits, ctx.member_name)
 

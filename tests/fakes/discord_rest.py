@@ -17,6 +17,7 @@ from typing import Any
 
 from aiohttp import BodyPartReader, web
 
+from tests.fakes.discord_limits import message_problems, modal_problems
 from tests.fakes.discord_models import (
     EPHEMERAL,
     LOADING,
@@ -168,6 +169,7 @@ class FakeRest:
             return Reply(401, {"message": "401: Unauthorized", "code": 0})
         try:
             _check_upload_limits(call)
+            _check_message_limits(call)
             return await handler(call)
         except DiscordError as exc:
             return Reply(exc.status, exc.body())
@@ -775,6 +777,21 @@ def _command_errors(item: dict[str, Any]) -> dict[str, Any]:
 UPLOAD_PER_FILE = 10 * 1024 * 1024
 UPLOAD_MAX_FILES = 10
 UPLOAD_PER_REQUEST = 25_000_000
+
+
+def _check_message_limits(call: Call) -> None:
+    """Refuse a message or modal past Discord's documented limits, as Discord does (50035)."""
+    body = call.json
+    if call.method not in ("POST", "PATCH") or not isinstance(body, dict):
+        return
+    if "/callback" in call.path:
+        kind = int(body.get("type") or 0)
+        data = body.get("data")
+        problems = modal_problems(data) if kind == MODAL else message_problems(data)
+    else:
+        problems = message_problems(body)
+    if problems:
+        raise DiscordError(400, 50035, "Invalid Form Body: " + "; ".join(problems))
 
 
 def _check_upload_limits(call: Call) -> None:

@@ -46,7 +46,7 @@ from zoneinfo import ZoneInfo
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from tests.fakes.slack_blockkit import check_blocks, check_view
+from tests.fakes.slack_blockkit import MAX_BLOCKS_TEXT, block_text_length, check_blocks, check_view
 from tests.fakes.slack_requests import EnvelopeType, SlackRequest, SlackRequestBuilder
 
 __all__ = [
@@ -1057,6 +1057,10 @@ class FakeSlack(SlackRequestBuilder):
             problems = check_blocks(blocks)
             if problems:
                 return _error("invalid_blocks", *problems, errors=problems)
+            if (total := block_text_length(blocks)) > MAX_BLOCKS_TEXT:
+                return _error(
+                    "msg_blocks_too_long", f"{total} characters of text in blocks, over the limit"
+                )
         return None
 
     def _chat_post_message(self, call: ApiCall) -> Json:
@@ -1437,6 +1441,11 @@ class FakeSlack(SlackRequestBuilder):
             status, reply = 404, _error("unknown_response_url")
         elif target.uses >= 5:  # Slack: a response_url works five times within 30 minutes
             status, reply = 404, _error("used_url")
+        elif (
+            not _truthy(call.body.get("delete_original"))
+            and (problem := self._message_problems(call.body, require_content=False)) is not None
+        ):  # refused like chat.postMessage: the member sees nothing
+            status, reply = 400, problem
         else:
             target.uses += 1
             call.effect = self._apply_hook(target, call.body)

@@ -756,6 +756,24 @@ async def test_injected_failure_reaches_the_client(
     assert (await channel.send("yes")).content == "yes"
 
 
+async def test_messages_past_discords_limits_are_refused_whole(
+    fake: FakeDiscord, bot: StudyTestBot, guild: FakeGuild
+) -> None:
+    """Discord answers 50035 to an embed past 6,000 characters in all (each part within its
+    own limit), a description past 4,096, or content past 2,000; the fake does the same."""
+    channel = text_channel(bot, guild.channel("general").id)
+    total = discord.Embed(title="t" * 256, description="d" * 4096)
+    for i in range(2):
+        total.add_field(name=f"f{i}", value="v" * 1024)
+    for embed in (total, discord.Embed(description="d" * 4097)):
+        with pytest.raises(discord.HTTPException) as err:
+            await channel.send(embed=embed)
+        assert err.value.code == 50035
+    with pytest.raises(discord.HTTPException):
+        await channel.send("c" * 2001)
+    assert (await channel.send("c" * 2000, embed=discord.Embed(description="d" * 4096))).id
+
+
 def test_point_discord_py_sets_both_endpoints() -> None:
     from discord.gateway import DiscordWebSocket
     from discord.http import Route

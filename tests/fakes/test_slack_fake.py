@@ -761,6 +761,29 @@ async def test_block_kit_limits_are_checked(slack_fake: FakeSlack) -> None:
     assert any("sectoin" in e for e in err.value.response["errors"])
 
 
+async def test_too_much_text_in_all_blocks_is_refused_whole(slack_fake: FakeSlack) -> None:
+    """Every block within its own limit, 12,001 characters in all: Slack's msg_blocks_too_long,
+    on chat.* and on a response_url (where the member then sees nothing)."""
+    client = _client(slack_fake)
+
+    def section(n: int) -> dict[str, Any]:
+        return {"type": "section", "text": {"type": "mrkdwn", "text": "x" * n}}
+
+    fits = [section(3000)] * 4
+    over = [*fits, {"type": "context", "elements": [{"type": "mrkdwn", "text": "y"}]}]
+    assert (await client.chat_postMessage(channel="C0STUDY", text="t", blocks=fits))["ok"]
+    with pytest.raises(SlackApiError) as err:
+        await client.chat_postMessage(channel="C0STUDY", text="t", blocks=over)
+    assert err.value.response["error"] == "msg_blocks_too_long"
+    posted = await client.chat_postMessage(channel="C0STUDY", text="q", blocks=[BUTTON])
+    click = slack_fake.block_action("go", message_ts=posted["ts"])
+    assert click.response_url is not None
+    hook = AsyncWebhookClient(click.response_url)
+    assert (await hook.send(text="t", blocks=over)).status_code == 400
+    assert slack_fake.response_url_calls[-1].effect == "rejected"
+    assert slack_fake.ephemerals_for("U0ALICE") == []
+
+
 async def test_modals_open_update_and_triggers(slack_fake: FakeSlack) -> None:
     client = _client(slack_fake)
     trigger = slack_fake.slash_command(text="run").trigger_id

@@ -87,6 +87,9 @@ from bot.adapters.slack.manifest import (
     WRITE_MODAL_CALLBACK,
 )
 from bot.adapters.slack.render import (
+    IN_NEXT_MESSAGES,
+    IN_THREAD,
+    SlackMessage,
     home_view,
     inline_attachments,
     render,
@@ -152,6 +155,12 @@ NO_PACK_FILE = (
     "That message has no file attached. Attach a .yaml question pack to a message, then use "
     "*Check question pack* on it."
 )
+# A message too long for one Slack message (see render.fit) continues in up to this many
+# thread replies (a public post) or further private replies (a response_url works five times);
+# past that, its whole text goes as a file.
+MAX_THREAD_PARTS = 5
+MAX_FOLLOW_UPS = 3
+WHOLE_TEXT_FILE = "studybot-message.txt"
 _CANNOT_POST = frozenset(
     {"not_in_channel", "channel_not_found", "is_archived", "restricted_action", "ekm_access_denied"}
 )
@@ -462,9 +471,10 @@ class SlackAdapter:
     # --- ChatGateway -------------------------------------------------------------------------
 
     async def send_post(self, channel: str, message: Message) -> str:
-        """``chat.postMessage`` (attachments follow as file uploads in the post's thread)."""
+        """``chat.postMessage`` (attachments follow as file uploads in the post's thread, and
+        so does the rest of a message too long for one)."""
         message = fit_attachments(message, SLACK)
-        rendered = render(message)
+        rendered, whole = _for_thread(message)
         try:
             response = await self.client.chat_postMessage(
                 channel=channel, **rendered.kwargs(), unfurl_links=False, unfurl_media=False
@@ -478,6 +488,7 @@ class SlackAdapter:
             raise
         ts = str(response["ts"])
         posted_in = _str(response.get("channel")) or channel
+        await self._continue_in_thread(posted_in, ts, rendered, whole)
         for attachment in message.attachments:
             await self._upload(posted_in, attachment, thread_ts=ts)
         return ts
@@ -485,7 +496,7 @@ class SlackAdapter:
     async def edit_post(self, channel: str, message_id: str, message: Message) -> None:
         """``chat.update``; a message that was deleted meanwhile is posted again."""
         message = fit_attachments(message, SLACK)
-        rendered = render(replace(message, attachments=()))
+        rendered, whole = _for_thread(replace(message, attachments=()))
         try:
             await self.client.chat_update(channel=channel, ts=message_id, **rendered.kwargs())
         except SlackApiError as exc:
@@ -494,9 +505,25 @@ class SlackAdapter:
             log.info("message %s in %s is gone; posting it again", message_id, channel)
             await self.send_post(channel, message)
             return
+        await self._continue_in_thread(channel, message_id, rendered, whole)
         # chat.update cannot carry files: a reveal's picture goes in the question's thread.
         for attachment in message.attachments:
             await self._upload(channel, attachment, thread_ts=message_id)
+
+    async def _continue_in_thread(
+        self, channel: str, ts: str, rendered: SlackMessage, whole: Attachment | None
+    ) -> None:
+        """The rest of a message too long for one, in its thread: as replies, or as a file."""
+        for part in rendered.rest:
+            await self.client.chat_postMessage(
+                channel=channel,
+                thread_ts=ts,
+                **part.kwargs(),
+                unfurl_links=False,
+                unfurl_media=False,
+            )
+        if whole is not None:
+            await self._upload(channel, whole, thread_ts=ts)
 
     async def _dm_channel(self, member: str) -> str:
         """The id of the member's DM with the app (``conversations.open``; needs ``im:write``)."""
@@ -507,7 +534,9 @@ class SlackAdapter:
         """A review reminder in the member's DM with the app; ``False`` if Slack refuses."""
         try:
             channel = await self._dm_channel(member)
-            await self.client.chat_postMessage(channel=channel, **render(message).kwargs())
+            rendered, whole = _for_thread(message)
+            response = await self.client.chat_postMessage(channel=channel, **rendered.kwargs())
+            await self._continue_in_thread(channel, str(response["ts"]), rendered, whole)
         except SlackApiError as exc:
             log.info("cannot DM %s a review reminder: %s", member, _api_error(exc))
             return False
@@ -594,11 +623,42 @@ class SlackAdapter:
     # --- replies -----------------------------------------------------------------------------
 
     async def _reply_private(self, body: dict[str, Any], respond: Any, message: Message) -> None:
-        """Only the member sees it: the response_url, else chat.postEphemeral, else a DM."""
+        """Only the member sees it: the response_url, else chat.postEphemeral, else a DM.
+
+        A reply too long for one Slack message continues in up to :data:`MAX_FOLLOW_UPS`
+        further private replies; longer still, its whole text goes to the member's direct
+        messages with studybot as a file (a private reply cannot carry one), and it says so.
+        """
+        inlined = inline_attachments(message)
+        rendered = render(inlined, rest_where=IN_NEXT_MESSAGES)
+        if len(rendered.rest) > MAX_FOLLOW_UPS:
+            where = await self._whole_to_dm(_where(body).user, inlined)
+            rendered = render(inlined, rest_where=where, keep_rest=False)
+        await self._send_private(body, respond, rendered)
+        for part in rendered.rest:
+            await self._send_private(body, respond, part)
+
+    async def _whole_to_dm(self, member: str, message: Message) -> str:
+        """Upload ``message``'s whole text to the member's DM; where it is, for the reply."""
+        try:
+            channel = await self._dm_channel(member)
+            await self._upload(channel, _whole_text(message), thread_ts=None)
+        except SlackApiError as exc:
+            log.info("cannot send %s the whole reply as a file: %s", member, _api_error(exc))
+            return (
+                "not shown (I could not send them as a file: direct messages with studybot are off)"
+            )
+        return f"in the file `{WHOLE_TEXT_FILE}` in your direct messages with studybot"
+
+    async def _send_private(
+        self, body: dict[str, Any], respond: Any, rendered: SlackMessage
+    ) -> None:
         where = _where(body)
-        rendered = render(inline_attachments(message))
         if respond is not None and where.response_url:
-            await respond(**rendered.kwargs(), response_type="ephemeral", replace_original=False)
+            sent = await respond(
+                **rendered.kwargs(), response_type="ephemeral", replace_original=False
+            )
+            _check_sent(sent, where)
             return
         if where.channel:
             try:
@@ -611,9 +671,32 @@ class SlackAdapter:
         await self.client.chat_postMessage(channel=where.user, **rendered.kwargs())
 
     async def _reply_public(self, body: dict[str, Any], respond: Any, message: Message) -> None:
-        """In the channel, through the response_url (works where the bot is not a member)."""
-        rendered = render(inline_attachments(message))
-        await respond(**rendered.kwargs(), response_type="in_channel", replace_original=False)
+        """In the channel, through the response_url (works where the bot is not a member).
+
+        Too long for one message: up to :data:`MAX_FOLLOW_UPS` more replies follow; longer
+        still, it is posted as the bot, and its rest goes in the post's thread.
+        """
+        inlined = inline_attachments(message)
+        rendered = render(inlined, rest_where=IN_NEXT_MESSAGES)
+        channel = _where(body).channel
+        if len(rendered.rest) > MAX_FOLLOW_UPS:
+            if channel and not message.attachments:
+                try:
+                    await self.send_post(channel, message)
+                except Unavailable:
+                    log.info("cannot post in %s; the long reply is shortened", channel)
+                else:
+                    return
+            rendered = render(
+                inlined,
+                rest_where="not shown (invite me with `/invite @studybot` to post it all)",
+                keep_rest=False,
+            )
+        for part in (rendered, *rendered.rest):
+            sent = await respond(
+                **part.kwargs(), response_type="in_channel", replace_original=False
+            )
+            _check_sent(sent, _where(body))
 
     async def _post_result(self, body: dict[str, Any], respond: Any, message: Message) -> None:
         """A snippet's output: in the channel if public (file uploads included), else privately."""
@@ -799,6 +882,7 @@ class SlackAdapter:
             if command.name == "graph":
                 of, code = command.args
                 graph = tuple(n for n in of.split(",") if n)
+                self.services.runs.check_graph(graph)  # before the modal: its metadata is small
             else:
                 code = command.args[0] if command.args else ""
             view = run_modal(_str(body.get("channel_id")), code, graph)
@@ -835,7 +919,11 @@ class SlackAdapter:
         ctx = ChatContext(PLATFORM, where.team, where.channel or "", where.user, where.user_name)
         help_message = cards.help_message(help_rows("slack"), admin=ctx.is_admin)
         message = replace(help_message, sections=(Section(body=problem), *help_message.sections))
-        return {**render(message).kwargs(), "response_type": "ephemeral"}
+        # The ack is one message: anything past the budget is named, and /study help has it.
+        rendered = render(
+            message, rest_where="not shown: `/study help` lists them", keep_rest=False
+        )
+        return {**rendered.kwargs(), "response_type": "ephemeral"}
 
     async def _subcommand(
         self, ctx: ChatContext, command: StudyCommand, body: dict[str, Any], respond: Any
@@ -1133,6 +1221,38 @@ class SlackAdapter:
         ctx = await self._context(where)
         home = await self.services.home.message(ctx, self.web_url)
         await self.client.views_publish(user_id=where.user, view=home_view(home))
+
+
+def _for_thread(message: Message) -> tuple[SlackMessage, Attachment | None]:
+    """``message`` rendered for a post whose rest goes in its thread: as replies, or, past
+    :data:`MAX_THREAD_PARTS` of them, as one file with the whole text."""
+    rendered = render(message, rest_where=IN_THREAD)
+    if len(rendered.rest) <= MAX_THREAD_PARTS:
+        return rendered, None
+    where = f"in the file `{WHOLE_TEXT_FILE}` in the thread under this message"
+    return render(message, rest_where=where, keep_rest=False), _whole_text(message)
+
+
+def _whole_text(message: Message) -> Attachment:
+    """A message's whole text as a file: what a long message could not show."""
+    return Attachment(
+        filename=WHOLE_TEXT_FILE,
+        content=message.plain_text().encode("utf-8"),
+        description=f"The whole of: {message.title or 'a long message'}"[:200],
+    )
+
+
+def _check_sent(sent: Any, where: _Where) -> None:
+    """A response_url that refuses a reply answers 4xx (bolt does not raise): log it, as the
+    member saw nothing."""
+    status = getattr(sent, "status_code", 200)
+    if status != 200:
+        log.warning(
+            "slack refused a reply to %s through its response_url (%s): %s",
+            where.user,
+            status,
+            str(getattr(sent, "body", ""))[:KIND_CHARS],
+        )
 
 
 def _metadata(view: dict[str, Any]) -> dict[str, Any]:

@@ -8,8 +8,11 @@ Three rules shape everything here:
   also marked ``verbatim`` so Slack does not link-ify bare ``@here`` or ``#channel`` words.
   ``plain_text`` objects (header, buttons) are never parsed for mentions, so they stay as is.
 * **Never fail on size.** Slack rejects a whole message over its limits (50 blocks, 3000
-  characters a section, 150 a header, 75 a button), so long prose and code are split into
-  several sections and anything beyond the block budget is dropped with a visible note.
+  characters a section, 150 a header, 75 a button, and about 12,000 characters of text in all
+  its blocks, ``msg_blocks_too_long``), so long prose and code are split into several sections,
+  and :func:`fit` keeps a message to :data:`MAX_BLOCKS_TEXT`: what does not fit moves, whole,
+  into continuation messages (a thread, further private replies, or a file: the adapter picks),
+  and the first message says where the rest is. Nothing is lost without a word.
 * **Always a text fallback**: notifications and screen readers use ``text``, and slack_sdk warns
   when blocks come without it.
 """
@@ -39,11 +42,14 @@ from bot.core.messages import (
 
 __all__ = [
     "MAX_BLOCKS",
+    "MAX_BLOCKS_TEXT",
     "MAX_BUTTON_TEXT",
     "MAX_HEADER_TEXT",
     "MAX_SECTION_TEXT",
     "SlackMessage",
+    "blocks_text_length",
     "escape",
+    "fit",
     "home_view",
     "inline_attachments",
     "mrkdwn",
@@ -64,6 +70,18 @@ MAX_CONTEXT_TEXT = 2000
 MAX_FALLBACK_TEXT = 3000  # Slack allows 40k, but this is a notification preview
 MAX_MODAL_INPUT = 3000  # plain_text_input max_length
 MAX_INLINE_ATTACHMENT = 2500
+MAX_METADATA = 3000  # a view's private_metadata
+#: The bot's budget of text in one message's blocks. Slack's own cut-off is undocumented
+#: (refusals were seen from 11,341 characters, slackapi/bolt-js #2867 and #2509): 10,000 keeps
+#: every message well clear of it.
+MAX_BLOCKS_TEXT = 10_000
+#: Room kept in a shortened message for the note that says where the rest is.
+NOTE_ROOM = 300
+#: Room the last guard in render_blocks keeps for its own note (less than NOTE_ROOM less the
+#: note fit adds, so a fitted message never meets the guard).
+GUARD_NOTE_ROOM = 100
+#: Longest line the fitter moves as one piece; longer lines are split at a separator first.
+MAX_LINE = 1500
 CUT = "…"
 
 
@@ -194,9 +212,15 @@ def render_blocks(message: Message, *, max_blocks: int = MAX_BLOCKS) -> list[Blo
         tail.insert(0, _context(mrkdwn("✍️ " + message.byline.text)))
     if message.footer:
         tail.append(_context(mrkdwn(message.footer)))
+    # A last guard: render() fits messages first (see fit), so these cuts happen only to a
+    # caller that skips it, and then visibly rather than as a refused message.
     room = max_blocks - len(head) - len(tail)
-    if len(body) > room:
-        kept = max(room - 1, 0)
+    text_room = MAX_BLOCKS_TEXT - blocks_text_length([*head, *tail]) - GUARD_NOTE_ROOM
+    kept = len(body)
+    while kept and (kept > room or blocks_text_length(body[:kept]) > text_room):
+        kept -= 1
+    if kept < len(body):
+        kept = min(kept, max(room - 1, 0))
         dropped = len(body) - kept
         note = _context(f"{CUT} {dropped} more part(s) not shown: too long for one Slack message.")
         body = [*body[:kept], note]
@@ -229,17 +253,189 @@ def fallback_text(message: Message) -> str:
 
 @dataclass(frozen=True, slots=True)
 class SlackMessage:
-    """A rendered message: ``text`` + ``blocks``, ready for chat.* calls or a response_url."""
+    """A rendered message: ``text`` + ``blocks``, ready for chat.* calls or a response_url.
+
+    ``rest`` holds the continuation messages of a message too long for one (each within the
+    limits on its own); the sender delivers them where the first message's note says.
+    """
 
     text: str
     blocks: list[Block]
+    rest: tuple[SlackMessage, ...] = ()
 
     def kwargs(self) -> dict[str, Any]:
         return {"text": self.text, "blocks": self.blocks}
 
 
-def render(message: Message) -> SlackMessage:
-    return SlackMessage(fallback_text(message), render_blocks(message))
+#: Where a shortened message's rest goes, as its note says it (the adapter delivers it there).
+IN_THREAD = "in the thread under this message"
+IN_NEXT_MESSAGES = "in the next messages"
+
+
+def render(
+    message: Message, *, rest_where: str = IN_THREAD, keep_rest: bool = True
+) -> SlackMessage:
+    """``message`` as Slack text and blocks within every limit (see :func:`fit`).
+
+    When it is too long, the first message says how much more there is and ``rest_where`` it
+    is; ``keep_rest=False`` leaves the continuations out (the caller sends the whole text some
+    other way, such as a file, and ``rest_where`` says so).
+    """
+    first, rest = fit(message)
+    if rest:
+        first = replace(
+            first, sections=(*first.sections, Section(body=_rest_note(rest, rest_where)))
+        )
+    parts: tuple[SlackMessage, ...] = ()
+    if rest and keep_rest:
+        parts = tuple(SlackMessage(fallback_text(part), render_blocks(part)) for part in rest)
+    return SlackMessage(fallback_text(first), render_blocks(first), parts)
+
+
+def _rest_note(rest: tuple[Message, ...], where: str) -> str:
+    lines = sum(_line_count(section) for part in rest for section in part.sections)
+    return (
+        f"✂️ Too long for one Slack message: {lines} more line{'s' if lines != 1 else ''} {where}."
+    )
+
+
+def _line_count(section: Section) -> int:
+    return len(_units(section))
+
+
+def blocks_text_length(blocks: Any) -> int:
+    """Every ``text`` string in ``blocks``, at any depth, counted together: what Slack holds
+    against its ``msg_blocks_too_long`` budget (sections, headers, context, button labels)."""
+    if isinstance(blocks, dict):
+        total = 0
+        for key, value in blocks.items():
+            if key == "text" and isinstance(value, str):
+                total += len(value)
+            else:
+                total += blocks_text_length(value)
+        return total
+    if isinstance(blocks, list):
+        return sum(blocks_text_length(item) for item in blocks)
+    return 0
+
+
+def _split_line(line: str, limit: int = MAX_LINE) -> list[str]:
+    """A long line in pieces of at most ``limit``, cut after a separator where there is one
+    (``·`` between names, a comma, a space), so a list of names stays readable."""
+    pieces: list[str] = []
+    while len(line) > limit:
+        cut = limit
+        for sep in (" · ", ", ", "; ", " "):
+            found = line.rfind(sep, limit // 2, limit - len(sep))
+            if found > 0:
+                cut = found + len(sep)
+                break
+        pieces.append(line[:cut].rstrip())
+        line = line[cut:]
+    pieces.append(line)
+    return pieces
+
+
+def _units(section: Section) -> list[tuple[bool, str]]:
+    """A section as lines that can move on their own: ``(is_code, line)``."""
+    units = [(False, piece) for line in section.body.split("\n") for piece in _split_line(line)]
+    if not section.body:
+        units = []
+    if section.code is not None:
+        code = section.code.rstrip("\n")
+        units += [(True, piece) for line in code.split("\n") for piece in _split_line(line)]
+    return units
+
+
+def _from_units(
+    section: Section, units: list[tuple[bool, str]], *, continued: bool = False
+) -> Section:
+    body = "\n".join(line for is_code, line in units if not is_code)
+    code_lines = [line for is_code, line in units if is_code]
+    heading = section.heading
+    if continued and heading:
+        heading = f"{heading} (continued)"
+    return Section(
+        body=body,
+        heading=heading,
+        code="\n".join(code_lines) if code_lines else None,
+        language=section.language,
+    )
+
+
+def _cost(sections: list[Section]) -> tuple[int, int]:
+    blocks = [block for section in sections for block in _section_blocks(section)]
+    return blocks_text_length(blocks), len(blocks)
+
+
+def _take(
+    sections: tuple[Section, ...], room_text: int, room_blocks: int
+) -> tuple[tuple[Section, ...], tuple[Section, ...]]:
+    """The sections that fit in the room (the last one cut between lines), and the rest."""
+    kept: list[Section] = []
+    used_text = used_blocks = 0  # sections render independently: their costs add up
+
+    def fits(section: Section) -> tuple[bool, int, int]:
+        text, count = _cost([section])
+        return used_text + text <= room_text and used_blocks + count <= room_blocks, text, count
+
+    for index, section in enumerate(sections):
+        whole, text, count = fits(section)
+        if whole:
+            kept.append(section)
+            used_text, used_blocks = used_text + text, used_blocks + count
+            continue
+        units = _units(section)
+        low, high = 0, len(units) - 1  # the most lines of this section that still fit
+        while low < high:
+            middle = (low + high + 1) // 2
+            if fits(_from_units(section, units[:middle]))[0]:
+                low = middle
+            else:
+                high = middle - 1
+        following = sections[index + 1 :]
+        if low == 0:
+            return tuple(kept), (section, *following)
+        kept.append(_from_units(section, units[:low]))
+        return tuple(kept), (_from_units(section, units[low:], continued=True), *following)
+    return tuple(kept), ()
+
+
+def fit(
+    message: Message, *, budget: int = MAX_BLOCKS_TEXT, max_blocks: int = MAX_BLOCKS
+) -> tuple[Message, tuple[Message, ...]]:
+    """``message`` cut to Slack's size, and the continuation messages that hold the rest.
+
+    Title, buttons, byline and footer stay on the first message, with as many sections as fit
+    (the last one cut between lines, a long line at a separator); every continuation holds the
+    next sections that fit and says which part it is. Each message, rendered, stays within
+    ``budget`` characters of block text and ``max_blocks`` blocks, with room for a note.
+    """
+    frame = render_blocks(replace(message, sections=()))
+    room_text = budget - blocks_text_length(frame) - NOTE_ROOM
+    room_blocks = max_blocks - len(frame) - 2
+    kept, rest = _take(message.sections, room_text, room_blocks)
+    if not rest:
+        return message, ()
+    if not kept and room_text < NOTE_ROOM:  # the frame alone is the whole budget
+        kept = (Section(body=""),)
+    parts: list[tuple[Section, ...]] = []
+    while rest:
+        taken, rest = _take(rest, budget - NOTE_ROOM, max_blocks - 2)
+        if not taken:  # cannot happen with lines of MAX_LINE; never loop forever
+            taken, rest = (rest[0],), rest[1:]
+        parts.append(taken)
+    total = len(parts) + 1
+    continuations = tuple(
+        Message(
+            sections=taken,
+            ephemeral=message.ephemeral,
+            tone=message.tone,
+            footer=f"{_cut(message.title or 'continued', 100)} · part {number} of {total}",
+        )
+        for number, taken in enumerate(parts, start=2)
+    )
+    return replace(message, sections=kept), continuations
 
 
 def inline_attachments(message: Message) -> Message:
@@ -278,12 +474,14 @@ def home_view(home: Message) -> Block:
             ),
         )
     )
-    blocks = [
-        {"type": "header", "text": {"type": "plain_text", "text": "studybot"}},
-        *render_blocks(home, max_blocks=40),
-        {"type": "divider"},
-        *render_blocks(guide, max_blocks=5),
-    ]
+    header: Block = {"type": "header", "text": {"type": "plain_text", "text": "studybot"}}
+    guide_blocks = render_blocks(guide, max_blocks=5)
+    room = MAX_BLOCKS_TEXT - blocks_text_length([header, *guide_blocks])
+    first, rest = fit(home, budget=room, max_blocks=40)
+    if rest:  # a view has no thread: say what is left out, and where the commands show it
+        note = _rest_note(rest, "not shown here; the commands below list everything")
+        first = replace(first, sections=(*first.sections, Section(body=note)))
+    blocks = [header, *render_blocks(first, max_blocks=40), {"type": "divider"}, *guide_blocks]
     return {"type": "home", "callback_id": "studybot_home", "blocks": blocks}
 
 
@@ -299,14 +497,28 @@ def run_modal(channel_id: str, code: str = "", graph: tuple[str, ...] | None = N
         "max_length": MAX_MODAL_INPUT,
         "placeholder": {"type": "plain_text", "text": "print(torch.ones(2, 3).sum())"},
     }
+    notes: list[Block] = []
     if code:
         element["initial_value"] = code[:MAX_MODAL_INPUT]
+        if len(code) > MAX_MODAL_INPUT:  # Slack's editor holds no more: say so, never cut silently
+            notes.append(
+                _context(
+                    f"✂️ The code was {len(code):,} characters; this editor holds "
+                    f"{MAX_MODAL_INPUT:,}, so it was cut after line "
+                    f"{code[:MAX_MODAL_INPUT].count(chr(10)) + 1}. Shorten it, or run it "
+                    "in parts."
+                )
+            )
+    metadata = json.dumps(
+        {"channel": channel_id} | ({"graph": list(graph)} if graph is not None else {})
+    )
+    if len(metadata) > MAX_METADATA:
+        # Callers check the names first (RunService.check_graph); this is the last guard.
+        raise ValueError(f"private_metadata of {len(metadata)} characters")
     return {
         "type": "modal",
         "callback_id": RUN_MODAL_CALLBACK,
-        "private_metadata": json.dumps(
-            {"channel": channel_id} | ({"graph": list(graph)} if graph is not None else {})
-        ),
+        "private_metadata": metadata,
         "title": {
             "type": "plain_text",
             "text": "Draw an autograd graph" if graph is not None else "Run a torch snippet",
@@ -320,6 +532,7 @@ def run_modal(channel_id: str, code: str = "", graph: tuple[str, ...] | None = N
                 "label": {"type": "plain_text", "text": "Python code"},
                 "element": element,
             },
+            *notes,
             _context("Runs on CPU in a sandbox with no network; the output is posted here."),
         ],
     }

@@ -343,3 +343,13 @@ async def test_the_fake_refuses_what_discord_refuses(
     with pytest.raises(discord.HTTPException) as refused:
         await channel.send(file=discord.File(io.BytesIO(b"x" * (11 * 2**20)), "big.bin"))
     assert refused.value.status == 413
+
+
+async def test_graph_names_are_refused_before_the_editor_opens(
+    fake: FakeDiscord, studybot: Studybot, runner: StandInRunner, alice: FakeMember
+) -> None:
+    """Five tensors: "At most 4" at once, not after the member has typed their code."""
+    reply = await (await studybot.command(alice, "graph", {"of": "a,b,c,d,e"})).response()
+    assert not reply.is_modal
+    assert reply.ephemeral
+    assert "At most 4 tensors" in (reply.content or "") + embed_text(reply.message or {})

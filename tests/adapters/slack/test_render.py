@@ -20,12 +20,14 @@ from bot.adapters.slack.commands import (
     unescape,
 )
 from bot.adapters.slack.render import (
-    MAX_BLOCKS,
+    MAX_BLOCKS_TEXT,
+    blocks_text_length,
     escape,
     home_view,
     inline_attachments,
     mrkdwn,
     render,
+    render_blocks,
     run_modal,
 )
 from bot.core.errors import UsageError
@@ -129,15 +131,24 @@ def test_limits_are_respected_with_a_note_never_an_error() -> None:
         footer="f" * 5000,
     )
     out = render(message)
-    assert check_blocks(out.blocks) == []
-    assert len(out.blocks) == MAX_BLOCKS
+    for part in (out, *out.rest):
+        assert check_blocks(part.blocks) == []
+        assert blocks_text_length(part.blocks) <= MAX_BLOCKS_TEXT
+        assert len(part.text) <= 3000
     assert len(out.blocks[0]["text"]["text"]) <= 150
     assert out.blocks[0]["text"]["text"].endswith("…")
-    notes = [t for t in mrkdwn_texts(out.blocks) if "not shown" in t]
-    assert len(notes) == 1
+    notes = [t for t in mrkdwn_texts(out.blocks) if "Too long for one Slack message" in t]
+    assert len(notes) == 1 and "in the thread under this message" in notes[0]
     buttons = [e for b in out.blocks if b["type"] == "actions" for e in b["elements"]]
     assert len(buttons) == 30 and all(len(e["text"]["text"]) <= 75 for e in buttons)
-    assert len(out.text) <= 3000
+    # nothing is lost: every part heading and every line of code is in one of the messages
+    everything = "\n".join(t for part in (out, *out.rest) for t in mrkdwn_texts(part.blocks))
+    assert all(f"*part {i}" in everything for i in range(30))
+    assert everything.count("word") == 30 * 2000
+    assert everything.count("x = 1") == 2000
+    assert (
+        f"part {len(out.rest) + 1} of {len(out.rest) + 1}" in mrkdwn_texts(out.rest[-1].blocks)[-1]
+    )
 
 
 def test_long_code_is_split_into_several_fenced_sections() -> None:
@@ -328,3 +339,11 @@ def test_single_character_bold_pairs_correctly() -> None:
     assert mrkdwn("Points: **5** all time, **12** this week") == (
         "Points: *5* all time, *12* this week"
     )
+
+
+def test_render_blocks_alone_still_keeps_to_the_text_budget() -> None:
+    """A caller that skips fit() gets a visible cut, never a message Slack refuses whole."""
+    message = Message(title="T", sections=tuple(Section(body="w " * 1400) for _ in range(20)))
+    blocks = render_blocks(message)
+    assert check_blocks(blocks) == [] and blocks_text_length(blocks) <= MAX_BLOCKS_TEXT
+    assert "more part(s) not shown" in mrkdwn_texts(blocks)[-1]

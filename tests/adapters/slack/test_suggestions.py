@@ -55,6 +55,7 @@ async def test_a_suggestion_approved_and_credited_and_one_rejected_with_its_reas
 ) -> None:
     async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
         await _write(deliver, slack_fake, "What does backward() fill in?", "* .grad\n.data")
+        await private_replies(slack_fake, "U0ALICE", 1)  # #1 before the second is written
         await _write(deliver, slack_fake, "Is y = x * 2 a leaf?", "yes\n* no")
         first, second = await private_replies(slack_fake, "U0ALICE", 2)
         assert "Suggestion #1: valid, waiting for an admin" in (first.text or "")

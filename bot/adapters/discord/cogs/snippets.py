@@ -58,6 +58,7 @@ class SnippetCog(StudyCog, name="studybot-snippets"):
         names = tuple(n.strip() for n in (options.text("of") or "").split(",") if n.strip())
         if options.flag("inputs"):
             names = ("*",)
+        self.services.runs.check_graph(names)  # "At most 4 tensors" now, not after the code
 
         async def submit(inner: Interaction, code: str) -> None:
             await self.run_code(inner, code, graph=names)
