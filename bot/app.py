@@ -322,6 +322,23 @@ class Wiring:
                     with contextlib.suppress(asyncio.CancelledError):
                         await serving
 
+    async def web_link(self, settings: Settings, *, port: int | None = None) -> str:
+        """A new one-time sign-in link for this database's console workspaces
+        (``studybot web link``): the token is stored, so the page already serving honours it.
+        The address is WEB_PUBLIC_URL's, else loopback at ``port`` (else WEB_PORT, else 8765)."""
+        from bot.services.web_access import Person
+
+        async with self.runtime(settings, sandbox_on=False) as runtime:
+            web = runtime.services.web
+            workspaces = await web.console_workspaces()
+            token = await web.make_link_token(Person("console", "me", "me"), workspaces)
+        if settings.web_public_url:
+            base = settings.web_public_url.rstrip("/")
+        else:
+            chosen = port if port is not None else settings.web_port
+            base = f"http://127.0.0.1:{chosen or 8765}"
+        return f"Sign in (one-time link, valid 15 minutes): {base}/signin?token={token}"
+
     def web_server(
         self, runtime: Runtime, *, host: str, port: int, embedded: bool = False
     ) -> tuple[Any, Any]:

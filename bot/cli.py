@@ -53,7 +53,7 @@ app = typer.Typer(
     context_settings={"help_option_names": HELP_OPTIONS},
 )
 questions_app = typer.Typer(
-    help="Question packs: lint, list, import and check.", no_args_is_help=True
+    help="Question packs: lint, list, check, import and export (Anki too).", no_args_is_help=True
 )
 db_app = typer.Typer(
     help="The database: backup and restore (with the packs), integrity check, migration.",
@@ -313,7 +313,13 @@ def console(
     asyncio.run(wiring.serve(settings, clock=sim or SystemClock(), json_lines=json_lines))
 
 
-@app.command()
+web_app = typer.Typer(
+    help="The admin web page: serve it (`studybot web`), or print a new sign-in link.",
+)
+app.add_typer(web_app, name="web")
+
+
+@web_app.callback(invoke_without_command=True)
 def web(
     ctx: typer.Context,
     db: DbOption = None,
@@ -338,7 +344,10 @@ def web(
     The link administers the console workspaces of the database: schedules, reports, boards
     and settings, with the same rules as chat. With Discord or Slack sign-in configured, the
     sign-in page also offers them (see README, "Admin web page"). Stop it with Ctrl-C.
+    `studybot web link` prints a new link for a page already serving.
     """
+    if ctx.invoked_subcommand is not None:
+        return
     wiring = _wiring(ctx)
     settings = wiring.settings(db_path=db)
     if port is None:
@@ -353,6 +362,39 @@ def web(
     with stop.installed():
         serve_on = host or settings.web_host
         asyncio.run(stop.run(wiring.web, settings, port=port, host=serve_on, out=say))
+
+
+@web_app.command("link")
+def web_link(
+    ctx: typer.Context,
+    db: DbOption = None,
+    port: Annotated[
+        int | None,
+        typer.Option(
+            "--port",
+            min=1,
+            max=65535,
+            help="The port the page serves on, for the link (default: WEB_PORT, else 8765).",
+        ),
+    ] = None,
+) -> None:
+    """Print a new one-time sign-in link (valid 15 minutes) for the page already serving.
+
+    For when the link `studybot web` printed was used, expired or lost: the page runs on, and
+    this link signs in to the same database's console workspaces. With WEB_PUBLIC_URL set the
+    link starts with it.
+    """
+    wiring = _wiring(ctx)
+    settings = wiring.settings(db_path=db)
+    if settings.database_url is None and not settings.db_path.exists():
+        typer.echo(
+            f"studybot: no database at {shown_path(settings.db_path)}; start the page "
+            "with `studybot web` first (it prints a link itself)",
+            err=True,
+        )
+        raise typer.Exit(1)
+    wiring.configure_logging(settings, quiet=True)
+    typer.echo(asyncio.run(wiring.web_link(settings, port=port)))
 
 
 class _StopOnSignal:

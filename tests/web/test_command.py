@@ -56,3 +56,90 @@ def test_studybot_web_prints_a_link_that_signs_in_once(tmp_path: Path) -> None:
         proc.terminate()
         proc.wait(timeout=10)
     assert proc.returncode is not None
+
+
+def _env() -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for name in ("DATABASE_URL", "STUDYBOT_PACKS", "STUDYBOT_DB", "WEB_SECRET", "WEB_PUBLIC_URL"):
+        env.pop(name, None)
+    return env
+
+
+def _signs_in(base: str, path: str) -> bool:
+    with httpx.Client(base_url=base) as client:
+        page = client.get(path)
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
+        if csrf is None:
+            return False
+        done = client.post("/signin", data={"csrf": csrf[1], "token": path.split("=", 1)[1]})
+        return done.status_code == 303 and "Console chat" in client.get("/").text
+
+
+def test_studybot_web_link_prints_a_new_link_for_the_page_already_serving(tmp_path: Path) -> None:
+    db = tmp_path / "page.sqlite3"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot", "web", "--db", str(db), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+    )
+    try:
+        assert proc.stdout is not None
+        proc.stdout.readline()
+        first = re.search(
+            r"(http://127\.0\.0\.1:(\d+))(/signin\?token=[\w-]{40,})", proc.stdout.readline()
+        )
+        assert first
+        assert _signs_in(first[1], first[3])  # the printed link is now used
+        made = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "bot",
+                "web",
+                "link",
+                "--db",
+                "page.sqlite3",
+                "--port",
+                first[2],
+            ],
+            check=False,
+            capture_output=True,
+            text=True,
+            env=_env(),
+            cwd=tmp_path,
+            timeout=120,
+        )
+        assert made.returncode == 0, made.stderr
+        line = made.stdout.strip()
+        new = re.fullmatch(
+            r"Sign in \(one-time link, valid 15 minutes\): (http://127\.0\.0\.1:\d+)(/signin\?token=[\w-]{40,})",
+            line,
+        )
+        assert new, line
+        assert new[1] == first[1] and new[2] != first[3]
+        assert _signs_in(new[1], new[2])
+        assert not _signs_in(new[1], new[2])  # one use, like the first
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_studybot_web_link_without_a_database_says_so_and_makes_none(tmp_path: Path) -> None:
+    made = subprocess.run(
+        [sys.executable, "-m", "bot", "web", "link", "--db", "nowhere.sqlite3"],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert made.returncode == 1
+    assert made.stderr.strip() == (
+        "studybot: no database at nowhere.sqlite3; start the page with `studybot web` first "
+        "(it prints a link itself)"
+    )
+    assert not (tmp_path / "nowhere.sqlite3").exists()
