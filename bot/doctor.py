@@ -377,7 +377,10 @@ def packs_check(packs_dir: Path, uploads_dir: Path | None = None) -> list[Check]
         ]
     warnings = [p for p in result.problems if p.severity == "warning"]
     status = Status.WARN if warnings else Status.OK
-    note = f"; {len(warnings)} warning(s)" if warnings else ""
+    note = ""
+    if warnings:
+        more = f" (and {len(warnings) - 1} more)" if len(warnings) > 1 else ""
+        note = f"; {warnings[0]}{more}; see `studybot questions lint {packs_dir}`"
     return [Check("packs", status, f"{len(result.packs)} pack(s), {items} item(s){where}{note}")]
 
 

@@ -171,3 +171,23 @@ def test_the_quick_start_leaves_nothing_untracked_in_the_clone() -> None:
             ["git", "check-ignore", "-q", str(path)], cwd=ROOT, check=False, timeout=30
         )
         assert proc.returncode == 0, f"{path} is not ignored by .gitignore"
+
+
+def test_a_pack_warning_is_named_not_just_counted(tmp_path: Path) -> None:
+    """doctor used to say "1 warning(s)" and leave the operator to guess which."""
+    packs = tmp_path / "packs"
+    packs.mkdir()
+    (packs / "mini.yaml").write_text((TEST_PACKS / "mini.yaml").read_text())
+    # The same card under another id, in another pack: a near-duplicate, which is a warning.
+    (packs / "again.yaml").write_text(
+        "pack: again\ntitle: Again\nitems:\n  - id: again-1\n    kind: flashcard\n"
+        "    difficulty: easy\n    prompt: What does requires_grad=True do?\n"
+        "    answer: It makes autograd record operations on the tensor.\n"
+    )
+    proc = studybot(
+        "doctor", env={**_env(tmp_path, SANDBOX_ENABLED="false"), "STUDYBOT_PACKS": str(packs)}
+    )
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("[warn] packs: "))
+    assert "warning(s)" not in line
+    assert f"; {packs / 'mini.yaml'}:" in line and ": warning: " in line
+    assert line.endswith(f"; see `studybot questions lint {packs}`")

@@ -34,6 +34,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -59,6 +60,9 @@ MAX_POINTS = 1_000_000_000
 _ID_COLUMNS = ("member_id",)
 _NAME_COLUMNS = ("name",)
 _EITHER_COLUMNS = ("member",)
+_WHO_COLUMNS = (*_ID_COLUMNS, *_EITHER_COLUMNS, *_NAME_COLUMNS)
+# Thousands separators between groups of three digits: 1,234 / 1.234 / 1 234 / 1_234 / 1'234.
+_THOUSANDS = re.compile(r"(?<=\d)[,._ '\u00a0\u202f](?=\d{3}(?:\D|$))")
 
 
 class ScoresImportRefused(Exception):
@@ -113,6 +117,19 @@ class ImportUndone:
     points: int
 
 
+def _delimiter(text: str) -> str:
+    """The delimiter the header row is written with: a comma, or the semicolon (or tab) that
+    Excel uses in locales where the comma is the decimal mark. The one that splits the header
+    into a member column and a points column wins; a header none splits is read with commas,
+    so its message names what was found."""
+    first = next((line for line in text.split("\n") if line.strip()), "")
+    for delimiter in (",", ";", "\t"):
+        cells = [c.strip().lower() for c in next(csv.reader([first], delimiter=delimiter), [])]
+        if "points" in cells and any(c in cells for c in _WHO_COLUMNS):
+            return delimiter
+    return ","
+
+
 def parse_points(raw: bytes, name: str) -> PointsFile:
     """Read and check the CSV. Raises :class:`ScoresImportRefused` when the file as a whole is
     wrong (not UTF-8 CSV, no header naming the columns, no rows); a bad row is kept in
@@ -123,7 +140,8 @@ def parse_points(raw: bytes, name: str) -> PointsFile:
         raise ScoresImportRefused(
             [f"{name}: not UTF-8 text (byte {exc.start}); save it as UTF-8 CSV"]
         ) from None
-    reader = csv.reader(io.StringIO(text.replace("\r\n", "\n").replace("\r", "\n")))
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    reader = csv.reader(io.StringIO(text), delimiter=_delimiter(text))
     try:
         table = [(reader.line_num, row) for row in reader]
     except csv.Error as exc:
@@ -161,7 +179,7 @@ def parse_points(raw: bytes, name: str) -> PointsFile:
             problems.append((number, f"{name}: row {number}, {who_column}: {bad}"))
             who = ""
         try:
-            points = int(typed.replace(",", "").replace("_", ""))
+            points = int(_THOUSANDS.sub("", typed))
         except ValueError:
             problems.append(
                 (number, f"{name}: row {number}, points: {typed!r} is not a whole number")
@@ -310,7 +328,10 @@ class ScoreImports:
 
 
 def workspace_label(workspace: WorkspaceInfo) -> str:
-    """``discord 1234 (Study group)``: the platform, its id, and the name when it has one."""
+    """``discord 1234 (Study group)``: the platform, its id, and the name when it has one;
+    ``the console chat`` for the console's own (its platform and id are both "console")."""
+    if workspace.platform == "console" and workspace.external_id == "console":
+        return "the console chat"
     named = workspace.name not in ("", workspace.external_id)
     return f"{workspace.platform} {workspace.external_id}" + (
         f" ({workspace.name})" if named else ""

@@ -255,3 +255,34 @@ async def test_ids_with_control_characters_are_refused_at_the_door(
 def _unboxed(stderr: str) -> str:
     """Typer's error box, as one line of words (it wraps long messages in a frame)."""
     return " ".join(stderr.replace("│", " ").split())
+
+
+async def test_a_semicolon_csv_from_excel_in_a_european_locale_is_read(
+    built: Built, db_target: str | Path, tmp_path: Path
+) -> None:
+    """Excel writes `;` between cells where the comma is the decimal mark, with a BOM, and
+    may group thousands with a dot; the file is read, not refused."""
+    await _members(built, "alice", "carol")
+    source = tmp_path / "excel.csv"
+    source.write_bytes("\ufeffName;Points\r\nalice;1.200\r\ncarol;30\r\n".encode())
+    done = _import(db_target, source)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].startswith(
+        f"imported 1,230 point(s) for 2 member(s) from {source} into test ws1"
+    )
+    alice = await built.services.standings.member_report(member("alice"))
+    assert alice.stats.points_all == 1200
+    # A decimal is still not a whole number, in either locale.
+    half = tmp_path / "half.csv"
+    half.write_text("name;points\ncarol;12,5\n")
+    refused = _import(db_target, half)
+    assert refused.returncode == 1
+    assert f"{half}: row 2, points: '12,5' is not a whole number" in refused.stderr
+
+
+def test_the_console_workspace_is_named_once_not_console_console() -> None:
+    from bot.services.score_import import workspace_label
+    from bot.storage.scores import WorkspaceInfo
+
+    assert workspace_label(WorkspaceInfo(1, "console", "console", "")) == "the console chat"
+    assert workspace_label(WorkspaceInfo(2, "discord", "99", "Study")) == "discord 99 (Study)"
