@@ -24,12 +24,7 @@ from typing import IO, TYPE_CHECKING, Any, Final
 from zoneinfo import ZoneInfo
 
 from bot.adapters.commands import (
-    HistoryRequest,
-    LeaderboardRequest,
     PostRequest,
-    QuestionRequest,
-    QuizRequest,
-    ReportRequest,
     SolveRequest,
     command,
     help_lines,
@@ -45,6 +40,7 @@ from bot.adapters.commands import (
     synopsis,
     usage,
 )
+from bot.adapters.dispatch import dispatch, read_words, routed
 from bot.adapters.text_commands import run_schedule_command
 from bot.core.cards import GRADES, grade_buttons, review_value
 from bot.core.clock import Clock, SimulatedClock, check_simulated
@@ -53,7 +49,6 @@ from bot.core.errors import APOLOGY, BadInput, StudyError, UsageError
 from bot.core.messages import Action, Attachment, Message, terminal_safe
 from bot.core.models import ChatContext
 from bot.core.rewards import Power
-from bot.core.schedule_spec import ScheduleError, parse_filters, parse_kinds
 from bot.core.uploads import CONSOLE, fit_attachments
 from bot.log import get_logger
 from bot.questions.written import parse_console_form
@@ -77,11 +72,6 @@ _HELP_COLUMN = 20  # where each command's description starts
 _SCHEDULE_USAGE = {  # from the command table, short enough for one error line
     sub.name: usage(PLATFORM, "schedule", sub.name, brief=True)
     for sub in command("schedule").subcommands
-}
-_QUIZ_OPTION_USAGE = {  # by the field a quiz filter error names
-    "difficulty": "/quiz --difficulty easy|medium|hard",
-    "tags": "/quiz --tag TAG",
-    "kinds": "/quiz --kinds KIND[,KIND]",
 }
 
 
@@ -136,18 +126,9 @@ class ConsoleAdapter:
         handlers: dict[str, Callable[[list[str]], Awaitable[None]]] = {
             "as": self._as,
             "channel": self._channel,
-            "quiz": self._quiz,
-            "answer": self._answer,
-            "show": self._show,
-            "hint": self._hint,
             "reveal": self._reveal,
             "review": self._review,
-            "leaderboard": self._leaderboard,
             "stats": self._stats,
-            "history": self._history,
-            "question": self._question,
-            "report": self._report,
-            "reports": self._reports,
             "suggestions": self._suggestions,
             "rewards": self._rewards,
             "roles": self._roles,
@@ -161,7 +142,6 @@ class ConsoleAdapter:
             "graph": self._run_usage,
             "solve": self._solve,
             "try": self._try,
-            "solutions": self._solutions,
             "clock": self._clock,
             "dms": self._dms,
             "help": self._help,
@@ -326,10 +306,23 @@ class ConsoleAdapter:
             return
         name, args = words[0].lower(), words[1:]
         command = self._commands.get(name)
+        if command is None and routed(name, PLATFORM):  # the one front door's commands
+            await self._guarded(text, self._dispatch(name, args), synopsis(PLATFORM, name))
+            return
         if command is None:
             self.error(f"unknown command /{name}; try /help")
             return
         await self._guarded(text, command.handler(args), command.usage)
+
+    async def _dispatch(self, name: str, args: list[str]) -> None:
+        """An ordinary command: the table reads the words, the dispatch answers, and the
+        console shows the reply (private or public as it says), then any question drafted."""
+        path, values = read_words(PLATFORM, name, args)
+        outcome = await dispatch(self.services, self.context(), path, values, self)
+        if outcome.message is not None:
+            self.reply(outcome.message)
+        if outcome.draft is not None:
+            await self.services.posting.publish(outcome.draft, self)
 
     async def _guarded(self, text: str, work: Awaitable[None], usage: str = "") -> None:
         """Run one command; every failure becomes a reply, never a traceback."""
@@ -526,72 +519,10 @@ class ConsoleAdapter:
         self.channel = _name(typed, "#", usage(PLATFORM, "channel"))
         self.note(f"now in #{self.channel}")
 
-    async def _quiz(self, args: list[str]) -> None:
-        request = QuizRequest.parse("console", args)
-        try:
-            parse_filters(request.difficulty, request.tags)  # the service checks them too
-            parse_kinds(request.kinds)
-        except ScheduleError as exc:
-            usage = _QUIZ_OPTION_USAGE.get(exc.field, "/quiz")
-            raise UsageError(f"{usage}: {exc.reason}") from None
-        draft = await self.services.quiz.post_question(
-            self.context(),
-            pack=request.pack,
-            difficulty=request.difficulty,
-            tags=request.tags,
-            kinds=request.kinds,
-        )
-        await self.services.posting.publish(draft, self)
-
-    async def _answer(self, args: list[str]) -> None:
-        """``/answer [#ID] CHOICE``: the newest open question, or the one numbered."""
-        request = PostRequest.parse(PLATFORM, args, "answer")
-        if request.id is None:
-            self.reply(await self.services.quiz.answer_latest(self.context(), request.choice))
-        else:
-            self.reply(await self.services.quiz.answer(self.context(), request.id, request.choice))
-
-    async def _show(self, args: list[str]) -> None:
-        request = PostRequest.parse(PLATFORM, args, "show")
-        self.reply(await self.services.quiz.show_card(self.context(), request.id))
-
-    async def _hint(self, args: list[str]) -> None:
-        request = PostRequest.parse(PLATFORM, args, "hint")
-        index = request.hint - 1 if request.hint else 0
-        self.reply(await self.services.quiz.hint(self.context(), request.id, index))
-
     async def _reveal(self, args: list[str]) -> None:
         request = PostRequest.parse(PLATFORM, args, "reveal")
         edit = await self.services.quiz.reveal(self.context(), request.id)
         await self.services.quiz.apply_edit(edit, self)
-
-    async def _leaderboard(self, args: list[str]) -> None:
-        request = LeaderboardRequest.parse("console", args)
-        board = await self.services.standings.leaderboard(
-            self.context(), request.window, here=request.here
-        )
-        self.reply(board)
-
-    async def _history(self, args: list[str]) -> None:
-        request = HistoryRequest.parse("console", args)
-        self.reply(await self.services.history.recent(self.context(), request.count))
-
-    async def _question(self, args: list[str]) -> None:
-        request = QuestionRequest.parse("console", args)
-        self.reply(await self.services.history.question(self.context(), request.id))
-
-    async def _report(self, args: list[str]) -> None:
-        request = ReportRequest.parse("console", args)
-        self.reply(await self.services.reports.report(self.context(), request.id, request.reason))
-
-    async def _reports(self, args: list[str]) -> None:
-        verb, values = parse_subcommand(PLATFORM, args, "reports")
-        if verb == "resolve":
-            self.reply(
-                await self.services.reports.resolve(self.context(), values.one("item") or "")
-            )
-        else:
-            self.reply(await self.services.reports.listing(self.context()))
 
     async def _write(self, rest: str) -> None:
         """``/write [--difficulty D] [--tag T] PROMPT | *RIGHT | WRONG [| why: ...]``."""
@@ -766,10 +697,6 @@ class ConsoleAdapter:
             self.reply(await self.services.runs.run(self.context(), code))
         else:
             self.reply(await self.services.runs.graph(self.context(), code, of))
-
-    async def _solutions(self, args: list[str]) -> None:
-        request = PostRequest.parse(PLATFORM, args, "solutions")
-        self.reply(await self.services.exercises.solutions(self.context(), request.id))
 
     async def _try(self, args: list[str]) -> None:
         """``/try [#ID] [CHOICE]``: the snippet (or a choice's code) shown, then run; without

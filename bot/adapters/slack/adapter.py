@@ -61,15 +61,11 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.commands import (
-    HistoryRequest,
-    LeaderboardRequest,
     PostRequest,
-    QuestionRequest,
-    QuizRequest,
-    ReportRequest,
     SolveRequest,
     help_rows,
 )
+from bot.adapters.dispatch import dispatch
 from bot.adapters.slack.commands import (
     StudyCommand,
     first_code_block,
@@ -929,19 +925,12 @@ class SlackAdapter:
         self, ctx: ChatContext, command: StudyCommand, body: dict[str, Any], respond: Any
     ) -> None:
         args = command.args
+        if command.values is not None:  # the one front door's commands
+            await self._dispatched(ctx, command, body, respond)
+            return
         private = await self._private_reply(ctx, command)
         if private is not None:
             await self._reply_private(body, respond, private)
-        elif isinstance(quiz := command.request, QuizRequest):
-            draft = await self.services.quiz.post_question(
-                ctx, pack=quiz.pack, difficulty=quiz.difficulty, tags=quiz.tags, kinds=quiz.kinds
-            )
-            await self.services.posting.publish(draft, self)
-        elif isinstance(board_request := command.request, LeaderboardRequest):
-            board = await self.services.standings.leaderboard(
-                ctx, board_request.window, here=board_request.here
-            )
-            await self._reply_public(body, respond, board)
         elif command.name == "stats":
             stats = await self.services.standings.stats(ctx, args[0] if args else None)
             await self._reply_stats(body, respond, stats)
@@ -978,20 +967,28 @@ class SlackAdapter:
                 body, respond, cards.help_message(help_rows("slack"), admin=ctx.is_admin)
             )
 
+    async def _dispatched(
+        self, ctx: ChatContext, command: StudyCommand, body: dict[str, Any], respond: Any
+    ) -> None:
+        """An ordinary command, answered by the one dispatch; Slack only delivers: privately
+        or in the channel as the message says (with its files, posted as the bot), then a
+        question drafted, through this gateway."""
+        assert command.values is not None
+        outcome = await dispatch(self.services, ctx, command.path, command.values, self)
+        message = outcome.message
+        if message is not None and message.ephemeral:
+            await self._reply_private(body, respond, message)
+        elif message is not None and message.attachments:
+            await self._post_result(body, respond, message)
+        elif message is not None:
+            await self._reply_public(body, respond, message)
+        if outcome.draft is not None:
+            await self.services.posting.publish(outcome.draft, self)
+
     async def _on_post(self, ctx: ChatContext, name: str, request: PostRequest) -> Message:
-        """``answer|show|hint|reveal [#ID]``: what the post's buttons do, typed (the newest
-        open question unless its number is given)."""
+        """``reveal [#ID]``: what the post's reveal button does, typed (the newest open
+        question unless its number is given)."""
         quiz = self.services.quiz
-        if name == "answer":
-            if request.id is None:
-                return await quiz.answer_latest(ctx, request.choice)
-            return await quiz.answer(ctx, request.id, request.choice)
-        if name == "show":
-            return await quiz.show_card(ctx, request.id)
-        if name == "hint":
-            return await quiz.hint(ctx, request.id, request.hint - 1 if request.hint else 0)
-        if name == "solutions":
-            return await self.services.exercises.solutions(ctx, request.id)
         edit = await quiz.reveal(ctx, request.id)
         await quiz.apply_edit(edit, self)
         return Message.note(f"Question #{edit.post.id} is closed; its answer is on the post.")
@@ -999,12 +996,6 @@ class SlackAdapter:
     async def _private_reply(self, ctx: ChatContext, command: StudyCommand) -> Message | None:
         """The subcommands answered only to the member; ``None`` for the others."""
         args, request = command.args, command.request
-        if isinstance(request, HistoryRequest):
-            return await self.services.history.recent(ctx, request.count)
-        if isinstance(request, QuestionRequest):
-            return await self.services.history.question(ctx, request.id)
-        if isinstance(request, ReportRequest):
-            return await self.services.reports.report(ctx, request.id, request.reason)
         if isinstance(request, PostRequest):
             return await self._on_post(ctx, command.name, request)
         if isinstance(request, SuggestionsRequest):  # the author is told by DM (this gateway)
@@ -1014,10 +1005,6 @@ class SlackAdapter:
             request = replace(request, role=role, role_name=name)
         if isinstance(request, RewardsRequest):
             return await self.services.rewards.command(ctx, request, self)
-        if command.name == "reports":
-            if args:
-                return await self.services.reports.resolve(ctx, args[1])
-            return await self.services.reports.listing(ctx)
         if isinstance(request, SettingsRequest):
             return await self.services.settings.command(ctx, request)
         if isinstance(request, RemindRequest):

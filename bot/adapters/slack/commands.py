@@ -1,9 +1,10 @@
 """``/study`` text -> a subcommand and its words, and code blocks out of Slack messages.
 
-The commands the table parses (``quiz``, ``leaderboard``, ``history``, ``question``,
-``report``, ``recap``, ``settings``, ``review remind``, ``round``) also carry their typed
-request, made by :mod:`bot.adapters.commands` exactly as the console makes it; the services
-take only those.
+The one front door's commands (:mod:`bot.adapters.dispatch`: ``quiz``, ``leaderboard``,
+``history``, ``question``, ``report``, ``reports``, ``answer``, ``show``, ``hint``,
+``solutions``) carry their path and the values the table sorted their words into, exactly as
+the console reads them; the others the table parses (``recap``, ``settings``, ``review
+remind``, ``round``, ...) carry their typed request.
 
 Slack sends slash-command text with ``&``, ``<`` and ``>`` escaped, and (with the manifest's
 ``should_escape: true``) user mentions as ``<@U123|name>``; both are undone here so the core
@@ -23,15 +24,11 @@ from functools import partial
 from typing import Any
 
 from bot.adapters.commands import (
-    HistoryRequest,
-    LeaderboardRequest,
     Platform,
     PostRequest,
-    QuestionRequest,
-    QuizRequest,
-    ReportRequest,
     Request,
     SolveRequest,
+    Values,
     leading_options,
     parse,
     parse_subcommand,
@@ -42,6 +39,7 @@ from bot.adapters.commands import (
     settings_request,
     suggestions_request,
 )
+from bot.adapters.dispatch import read_words, routed
 from bot.adapters.text_commands import split_args
 from bot.core.errors import UsageError
 from bot.core.schedule_spec import ScheduleError
@@ -68,6 +66,9 @@ class StudyCommand:
     name: str
     args: tuple[str, ...] = ()
     request: Request | None = None
+    # An ordinary command (bot.adapters.dispatch): its path and values, sorted by the table.
+    path: tuple[str, ...] = ()
+    values: Values | None = None
 
 
 def _problem(sentence: str) -> UsageError:
@@ -112,12 +113,6 @@ def _settings(words: list[str]) -> StudyCommand:
     return StudyCommand("settings", tuple(words), request=settings_request("slack", words))
 
 
-def _reports(words: list[str]) -> StudyCommand:
-    """`reports`, `reports resolve ITEM_ID`, by the table."""
-    verb, values = parse_subcommand("slack", words, "reports")
-    return StudyCommand("reports", (verb, values.one("item") or "") if verb else ())
-
-
 def _suggestions(words: list[str]) -> StudyCommand:
     """`suggestions`, `suggestions approve ID`, `suggestions reject ID REASON` (admins)."""
     return StudyCommand("suggestions", tuple(words), request=suggestions_request("slack", words))
@@ -152,17 +147,9 @@ def _post_request(platform: Platform, words: list[str], *, name: str) -> Request
 
 _TYPED: dict[str, Callable[[Platform, list[str]], Request]] = {
     # Parsed from the command table into a typed request (bot.adapters.commands).
-    "quiz": QuizRequest.parse,
     "solve": SolveRequest.parse,
-    "leaderboard": LeaderboardRequest.parse,
-    "history": HistoryRequest.parse,
-    "question": QuestionRequest.parse,
-    "report": ReportRequest.parse,
-    # What a question's buttons do, typed: `answer [#ID] CHOICE`, `show|reveal [#ID]`, `hint`.
-    **{
-        name: partial(_post_request, name=name)
-        for name in ("answer", "show", "hint", "reveal", "solutions")
-    },
+    # What a question's reveal button does, typed: `reveal [#ID]`.
+    "reveal": partial(_post_request, name="reveal"),
 }
 
 _SIMPLE = {
@@ -170,7 +157,6 @@ _SIMPLE = {
     "recap": _recap,
     "round": _round,
     "settings": _settings,
-    "reports": _reports,
     "suggestions": _suggestions,
     "rewards": _rewards,
 }
@@ -184,6 +170,9 @@ def parse_study(raw: str) -> StudyCommand:
     words = rest.split()
     if name in ("", "help"):
         return StudyCommand("help")
+    if routed(name, "slack"):  # the one front door's commands: the table reads the words
+        path, values = read_words("slack", name, words)
+        return StudyCommand(name, tuple(words), path=path, values=values)
     if name in _TYPED:
         return StudyCommand(name, tuple(words), request=_TYPED[name]("slack", words))
     if name == "stats":

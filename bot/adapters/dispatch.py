@@ -1,0 +1,260 @@
+"""The one front door: each ordinary command's one service call, shared by every platform.
+
+Before this module a command was routed four times: the console's handler dict, Slack's
+tables and its ``isinstance`` chain, and one Discord handler per command. Each front door
+now keeps only its two platform jobs:
+
+- **input**: the console and Slack sort typed words into the table's :class:`Values`
+  (:func:`read_words`); Discord hands its typed options over as they are
+  (:func:`read_options`), with no words in between, so a reason keeps its spacing;
+- **delivery**: how its platform shows an :class:`Outcome`: the message as private or public
+  as it says (:attr:`Message.ephemeral`), then a question draft, if any, published through
+  the chat gateway.
+
+What happens in between is here, once: :data:`ROUTES` maps a command's name to its handler,
+which reads the values, makes the typed request and calls the service. A new ordinary command
+is a table row (:mod:`bot.adapters.commands`), its service method and a ``@route`` here; no
+adapter file changes (``tests/adapters/test_dispatch.py`` adds one in-test and asks it on the
+console, Slack and Discord). Platform-only pieces stay in their adapters: modals, file
+uploads, autocomplete, the console's ``/as`` and ``/clock``, code-block input, Discord's
+``/quiz`` (the question is the interaction's own response).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+
+from bot.adapters.commands import (
+    LeaderboardRequest,
+    Platform,
+    PostRequest,
+    QuizRequest,
+    Values,
+    command,
+    parse,
+    parse_subcommand,
+    usage,
+)
+from bot.core.errors import UsageError
+from bot.core.gateway import ChatGateway
+from bot.core.messages import Message
+from bot.core.models import ChatContext
+from bot.core.schedule_spec import ScheduleError, parse_filters, parse_kinds
+from bot.services.bundle import Services
+from bot.services.posting import PostDraft
+
+__all__ = [
+    "ROUTES",
+    "Asked",
+    "Outcome",
+    "dispatch",
+    "read_options",
+    "read_words",
+    "route",
+    "routed",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """One command as a handler receives it: who asked where, which (sub)command, its
+    arguments sorted by the table, and the services and gateway to answer with."""
+
+    services: Services
+    ctx: ChatContext
+    path: tuple[str, ...]
+    values: Values
+    gateway: ChatGateway
+
+    def number(self, name: str) -> int | None:
+        typed = self.values.one(name)
+        return int(typed.removeprefix("#")) if typed is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a command answers: a message (private or public as it says), and a question to
+    publish in the channel afterwards (``/quiz``)."""
+
+    message: Message | None = None
+    draft: PostDraft | None = None
+
+
+Handler = Callable[[Asked], Awaitable[Outcome]]
+
+#: The ordinary commands, by name: each front door asks here before its own pieces.
+ROUTES: dict[str, Handler] = {}
+
+
+def route(name: str) -> Callable[[Handler], Handler]:
+    """``@route("history")``: the handler of the table's command ``name`` on every platform."""
+    command(name)  # a KeyError now names a route the table lacks
+
+    def register(handler: Handler) -> Handler:
+        ROUTES[name] = handler
+        return handler
+
+    return register
+
+
+def routed(name: str, platform: Platform) -> bool:
+    """Whether ``name`` is answered here on ``platform`` (the table says where it exists)."""
+    return name in ROUTES and command(name).on(platform)
+
+
+def read_words(platform: Platform, name: str, words: list[str]) -> tuple[tuple[str, ...], Values]:
+    """Typed words (console, Slack) into the (sub)command's path and its values, by the
+    table; a bad word is the table's one :class:`UsageError`."""
+    if command(name).subcommands:
+        verb, values = parse_subcommand(platform, words, name)
+        return ((name, verb) if verb else (name,)), values
+    return (name,), parse(platform, words, name)
+
+
+def read_options(name: str, given: Mapping[str, object]) -> tuple[tuple[str, ...], Values]:
+    """Discord's typed options into the same path and values, with no words in between: a
+    text keeps its spacing, a number is its digits, a member or role its id, a flag is given
+    only when true. A subcommand Discord carries flat (``/reports resolve:ITEM``) is picked by
+    its arguments' presence, as the table declares them."""
+    cmd = command(name)
+    path: tuple[str, ...] = (name,)
+    args = list(cmd.args_on("discord"))
+    for sub in cmd.subcommands:
+        own = sub.args_on("discord")
+        if sub.discord_flat and any(given.get(a.discord_name) is not None for a in own):
+            path, args = (name, sub.name), list(own)
+            break
+    values: dict[str, tuple[str, ...]] = {}
+    for arg in args:
+        value = given.get(arg.discord_name)
+        if value is None or value is False:
+            continue
+        if value is True:
+            values[arg.name] = ("yes",)
+        elif isinstance(value, str | int):
+            values[arg.name] = (str(value),)
+        else:  # a member, role or attachment: its id
+            values[arg.name] = (str(getattr(value, "id", value)),)
+    return path, Values(values)
+
+
+async def dispatch(
+    services: Services,
+    ctx: ChatContext,
+    path: tuple[str, ...],
+    values: Values,
+    gateway: ChatGateway,
+) -> Outcome:
+    """Answer the ordinary command at ``path``: its one service call, through its route."""
+    return await ROUTES[path[0]](Asked(services, ctx, path, values, gateway))
+
+
+# --- the routes ----------------------------------------------------------------------------
+
+
+@route("quiz")
+async def _quiz(asked: Asked) -> Outcome:
+    """A question in this channel, from the filters typed; a bad filter is named with the
+    option's own usage (``--difficulty easy|medium|hard``)."""
+    values = asked.values
+    difficulty, kinds = values.one("difficulty"), values.one("kinds")
+    request = QuizRequest(
+        pack=values.one("pack"),
+        difficulty=difficulty.lower() if difficulty else None,
+        tags=values.all("tag"),
+        kinds=tuple(k for k in (kinds or "").split(",") if k.strip()),
+    )
+    try:
+        parse_filters(request.difficulty, request.tags)  # the service checks them too
+        parse_kinds(request.kinds)
+    except ScheduleError as exc:
+        shown = _QUIZ_OPTION_USAGE.get(exc.field, "quiz")
+        raise UsageError(f"{asked.ctx.command_prefix}{shown}: {exc.reason}") from None
+    draft = await asked.services.quiz.post_question(
+        asked.ctx,
+        pack=request.pack,
+        difficulty=request.difficulty,
+        tags=request.tags,
+        kinds=request.kinds,
+    )
+    return Outcome(draft=draft)
+
+
+_QUIZ_OPTION_USAGE = {
+    "difficulty": "quiz --difficulty easy|medium|hard",
+    "tags": "quiz --tag TAG",
+    "kinds": "quiz --kinds KIND[,KIND]",
+}
+
+
+@route("leaderboard")
+async def _leaderboard(asked: Asked) -> Outcome:
+    request = LeaderboardRequest(
+        window=asked.values.one("window") or "week", here=asked.values.flag("here")
+    )
+    board = await asked.services.standings.leaderboard(asked.ctx, request.window, here=request.here)
+    return Outcome(board)
+
+
+@route("history")
+async def _history(asked: Asked) -> Outcome:
+    count = asked.number("count")
+    return Outcome(await asked.services.history.recent(asked.ctx, 5 if count is None else count))
+
+
+@route("question")
+async def _question(asked: Asked) -> Outcome:
+    post_id = asked.number("id")
+    assert post_id is not None  # required: the table refused a line without it
+    return Outcome(await asked.services.history.question(asked.ctx, post_id))
+
+
+@route("report")
+async def _report(asked: Asked) -> Outcome:
+    reason = asked.values.one("reason") or ""
+    return Outcome(await asked.services.reports.report(asked.ctx, asked.number("id"), reason))
+
+
+@route("reports")
+async def _reports(asked: Asked) -> Outcome:
+    reports = asked.services.reports
+    if asked.path[1:] == ("resolve",):
+        return Outcome(await reports.resolve(asked.ctx, (asked.values.one("item") or "").strip()))
+    return Outcome(await reports.listing(asked.ctx))
+
+
+def _post(asked: Asked) -> PostRequest:
+    hint = asked.number("n")
+    return PostRequest(id=asked.number("id"), choice=asked.values.one("choice") or "", hint=hint)
+
+
+@route("answer")
+async def _answer(asked: Asked) -> Outcome:
+    """``answer [#ID] CHOICE``: the newest open question, or the one numbered."""
+    request, quiz = _post(asked), asked.services.quiz
+    if request.id is None:
+        return Outcome(await quiz.answer_latest(asked.ctx, request.choice))
+    return Outcome(await quiz.answer(asked.ctx, request.id, request.choice))
+
+
+@route("show")
+async def _show(asked: Asked) -> Outcome:
+    return Outcome(await asked.services.quiz.show_card(asked.ctx, _post(asked).id))
+
+
+@route("hint")
+async def _hint(asked: Asked) -> Outcome:
+    request = _post(asked)
+    index = request.hint - 1 if request.hint else 0
+    return Outcome(await asked.services.quiz.hint(asked.ctx, request.id, index))
+
+
+@route("solutions")
+async def _solutions(asked: Asked) -> Outcome:
+    return Outcome(await asked.services.exercises.solutions(asked.ctx, _post(asked).id))
+
+
+def usage_of(platform: Platform, path: tuple[str, ...]) -> str:
+    """The usage line a front door shows beside a :class:`UsageError` of ``path``."""
+    return usage(platform, *path)
