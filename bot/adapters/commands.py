@@ -921,7 +921,7 @@ COMMANDS: tuple[Command, ...] = (
             Command("stop", "end the round here early, with the board so far (starter or admin)"),
         ),
     ),
-    Command("help", "this list"),
+    Command("help", "the commands you can use here"),
     # The console's own: it plays every member, channel and clock of a chat.
     Command(
         "as",

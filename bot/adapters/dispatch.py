@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import cast
 
 from bot.adapters.commands import (
     LeaderboardRequest,
@@ -68,8 +69,16 @@ class Asked:
     gateway: ChatGateway
 
     def number(self, name: str) -> int | None:
+        """A whole-number argument; a typed ``--option`` that is none is a usage error (the
+        table checks positional numbers as it reads them, Discord checks all of them)."""
         typed = self.values.one(name)
-        return int(typed.removeprefix("#")) if typed is not None else None
+        if typed is None:
+            return None
+        digits = typed.removeprefix("#")
+        if not digits.isdigit() or len(digits) > 18:
+            line = usage(cast(Platform, self.ctx.platform), *self.path)
+            raise UsageError(line, reason=f"`{typed}` is not a number")
+        return int(digits)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ import io
 import json
 from datetime import time
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from discord import AppCommandOptionType, app_commands
@@ -35,6 +36,7 @@ from bot.adapters.commands import (
 )
 from bot.adapters.console import ConsoleAdapter
 from bot.adapters.discord.cogs import COGS
+from bot.adapters.discord.routed import routed_commands
 from bot.adapters.dispatch import routed
 from bot.adapters.slack.commands import parse_study
 from bot.core.clock import SimulatedClock
@@ -93,7 +95,12 @@ def _typed(platform: Platform, cmd: Command, sub: Command | None, file: Path) ->
 
 
 def _discord_tree() -> dict[str, app_commands.Command[..., object] | app_commands.Group]:
-    return {c.name: c for cog in COGS for c in cog.__cog_app_commands__}
+    """The cogs' app commands and the one front door's, as the client registers them."""
+    tree: dict[str, app_commands.Command[..., object] | app_commands.Group] = {
+        c.name: c for cog in COGS for c in cog.__cog_app_commands__
+    }
+    tree.update({c.name: c for c in routed_commands(cast(Any, None), tree)})
+    return tree
 
 
 def _options(command: object) -> dict[str, app_commands.Parameter]:

@@ -35,6 +35,7 @@ from bot.adapters.discord.identity import (
     name_problem,
 )
 from bot.adapters.discord.render import thread_name
+from bot.adapters.discord.routed import routed_commands
 from bot.adapters.discord.shards import ShardRange
 from bot.core.gateway import ChatGateway
 from bot.core.messages import Message
@@ -118,6 +119,10 @@ class StudyBot(commands.Bot):
             if isinstance(cog, QuestionCog):
                 self._questions = cog
             await self.add_cog(cog)
+        # The one front door's commands, made from the table (no cog defines them).
+        taken = [c.name for c in self.tree.get_commands()]
+        for routed in routed_commands(self, taken):
+            self.tree.add_command(routed)
         await self.sync_commands()
         self.logged_in.set()
 

@@ -22,8 +22,9 @@ import discord
 from discord import app_commands
 
 from bot.adapters.commands import DiscordOption, Kind, discord_options
+from bot.adapters.commands import command as table_command
 
-__all__ = ["Options", "annotation", "command", "signature", "subcommand"]
+__all__ = ["Options", "annotation", "command", "description", "signature", "subcommand"]
 
 Interaction = discord.Interaction[Any]
 CogT = TypeVar("CogT")
@@ -102,6 +103,23 @@ def annotation(option: DiscordOption) -> object:
     return cast(Any, Optional)[base]
 
 
+#: Discord's longest command description.
+MAX_DESCRIPTION = 100
+
+
+def description(*path: str) -> str:
+    """A command's Discord description: the table's help, as a sentence, within Discord's 100
+    characters, so every platform describes a command in the same words."""
+    help_text = table_command(path[0]).help if len(path) == 1 else ""
+    if len(path) > 1:
+        sub = table_command(path[0]).subcommand(path[1])
+        help_text = sub.help if sub is not None else ""
+    text = help_text[:1].upper() + help_text[1:]
+    if len(text) > MAX_DESCRIPTION:
+        text = text[: MAX_DESCRIPTION - 1].rsplit(" ", 1)[0] + "…"
+    return text
+
+
 def _default(option: DiscordOption) -> object:
     if option.required:
         return inspect.Parameter.empty
@@ -124,7 +142,7 @@ def signature(options: Sequence[DiscordOption]) -> inspect.Signature:
 
 def _callback(handler: Handler[CogT], path: tuple[str, ...]) -> Callable[..., Awaitable[None]]:
     """``handler`` as discord.py wants it: the table's options as its parameters, each
-    described by the table's help (the command's description stays the handler's docstring)."""
+    described by the table's help (so is the command: :func:`description`)."""
 
     async def callback(self: CogT, interaction: Interaction, **given: object) -> None:
         await handler(self, interaction, Options(given))
@@ -150,9 +168,9 @@ def _declared(
 
 def command(*path: str) -> Callable[[Handler[CogT]], AppCommand]:
     """``@command("quiz")``: a top-level app command whose options are the table's."""
-    return _declared(app_commands.command(name=path[-1]), path)
+    return _declared(app_commands.command(name=path[-1], description=description(*path)), path)
 
 
 def subcommand(group: app_commands.Group, *path: str) -> Callable[[Handler[CogT]], AppCommand]:
     """``@subcommand(rounds, "round", "start")``: a command of ``group``, options from the table."""
-    return _declared(group.command(name=path[-1]), path)
+    return _declared(group.command(name=path[-1], description=description(*path)), path)

@@ -63,37 +63,6 @@ class QuestionCog(StudyCog, name="studybot-questions"):
 
     # --- past questions ----------------------------------------------------------------------
 
-    @command("history")
-    async def history(self, interaction: Interaction, options: Options) -> None:
-        """This channel's last questions, with how the group did (only you see it)."""
-        count = required(options.number("count"))
-        message = await self.services.history.recent(self.context(interaction), count)
-        await send_reply(interaction, message.private())
-
-    @command("question")
-    async def question(self, interaction: Interaction, options: Options) -> None:
-        """A past question, with its answer and solution once it closed (only you see it)."""
-        post_id = required(options.number("id"))
-        message = await self.services.history.question(self.context(interaction), post_id)
-        await send_reply(interaction, message.private())
-
-    @command("report")
-    async def report(self, interaction: Interaction, options: Options) -> None:
-        """Tell the admins a question is wrong (only they see reports)."""
-        ctx, reason = self.context(interaction), required(options.text("reason"))
-        message = await self.services.reports.report(ctx, options.number("id"), reason)
-        await send_reply(interaction, message.private())
-
-    @command("reports")
-    async def reports(self, interaction: Interaction, options: Options) -> None:
-        """The open reports of wrong questions (admins)."""
-        ctx, resolve = self.context(interaction), options.text("resolve")
-        if resolve:
-            message = await self.services.reports.resolve(ctx, resolve.strip())
-        else:
-            message = await self.services.reports.listing(ctx)
-        await send_reply(interaction, message.private())
-
     @command("suggestions")
     async def suggestions(self, interaction: Interaction, options: Options) -> None:
         """The questions members wrote, waiting for an admin to approve or reject (admins)."""
@@ -173,13 +142,6 @@ class QuestionCog(StudyCog, name="studybot-questions"):
         )
         await self.open_solver(interaction, draft.post.id)
         await self.services.posting.publish(draft, self.bot.gateway)
-
-    @command("solutions")
-    async def solutions(self, interaction: Interaction, options: Options) -> None:
-        """An exercise's reference and members' shortest solutions, once solved or closed."""
-        ctx = self.context(interaction)
-        reply = await self.services.exercises.solutions(ctx, options.number("id"))
-        await send_reply(interaction, reply)
 
     async def open_solver(self, interaction: Interaction, post_id: int | None) -> None:
         """The exercise's editor, a modal pre-filled with its starter; the verdict is private."""

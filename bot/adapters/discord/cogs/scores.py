@@ -12,7 +12,7 @@ from bot.adapters.discord.cogs.base import (
     required,
     send_reply,
 )
-from bot.adapters.discord.options import Options, command, subcommand
+from bot.adapters.discord.options import Options, command, description, subcommand
 from bot.core.errors import NotFound
 from bot.core.requests import (
     RewardAdd,
@@ -33,9 +33,7 @@ class ScoreCog(StudyCog, name="studybot-scores"):
 
     # --- live rounds -------------------------------------------------------------------------
 
-    rounds = app_commands.Group(
-        name="round", description="A live round: timed questions in a row, then a board"
-    )
+    rounds = app_commands.Group(name="round", description=description("round"))
 
     @subcommand(rounds, "round", "start")
     async def round_start(self, interaction: Interaction, options: Options) -> None:
@@ -74,9 +72,7 @@ class ScoreCog(StudyCog, name="studybot-scores"):
 
     # --- role rewards ------------------------------------------------------------------------
 
-    rewards = app_commands.Group(
-        name="rewards", description="Roles given for points, a streak or reviews"
-    )
+    rewards = app_commands.Group(name="rewards", description=description("rewards"))
 
     async def _rewards(self, interaction: Interaction, request: RewardsRequest) -> None:
         ctx = self.context(interaction)
@@ -109,17 +105,6 @@ class ScoreCog(StudyCog, name="studybot-scores"):
         await self._rewards(interaction, RewardsPreview())
 
     # --- scores ------------------------------------------------------------------------------
-
-    @command("leaderboard")
-    async def leaderboard(self, interaction: Interaction, options: Options) -> None:
-        """Who is ahead this week, this month or of all time, on the server or in this channel,
-        or who has the longest streak going (``streaks``)."""
-        board = await self.services.standings.leaderboard(
-            self.context(interaction),
-            required(options.text("window")),
-            here=options.flag("here"),
-        )
-        await send_reply(interaction, board)
 
     @command("stats")
     async def stats(self, interaction: Interaction, options: Options) -> None:

@@ -19,7 +19,7 @@ from bot.adapters.discord.cogs.base import (
     send_reply,
     suggest,
 )
-from bot.adapters.discord.options import Options, command, subcommand
+from bot.adapters.discord.options import Options, command, description, subcommand
 from bot.core import cards
 from bot.core.errors import BadInput, Unavailable
 from bot.core.schedule_spec import ScheduleForm
@@ -78,7 +78,7 @@ class SetupCog(StudyCog, name="studybot-setup"):
 
     # --- packs and help ----------------------------------------------------------------------
 
-    pack = app_commands.Group(name="pack", description="Question packs")
+    pack = app_commands.Group(name="pack", description=description("pack"))
 
     @subcommand(pack, "pack", "list")
     async def pack_list(self, interaction: Interaction, options: Options) -> None:
@@ -156,9 +156,7 @@ class SetupCog(StudyCog, name="studybot-setup"):
 
     # --- schedules ---------------------------------------------------------------------------
 
-    schedule = app_commands.Group(
-        name="schedule", description="Daily questions in this channel (admins change them)"
-    )
+    schedule = app_commands.Group(name="schedule", description=description("schedule"))
 
     @subcommand(schedule, "schedule", "add")
     async def schedule_add(self, interaction: Interaction, options: Options) -> None:
