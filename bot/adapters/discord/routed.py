@@ -12,7 +12,7 @@ therefore needs no edit here or in a cog.
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Iterable
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 from discord import app_commands
 
@@ -20,11 +20,21 @@ from bot.adapters.commands import discord_options
 from bot.adapters.discord.cogs.base import Interaction, send_reply
 from bot.adapters.discord.options import description, signature
 from bot.adapters.dispatch import ROUTES, dispatch, read_options, routed
-
-if TYPE_CHECKING:
-    from bot.adapters.discord.client import StudyBot
+from bot.core.gateway import ChatGateway
+from bot.core.models import ChatContext
+from bot.services.bundle import Services
 
 __all__ = ["routed_commands"]
+
+
+class StudyBot(Protocol):
+    """What a routed command uses of the client (named here, so this module does not import
+    the client that imports it)."""
+
+    services: Services
+    gateway: ChatGateway
+
+    def context(self, interaction: Interaction) -> ChatContext: ...
 
 
 def _callback(bot: StudyBot, name: str) -> Callable[..., Coroutine[Any, Any, None]]:
