@@ -22,7 +22,7 @@ from bot.questions.loader import item_hash, load_pack_text, load_packs
 from bot.questions.schema import Check, MultipleChoice, Practice
 from tests.conftest import TEST_PACKS
 from tests.questions.test_check import ScriptedRunner, SubprocessRunner, _result
-from tests.test_cli import studybot
+from tests.test_cli import ROOT, studybot
 
 CLAIMS = TEST_PACKS / "claims"
 BACKED = CLAIMS / "backed.yaml"
@@ -351,6 +351,8 @@ def test_check_json_through_the_sandbox_has_a_claim_per_row(tmp_path: Path) -> N
     table = studybot("questions", "check", str(WRONG))
     assert table.returncode == 1
     assert (
-        f"{WRONG}:20: wc-mc-1: check backing explanation: expected ValueError, but the run "
+        # Named from where the command runs (the repository), as a user would type it.
+        f"{WRONG.relative_to(ROOT)}:20: wc-mc-1: check backing explanation: expected "
+        "ValueError, but the run "
         "succeeded" in table.stdout.splitlines()
     )
