@@ -31,16 +31,12 @@ from bot.adapters.commands import (
     leading_options,
     parse,
     parse_subcommand,
-    recap_request,
     remind_request,
     rewards_request,
-    round_request,
-    settings_request,
-    suggestions_request,
     synopsis,
     usage,
 )
-from bot.adapters.dispatch import dispatch, read_words, routed
+from bot.adapters.dispatch import dispatch, read_text, routed
 from bot.adapters.text_commands import run_schedule_command
 from bot.core.cards import GRADES, grade_buttons, review_value
 from bot.core.clock import Clock, SimulatedClock, check_simulated
@@ -129,13 +125,9 @@ class ConsoleAdapter:
             "reveal": self._reveal,
             "review": self._review,
             "stats": self._stats,
-            "suggestions": self._suggestions,
             "rewards": self._rewards,
             "roles": self._roles,
             "write": self._write_usage,
-            "recap": self._recap,
-            "round": self._round,
-            "settings": self._settings,
             "pack": self._pack,
             "schedule": self._schedule,
             "run": self._run_usage,
@@ -317,8 +309,10 @@ class ConsoleAdapter:
     async def _dispatch(self, name: str, args: list[str]) -> None:
         """An ordinary command: the table reads the words, the dispatch answers, and the
         console shows the reply (private or public as it says), then any question drafted."""
-        path, values = read_words(PLATFORM, name, args)
-        outcome = await dispatch(self.services, self.context(), path, values, self)
+        typed = read_text(PLATFORM, name, args)
+        outcome = await dispatch(
+            self.services, self.context(), typed.path, typed.values, self, typed.request
+        )
         if outcome.message is not None:
             self.reply(outcome.message)
         if outcome.draft is not None:
@@ -534,10 +528,6 @@ class ConsoleAdapter:
         question = parse_console_form(form, difficulty=difficulty, tags=tuple(tags))
         self.reply(await self.services.suggestions.write(self.context(), question))
 
-    async def _suggestions(self, args: list[str]) -> None:
-        request = suggestions_request(PLATFORM, args)
-        self.reply(await self.services.suggestions.command(self.context(), request, self))
-
     async def _rewards(self, args: list[str]) -> None:
         request = rewards_request(PLATFORM, args)
         self.reply(await self.services.rewards.command(self.context(), request, self))
@@ -551,19 +541,6 @@ class ConsoleAdapter:
 
     async def _write_usage(self, args: list[str]) -> None:
         raise UsageError  # handled as typed in handle_line; this is only for /help
-
-    async def _recap(self, args: list[str]) -> None:
-        self.reply(
-            await self.services.recaps.command(self.context(), recap_request(PLATFORM, args))
-        )
-
-    async def _round(self, args: list[str]) -> None:
-        request = round_request(PLATFORM, args)
-        self.reply(await self.services.rounds.command(self.context(), request))
-
-    async def _settings(self, args: list[str]) -> None:
-        request = settings_request(PLATFORM, args)
-        self.reply(await self.services.settings.command(self.context(), request))
 
     async def _stats(self, args: list[str]) -> None:
         typed = parse(PLATFORM, args, "stats").one("member")

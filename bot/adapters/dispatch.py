@@ -22,7 +22,7 @@ uploads, autocomplete, the console's ``/as`` and ``/clock``, code-block input, D
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -35,13 +35,34 @@ from bot.adapters.commands import (
     command,
     parse,
     parse_subcommand,
+    recap_request,
+    round_request,
+    settings_request,
+    suggestions_request,
     usage,
 )
-from bot.core.errors import UsageError
+from bot.core.errors import BadInput, UsageError
 from bot.core.gateway import ChatGateway
 from bot.core.messages import Message
 from bot.core.models import ChatContext
+from bot.core.recap import parse_when
+from bot.core.requests import (
+    RecapNow,
+    RecapOff,
+    RecapOn,
+    RecapRequest,
+    RecapShow,
+    RoundStart,
+    RoundStop,
+    SettingChange,
+    SettingsHistory,
+    SettingShow,
+    SuggestionApprove,
+    SuggestionReject,
+    SuggestionsList,
+)
 from bot.core.schedule_spec import ScheduleError, parse_filters, parse_kinds
+from bot.core.workspace_settings import Setting
 from bot.services.bundle import Services
 from bot.services.posting import PostDraft
 
@@ -49,10 +70,14 @@ __all__ = [
     "ROUTES",
     "Asked",
     "Outcome",
+    "Route",
+    "Typed",
     "dispatch",
     "read_options",
+    "read_text",
     "read_words",
     "route",
+    "route_of",
     "routed",
 ]
 
@@ -67,6 +92,8 @@ class Asked:
     path: tuple[str, ...]
     values: Values
     gateway: ChatGateway
+    # The typed request a route's own words reader made (text platforms); None: read values.
+    request: object | None = None
 
     def number(self, name: str) -> int | None:
         """A whole-number argument; a typed ``--option`` that is none is a usage error (the
@@ -91,25 +118,71 @@ class Outcome:
 
 
 Handler = Callable[[Asked], Awaitable[Outcome]]
+WordsReader = Callable[[Platform, Sequence[str]], object]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """A command's handler, and what a front door needs to know to call it.
+
+    ``words``: for a command whose text grammar is more than the table's arguments (``recap
+    on fri 18:00``, ``settings NAME VALUE...``), the reader that makes its typed request from
+    the words on the console and Slack; Discord's options still go to the handler as values.
+    ``slow``: the answer may take longer than a platform waits for a first response (an
+    approval runs the question's checks), and it is private: Discord says "thinking" first.
+    """
+
+    handler: Handler
+    words: WordsReader | None = None
+    slow: bool = False
+
 
 #: The ordinary commands, by name: each front door asks here before its own pieces.
-ROUTES: dict[str, Handler] = {}
+ROUTES: dict[str, Route | Handler] = {}
 
 
-def route(name: str) -> Callable[[Handler], Handler]:
+def route(
+    name: str, *, words: WordsReader | None = None, slow: bool = False
+) -> Callable[[Handler], Handler]:
     """``@route("history")``: the handler of the table's command ``name`` on every platform."""
     command(name)  # a KeyError now names a route the table lacks
 
     def register(handler: Handler) -> Handler:
-        ROUTES[name] = handler
+        ROUTES[name] = Route(handler, words, slow)
         return handler
 
     return register
 
 
+def route_of(name: str) -> Route:
+    """The route of ``name`` (a bare handler registered by hand is a plain route)."""
+    found = ROUTES[name]
+    return found if isinstance(found, Route) else Route(found)
+
+
 def routed(name: str, platform: Platform) -> bool:
     """Whether ``name`` is answered here on ``platform`` (the table says where it exists)."""
     return name in ROUTES and command(name).on(platform)
+
+
+@dataclass(frozen=True, slots=True)
+class Typed:
+    """A text command as read: its path, its values, and the request a route's own reader
+    made (None when the values are all it needs)."""
+
+    path: tuple[str, ...]
+    values: Values
+    request: object | None = None
+
+
+def read_text(platform: Platform, name: str, words: list[str]) -> Typed:
+    """The console's and Slack's words for ``name``, read by its route's own reader if it has
+    one, else by the table; a bad word is the one :class:`UsageError`."""
+    reader = route_of(name).words
+    if reader is not None:
+        return Typed((name,), Values({}), reader(platform, words))
+    path, values = read_words(platform, name, words)
+    return Typed(path, values)
 
 
 def read_words(platform: Platform, name: str, words: list[str]) -> tuple[tuple[str, ...], Values]:
@@ -121,7 +194,9 @@ def read_words(platform: Platform, name: str, words: list[str]) -> tuple[tuple[s
     return (name,), parse(platform, words, name)
 
 
-def read_options(name: str, given: Mapping[str, object]) -> tuple[tuple[str, ...], Values]:
+def read_options(
+    name: str, given: Mapping[str, object], sub: str | None = None
+) -> tuple[tuple[str, ...], Values]:
     """Discord's typed options into the same path and values, with no words in between: a
     text keeps its spacing, a number is its digits, a member or role its id, a flag is given
     only when true. A subcommand Discord carries flat (``/reports resolve:ITEM``) is picked by
@@ -129,22 +204,41 @@ def read_options(name: str, given: Mapping[str, object]) -> tuple[tuple[str, ...
     cmd = command(name)
     path: tuple[str, ...] = (name,)
     args = list(cmd.args_on("discord"))
-    for sub in cmd.subcommands:
-        own = sub.args_on("discord")
-        if sub.discord_flat and any(given.get(a.discord_name) is not None for a in own):
-            path, args = (name, sub.name), list(own)
+    if sub is not None:  # a subcommand of a Discord group (``/round start``)
+        found = cmd.subcommand(sub)
+        assert found is not None, (name, sub)
+        path, args = (name, sub), list(found.args_on("discord"))
+    for flat in cmd.subcommands if sub is None else ():
+        if not flat.discord_flat:
+            continue
+        own = flat.args_on("discord")
+        picked = given.get(flat.discord_choice) == flat.name if flat.discord_choice else False
+        if picked or (
+            not flat.discord_choice and any(given.get(a.discord_name) is not None for a in own)
+        ):
+            path, args = (name, flat.name), list(own)
             break
     values: dict[str, tuple[str, ...]] = {}
+    shared: dict[str, list[str]] = {}  # one option carrying several arguments: its words
     for arg in args:
         value = given.get(arg.discord_name)
         if value is None or value is False:
             continue
-        if value is True:
+        if sum(a.discord_name == arg.discord_name for a in args) > 1 and isinstance(value, str):
+            words = shared.setdefault(arg.discord_name, value.split())
+            if words:
+                values[arg.name] = (words.pop(0),)
+        elif value is True:
             values[arg.name] = ("yes",)
         elif isinstance(value, str | int):
             values[arg.name] = (str(value),)
         else:  # a member, role or attachment: its id
             values[arg.name] = (str(getattr(value, "id", value)),)
+    # Discord makes a flat subcommand's arguments optional options: the table's rule that
+    # they are required is kept here, before any work (and before a slow route's "thinking").
+    missing = [a for a in args if a.required and a.name not in values]
+    if missing:
+        raise UsageError(usage("discord", *path), reason=f"{missing[0].placeholder} is missing")
     return path, Values(values)
 
 
@@ -154,9 +248,11 @@ async def dispatch(
     path: tuple[str, ...],
     values: Values,
     gateway: ChatGateway,
+    request: object | None = None,
 ) -> Outcome:
     """Answer the ordinary command at ``path``: its one service call, through its route."""
-    return await ROUTES[path[0]](Asked(services, ctx, path, values, gateway))
+    asked = Asked(services, ctx, path, values, gateway, request)
+    return await route_of(path[0]).handler(asked)
 
 
 # --- the routes ----------------------------------------------------------------------------
@@ -262,6 +358,79 @@ async def _hint(asked: Asked) -> Outcome:
 @route("solutions")
 async def _solutions(asked: Asked) -> Outcome:
     return Outcome(await asked.services.exercises.solutions(asked.ctx, _post(asked).id))
+
+
+@route("recap", words=recap_request)
+async def _recap(asked: Asked) -> Outcome:
+    """The weekly recap: shown, set (``on DAY HH:MM``), turned off, or posted now."""
+    request = asked.request
+    if request is None:
+        verb = asked.path[1] if len(asked.path) > 1 else ""
+        if verb == "on":
+            when = [asked.values.one("day") or "", asked.values.one("at") or ""]
+            request = RecapOn(*parse_when([w for w in when if w]))
+        else:
+            request = {"off": RecapOff(), "now": RecapNow()}.get(verb, RecapShow())
+    assert isinstance(request, RecapRequest)
+    return Outcome(await asked.services.recaps.command(asked.ctx, request))
+
+
+@route("round", words=round_request)
+async def _round(asked: Asked) -> Outcome:
+    """A live round started (its announcement is public) or stopped (its board)."""
+    request = asked.request
+    if request is None:
+        if asked.path[1:] == ("stop",):
+            request = RoundStop()
+        else:
+            tag = asked.values.one("tag")
+            request = RoundStart(
+                pack=asked.values.one("pack"),
+                questions=asked.number("questions"),
+                seconds=asked.number("seconds"),
+                difficulty=asked.values.one("difficulty"),
+                tags=(tag.strip(),) if tag and tag.strip() else (),
+            )
+    assert isinstance(request, RoundStart | RoundStop)
+    return Outcome(await asked.services.rounds.command(asked.ctx, request))
+
+
+@route("settings", words=settings_request)
+async def _settings(asked: Asked) -> Outcome:
+    """The workspace's settings, one setting, a change (admins), or their history."""
+    request = asked.request
+    if request is None:
+        named, value = asked.values.one("name"), asked.values.one("value")
+        if asked.path[1:] == ("history",):
+            request = SettingsHistory()
+        elif value is not None and named is None:
+            raise BadInput("Pick the `setting` to change as well as its `value`.")
+        elif named is None:
+            request = SettingShow()
+        elif value is None:
+            request = SettingShow(Setting.named(named))
+        else:
+            request = SettingChange(Setting.named(named), value)
+    assert isinstance(request, SettingShow | SettingChange | SettingsHistory)
+    return Outcome((await asked.services.settings.command(asked.ctx, request)).private())
+
+
+@route("suggestions", words=suggestions_request, slow=True)
+async def _suggestions(asked: Asked) -> Outcome:
+    """The suggestions waiting for an admin; approving one runs its checks (slow)."""
+    request = asked.request
+    if request is None:
+        verb, number = (asked.path[1] if len(asked.path) > 1 else ""), asked.number("id")
+        if verb == "approve" and number is not None:
+            request = SuggestionApprove(number)
+        elif verb == "reject" and number is not None:
+            request = SuggestionReject(number, asked.values.one("reason") or "")
+        else:
+            request = SuggestionsList()
+    assert isinstance(request, SuggestionsList | SuggestionApprove | SuggestionReject)
+    # The author is told by DM, through the gateway.
+    message = await asked.services.suggestions.command(asked.ctx, request, asked.gateway)
+    return Outcome(message.private())
 
 
 def usage_of(platform: Platform, path: tuple[str, ...]) -> str:

@@ -287,7 +287,8 @@ REQUESTS = [
 def _text_request(platform: Platform, line: str) -> object:
     words = line.split()
     if platform == "slack":
-        return parse_study(line).request
+        study = parse_study(line)
+        return study.typed if study.values is not None else study.request
     if words[0] == "recap":
         return recap_request(platform, words[1:])
     if words[0] == "settings":

@@ -52,6 +52,11 @@ class Options:
     def __init__(self, given: Mapping[str, object]) -> None:
         self._given = dict(given)
 
+    @property
+    def given(self) -> Mapping[str, object]:
+        """Every option as discord.py gave it, by name: what the one front door reads."""
+        return self._given
+
     def _get(self, name: str) -> object:
         return self._given[name]
 

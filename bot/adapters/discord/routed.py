@@ -17,9 +17,9 @@ from typing import Any, Protocol, cast
 from discord import app_commands
 
 from bot.adapters.commands import discord_options
-from bot.adapters.discord.cogs.base import Interaction, send_reply
+from bot.adapters.discord.cogs.base import Interaction, answer
 from bot.adapters.discord.options import description, signature
-from bot.adapters.dispatch import ROUTES, dispatch, read_options, routed
+from bot.adapters.dispatch import ROUTES, routed
 from bot.core.gateway import ChatGateway
 from bot.core.models import ChatContext
 from bot.services.bundle import Services
@@ -39,13 +39,7 @@ class StudyBot(Protocol):
 
 def _callback(bot: StudyBot, name: str) -> Callable[..., Coroutine[Any, Any, None]]:
     async def callback(interaction: Interaction, **given: object) -> None:
-        ctx = bot.context(interaction)
-        path, values = read_options(name, given)
-        outcome = await dispatch(bot.services, ctx, path, values, bot.gateway)
-        if outcome.message is not None:
-            await send_reply(interaction, outcome.message)
-        if outcome.draft is not None:
-            await bot.services.posting.publish(outcome.draft, bot.gateway)
+        await answer(cast(Any, bot), interaction, name, given)
 
     options = discord_options(name)
     whole = signature(options)

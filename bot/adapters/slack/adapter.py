@@ -107,13 +107,9 @@ from bot.core.messages import (
 )
 from bot.core.models import ChatContext
 from bot.core.requests import (
-    RecapRequest,
     RemindRequest,
     RewardAdd,
     RewardsRequest,
-    RoundRequest,
-    SettingsRequest,
-    SuggestionsRequest,
 )
 from bot.core.rewards import Power
 from bot.core.uploads import SLACK, fit_attachments
@@ -943,23 +939,6 @@ class SlackAdapter:
                 sent="📎 The deck is in your direct messages with studybot.",
                 failed="(I could not send you the deck: direct messages with studybot are off.)",
             )
-        elif command.name == "recap":
-            assert isinstance(command.request, RecapRequest)
-            reply = await self.services.recaps.command(ctx, command.request)
-            if reply.ephemeral:
-                await self._reply_private(body, respond, reply)
-            else:  # `recap now`: the recap itself, in the channel
-                await self._reply_public(body, respond, reply)
-        elif isinstance(round_request := command.request, RoundRequest):
-            # The start announcement and the board of `stop` are for the whole channel;
-            # refusals (a round running already, not yours to stop) are raised, so private.
-            reply = await self.services.rounds.command(ctx, round_request)
-            if reply.ephemeral:
-                await self._reply_private(body, respond, reply)
-            elif reply.attachments:  # the board's picture: posted as the bot, with its file
-                await self._post_result(body, respond, reply)
-            else:
-                await self._reply_public(body, respond, reply)
         elif command.name == "schedule":
             await self._schedule(ctx, args[0], list(args[1:]), body, respond)
         else:
@@ -974,7 +953,9 @@ class SlackAdapter:
         or in the channel as the message says (with its files, posted as the bot), then a
         question drafted, through this gateway."""
         assert command.values is not None
-        outcome = await dispatch(self.services, ctx, command.path, command.values, self)
+        outcome = await dispatch(
+            self.services, ctx, command.path, command.values, self, command.typed
+        )
         message = outcome.message
         if message is not None and message.ephemeral:
             await self._reply_private(body, respond, message)
@@ -998,15 +979,11 @@ class SlackAdapter:
         args, request = command.args, command.request
         if isinstance(request, PostRequest):
             return await self._on_post(ctx, command.name, request)
-        if isinstance(request, SuggestionsRequest):  # the author is told by DM (this gateway)
-            return await self.services.suggestions.command(ctx, request, self)
         if isinstance(request, RewardAdd) and ctx.is_admin:  # the group typed: id and handle
             role, name = await self.find_usergroup(request.role)
             request = replace(request, role=role, role_name=name)
         if isinstance(request, RewardsRequest):
             return await self.services.rewards.command(ctx, request, self)
-        if isinstance(request, SettingsRequest):
-            return await self.services.settings.command(ctx, request)
         if isinstance(request, RemindRequest):
             return await self.services.reminders.command(ctx, request)
         if command.name == "review" and not args:

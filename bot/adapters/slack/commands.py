@@ -32,14 +32,10 @@ from bot.adapters.commands import (
     leading_options,
     parse,
     parse_subcommand,
-    recap_request,
     remind_request,
     rewards_request,
-    round_request,
-    settings_request,
-    suggestions_request,
 )
-from bot.adapters.dispatch import read_words, routed
+from bot.adapters.dispatch import read_text, routed
 from bot.adapters.text_commands import split_args
 from bot.core.errors import UsageError
 from bot.core.schedule_spec import ScheduleError
@@ -69,6 +65,7 @@ class StudyCommand:
     # An ordinary command (bot.adapters.dispatch): its path and values, sorted by the table.
     path: tuple[str, ...] = ()
     values: Values | None = None
+    typed: object | None = None  # the request its route's own words reader made, if any
 
 
 def _problem(sentence: str) -> UsageError:
@@ -108,31 +105,10 @@ def _graph(rest: str) -> StudyCommand:
     return StudyCommand("graph", (of, body.strip()))
 
 
-def _settings(words: list[str]) -> StudyCommand:
-    """`settings`, `settings NAME`, `settings NAME VALUE`, `settings history`."""
-    return StudyCommand("settings", tuple(words), request=settings_request("slack", words))
-
-
-def _suggestions(words: list[str]) -> StudyCommand:
-    """`suggestions`, `suggestions approve ID`, `suggestions reject ID REASON` (admins)."""
-    return StudyCommand("suggestions", tuple(words), request=suggestions_request("slack", words))
-
-
 def _rewards(words: list[str]) -> StudyCommand:
     """`rewards list|preview`, `rewards add METRIC N @group`, `rewards remove ID`; the user
     group (a mention, ``<!subteam^S1>``, or its handle) is found by the adapter."""
     return StudyCommand("rewards", tuple(words), request=rewards_request("slack", words))
-
-
-def _recap(words: list[str]) -> StudyCommand:
-    """`recap`, `recap on DAY HH:MM`, `recap off`, `recap now`."""
-    return StudyCommand("recap", tuple(words), request=recap_request("slack", words))
-
-
-def _round(words: list[str]) -> StudyCommand:
-    """`round start [PACK] [--questions N] [--seconds S] [--difficulty D] [--tag T]`, `round
-    stop`: parsed by the table as on the console, so a bad option is answered in the ack."""
-    return StudyCommand("round", tuple(words), request=round_request("slack", words))
 
 
 def _write(words: list[str]) -> StudyCommand:
@@ -154,10 +130,6 @@ _TYPED: dict[str, Callable[[Platform, list[str]], Request]] = {
 
 _SIMPLE = {
     "write": _write,
-    "recap": _recap,
-    "round": _round,
-    "settings": _settings,
-    "suggestions": _suggestions,
     "rewards": _rewards,
 }
 
@@ -170,9 +142,11 @@ def parse_study(raw: str) -> StudyCommand:
     words = rest.split()
     if name in ("", "help"):
         return StudyCommand("help")
-    if routed(name, "slack"):  # the one front door's commands: the table reads the words
-        path, values = read_words("slack", name, words)
-        return StudyCommand(name, tuple(words), path=path, values=values)
+    if routed(name, "slack"):  # the one front door's commands: read as on the console
+        typed = read_text("slack", name, words)
+        return StudyCommand(
+            name, tuple(words), path=typed.path, values=typed.values, typed=typed.request
+        )
     if name in _TYPED:
         return StudyCommand(name, tuple(words), request=_TYPED[name]("slack", words))
     if name == "stats":

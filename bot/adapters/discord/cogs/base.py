@@ -16,7 +16,7 @@ description Discord shows.
 from __future__ import annotations
 
 import zoneinfo
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -26,6 +26,7 @@ from discord.ext import commands
 
 from bot.adapters.discord.errors import PENDING_KEY
 from bot.adapters.discord.render import render
+from bot.adapters.dispatch import dispatch, read_options, route_of
 from bot.core.messages import Message
 from bot.core.models import ChatContext
 
@@ -37,6 +38,7 @@ __all__ = [
     "RUNNING",
     "Interaction",
     "StudyCog",
+    "answer",
     "one_tag",
     "required",
     "send_reply",
@@ -59,6 +61,28 @@ async def send_reply(interaction: Interaction, message: Message) -> None:
         await interaction.followup.send(**kwargs, ephemeral=rendered.ephemeral, wait=True)
     else:
         await interaction.response.send_message(**kwargs, ephemeral=rendered.ephemeral)
+
+
+async def answer(
+    bot: StudyBot,
+    interaction: Interaction,
+    name: str,
+    given: Mapping[str, object],
+    sub: str | None = None,
+) -> None:
+    """Answer a command of the one front door (:mod:`bot.adapters.dispatch`) on Discord:
+    the typed options go over as they are, and the outcome comes back as the message says
+    (private or public), then a drafted question through the gateway. A slow route (an
+    approval runs checks) is acknowledged privately first, within Discord's 3 s."""
+    path, values = read_options(name, given, sub)  # a missing argument: refused at once
+    if route_of(name).slow:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+    ctx = bot.context(interaction)
+    outcome = await dispatch(bot.services, ctx, path, values, bot.gateway)
+    if outcome.message is not None:
+        await send_reply(interaction, outcome.message)
+    if outcome.draft is not None:
+        await bot.services.posting.publish(outcome.draft, bot.gateway)
 
 
 def suggest(options: Iterable[tuple[str, str]], current: str) -> list[app_commands.Choice[str]]:

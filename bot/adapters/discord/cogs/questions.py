@@ -8,11 +8,11 @@ from discord import app_commands
 from bot.adapters.commands import (
     SolveRequest,
     remind_request,
-    suggestions_request,
 )
 from bot.adapters.discord.cogs.base import (
     Interaction,
     StudyCog,
+    answer,
     one_tag,
     required,
     send_reply,
@@ -66,17 +66,7 @@ class QuestionCog(StudyCog, name="studybot-questions"):
     @command("suggestions")
     async def suggestions(self, interaction: Interaction, options: Options) -> None:
         """The questions members wrote, waiting for an admin to approve or reject (admins)."""
-        action, id, reason = options.text("action"), options.number("id"), options.text("reason")
-        args: list[str] = [] if action in (None, "list") else [action]
-        if id is not None:
-            args.append(str(id))
-        if reason:
-            args.extend(reason.split())
-        request = suggestions_request("discord", args)
-        ctx = self.context(interaction)
-        await interaction.response.defer(ephemeral=True, thinking=True)  # approving runs checks
-        message = await self.services.suggestions.command(ctx, request, self.bot.gateway)
-        await send_reply(interaction, message.private())
+        await answer(self.bot, interaction, "suggestions", options.given)
 
     # --- spaced repetition -------------------------------------------------------------------
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from discord import app_commands
 
-from bot.adapters.commands import recap_request
 from bot.adapters.discord.cogs.base import (
     Interaction,
     StudyCog,
-    one_tag,
+    answer,
     required,
     send_reply,
 )
@@ -20,8 +19,6 @@ from bot.core.requests import (
     RewardsList,
     RewardsPreview,
     RewardsRequest,
-    RoundStart,
-    RoundStop,
 )
 from bot.core.rewards import Metric
 
@@ -37,22 +34,9 @@ class ScoreCog(StudyCog, name="studybot-scores"):
 
     @subcommand(rounds, "round", "start")
     async def round_start(self, interaction: Interaction, options: Options) -> None:
-        """Start a live round here: questions one at a time, faster right answers score more.
-
-        The reply is the public announcement; the questions follow as channel posts from the
-        one timer loop (the service wakes it), so none of them lives on this interaction's
-        15-minute token.
-        """
-        request = RoundStart(
-            pack=options.text("pack"),
-            questions=options.number("questions"),
-            seconds=options.number("seconds"),
-            difficulty=options.text("difficulty"),
-            tags=one_tag(options.text("tag")),
-        )
-        await send_reply(
-            interaction, await self.services.rounds.command(self.context(interaction), request)
-        )
+        """Start a live round here: the reply is the public announcement; the questions follow
+        as channel posts from the one timer loop, so none lives on this interaction's token."""
+        await answer(self.bot, interaction, "round", options.given, "start")
 
     @round_start.autocomplete("pack")
     async def _round_pack(
@@ -62,13 +46,8 @@ class ScoreCog(StudyCog, name="studybot-scores"):
 
     @subcommand(rounds, "round", "stop")
     async def round_stop(self, interaction: Interaction, options: Options) -> None:
-        """End the round here early, with the board so far (whoever started it, or an admin).
-
-        The board is public, like the one at a round's end; a refusal goes through the tree's
-        error hook, privately.
-        """
-        board = await self.services.rounds.command(self.context(interaction), RoundStop())
-        await send_reply(interaction, board)
+        """End the round here early, with the board so far (public; a refusal is private)."""
+        await answer(self.bot, interaction, "round", options.given, "stop")
 
     # --- role rewards ------------------------------------------------------------------------
 
@@ -130,10 +109,4 @@ class ScoreCog(StudyCog, name="studybot-scores"):
     @command("recap")
     async def recap(self, interaction: Interaction, options: Options) -> None:
         """This channel's weekly recap: the board, the streaks, the most missed question."""
-        action, when = options.text("action"), options.text("when")
-        args: list[str] = [] if action in (None, "show") else [action]
-        if when:
-            args.extend(when.split())
-        request = recap_request("discord", args)
-        message = await self.services.recaps.command(self.context(interaction), request)
-        await send_reply(interaction, message)
+        await answer(self.bot, interaction, "recap", options.given)

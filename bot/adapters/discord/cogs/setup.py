@@ -10,11 +10,11 @@ from discord import app_commands
 
 from bot.adapters.commands import (
     help_rows,
-    settings_request,
 )
 from bot.adapters.discord.cogs.base import (
     Interaction,
     StudyCog,
+    answer,
     required,
     send_reply,
     suggest,
@@ -55,18 +55,9 @@ class SetupCog(StudyCog, name="studybot-setup"):
 
     @command("settings")
     async def settings(self, interaction: Interaction, options: Options) -> None:
-        """This server's timezone, quiz window and points; admins change them."""
-        setting, value = options.text("setting"), options.text("value")
-        args: list[str] = [setting] if setting else []
-        if value is not None:
-            if not args:
-                raise BadInput("Pick the `setting` to change as well as its `value`.")
-            args.append(value)
-        ctx = self.context(interaction)
-        request = settings_request("discord", args)
-        await send_reply(
-            interaction, (await self.services.settings.command(ctx, request)).private()
-        )
+        """This server's timezone, quiz window and points; admins change them (the one front
+        door answers; this cog adds the timezone autocomplete)."""
+        await answer(self.bot, interaction, "settings", options.given)
 
     @settings.autocomplete("value")
     async def _settings_value(
