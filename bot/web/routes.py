@@ -26,8 +26,11 @@ from bot.log import get_logger
 from bot.services.bundle import Services
 from bot.services.web_access import AdminSession, WorkspacePlace
 from bot.web import csrf, sessions
-from bot.web.more_pages import SCHEDULE_FIELDS, MorePages
-from bot.web.seen import Seen, checked
+from bot.web.audit import AuditPage
+from bot.web.checks import Seen, checked
+from bot.web.members import MemberPages
+from bot.web.packs import PackPages
+from bot.web.schedule_edit import SCHEDULE_FIELDS, ScheduleEdit
 from bot.web.templates import render
 from bot.web.wording import web_error
 
@@ -57,9 +60,10 @@ def _status(exc: StudyError) -> int:
     return next((code for kind, code in _STATUS.items() if isinstance(exc, kind)), 400)
 
 
-class Pages(MorePages):
+class Pages(PackPages, ScheduleEdit, MemberPages, AuditPage):
     """The page handlers, over the services, the templates and the cookie secret (packs,
-    members and the audit log are in :mod:`bot.web.more_pages`)."""
+    members and the audit log are in their own modules: :mod:`bot.web.packs`,
+    :mod:`bot.web.schedule_edit`, :mod:`bot.web.members`, :mod:`bot.web.audit`)."""
 
     def __init__(
         self,

@@ -10,7 +10,7 @@ from bot.core.requests import SettingChange
 from bot.core.schedule_spec import ScheduleForm
 from bot.core.workspace_settings import Setting
 from tests.web.conftest import Site, console
-from tests.web.test_more_pages import Browser, channel_id
+from tests.web.test_packs_members_audit import Browser, channel_id
 
 
 async def test_a_pack_switch_says_its_action_and_its_notice_no_chat_command(

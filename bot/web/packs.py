@@ -1,49 +1,28 @@
-"""More admin pages: packs (list, on and off per channel, upload), members (boards per channel
-and each member's /stats picture) and the audit log.
-
-A mixin of :class:`bot.web.routes.Pages`: the same checks (session, form token, workspace)
-through ``_seen``, the same services as chat, the same rendering.
-"""
+"""The Packs page: each pack on or off per channel, uploads, and the community questions
+(edit, retire), with chat's rules and words."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import Response
 
 from bot.core.errors import StudyError
-from bot.core.models import Window
-from bot.core.schedule_spec import ScheduleForm, ScheduleSpec
-from bot.core.workspace_settings import describe_window
 from bot.questions.written import WrittenQuestion, written_from_item
-from bot.web.seen import Seen, checked
+from bot.web.checks import Seen, checked
+from bot.web.page_parts import PageParts
 from bot.web.wording import pack_switched, web_error
 
-if TYPE_CHECKING:
-    from jinja2 import Environment
-
-    from bot.services.bundle import Services
-
-__all__ = ["SCHEDULE_FIELDS", "MorePages"]
+__all__ = ["PackPages"]
 
 _UPLOAD_LIMIT = 1024 * 1024  # read at most this much of an upload (the pack limit is smaller)
 
 
-class MorePages:
-    _services: Services
-    _env: Environment
-
-    async def _seen(self, request: Request) -> Seen | Response:
-        raise NotImplementedError
-
-    def _page(self, name: str, status: int = 200, **values: Any) -> Response:
-        raise NotImplementedError
-
-    async def _schedules_page(self, seen: Seen, *, notice: str | None = None) -> Response:
-        raise NotImplementedError
+class PackPages(PageParts):
+    """The Packs page's handlers (a mixin of :class:`bot.web.routes.Pages`)."""
 
     # --- packs --------------------------------------------------------------------------------
 
@@ -188,104 +167,6 @@ class MorePages:
             report=report,
         )
 
-    # --- editing a schedule -------------------------------------------------------------------
-
-    @checked
-    async def edit_schedule(self, request: Request, seen: Seen) -> Response:
-        """A schedule's fields, pre-filled; saving applies ``schedule add``'s rules to them."""
-        source = seen.form if seen.form is not None else request.query_params
-        channel = seen.where.channel(str(source.get("channel") or ""))
-        if channel is None:
-            return self._page("error.html", status=404, session=seen.session, error=_NO_SCHEDULE)
-        ctx = seen.context(channel)
-        schedule_id = int(request.path_params["sid"])
-        listed = await self._services.schedules.channel_schedules(ctx)
-        entry = next((e for e in listed.schedules if e.id == schedule_id), None)
-        if entry is None or entry.schedule is None:
-            return self._page("error.html", status=404, session=seen.session, error=_NO_SCHEDULE)
-        if seen.form is None:
-            typed = _spec_fields(entry.schedule.spec)
-            return self._schedule_form(seen, channel, schedule_id, typed)
-        typed = {name: str(seen.form.get(name) or "")[:200] for name in SCHEDULE_FIELDS}
-        form = ScheduleForm.from_fields(typed)
-        try:
-            reply = await self._services.schedules.edit(ctx, schedule_id, form)
-        except StudyError as exc:
-            return self._schedule_form(
-                seen, channel, schedule_id, typed, status=400, error=web_error(exc)
-            )
-        return await self._schedules_page(seen, notice=reply.message.plain_text())
-
-    def _schedule_form(
-        self,
-        seen: Seen,
-        channel: Any,
-        schedule_id: int,
-        typed: dict[str, str],
-        *,
-        status: int = 200,
-        error: str | None = None,
-    ) -> Response:
-        return self._page(
-            "schedule_edit.html",
-            status=status,
-            session=seen.session,
-            place=seen.where,
-            channel=channel,
-            schedule_id=schedule_id,
-            typed=typed,
-            error=error,
-        )
-
-    # --- members ------------------------------------------------------------------------------
-
-    @checked
-    async def members(self, request: Request, seen: Seen) -> Response:
-        place = seen.where
-        ctx = seen.context()
-        everyone = await self._services.standings.board(ctx, Window.ALL)
-        per_channel = []
-        for channel in place.channels:
-            here = seen.context(channel)
-            board = await self._services.standings.channel_board(here, Window.ALL)
-            per_channel.append((channel, board))
-        return self._page(
-            "members.html",
-            session=seen.session,
-            place=place,
-            everyone=everyone,
-            per_channel=per_channel,
-        )
-
-    @checked
-    async def member_picture(self, request: Request, seen: Seen) -> Response:
-        """A member's /stats picture, the same PNG chat attaches."""
-        ctx = seen.context()
-        member_id = int(request.path_params["mid"])
-        try:
-            message = await self._services.standings.stats(ctx, member_id=member_id)
-        except StudyError as exc:
-            return self._page("error.html", status=404, session=seen.session, error=str(exc))
-        pictures = [a for a in message.attachments if a.is_image]
-        if not pictures:
-            return self._page(
-                "error.html",
-                status=404,
-                session=seen.session,
-                error="This member has no review cards yet, so there is no picture.",
-            )
-        return Response(
-            pictures[0].content, media_type="image/png", headers={"Cache-Control": "no-store"}
-        )
-
-    # --- the audit log ------------------------------------------------------------------------
-
-    @checked
-    async def audit(self, request: Request, seen: Seen) -> Response:
-        ctx = seen.context()
-        entries = await self._services.audit.recent(ctx)
-        return self._page("audit.html", session=seen.session, place=seen.where, entries=entries)
-
 
 _FIELDS = ("prompt", "choices", "answer", "explanation", "code", "expected", "difficulty", "tags")
 _LEVELS = ("easy", "medium", "hard")
@@ -302,38 +183,4 @@ def _fields(question: WrittenQuestion) -> dict[str, str]:
         "expected": question.expected,
         "difficulty": question.difficulty,
         "tags": ", ".join(question.tags),
-    }
-
-
-#: A schedule's fields on the page's add and edit forms (as :meth:`ScheduleForm.from_fields`
-#: reads them), and the ones :func:`_spec_fields` fills in.
-SCHEDULE_FIELDS = (
-    "time",
-    "timezone",
-    "days",
-    "cron",
-    "pack",
-    "difficulty",
-    "tags",
-    "kinds",
-    "window",
-    "mention",
-)
-_NO_SCHEDULE = "There is no such schedule in that channel."
-
-
-def _spec_fields(spec: ScheduleSpec) -> dict[str, str]:
-    """A stored schedule as the form's fields, to edit it."""
-    window = spec.window
-    return {
-        "time": f"{spec.time:%H:%M}" if spec.time is not None else "",
-        "timezone": spec.timezone,
-        "days": "" if spec.days.cron is not None else spec.days.text,
-        "cron": spec.days.text if spec.days.cron is not None else "",
-        "pack": spec.pack or "",
-        "difficulty": spec.difficulty or "",
-        "tags": ", ".join(spec.tags),
-        "kinds": ", ".join(spec.kinds),
-        "window": describe_window(window) if window is not None else "",  # as listed: 2h
-        "mention": spec.mention or "",
     }
