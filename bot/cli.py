@@ -1090,7 +1090,7 @@ def questions_export(
     answer and explanation on the back; code shows as code. Ids come from the pack's slug, so
     importing a re-exported deck into Anki updates its notes instead of adding copies.
     """
-    from bot.questions.anki import pack_apkg
+    from bot.questions.anki_export import pack_apkg
 
     if apkg is None:
         typer.echo("say the format: --apkg OUT.apkg (the only one so far)", err=True)

@@ -93,7 +93,7 @@ class CheckRow:
     """One item's result: what it claims, what the run did, and the verdict.
 
     ``expected`` and ``got`` are short and readable (``RuntimeError`` rather than an empty
-    stdout when a run that should print raised instead); ``reason`` is :class:`Verdict`'s
+    stdout when a run that should print raised instead); ``reason`` is :class:`OutputMatch`'s
     sentence and ``detail`` the exception line of the traceback, when there is one.
     """
 

@@ -2,7 +2,7 @@
 
 Every item with ``code`` carries a machine-checkable expectation, so that a question can never
 teach an output that torch does not produce. This module is the one place that says what
-"matches" means. It is pure (text in, a :class:`Verdict` out) so that the shipped-pack test,
+"matches" means. It is pure (text in, a :class:`OutputMatch` out) so that the shipped-pack test,
 which runs snippets in a plain subprocess, and the sandboxed ``questions check`` command judge
 runs by exactly the same rules.
 
@@ -38,8 +38,8 @@ from typing import Protocol
 
 __all__ = [
     "Expectation",
+    "OutputMatch",
     "SupportsExpectation",
-    "Verdict",
     "compare",
     "exception_name",
     "names_match",
@@ -75,7 +75,7 @@ class Expectation:
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class OutputMatch:
     """The outcome of one comparison, a value so that callers can report many at once.
 
     ``expected`` and ``got`` are what was compared: the normalised stdout for an
@@ -147,53 +147,53 @@ def compare(
     stdout: str,
     stderr: str,
     exit_code: int | None,
-) -> Verdict:
+) -> OutputMatch:
     """Judge one run against an item's expectation by the rules in the module docstring."""
     want_stdout = item_or_expectation.expect_stdout
     want_error = item_or_expectation.expect_error
     if want_stdout is not None and want_error is not None:
-        return Verdict(False, "", "", "the item gives both expect_stdout and expect_error")
+        return OutputMatch(False, "", "", "the item gives both expect_stdout and expect_error")
     if want_stdout is not None:
         return _compare_stdout(want_stdout, stdout, stderr, exit_code)
     if want_error is not None:
         return _compare_error(want_error.strip(), stderr, exit_code)
-    return Verdict(False, "", "", "the item has no expectation to check")
+    return OutputMatch(False, "", "", "the item has no expectation to check")
 
 
-def _compare_stdout(want: str, stdout: str, stderr: str, exit_code: int | None) -> Verdict:
+def _compare_stdout(want: str, stdout: str, stderr: str, exit_code: int | None) -> OutputMatch:
     expected = normalize_output(want)
     got = normalize_output(stdout)
     if exit_code is None:
-        return Verdict(False, expected, got, _DID_NOT_FINISH)
+        return OutputMatch(False, expected, got, _DID_NOT_FINISH)
     if exit_code != 0:
         raised = exception_name(stderr)
         how = f"raised {raised}" if raised else "printed no traceback"
-        return Verdict(
+        return OutputMatch(
             False, expected, got, f"expected output, but the run failed (exit {exit_code}, {how})"
         )
     if got != expected:
-        return Verdict(False, expected, got, _first_difference(expected, got))
-    return Verdict(True, expected, got, "output matches")
+        return OutputMatch(False, expected, got, _first_difference(expected, got))
+    return OutputMatch(True, expected, got, "output matches")
 
 
-def _compare_error(want: str, stderr: str, exit_code: int | None) -> Verdict:
+def _compare_error(want: str, stderr: str, exit_code: int | None) -> OutputMatch:
     if exit_code is None:
-        return Verdict(False, want, "(did not finish)", _DID_NOT_FINISH)
+        return OutputMatch(False, want, "(did not finish)", _DID_NOT_FINISH)
     if exit_code == 0:
-        return Verdict(
+        return OutputMatch(
             False, want, "(no exception, exit 0)", f"expected {want}, but the run succeeded"
         )
     raised = exception_name(stderr)
     if raised is None:
-        return Verdict(
+        return OutputMatch(
             False,
             want,
             f"(no traceback, exit {exit_code})",
             f"expected {want}, but the run failed with exit {exit_code} and no traceback",
         )
     if not names_match(want, raised):
-        return Verdict(False, want, raised, f"expected {want}, but the run raised {raised}")
-    return Verdict(True, want, raised, f"raised {raised} as expected")
+        return OutputMatch(False, want, raised, f"expected {want}, but the run raised {raised}")
+    return OutputMatch(True, want, raised, f"raised {raised} as expected")
 
 
 def _first_difference(expected: str, got: str) -> str:

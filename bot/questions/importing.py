@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from bot.questions.anki import guid_for_item, pack_apkg
+from bot.questions.anki_export import guid_for_item, pack_apkg
 from bot.questions.duplicates import Located, duplicate_problems, located_items
 from bot.questions.importers import (
     ANKI_SUFFIXES,

@@ -23,7 +23,7 @@ from bot.core.clock import Clock
 from bot.core.errors import BadInput
 from bot.core.messages import Attachment, Message, Section
 from bot.core.models import ChatContext
-from bot.questions.anki import apkg_bytes
+from bot.questions.anki_export import apkg_bytes
 from bot.services.catalogue import Catalogue
 from bot.services.places import Places
 from bot.services.reminders import Reminders

@@ -27,7 +27,7 @@ from bot.services.audit import AuditLog
 from bot.services.places import Places
 from bot.storage.directory import Directory, WorkspaceRow
 from bot.storage.exercises import ExerciseStore
-from bot.storage.workspace_settings import SettingChange, SettingsStore
+from bot.storage.workspace_settings import SettingRecord, SettingsStore
 
 __all__ = ["SettingShown", "WorkspaceSettingsService", "shown_value"]
 
@@ -151,7 +151,7 @@ class WorkspaceSettingsService:
             if s is not Setting.SHARE_SOLUTIONS
         ]
 
-    async def changes(self, ctx: ChatContext) -> list[SettingChange]:
+    async def changes(self, ctx: ChatContext) -> list[SettingRecord]:
         """The latest changes, newest first (data: ``settings history`` and the admin page)."""
         workspace = await self._places.workspace(ctx)
         return await self._store.history(workspace.id)
@@ -240,7 +240,7 @@ class WorkspaceSettingsService:
         )
 
 
-def _history(changes: list[SettingChange]) -> Message:
+def _history(changes: list[SettingRecord]) -> Message:
     if not changes:
         return Message.note("No setting has been changed here yet: all are the bot's defaults.")
     lines = [

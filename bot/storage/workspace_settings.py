@@ -13,7 +13,7 @@ from bot.core.workspace_settings import Setting
 from bot.storage.database import Database, Tx
 from bot.storage.timefmt import from_db, to_db
 
-__all__ = ["SettingChange", "SettingsStore"]
+__all__ = ["SettingRecord", "SettingsStore"]
 
 _COLUMN = {
     Setting.QUIZ_WINDOW: "quiz_window_seconds",
@@ -30,7 +30,7 @@ _COLUMN = {
 
 
 @dataclass(frozen=True, slots=True)
-class SettingChange:
+class SettingRecord:
     setting: str
     old_value: str | None
     new_value: str
@@ -96,7 +96,7 @@ class SettingsStore:
             await _log(conn, workspace_id, setting, old, value, by, by_name, now)
         return old
 
-    async def history(self, workspace_id: int, limit: int = 15) -> list[SettingChange]:
+    async def history(self, workspace_id: int, limit: int = 15) -> list[SettingRecord]:
         """The latest changes, newest first."""
         rows = await self._db.fetchall(
             "SELECT setting, old_value, new_value, changed_by, changed_by_name, changed_at "
@@ -104,7 +104,7 @@ class SettingsStore:
             (workspace_id, limit),
         )
         return [
-            SettingChange(
+            SettingRecord(
                 str(r[0]),
                 None if r[1] is None else str(r[1]),
                 str(r[2]),

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bot.questions.expectations import Verdict
+from bot.questions.expectations import OutputMatch
 
 __all__ = ["SNIPPET_TIMEOUT_S", "explain", "run_snippet"]
 
@@ -42,7 +42,7 @@ def run_snippet(code: str, workdir: Path) -> tuple[str, str, int | None]:
     return done.stdout, done.stderr, done.returncode
 
 
-def explain(verdict: Verdict, stderr: str) -> str:
+def explain(verdict: OutputMatch, stderr: str) -> str:
     """A failure message an author can act on: the reason, both outputs, the end of stderr."""
     tail = "\n".join(stderr.strip().splitlines()[-15:])
     return (

@@ -14,7 +14,7 @@ import genanki
 import pytest
 import yaml
 
-from bot.questions.anki import pack_apkg
+from bot.questions.anki_export import pack_apkg
 from bot.questions.importers import Format, import_bytes
 from bot.questions.importing import ImportRefused, run_import
 from bot.questions.loader import load_packs

@@ -9,7 +9,7 @@ import pytest
 
 from bot.questions.expectations import (
     Expectation,
-    Verdict,
+    OutputMatch,
     compare,
     exception_name,
     names_match,
@@ -69,7 +69,7 @@ def test_normalize_output_keeps_leading_whitespace_and_inner_blank_lines() -> No
 
 def test_stdout_exact_match_is_ok() -> None:
     verdict = compare(stdout_item("6.0\n"), "6.0\n", "", 0)
-    assert verdict == Verdict(True, "6.0", "6.0", "output matches")
+    assert verdict == OutputMatch(True, "6.0", "6.0", "output matches")
 
 
 def test_stdout_trailing_whitespace_and_line_endings_do_not_matter() -> None:
@@ -122,7 +122,7 @@ def test_stdout_run_that_did_not_finish_is_not_ok() -> None:
 
 def test_expected_error_is_ok() -> None:
     verdict = compare(error_item("RuntimeError"), "", RUNTIME_TRACEBACK, 1)
-    assert verdict == Verdict(
+    assert verdict == OutputMatch(
         True, "RuntimeError", "RuntimeError", "raised RuntimeError as expected"
     )
 

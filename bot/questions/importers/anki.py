@@ -52,7 +52,7 @@ __all__ = [
 ANKI_TEXT_HEADER = re.compile(
     r"^#(separator|html|tags column|notetype column|deck column|guid column):"
 )
-# The fields of studybot's exported multiple-choice note type (bot.questions.anki).
+# The fields of studybot's exported multiple-choice note type (bot.questions.anki_export).
 _CHOICE_FIELDS = ("Question", "Code", "Choices", "Answer", "Explanation")
 _CLOZE = re.compile(r"\{\{c\d+::")
 _SOUND = re.compile(r"\[sound:([^\]]+)\]")

@@ -36,7 +36,7 @@ __all__ = [
     "ImportResult",
     "ImportedItem",
     "PackBuilder",
-    "clean_text",
+    "clean_field",
     "slugify",
     "tag_slug",
     "title_from_name",
@@ -307,7 +307,7 @@ _MARKERS = re.compile(r"\s*(\[OK\]|[\u2713\u2714\u2705\u2611])\s*$")  # "[OK]" o
 _SPACES = re.compile(r"[ \t\u00a0]+")
 
 
-def clean_text(text: str) -> str:
+def clean_field(text: str) -> str:
     """One line of prose: collapsed whitespace, no check-mark decoration at the end.
 
     Exported study sheets end lines with ``[OK]`` or a check mark; that is layout, not

@@ -37,7 +37,7 @@ from bot.questions.importers.base import (
     Draft,
     ImportResult,
     PackBuilder,
-    clean_text,
+    clean_field,
 )
 from bot.questions.importers.matching import content_words, match_option
 from bot.questions.schema import CHOICE_LETTERS, Difficulty
@@ -113,7 +113,7 @@ def import_cheatsheet(text: str, result: ImportResult, *, title_given: bool = Fa
         if match or not is_header:
             if not title_given:
                 topic = match.group("topic") if match else lines[start].strip()
-                result.title = clean_text(topic)[:600]
+                result.title = clean_field(topic)[:600]
             start += 1
     practice_at = next(
         (i for i in range(start, len(lines)) if _PRACTICE.match(lines[i].strip())), len(lines)
@@ -141,7 +141,7 @@ class _Paragraph:
 
     @property
     def text(self) -> str:
-        return clean_text(" ".join(line.strip() for line in self.lines))
+        return clean_field(" ".join(line.strip() for line in self.lines))
 
 
 def _paragraphs(lines: Sequence[str], start: int, end: int) -> list[_Paragraph]:
@@ -385,8 +385,8 @@ class _Part:
 
     @property
     def text(self) -> str:
-        body = clean_text(" ".join(self.body))
-        title = clean_text(self.title)
+        body = clean_field(" ".join(self.body))
+        title = clean_field(self.title)
         if self.kind == "check":
             return f"Quick check: {body or title}" if (body or title) else ""
         if title and body:
@@ -569,7 +569,7 @@ def _practice_difficulty(
 def _build_practice(builder: PackBuilder, problem: _Problem) -> None:  # noqa: PLR0915
     unknown_level = _unknown_practice_level(problem)
     prose, code, code_line = _split_body(problem)
-    prompt = clean_text(" ".join([*problem.prompt, *prose]))
+    prompt = clean_field(" ".join([*problem.prompt, *prose]))
     draft = builder.draft("practice", problem.line)
     difficulty = _practice_difficulty(draft, problem, unknown_level)
     letters = [letter for _, letter, _ in problem.options]
@@ -582,13 +582,13 @@ def _build_practice(builder: PackBuilder, problem: _Problem) -> None:  # noqa: P
             line=problem.options[0][0] if problem.options else None,
         )
         return
-    options = [clean_text(text) for _, _, text in problem.options]
+    options = [clean_field(text) for _, _, text in problem.options]
     finals = [part for part in problem.parts if part.kind == "final"]
     steps = [part.text for part in problem.parts if part.kind != "final" and part.text]
     if problem.solution_line is None:
         draft.error("steps", "no 'Solution' section; this item was not imported")
         return
-    if not finals or not clean_text(" ".join([finals[0].title, *finals[0].body])):
+    if not finals or not clean_field(" ".join([finals[0].title, *finals[0].body])):
         draft.error(
             "final_answer",
             "no 'Final Answer:' in the solution; this item was not imported",
@@ -596,7 +596,7 @@ def _build_practice(builder: PackBuilder, problem: _Problem) -> None:  # noqa: P
         )
         return
     final = finals[0]
-    final_text = clean_text(" ".join([final.title, *final.body]))
+    final_text = clean_field(" ".join([final.title, *final.body]))
     claimed = _ANSWER_OPTION.search(final_text)
     final_text = _ANSWER_OPTION.sub("", final_text).strip()
     correct: int | None = None
@@ -651,8 +651,8 @@ def _build_practice(builder: PackBuilder, problem: _Problem) -> None:  # noqa: P
         ),
         "answer": None if options else final_text,
         "steps": steps,
-        "hints": [clean_text(text) for _, text in problem.hints if clean_text(text)],
-        "common_mistakes": [clean_text(text) for _, text in problem.mistakes if clean_text(text)],
+        "hints": [clean_field(text) for _, text in problem.hints if clean_field(text)],
+        "common_mistakes": [clean_field(text) for _, text in problem.mistakes if clean_field(text)],
         "final_answer": final_text,
     }
     steps_text = " ".join(steps)

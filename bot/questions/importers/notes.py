@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bot.questions.importers.base import ImportResult, PackBuilder, clean_text
+from bot.questions.importers.base import ImportResult, PackBuilder, clean_field
 
 __all__ = ["import_notes", "looks_like_notes"]
 
@@ -107,5 +107,5 @@ def _term_lines(builder: PackBuilder, lines: Sequence[str]) -> int:
 def _card(builder: PackBuilder, line: int, prompt: str, answer: str) -> bool:
     draft = builder.draft("flashcard", line)
     return draft.commit(
-        {"difficulty": _LEVEL, "prompt": clean_text(prompt), "answer": clean_text(answer)}
+        {"difficulty": _LEVEL, "prompt": clean_field(prompt), "answer": clean_field(answer)}
     )

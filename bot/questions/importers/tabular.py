@@ -28,7 +28,7 @@ from bot.questions.importers.base import (
     Draft,
     ImportResult,
     PackBuilder,
-    clean_text,
+    clean_field,
     tag_slug,
 )
 from bot.questions.schema import CHOICE_LETTERS, MAX_CHOICES, Difficulty
@@ -179,7 +179,7 @@ def _rows(builder: PackBuilder, text: str, delimiter: str) -> Iterator[tuple[int
         row_start = start  # index of the current row's first line
         try:
             for row in reader:
-                yield row_start + 1, [clean_text(cell) for cell in row]
+                yield row_start + 1, [clean_field(cell) for cell in row]
                 row_start = start + reader.line_num
             return
         except csv.Error as exc:
@@ -193,7 +193,7 @@ def _rows(builder: PackBuilder, text: str, delimiter: str) -> Iterator[tuple[int
                     f"a quoted cell has text after its closing quote ({exc}); read the row as "
                     f"{len(row)} cell(s), check it",
                 )
-                yield row_start + 1, [clean_text(cell) for cell in row]
+                yield row_start + 1, [clean_field(cell) for cell in row]
             else:
                 builder.problem(row_start + 1, "", _quote_problem(str(exc), row_start + 1, end))
             start = row_start + 1
