@@ -50,6 +50,7 @@ from bot.services.reminders import Reminders
 from bot.services.reports import QuestionReports
 from bot.services.review import ReviewService
 from bot.services.rewards import Rewards
+from bot.services.round_rules import RoundRules
 from bot.services.rounds import Rounds
 from bot.services.runs import SnippetRuns
 from bot.services.schedule_book import ScheduleBook
@@ -735,8 +736,7 @@ def build_services(
         metrics=metrics,
         graphs=ItemGraphs(runner, runner_starting=runner_starting),
         review=review,
-        rounds=round_store,
-        exercises=exercises,
+        rules=(RoundRules(round_store), exercises),
     )
     reports = QuestionReports(
         places=places,

@@ -40,6 +40,7 @@ from bot.sandbox.exercise import ExerciseReport
 from bot.sandbox.result import Outcome, RunResult
 from bot.services.catalogue import Catalogue
 from bot.services.places import Places
+from bot.services.post_rules import PostRules
 from bot.services.runs import SnippetRuns
 from bot.storage.answers import AnswerRequest, AnswerStatus, AnswerWriter
 from bot.storage.directory import Directory, WorkspaceRow
@@ -66,7 +67,7 @@ class SolveForm:
     entry: str
 
 
-class Exercises:
+class Exercises(PostRules):
     def __init__(
         self,
         *,
@@ -234,6 +235,10 @@ class Exercises:
             return f"✅ Solved: {summary}. Already scored for this exercise."
         bonus = f" (+{outcome.bonus} streak bonus)" if outcome.bonus else ""
         return f"✅ Solved: {summary}. +{outcome.points} points{bonus}."
+
+    async def closing(self, post_ids: Sequence[int]) -> None:
+        """As a kind of post (:class:`PostRules`): settle before the quiz closes them."""
+        await self.settle(post_ids)
 
     async def settle(self, post_ids: Sequence[int]) -> None:
         """Before posts close: each member who tried an exercise among them and never solved it

@@ -22,9 +22,8 @@ from bot.core.errors import (
     PostClosed,
 )
 from bot.core.gateway import ChatGateway
-from bot.core.messages import Action, Message, Section, Tone, escape_markup
+from bot.core.messages import Action, Message, Section, Tone
 from bot.core.models import ChatContext, Post
-from bot.core.rounds import round_points
 from bot.core.schedule_spec import ScheduleError, parse_filters, parse_kinds
 from bot.core.scoring import (
     ScoreDecision,
@@ -37,9 +36,9 @@ from bot.log import get_logger
 from bot.metrics import Metrics
 from bot.questions.schema import Exercise, OpenPrompt
 from bot.services.catalogue import Catalogue
-from bot.services.exercises import Exercises
 from bot.services.graphs import ItemGraphs
 from bot.services.places import Places
+from bot.services.post_rules import MemberId, PostRules
 from bot.services.posting import PostDraft, Posting, zone
 from bot.services.review import ReviewService
 from bot.storage.answers import AnswerRequest, AnswerStatus, AnswerWriter
@@ -48,7 +47,6 @@ from bot.storage.packs import (
     StoredQuestion,
 )
 from bot.storage.posts import PostStore
-from bot.storage.rounds import RoundStore
 
 __all__ = ["PostEdit", "Quiz", "score_rules"]
 
@@ -117,12 +115,10 @@ class Quiz:
         metrics: Metrics | None = None,
         graphs: ItemGraphs | None = None,
         review: ReviewService | None = None,
-        rounds: RoundStore | None = None,
-        exercises: Exercises | None = None,
+        rules: Sequence[PostRules] = (),
     ) -> None:
-        self._exercises = exercises  # settles an exercise's partial credit before it closes
-        self._rounds = rounds  # a live round's questions score by speed and hints taken
-        self._round_specs: dict[int, bool] = {}  # round id -> whether its speed bonus applies
+        # What kinds of post change (a round's question, an exercise): asked in order.
+        self._rules = tuple(rules)
         self._graphs = graphs
         self._review = review
         self._places = places
@@ -310,7 +306,7 @@ class Quiz:
                 f"This is a coding exercise: solve it with {ctx.command('solve')} #{post.id}."
             )
         if not post.is_open or (post.closes_at is not None and now >= post.closes_at):
-            raise PostClosed(_closed_text(post))
+            raise PostClosed(self._closed_text(post))
         labels = cards.answer_labels(item)
         picked = choice.strip()
         picked = picked.upper() if len(picked) == 1 else picked.lower()
@@ -325,7 +321,11 @@ class Quiz:
         correct = grade is not srs.Grade.AGAIN
         tz = workspace.zone_at(now)
         base = workspace.settings.base_points(item.difficulty)
-        scored = await self._round_points(ctx, workspace, post, base, now)
+        member = self._member_id(ctx, workspace, now)
+        scored = None
+        for rules in self._rules:
+            if (scored := await rules.points(post, base, now, member)) is not None:
+                break
         outcome = await self._answers.submit(
             AnswerRequest(
                 post_id=post.id,
@@ -348,7 +348,7 @@ class Quiz:
         if self._metrics is not None:
             self._metrics.answers.labels(status=outcome.status.value).inc()
         if outcome.status is AnswerStatus.CLOSED:
-            raise PostClosed(_closed_text(post))
+            raise PostClosed(self._closed_text(post))
         if outcome.status is AnswerStatus.DUPLICATE:
             raise AlreadyAnswered(
                 f"You already answered this question ({outcome.choice}); only your first "
@@ -358,41 +358,31 @@ class Quiz:
         if (news := freeze_news(outcome.before, outcome.streak)) is not None:
             message = replace(message, sections=(*message.sections, Section(body=news)))
         message = replace(message, buttons=cards.try_buttons(item, post.id))
-        if post.round_id is not None and not correct:
-            # The round holds a missed card until the next local day (Rounds._queue_missed),
-            # as its board says: not "in 1 minute", which FSRS alone would give.
-            message = replace(
-                message,
-                footer=f"This card joins your {ctx.command('review')} queue from tomorrow.",
-            )
-        elif outcome.card is not None:
+        if outcome.card is not None:
             when = srs.due_in(outcome.card.due - now)
             message = replace(
                 message,
                 footer=f"Your next review of this card: in {when} ({ctx.command('review')}).",
             )
+        for rules in self._rules:
+            message = rules.answered(ctx, post, correct, message)
         return message
 
-    async def _round_points(
-        self, ctx: ChatContext, workspace: WorkspaceRow, post: Post, base: int, now: datetime
-    ) -> int | None:
-        """What a correct answer to a live round's question scores now (None: not a round's):
-        the speed bonus shrinks to the deadline, and each hint taken costs a share."""
-        if post.round_id is None or self._rounds is None or post.closes_at is None:
-            return None
-        speed = self._round_specs.get(post.round_id)
-        if speed is None:
-            found = await self._rounds.get(post.round_id)
-            speed = self._round_specs[post.round_id] = found is None or found.speed_bonus
-        member = await self._directory.member(workspace, ctx.member, ctx.member_name, now)
-        return round_points(
-            base,
-            asked_at=post.posted_at,
-            deadline=post.closes_at,
-            answered_at=now,
-            hints=await self._rounds.hints(post.id, member.id),
-            speed_bonus=speed,
-        )
+    def _member_id(self, ctx: ChatContext, workspace: WorkspaceRow, now: datetime) -> MemberId:
+        """The answering member's row id, looked up once and only if a rule asks."""
+        found: list[int] = []
+
+        async def member_id() -> int:
+            if not found:
+                member = await self._directory.member(workspace, ctx.member, ctx.member_name, now)
+                found.append(member.id)
+            return found[0]
+
+        return member_id
+
+    def _closed_text(self, post: Post) -> str:
+        said = (rules.closed_text(post) for rules in self._rules)
+        return next((text for text in said if text is not None), _CLOSED)
 
     async def show_card(self, ctx: ChatContext, post_id: int | None) -> Message:
         """The private back of a flashcard (or a self-graded practice answer).
@@ -413,16 +403,10 @@ class Quiz:
         )
         stored = await self._catalogue.posted(post)
         message = cards.hint_message(stored.item, index, post.id)
-        if post.round_id is not None and self._rounds is not None and post.is_open:
-            workspace = await self._workspace(ctx)
-            member = await self._directory.member(
-                workspace, ctx.member, ctx.member_name, self._clock.now()
-            )
-            await self._rounds.take_hint(post.id, member.id)
-            cost = "In a round, each hint costs a quarter of this question's points."
-            message = replace(
-                message, footer=f"{message.footer} · {cost}" if message.footer else cost
-            )
+        if self._rules:
+            member = self._member_id(ctx, await self._workspace(ctx), self._clock.now())
+            for rules in self._rules:
+                message = await rules.hint_taken(post, member, message)
         return message
 
     # --- reveal ------------------------------------------------------------------------------
@@ -452,8 +436,8 @@ class Quiz:
                     raise Forbidden(
                         "Only the member who asked for this question, or an admin, can reveal it."
                     )
-        if self._exercises is not None:
-            await self._exercises.settle([post.id])
+        for rules in self._rules:
+            await rules.closing([post.id])
         closed = await self._posts.close(post.id, self._clock.now())
         if closed is None:
             raise PostClosed("This question is already closed.")
@@ -462,8 +446,8 @@ class Quiz:
     async def reveal_many(self, post_ids: Sequence[int]) -> list[PostEdit]:
         """``reveal(None, id)`` for many posts at once (the scheduler at 09:00): one
         transaction and one breakdown query. Posts already closed are left out."""
-        if self._exercises is not None:
-            await self._exercises.settle(post_ids)
+        for rules in self._rules:
+            await rules.closing(post_ids)
         closed = await self._posts.close_many(post_ids, self._clock.now())
         counts = await self._posts.breakdowns([p.id for p in closed])
         return [await self._edit_for(post, counts[post.id]) for post in closed]
@@ -477,17 +461,8 @@ class Quiz:
         byline = await self._posting.byline(stored.pack, stored.item.id, channel.workspace_id)
         if byline is not None:
             message = replace(message, byline=byline)
-        if post.round_id is not None and self._rounds is not None:
-            step, total = await self._rounds.position(post.round_id, post.id)
-            heading = f"🏁 Question {step} of {total}"  # still the round's, once revealed
-            title = f"{heading} · {message.title}" if message.title else heading
-            right = await self._rounds.points_of(post.id)
-            shown = " · ".join(f"{escape_markup(name)} +{points}" for name, points in right)
-            # The count first, then the names best (fastest) first: with hundreds, a platform
-            # shows the first that fit and the count says how many there are in all.
-            who = f"Who got it right ({len(right)})" if right else "Who got it right"
-            section = Section(heading=who, body=shown or "Nobody this time.")
-            message = replace(message, title=title, sections=(*message.sections, section))
+        for rules in self._rules:
+            message = await rules.revealed(post, message)
         if self._graphs is not None and stored.item.show_graph:
             picture = await self._graphs.picture(stored.item)
             if picture is not None:
@@ -530,7 +505,4 @@ def _feedback(
     )
 
 
-def _closed_text(post: Post) -> str:
-    if post.round_id is not None:
-        return "Too late: the time for this question is up, and your answer does not count."
-    return "This question has closed; answers are no longer accepted."
+_CLOSED = "This question has closed; answers are no longer accepted."

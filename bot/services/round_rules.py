@@ -1,0 +1,81 @@
+"""A live round's rules for its questions, as the quiz service asks them (:class:`PostRules`).
+
+A round's question scores by speed (the bonus shrinks to the deadline) less a share per hint
+taken, says that a missed card waits until tomorrow, refuses a late answer in the round's
+words, and shows its place in the round and who got it right when revealed. The round itself
+(starting, stepping, the board) is :mod:`bot.services.rounds`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from bot.core.messages import Message, Section, escape_markup
+from bot.core.models import ChatContext, Post
+from bot.core.rounds import round_points
+from bot.services.post_rules import MemberId, PostRules
+from bot.storage.rounds import RoundStore
+
+__all__ = ["RoundRules"]
+
+
+class RoundRules(PostRules):
+    """What a round's question changes in answering, hinting and revealing."""
+
+    def __init__(self, rounds: RoundStore) -> None:
+        self._rounds = rounds
+        self._speed: dict[int, bool] = {}  # round id -> whether its speed bonus applies
+
+    async def points(self, post: Post, base: int, now: datetime, member: MemberId) -> int | None:
+        """What a correct answer scores now: the speed bonus shrinks to the deadline, and each
+        hint taken costs a share."""
+        if post.round_id is None or post.closes_at is None:
+            return None
+        speed = self._speed.get(post.round_id)
+        if speed is None:
+            found = await self._rounds.get(post.round_id)
+            speed = self._speed[post.round_id] = found is None or found.speed_bonus
+        return round_points(
+            base,
+            asked_at=post.posted_at,
+            deadline=post.closes_at,
+            answered_at=now,
+            hints=await self._rounds.hints(post.id, await member()),
+            speed_bonus=speed,
+        )
+
+    def answered(self, ctx: ChatContext, post: Post, correct: bool, reply: Message) -> Message:
+        if post.round_id is None or correct:
+            return reply
+        # The round holds a missed card until the next local day (Rounds._queue_missed), as
+        # its board says: not "in 1 minute", which FSRS alone would give.
+        return replace(
+            reply, footer=f"This card joins your {ctx.command('review')} queue from tomorrow."
+        )
+
+    async def hint_taken(self, post: Post, member: MemberId, reply: Message) -> Message:
+        if post.round_id is None or not post.is_open:
+            return reply
+        await self._rounds.take_hint(post.id, await member())
+        cost = "In a round, each hint costs a quarter of this question's points."
+        return replace(reply, footer=f"{reply.footer} · {cost}" if reply.footer else cost)
+
+    def closed_text(self, post: Post) -> str | None:
+        if post.round_id is None:
+            return None
+        return "Too late: the time for this question is up, and your answer does not count."
+
+    async def revealed(self, post: Post, reveal: Message) -> Message:
+        if post.round_id is None:
+            return reveal
+        step, total = await self._rounds.position(post.round_id, post.id)
+        heading = f"🏁 Question {step} of {total}"  # still the round's, once revealed
+        title = f"{heading} · {reveal.title}" if reveal.title else heading
+        right = await self._rounds.points_of(post.id)
+        shown = " · ".join(f"{escape_markup(name)} +{points}" for name, points in right)
+        # The count first, then the names best (fastest) first: with hundreds, a platform
+        # shows the first that fit and the count says how many there are in all.
+        who = f"Who got it right ({len(right)})" if right else "Who got it right"
+        section = Section(heading=who, body=shown or "Nobody this time.")
+        return replace(reveal, title=title, sections=(*reveal.sections, section))
