@@ -494,7 +494,7 @@ class Wiring:
         if platform is Platform.DISCORD:
             from bot.adapters.discord import DiscordAdapter
 
-            return DiscordAdapter(runtime)
+            return DiscordAdapter(runtime.services, runtime.settings)
         if platform is Platform.SLACK:
             from bot.adapters.slack import SlackAdapter
 

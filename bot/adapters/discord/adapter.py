@@ -29,7 +29,8 @@ from bot.adapters.discord.shards import ShardRange, ShardRangeError, shard_plan
 from bot.core.messages import Message, parse_action
 from bot.core.rewards import Power
 from bot.log import get_logger
-from bot.runtime import Runtime, StartupError
+from bot.runtime import StartupError
+from bot.services.bundle import Services
 from bot.settings import Settings
 
 __all__ = ["DiscordAdapter", "discord_shards", "discord_token"]
@@ -75,14 +76,17 @@ def discord_shards(settings: Settings) -> ShardRange | None:
 class DiscordAdapter:
     """Connects studybot to Discord with discord.py; see :mod:`bot.adapters.discord`."""
 
-    def __init__(self, runtime: Runtime, *, guild_ready_timeout: float = 2.0) -> None:
-        settings = runtime.settings
+    def __init__(
+        self, services: Services, settings: Settings, *, guild_ready_timeout: float = 2.0
+    ) -> None:
+        """Like every front door, it gets the services bundle and its settings: no database
+        handle, no store, no scheduler."""
         self._token = discord_token(settings)  # a SecretStr until the moment of login
         self.settings = settings
-        self.services = runtime.services
+        self.services = services
         self.shard_range = discord_shards(settings)
         self.bot: StudyBot = study_bot(
-            runtime.services,
+            services,
             settings,
             gateway=self,
             shard_range=self.shard_range,

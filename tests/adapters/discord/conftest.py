@@ -181,7 +181,7 @@ async def running(
     wiring = Wiring()
     async with wiring.runtime(settings, clock=clock) as runtime:
         # What Wiring.adapter() builds, with discord.py's wait after GUILD_CREATE shortened.
-        adapter = DiscordAdapter(runtime, guild_ready_timeout=0.05)
+        adapter = DiscordAdapter(runtime.services, runtime.settings, guild_ready_timeout=0.05)
         task = asyncio.create_task(adapter.run(), name="discord-adapter")
         try:
             await _until_ready(fake, adapter, task)

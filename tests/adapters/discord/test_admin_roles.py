@@ -51,7 +51,7 @@ async def test_a_name_in_the_setting_is_refused_at_start_with_the_ids(
     second = fake.add_role(guild, "quizmaster", permissions=0)  # the same name, another case
     settings = make_settings(fake, tmp_path, packs_dir, DISCORD_ADMIN_ROLE="Quizmaster")
     async with Wiring().runtime(settings, clock=clock) as runtime:
-        adapter = DiscordAdapter(runtime, guild_ready_timeout=0.05)
+        adapter = DiscordAdapter(runtime.services, runtime.settings, guild_ready_timeout=0.05)
         with pytest.raises(StartupError) as refused:
             await asyncio.wait_for(adapter.run(), 20)
     message = str(refused.value)

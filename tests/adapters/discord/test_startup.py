@@ -189,7 +189,7 @@ async def test_missing_token_is_a_startup_error(
     settings = settings.model_copy(update={"discord_token": None})
     async with Wiring().runtime(settings, clock=clock) as runtime:
         with pytest.raises(StartupError, match="DISCORD_TOKEN is not set"):
-            DiscordAdapter(runtime)
+            DiscordAdapter(runtime.services, runtime.settings)
 
 
 async def test_rejected_token_is_one_readable_startup_error(
@@ -202,7 +202,7 @@ async def test_rejected_token_is_one_readable_startup_error(
 ) -> None:
     settings = make_settings(fake, tmp_path, packs_dir, DISCORD_TOKEN="not-the-token")
     async with Wiring().runtime(settings, clock=clock) as runtime:
-        adapter = DiscordAdapter(runtime)
+        adapter = DiscordAdapter(runtime.services, runtime.settings)
         with pytest.raises(StartupError, match="Discord rejected DISCORD_TOKEN") as raised:
             await adapter.run()
     assert "\n" not in str(raised.value)
