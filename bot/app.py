@@ -57,6 +57,7 @@ from bot.services.schedule_book import ScheduleBook
 from bot.services.score_import import ScoreImports
 from bot.services.stats import Stats
 from bot.services.suggestions import Suggestions
+from bot.services.upkeep import Upkeep
 from bot.services.wakeup import Wakeup
 from bot.services.web_access import WebAccess
 from bot.services.workspace_settings import WorkspaceSettingsService
@@ -143,6 +144,15 @@ class Wiring:
             return await open_database(settings.database_target)
         except (MigrationError, sqlite3.Error, OSError, asyncpg.PostgresError) as exc:
             raise StartupError(f"cannot open database {settings.database_name}: {exc}") from None
+
+    def upkeep(self, database: Database) -> Upkeep:
+        """The operator's tasks over ``database`` (``scores export``, ``db check``,
+        ``review optimize|retention``): the CLI calls this service, never a store."""
+        return Upkeep(
+            scores=ScoreStore(database),
+            reviews=ReviewStore(database),
+            integrity=database.integrity_problems,
+        )
 
     @asynccontextmanager
     async def runtime(

@@ -639,14 +639,12 @@ def scores_export(
     if not csv_out:
         sys.stderr.write("say the format: --csv (the only one so far)\n")
         raise typer.Exit(2)
-    from bot.storage.scores import ScoreStore
-
     wiring = _wiring(ctx)
     settings = _existing_db(ctx, db)
 
     async def rows() -> list[tuple[object, ...]]:
         async with await wiring.database(settings) as database:
-            return await ScoreStore(database).export_rows(workspace, now=datetime.now(UTC))
+            return await wiring.upkeep(database).export_scores(workspace, datetime.now(UTC))
 
     from bot.text import spreadsheet_cell
 
@@ -778,16 +776,9 @@ def _score_imports(database: Database, settings: Settings) -> ScoreImports:
     ).services.score_imports
 
 
-async def _db_problems(database: Database) -> list[str]:
-    """What `db check` reports: the engine's own checks, the scores re-added from their
-    events, and the review log replayed against the stored card states."""
-    from bot.storage.reviews import ReviewStore
-    from bot.storage.scores import ScoreStore
-
-    problems = await database.integrity_problems()
-    problems += await ScoreStore(database).consistency_problems()
-    problems += await ReviewStore(database).replay_problems()
-    return problems
+async def _db_problems(wiring: Wiring, database: Database) -> list[str]:
+    """What `db check` reports (:meth:`bot.services.upkeep.Upkeep.problems`)."""
+    return await wiring.upkeep(database).problems()
 
 
 @db_app.command("check")
@@ -799,7 +790,7 @@ def db_check(ctx: typer.Context, db: DbOption = None) -> None:
 
     async def check() -> tuple[list[str], int]:
         async with await wiring.database(settings) as database:
-            return await _db_problems(database), database.schema_version
+            return await _db_problems(wiring, database), database.schema_version
 
     problems, version = asyncio.run(check())
     for problem in problems:
@@ -825,7 +816,7 @@ def db_migrate_to(
         typer.echo(f"migrate-to: expected a postgresql://... URL, got {url!r}", err=True)
         raise typer.Exit(2)
     try:
-        problems = asyncio.run(_migrate_to(settings.db_path, url))
+        problems = asyncio.run(_migrate_to(_wiring(ctx), settings.db_path, url))
     except (ConnectionError, OSError, sqlite3.Error) as exc:
         typer.echo(f"migrate-to: {exc}", err=True)
         raise typer.Exit(1) from None
@@ -838,7 +829,7 @@ def db_migrate_to(
     )
 
 
-async def _migrate_to(path: Path, url: str) -> list[str]:
+async def _migrate_to(wiring: Wiring, path: Path, url: str) -> list[str]:
     import asyncpg
 
     from bot.storage.database import open_database
@@ -846,7 +837,7 @@ async def _migrate_to(path: Path, url: str) -> list[str]:
     from bot.storage.transfer import TransferError, copy_sqlite_to_postgres, row_counts
 
     async def checked(database: Database, side: str) -> list[str]:
-        return [f"{side}: {problem}" for problem in await _db_problems(database)]
+        return [f"{side}: {problem}" for problem in await _db_problems(wiring, database)]
 
     async with await open_database(path) as source:  # brings the file to the current schema
         problems = await checked(source, "sqlite")
@@ -902,28 +893,21 @@ def review_optimize(
     """Fit FSRS parameters to each workspace's review log; keep them only if they predict it
     better (lower log-loss) than the current ones. Runs FSRS's optimizer (torch) here, in
     this process, never in the bot's."""
-    from bot.services.optimize import FitReport, optimize_workspace
-    from bot.storage.reviews import ReviewStore
+    from bot.services.optimize import FitReport
+    from bot.services.upkeep import WorkspaceNotFound
 
     wiring = _wiring(ctx)
     settings = _existing_db(ctx, db)
 
     async def fit() -> list[FitReport]:
         async with await wiring.database(settings) as database:
-            store = ReviewStore(database)
-            if workspace is None:
-                targets = await store.workspaces()
-            else:
-                found = await store.find_workspace(workspace)
-                if found is None:
-                    typer.echo(f"no workspace {workspace!r} in {settings.database_name}", err=True)
-                    raise typer.Exit(1)
-                targets = [found]
-            return [
-                await optimize_workspace(store, target, datetime.now(UTC)) for target in targets
-            ]
+            return await wiring.upkeep(database).fit_reviews(workspace, datetime.now(UTC))
 
-    reports = asyncio.run(fit())
+    try:
+        reports = asyncio.run(fit())
+    except WorkspaceNotFound:
+        typer.echo(f"no workspace {workspace!r} in {settings.database_name}", err=True)
+        raise typer.Exit(1) from None
     if not reports:
         typer.echo("no reviews yet: nothing to fit")
     for report in reports:
@@ -940,18 +924,17 @@ def review_retention(
     db: DbOption = None,
 ) -> None:
     """Set the recall probability FSRS schedules for (default 0.90); reschedules the cards."""
-    from bot.storage.reviews import ReviewStore
+    from bot.services.upkeep import WorkspaceNotFound
 
     wiring = _wiring(ctx)
     settings = _existing_db(ctx, db)
 
     async def apply() -> int | None:
         async with await wiring.database(settings) as database:
-            store = ReviewStore(database)
-            found = await store.find_workspace(workspace)
-            if found is None:
+            try:
+                return await wiring.upkeep(database).set_retention(workspace, value)
+            except WorkspaceNotFound:
                 return None
-            return await store.update_settings(found, desired_retention=value)
 
     cards = asyncio.run(apply())
     if cards is None:
