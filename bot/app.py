@@ -27,12 +27,13 @@ from bot.backups import BackupJob
 from bot.core.clock import Clock, SimulatedClock, SystemClock
 from bot.core.gateway import ChatGateway, DirectMessenger
 from bot.core.snippets import RunGate, RunLimits, SnippetRunner
+from bot.core.startup import PlatformAdapter, StartupError
 from bot.core.timer import DueSource
 from bot.health import HealthServer
 from bot.log import configure_logging, get_logger
 from bot.metrics import Metrics
 from bot.questions.loader import load_packs
-from bot.runtime import PlatformAdapter, Runtime, StartupError
+from bot.runtime import Runtime
 from bot.scheduler import LEASE, SYNC_EVERY, Scheduler, SchedulerParts
 from bot.services.audit import Audited, AuditLog
 from bot.services.bundle import Services

@@ -26,10 +26,10 @@ import typer
 
 from bot.app import Wiring
 from bot.backups import backup_target
+from bot.core.startup import StartupError
 from bot.log import get_logger, logs_as_json
 from bot.questions.importers import Format
 from bot.questions.loader import load_packs
-from bot.runtime import StartupError
 from bot.sandbox.client.cli import sandbox_app, snippet_app
 from bot.settings import Platform, Settings
 from bot.text import shown_path

@@ -1,15 +1,14 @@
 """What a running bot is made of, handed to whichever adapter serves it.
 
-Built only by :mod:`bot.app`; adapters receive it and never build parts themselves.
+Built only by :mod:`bot.app`, for the app itself (the loop, the health check, the web
+page): a front door gets only the services bundle and its settings, never this.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
 from bot.core.clock import Clock
-from bot.core.gateway import ChatGateway
 from bot.metrics import Metrics
 from bot.questions.loader import LoadResult
 from bot.scheduler import SchedulerParts
@@ -17,15 +16,7 @@ from bot.services.bundle import Services
 from bot.settings import Settings
 from bot.storage.database import Database
 
-__all__ = ["PlatformAdapter", "Runtime", "StartupError"]
-
-
-class StartupError(Exception):
-    """Something the operator must fix before the bot can start; the message says what.
-
-    It lives here rather than in :mod:`bot.app` so that adapters can raise it: adapters sit
-    below the app and never import it, and :func:`bot.cli.main` catches this one class.
-    """
+__all__ = ["Runtime"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,19 +28,3 @@ class Runtime:
     clock: Clock
     packs: LoadResult
     metrics: Metrics
-
-
-class PlatformAdapter(ChatGateway, Protocol):
-    """A chat platform connection: runs until stopped; also the core's ChatGateway."""
-
-    async def run(self) -> None:
-        """Connect and serve events until :meth:`stop` is called or the connection ends."""
-        ...
-
-    async def stop(self) -> None:
-        """Stop taking new events and disconnect cleanly."""
-        ...
-
-    def is_connected(self) -> bool:
-        """Whether the platform connection is up now (the ``gateway`` health check)."""
-        ...

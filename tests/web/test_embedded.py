@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from bot.app import Wiring
 from bot.cli import app as cli
 from bot.core.models import ChatContext
-from bot.runtime import StartupError
+from bot.core.startup import StartupError
 from bot.services.web_access import Person
 from bot.settings import Settings
 

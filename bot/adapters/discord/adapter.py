@@ -1,6 +1,6 @@
 """``studybot run --platform discord``: the adapter the runtime runs, and the core's gateway.
 
-:class:`DiscordAdapter` is both a :class:`~bot.runtime.PlatformAdapter` (``run`` / ``stop``)
+:class:`DiscordAdapter` is both a :class:`~bot.core.startup.PlatformAdapter` (``run`` / ``stop``)
 and a :class:`~bot.core.gateway.ChatGateway` (``send_post`` / ``edit_post``, and ``find_post``
 after a crash mid-send), which the scheduler uses for scheduled questions and reveals.
 It also answers :meth:`~DiscordAdapter.serves`: run as one of several processes (a shard
@@ -28,8 +28,8 @@ from bot.adapters.discord.roles import RoleFacts, role_powers, role_problem
 from bot.adapters.discord.shards import ShardRange, ShardRangeError, shard_plan
 from bot.core.messages import Message, parse_action
 from bot.core.rewards import Power
+from bot.core.startup import StartupError
 from bot.log import get_logger
-from bot.runtime import StartupError
 from bot.services.bundle import Services
 from bot.settings import Settings
 

@@ -1,6 +1,6 @@
 """The Slack adapter: slack-bolt ``AsyncApp`` listeners that turn Slack requests into core calls.
 
-One object is the whole Slack side of the bot: it is the :class:`~bot.runtime.PlatformAdapter`
+One object is the whole Slack side of the bot: it is the :class:`~bot.core.startup.PlatformAdapter`
 (``run()`` / ``stop()``) and the core's :class:`~bot.core.gateway.ChatGateway` (``send_post`` /
 ``edit_post``, i.e. ``chat.postMessage`` / ``chat.update``), so the scheduler can post and reveal
 through it too.
@@ -112,11 +112,11 @@ from bot.core.requests import (
     RewardsRequest,
 )
 from bot.core.rewards import Power
+from bot.core.startup import StartupError
 from bot.core.uploads import SLACK, fit_attachments
 from bot.log import get_logger
 from bot.questions.written import WRITE_FIELD_NAMES
 from bot.questions.written import from_fields as written_from_fields
-from bot.runtime import StartupError
 from bot.services.bundle import Services
 from bot.services.packs import PACK_SUFFIXES
 from bot.settings import Settings

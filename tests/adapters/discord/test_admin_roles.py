@@ -15,8 +15,8 @@ import pytest
 from bot.adapters.discord.adapter import DiscordAdapter
 from bot.app import Wiring
 from bot.core.clock import SimulatedClock
+from bot.core.startup import StartupError
 from bot.doctor import Status, settings_checks
-from bot.runtime import StartupError
 from tests.adapters.discord.conftest import (
     ADMIN_ROLE,
     ADMIN_ROLE_ID,

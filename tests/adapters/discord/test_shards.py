@@ -19,7 +19,7 @@ from discord.ext import commands
 from bot.adapters.discord.adapter import discord_shards
 from bot.adapters.discord.client import ShardedStudyBot
 from bot.core.clock import SimulatedClock
-from bot.runtime import StartupError
+from bot.core.startup import StartupError
 from tests.adapters.discord.conftest import Studybot, embed_text, make_settings, running
 from tests.fakes.discord_api import FakeDiscord, FakeGuild
 

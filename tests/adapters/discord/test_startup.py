@@ -18,7 +18,7 @@ from bot.adapters.discord.cogs import COGS
 from bot.app import Wiring
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput
-from bot.runtime import StartupError
+from bot.core.startup import StartupError
 from bot.settings import Settings
 from tests.adapters.discord.conftest import Studybot, make_settings, running
 from tests.fakes.discord_api import FakeDiscord, FakeGuild, FakeMember

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.adapters.slack import SlackAdapter, SlackMode
-from bot.runtime import StartupError
+from bot.core.startup import StartupError
 from bot.services.bundle import Services
 from tests.adapters.slack.conftest import slack_settings
 from tests.conftest import TEST_PACKS
