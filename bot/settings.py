@@ -181,7 +181,7 @@ class Settings(BaseSettings):
     def _postgres_url(cls, value: SecretStr | None) -> SecretStr | None:
         if value is None or not value.get_secret_value():
             return None
-        from bot.storage.database import is_postgres_url
+        from bot.core.database_url import is_postgres_url
 
         if not is_postgres_url(value.get_secret_value()):
             raise ValueError("expected a postgresql://user:password@host:port/database URL")
@@ -199,7 +199,7 @@ class Settings(BaseSettings):
         """The database for messages and logs: the file, or the URL without its password."""
         if self.database_url is None:
             return str(self.db_path)
-        from bot.storage.postgres import redact
+        from bot.core.database_url import redact
 
         return redact(self.database_url.get_secret_value())
 

@@ -15,6 +15,7 @@ from typing import TypeVar
 
 import asyncpg
 
+from bot.core.database_url import is_postgres_url
 from bot.storage.engine import WRITABLE_TIMEOUT, Database, Row, Tx
 from bot.storage.postgres import PostgresDatabase
 from bot.storage.sqlite import SqliteDatabase
@@ -47,10 +48,6 @@ def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
     """``items`` in consecutive slices of at most ``size``."""
     for start in range(0, len(items), size):
         yield items[start : start + size]
-
-
-def is_postgres_url(target: str | Path) -> bool:
-    return isinstance(target, str) and target.startswith(("postgresql://", "postgres://"))
 
 
 async def open_database(target: Path | str) -> Database:

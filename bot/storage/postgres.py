@@ -15,12 +15,12 @@ from contextlib import asynccontextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 from asyncpg import Record
 from asyncpg.pool import PoolConnectionProxy
 
+from bot.core.database_url import redact
 from bot.log import get_logger
 from bot.storage.dialect import POSTGRESQL
 from bot.storage.engine import Database, Params, Row, Tx
@@ -81,18 +81,6 @@ def _changed(status: str) -> int:
     """Rows changed, from a command tag such as ``INSERT 0 3`` or ``UPDATE 2``."""
     last = status.rsplit(" ", 1)[-1]
     return int(last) if last.isdigit() else 0
-
-
-def redact(url: str) -> str:
-    """``url`` without its password, for logs and messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    netloc = f"{parts.username or ''}:***@{host}"
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def _numeric(text: str) -> int | float:
