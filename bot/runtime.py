@@ -12,8 +12,8 @@ from bot.core.clock import Clock
 from bot.core.gateway import ChatGateway
 from bot.metrics import Metrics
 from bot.questions.loader import LoadResult
-from bot.scheduler import SchedulerParts
 from bot.services.bundle import Services
+from bot.services.scheduled_sources import SchedulerParts
 from bot.settings import Settings
 from bot.storage.database import Database
 
