@@ -26,15 +26,17 @@ from pydantic import ValidationError
 from bot.backups import BackupJob
 from bot.core.clock import Clock, SimulatedClock, SystemClock
 from bot.core.gateway import ChatGateway, DirectMessenger
+from bot.core.lanes import Lanes
 from bot.core.snippets import RunGate, RunLimits, SnippetRunner
 from bot.core.startup import PlatformAdapter, StartupError
 from bot.core.timer import DueSource
+from bot.core.wakeup import Wakeup
 from bot.health import HealthServer
 from bot.log import configure_logging, get_logger
 from bot.metrics import Metrics
 from bot.questions.loader import load_packs
 from bot.runtime import Runtime
-from bot.scheduler import LEASE, SYNC_EVERY, Scheduler, SchedulerParts
+from bot.scheduler import SYNC_EVERY, Scheduler
 from bot.services.audit import Audited, AuditLog
 from bot.services.bundle import Services
 from bot.services.catalogue import Catalogue
@@ -55,11 +57,12 @@ from bot.services.round_rules import RoundRules
 from bot.services.rounds import Rounds
 from bot.services.runs import SnippetRuns
 from bot.services.schedule_book import ScheduleBook
+from bot.services.schedule_source import PREPARE_LEAD, PREPARE_MIN
+from bot.services.scheduled_sources import LEASE, SchedulerParts, scheduled_questions
 from bot.services.score_import import ScoreImports
 from bot.services.stats import Stats
 from bot.services.suggestions import Suggestions
 from bot.services.upkeep import Upkeep
-from bot.services.wakeup import Wakeup
 from bot.services.web_access import WebAccess
 from bot.services.workspace_settings import WorkspaceSettingsService
 from bot.settings import Platform, Settings
@@ -227,7 +230,7 @@ class Wiring:
         # Every loop looks for changes made by other processes: on PostgreSQL other bots, on a
         # SQLite file `studybot web` beside the bot (which runs no scheduler, so no lease).
         several_bots = runtime.db.engine == "postgresql"
-        scheduler = Scheduler(
+        scheduler = timer_loop(
             runtime.timed,
             gateway,
             runtime.clock,
@@ -612,6 +615,45 @@ def _settings_problem(exc: ValidationError) -> str:
         field = ".".join(str(p) for p in err["loc"])
         parts.append(f"{field}: {err['msg'].removeprefix('Value error, ')}")
     return "invalid settings: " + "; ".join(parts)
+
+
+def timer_loop(
+    parts: SchedulerParts,
+    gateway: ChatGateway,
+    clock: Clock,
+    grace: timedelta,
+    *,
+    concurrency: int = 16,
+    prepare_lead: timedelta = PREPARE_LEAD,
+    prepare_min: int = PREPARE_MIN,
+    lease: timedelta | None = None,
+    sync_every: timedelta | None = None,
+) -> Scheduler:
+    """The one timer loop with the scheduled questions' sources added first (re-sends,
+    reveals, retries, new posts: the order members see them in); the caller adds the other
+    timed work (:func:`due_sources`). ``concurrency``: channels served at once (1 in the
+    console, so a scripted session prints the same lines every time)."""
+    lanes = Lanes(concurrency)
+    questions = scheduled_questions(
+        parts,
+        gateway,
+        clock,
+        grace,
+        lanes,
+        lease=lease,
+        prepare_lead=prepare_lead,
+        prepare_min=prepare_min,
+    )
+    scheduler = Scheduler(
+        clock,
+        parts.wakeup,
+        lanes=lanes,
+        sync_every=sync_every,
+        next_post=questions.schedules.next_post,
+    )
+    for source in questions.sources:
+        scheduler.add_source(source)
+    return scheduler
 
 
 def due_sources(

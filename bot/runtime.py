@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from bot.core.clock import Clock
 from bot.metrics import Metrics
 from bot.questions.loader import LoadResult
-from bot.scheduler import SchedulerParts
 from bot.services.bundle import Services
+from bot.services.scheduled_sources import SchedulerParts
 from bot.settings import Settings
 from bot.storage.database import Database
 

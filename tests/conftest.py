@@ -21,8 +21,8 @@ import pytest
 from bot.app import Built, build_services
 from bot.core.clock import SimulatedClock
 from bot.questions.loader import load_packs
-from bot.scheduler import SchedulerParts
 from bot.services.bundle import Services
+from bot.services.scheduled_sources import SchedulerParts
 from bot.storage.database import Database, open_database
 
 TEST_PACKS = Path(__file__).parent / "data" / "packs"

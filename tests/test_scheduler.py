@@ -26,13 +26,13 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.adapters.console import ConsoleAdapter
-from bot.app import build_services
+from bot.app import build_services, timer_loop
 from bot.core.clock import SimulatedClock
 from bot.core.messages import Message
 from bot.questions.loader import load_packs
-from bot.scheduler import Scheduler, SchedulerParts
 from bot.services.bundle import Services
 from bot.services.posting import Posting
+from bot.services.scheduled_sources import SchedulerParts
 from bot.storage.database import Database, open_database
 from tests.conftest import TEST_PACKS
 from tests.dst_weeks import DstWeek, dst_weeks
@@ -146,7 +146,7 @@ async def session(
         service = built.services
         await service.packs.sync(load_packs(TEST_PACKS).packs)
         adapter = console(service, clock, out=out, json_mode=True)
-        scheduler = Scheduler(built.timed, adapter, clock, grace, concurrency=concurrency)
+        scheduler = timer_loop(built.timed, adapter, clock, grace, concurrency=concurrency)
         async with scheduler.running():
             adapter.scheduler = scheduler
             lines = script.splitlines() if isinstance(script, str) else list(script)
@@ -168,7 +168,7 @@ async def crashed_session(
         service = built.services
         await service.packs.sync(load_packs(TEST_PACKS).packs)
         adapter = console(service, clock, out=out, json_mode=True)
-        scheduler = Scheduler(built.timed, adapter, clock, GRACE, concurrency=1)
+        scheduler = timer_loop(built.timed, adapter, clock, GRACE, concurrency=1)
         with pytest.raises(Crash):
             async with scheduler.running():
                 adapter.scheduler = scheduler
@@ -571,7 +571,7 @@ async def test_concurrent_edits_leave_the_scheduler_and_the_database_agreeing(
             pass
 
     admins = [member("root", admin=True, channel=f"c{i}") for i in range(8)]
-    async with Scheduler(timed, Recorder(), clock, GRACE, concurrency=4).running() as sched:
+    async with timer_loop(timed, Recorder(), clock, GRACE, concurrency=4).running() as sched:
         for ctx in admins:
             for hour in (10, 11, 12):
                 await schedule_command(service, ctx, "add", [f"{hour}:00", "--window", "30m"])
@@ -603,18 +603,18 @@ async def test_one_scheduler_per_service(
     timed: SchedulerParts, service: Services, clock: SimulatedClock
 ) -> None:
     console = ConsoleAdapter(service, clock, out=io.StringIO())
-    async with Scheduler(timed, console, clock, GRACE).running() as first:
+    async with timer_loop(timed, console, clock, GRACE).running() as first:
         with pytest.raises(RuntimeError, match="already running"):
             await first.start()
         with pytest.raises(RuntimeError, match="another scheduler"):
-            await Scheduler(timed, console, clock, GRACE).start()
+            await timer_loop(timed, console, clock, GRACE).start()
 
 
 async def test_an_idle_scheduler_sleeps_without_waking(
     timed: SchedulerParts, service: Services, clock: SimulatedClock
 ) -> None:
     console = ConsoleAdapter(service, clock, out=io.StringIO())
-    async with Scheduler(timed, console, clock, GRACE).running() as sched:
+    async with timer_loop(timed, console, clock, GRACE).running() as sched:
         await schedule_command(service, member("root", admin=True), "add", ["10:00"])
         await sched.settle()
         passes = sched.passes
@@ -644,7 +644,7 @@ async def test_a_channel_due_twice_at_once_gets_two_different_questions(
     timed: SchedulerParts, service: Services, clock: SimulatedClock
 ) -> None:
     gateway = Recorder()
-    async with Scheduler(timed, gateway, clock, GRACE, concurrency=4).running() as sched:
+    async with timer_loop(timed, gateway, clock, GRACE, concurrency=4).running() as sched:
         for i in range(10):
             for hours in (1, 2):  # two hard questions exist: each channel must get both
                 await schedule_command(
@@ -668,7 +668,7 @@ async def test_two_due_at_once_in_a_channel_do_not_repeat_each_other(
         draft = await service.quiz.post_question(root, tags=["retain-graph"])
         assert draft.message.question_id == "d-mc-3"
     gateway = Recorder()
-    async with Scheduler(timed, gateway, clock, GRACE).running() as sched:
+    async with timer_loop(timed, gateway, clock, GRACE).running() as sched:
         for window in ([], ["--window", "1h"]):  # two alike, not identical: those are refused
             await schedule_command(service, root, "add", ["10:00", "--difficulty", "hard", *window])
         await sched.advance(clock, utc("2026-03-04T10:00:00Z"))
@@ -679,7 +679,7 @@ async def test_a_daily_schedule_never_posts_the_same_question_twice_in_a_row(
     timed: SchedulerParts, service: Services, clock: SimulatedClock
 ) -> None:
     gateway = Recorder()
-    async with Scheduler(timed, gateway, clock, GRACE).running() as sched:
+    async with timer_loop(timed, gateway, clock, GRACE).running() as sched:
         await schedule_command(
             service, member("root", admin=True), "add", ["10:00", "--difficulty", "hard"]
         )
@@ -702,7 +702,7 @@ async def test_a_prepared_batch_rechecks_channels_that_posted_since(
     post in between is picked for again, so the no-repeat rule still holds."""
     gateway = Recorder()
     admins = [member("root", admin=True, channel=f"c{i}") for i in range(20)]
-    sched = Scheduler(
+    sched = timer_loop(
         timed, gateway, clock, GRACE, prepare_lead=timedelta(minutes=10), prepare_min=20
     )
     async with sched.running():
@@ -728,7 +728,7 @@ async def test_a_schedule_posts_no_open_prompt_unless_asked_to(
 ) -> None:
     """A day whose only question nobody can answer broke every streak (issue 17)."""
     gateway = Recorder()
-    async with Scheduler(timed, gateway, clock, GRACE).running() as sched:
+    async with timer_loop(timed, gateway, clock, GRACE).running() as sched:
         await schedule_command(service, member("root", admin=True), "add", ["10:00"])
         await schedule_command(
             service, member("root", admin=True, channel="talk"), "add", ["10:00", "--kinds", "open"]

@@ -14,10 +14,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bot.adapters.console import ConsoleAdapter
-from bot.app import build_services
+from bot.app import build_services, timer_loop
 from bot.core.clock import SimulatedClock
 from bot.questions.loader import load_packs
-from bot.scheduler import Scheduler
 from bot.storage.database import open_database
 from tests.conftest import TEST_PACKS
 
@@ -44,7 +43,7 @@ async def _session(tmp_path: Path, script: str) -> list[dict[str, object]]:
         service = built.services
         await service.packs.sync(packs)
         console = ConsoleAdapter(service, clock, out=out, json_mode=True)
-        scheduler = Scheduler(built.timed, console, clock, timedelta(hours=2), concurrency=1)
+        scheduler = timer_loop(built.timed, console, clock, timedelta(hours=2), concurrency=1)
         async with scheduler.running():
             console.scheduler = scheduler
             await console.run(script.splitlines())

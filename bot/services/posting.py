@@ -21,9 +21,9 @@ from bot.core.gateway import ChatGateway
 from bot.core.messages import Byline, Message
 from bot.core.models import Post
 from bot.core.schedule_spec import ALL_KINDS
+from bot.core.wakeup import Wakeup
 from bot.questions.written import COMMUNITY_PACK
 from bot.services.catalogue import Catalogue
-from bot.services.wakeup import Wakeup
 from bot.storage.directory import ChannelRow, WorkspaceRow
 from bot.storage.packs import Candidate, eligible
 from bot.storage.posts import PostStore

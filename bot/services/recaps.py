@@ -29,12 +29,12 @@ from bot.core.recap import (
     week_key,
 )
 from bot.core.requests import RecapOff, RecapOn, RecapRequest, RecapShow
+from bot.core.wakeup import Wakeup
 from bot.log import get_logger
 from bot.questions.schema import CHOICE_LETTERS, Exercise, Flashcard, Item, Practice
 from bot.services.catalogue import Catalogue
 from bot.services.places import Places
 from bot.services.timed import PlannedWork
-from bot.services.wakeup import Wakeup
 from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
 from bot.storage.recaps import RecapSchedule, RecapStore
 from bot.storage.scores import ScoreStore

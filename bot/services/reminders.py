@@ -18,10 +18,10 @@ from bot.core.gateway import DirectMessenger, serves
 from bot.core.messages import Message
 from bot.core.models import ChatContext
 from bot.core.requests import RemindOff, RemindRequest, RemindShow
+from bot.core.wakeup import Wakeup
 from bot.log import get_logger
 from bot.services.places import Places
 from bot.services.timed import PlannedWork
-from bot.services.wakeup import Wakeup
 from bot.storage.directory import Directory
 from bot.storage.reminders import Reminder, ReminderStore
 from bot.storage.reviews import ReviewStore

@@ -45,11 +45,11 @@ from bot.core.rewards import (
 )
 from bot.core.scoring import current_streak
 from bot.core.timer import soonest
+from bot.core.wakeup import Wakeup
 from bot.core.workspace_settings import next_local_midnight
 from bot.log import get_logger
 from bot.services.audit import AuditLog, audited
 from bot.services.places import Places
-from bot.services.wakeup import Wakeup
 from bot.storage.directory import Directory, WorkspaceRow
 from bot.storage.rewards import RewardStore
 

@@ -25,6 +25,7 @@ from bot.core.requests import RoundRequest, RoundStart
 from bot.core.rounds import QUIET_LIMIT, ROUND_KINDS, RoundSpec
 from bot.core.schedule_spec import ScheduleError, parse_filters
 from bot.core.srs import Grade
+from bot.core.wakeup import Wakeup
 from bot.core.workspace_settings import next_local_midnight
 from bot.log import get_logger
 from bot.services.catalogue import Catalogue
@@ -33,7 +34,6 @@ from bot.services.posting import Posting
 from bot.services.roundchart import BoardBar, draw_round_board
 from bot.services.schedule_book import Schedule
 from bot.services.timed import PlannedWork
-from bot.services.wakeup import Wakeup
 from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
 from bot.storage.reviews import ReviewItem, ReviewStore
 from bot.storage.rounds import BoardRow, Round, RoundExists, RoundStore

@@ -14,7 +14,8 @@ everyone may list and preview them.
 
 Checking specs and occurrence maths are :mod:`bot.core.schedule_spec` (pure, DST-tested); this
 module only stores specs, applies admin actions and decides what to do with occurrences that
-came due while nobody was looking (:func:`catch_up`). The loop that posts is :mod:`bot.scheduler`.
+came due while nobody was looking (:func:`catch_up`). What posts is the schedules' due source,
+:mod:`bot.services.schedule_source`, run by the timer loop (:mod:`bot.scheduler`).
 """
 
 from __future__ import annotations
@@ -40,9 +41,9 @@ from bot.core.schedule_spec import (
     timezone_warning,
     upcoming,
 )
+from bot.core.wakeup import ScheduleListener, Wakeup
 from bot.log import get_logger
 from bot.services.audit import AuditLog, audited
-from bot.services.wakeup import ScheduleListener, Wakeup
 from bot.storage.schedule_store import ScheduleRow, ScheduleStore
 
 if TYPE_CHECKING:
@@ -301,8 +302,9 @@ def catch_up(
 class ScheduleBook:
     """The schedules of every channel, and the commands that change them.
 
-    Held by the service (``service.schedules``). A running :class:`bot.scheduler.Scheduler`
-    registers a listener here so that every change wakes it at once.
+    Held by the service (``service.schedules``). While the timer loop runs, the schedules' due
+    source (:class:`~bot.services.schedule_source.ScheduleSource`) registers a listener here so
+    that every change is re-read at once (and the loop, listening to the same signal, wakes).
     """
 
     audit: AuditLog | None = None  # set by build_services: changes are recorded there

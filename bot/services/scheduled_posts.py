@@ -1,12 +1,14 @@
-"""Posting scheduled occurrences durably: what the scheduler's loop hands each due batch to.
+"""Posting scheduled occurrences durably: what the schedules' due sources hand each batch to.
 
-The loop (:mod:`bot.scheduler`) decides *when*; this decides *what* and does it, with every
+The due sources (:mod:`bot.services.schedule_source`, :mod:`bot.services.scheduled_reveals`,
+:mod:`bot.services.scheduled_resends`) decide *when*; this decides *what* and does it, with every
 store it touches given to it: pick a question per occurrence by the no-repeat rule (from
 questions picked ahead of a large batch where still valid), insert the post rows keyed
 ``UNIQUE(schedule_id, occurrence)`` before anything is sent, reveal the "until the next
 question" predecessors, draft and send, and the crash-mid-send rule (``core/resend.py``
 decides; this gathers its inputs and acts). A send that fails is retried once a minute later:
-the retry table lives here and the loop asks :meth:`ScheduledPosts.next_retry` when to wake.
+the retry table lives here and its due source asks :meth:`ScheduledPosts.next_retry` when
+to wake.
 
 The rules it keeps:
 
@@ -24,7 +26,8 @@ The rules it keeps:
   schedule's previous open post is revealed just before the next one is sent. Reveals that came
   due while the bot was down happen at start-up.
 
-Work for the chat platform comes back as one list of steps per channel, so the loop can serve
+Work for the chat platform comes back as one list of steps per channel, so the loop's lanes
+(:class:`~bot.core.lanes.Lanes`) can serve
 many channels at once while each channel's posts and reveals go out in order.
 """
 
@@ -32,13 +35,14 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 
 from bot.core.clock import Clock
-from bot.core.gateway import ChatGateway, PostFinder
+from bot.core.gateway import ChatGateway, PostFinder, WorkspaceOwner, serves
+from bot.core.lanes import Step
 from bot.core.messages import Message
 from bot.core.models import Post
 from bot.core.resend import Unconfirmed, why_not_resend
@@ -53,15 +57,21 @@ from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
 from bot.storage.packs import Candidate, PackStore
 from bot.storage.posts import NewScheduledPost, PostStore, ScheduledPost
 
-__all__ = ["RESEND_DELAY", "Due", "Prepared", "ScheduledPosts", "Step", "plan_due"]
+__all__ = [
+    "RESEND_DELAY",
+    "Due",
+    "Prepared",
+    "ScheduledPosts",
+    "Step",
+    "plan_due",
+    "serves_channel",
+]
 
 log = get_logger(__name__)
 
 RESEND_DELAY = timedelta(minutes=1)
 """How long after a failed send the post is tried again (once)."""
 
-Step = Callable[[], Awaitable[None]]
-"""One send or reveal for one channel; a channel's steps run in order."""
 
 # A plan's filters (pack, difficulty, tags, kinds) and whether its channel needs every candidate.
 _Filters = tuple[str | None, str | None, tuple[str, ...], tuple[str, ...], bool]
@@ -140,6 +150,16 @@ def plan_due(
             late,
         )
     return Due(schedule, occurrence, occurrence_key(occurrence), closes_at), plan.upcoming
+
+
+async def serves_channel(gateway: ChatGateway, directory: Directory, channel_id: int) -> bool:
+    """Whether this process serves the channel's workspace (always, unless sharded: see
+    :class:`~bot.core.gateway.WorkspaceOwner`)."""
+    if not isinstance(gateway, WorkspaceOwner):
+        return True
+    channel = await directory.channel_by_id(channel_id)
+    workspace = await directory.workspace_by_id(channel.workspace_id)
+    return serves(gateway, workspace.external_id)
 
 
 class ScheduledPosts:

@@ -1,10 +1,10 @@
-"""The scheduler's timetable: which schedules it watches, where each got to, and which is due
+"""The schedules' timetable: which schedules it watches, where each got to, and which is due
 soonest.
 
 A heap of ``(due, schedule id, version)``; a schedule that changes gets a new entry and version,
 and its old heap items go stale and are dropped lazily when they reach the top, so a change
 costs O(log n) and nothing is ever searched for. Pure bookkeeping, no I/O: the loop in
-:mod:`bot.scheduler` decides what to do with what is due.
+:mod:`bot.services.schedule_source` decides what to do with what is due.
 """
 
 from __future__ import annotations

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from bot.adapters.console import ConsoleAdapter
-from bot.app import Built, due_sources
+from bot.app import Built, due_sources, timer_loop
 from bot.core.clock import SimulatedClock
-from bot.scheduler import Scheduler, SchedulerParts
 from bot.services.bundle import Services
+from bot.services.scheduled_sources import SchedulerParts
 from bot.storage.reviews import ReviewStore
 from tests.adapters.test_console import _run_console
 
@@ -27,7 +27,7 @@ class _Console:
     def __init__(self, built: Built, clock: SimulatedClock) -> None:
         self.out = io.StringIO()
         self.adapter = ConsoleAdapter(built.services, clock, out=self.out, json_mode=True)
-        self.scheduler = Scheduler(
+        self.scheduler = timer_loop(
             built.timed, self.adapter, clock, timedelta(hours=1), concurrency=1
         )
         for source in due_sources(built.services, self.adapter):

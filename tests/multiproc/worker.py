@@ -17,13 +17,12 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bot.app import build_services
+from bot.app import build_services, timer_loop
 from bot.core.clock import SimulatedClock
 from bot.core.errors import AlreadyAnswered, BadInput
 from bot.core.messages import Message
 from bot.core.models import ChatContext
 from bot.questions.loader import load_packs
-from bot.scheduler import Scheduler
 from bot.storage.database import open_database
 
 START = datetime(2026, 3, 4, 8, 59, 30, tzinfo=UTC)
@@ -84,7 +83,7 @@ async def main() -> None:
     built = build_services(db, clock, default_timezone="UTC", rng=random.Random(os.getpid()))
     await built.services.packs.sync(load_packs(PACKS).packs)
     gateway = LogGateway(args.name, args.log, args.hang)
-    scheduler = Scheduler(
+    scheduler = timer_loop(
         built.timed,
         gateway,
         clock,

@@ -18,10 +18,10 @@ from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput
 from bot.core.messages import Action
 from bot.questions.loader import load_packs
-from bot.scheduler import SchedulerParts
 from bot.services.bundle import Services
 from bot.services.posting import PostDraft
 from bot.services.review import ROUND_SIZE
+from bot.services.scheduled_sources import SchedulerParts
 from bot.storage.database import Database
 from bot.storage.reviews import ReviewStore
 from tests.conftest import TEST_PACKS

@@ -16,7 +16,7 @@ import pytest
 from PIL import Image
 
 from bot.adapters.commands import settings_request
-from bot.app import Built, build_services, due_sources
+from bot.app import Built, build_services, due_sources, timer_loop
 from bot.core import cards
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput, NotFound, PostClosed
@@ -59,7 +59,7 @@ class Chat:
 
 @asynccontextmanager
 async def running(built: Built, clock: SimulatedClock, chat: Chat) -> AsyncIterator[Scheduler]:
-    scheduler = Scheduler(built.timed, chat, clock, GRACE, concurrency=1)
+    scheduler = timer_loop(built.timed, chat, clock, GRACE, concurrency=1)
     for source in due_sources(built.services, chat):
         scheduler.add_source(source)
     async with scheduler.running():

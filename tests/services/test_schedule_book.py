@@ -25,7 +25,6 @@ from bot.core.schedule_spec import (
     next_occurrence,
     occurrences,
 )
-from bot.scheduler import SchedulerParts
 from bot.services.bundle import Services
 from bot.services.schedule_book import (
     MAX_SCHEDULES_PER_CHANNEL,
@@ -33,6 +32,7 @@ from bot.services.schedule_book import (
     ScheduleReply,
     catch_up,
 )
+from bot.services.scheduled_sources import SchedulerParts
 from bot.storage.database import Database
 from tests.helpers import member, schedule_command
 

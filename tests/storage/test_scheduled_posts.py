@@ -13,8 +13,8 @@ import pytest
 from bot.core.clock import SimulatedClock
 from bot.core.schedule_spec import build_spec, encode_spec
 from bot.questions.loader import load_packs
-from bot.scheduler import SchedulerParts
 from bot.services.bundle import Services
+from bot.services.scheduled_sources import SchedulerParts
 from bot.storage.database import Database
 from bot.storage.posts import NewScheduledPost
 from tests.conftest import TEST_PACKS

@@ -24,8 +24,8 @@ from bot.adapters.slack.manifest import METHOD_SCOPES
 from bot.app import Built, build_services
 from bot.core.clock import SimulatedClock
 from bot.questions.loader import load_packs
-from bot.scheduler import SchedulerParts
 from bot.services.bundle import Services
+from bot.services.scheduled_sources import SchedulerParts
 from bot.settings import Settings
 from bot.storage.database import open_database
 from tests.conftest import TEST_PACKS

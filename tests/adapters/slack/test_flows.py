@@ -17,8 +17,8 @@ from bot.adapters.slack import SlackAdapter
 from bot.core.clock import SimulatedClock
 from bot.core.errors import APOLOGY
 from bot.core.messages import Message
-from bot.scheduler import SchedulerParts
 from bot.services.bundle import Services
+from bot.services.scheduled_sources import SchedulerParts
 from tests.fakes.slack_api import FakeEphemeral, FakeMessage, FakeSlack
 from tests.fakes.slack_fixtures import (
     DELIVERY_MODES,

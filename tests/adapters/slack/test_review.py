@@ -8,8 +8,8 @@ import pytest
 
 from bot.adapters.slack import SlackAdapter
 from bot.core.clock import SimulatedClock
-from bot.scheduler import SchedulerParts
 from bot.services.bundle import Services
+from bot.services.scheduled_sources import SchedulerParts
 from tests.adapters.slack.test_flows import private_replies, quiz
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_fixtures import bolt_delivery

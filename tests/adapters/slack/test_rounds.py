@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 
 from bot.adapters.slack import SlackAdapter
-from bot.app import Built, due_sources
+from bot.app import Built, due_sources, timer_loop
 from bot.core.clock import SimulatedClock
 from bot.questions.loader import load_packs
 from bot.scheduler import Scheduler
@@ -39,7 +39,7 @@ async def scheduler(
     sources, the adapter as its gateway (as ``studybot run --platform slack`` builds it)."""
     packs = [*load_packs(TEST_PACKS).packs, *load_packs(SLACK_PACKS).packs]
     await slack_built.services.packs.sync([*packs, *load_packs(ROUND_PACKS).packs])
-    loop = Scheduler(slack_built.timed, adapter, clock, timedelta(hours=1), concurrency=1)
+    loop = timer_loop(slack_built.timed, adapter, clock, timedelta(hours=1), concurrency=1)
     for source in due_sources(slack_built.services, adapter, command_prefix="/study "):
         loop.add_source(source)
     async with loop.running():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bot.adapters.slack import SlackAdapter
-from bot.scheduler import SchedulerParts
 from bot.services.bundle import Services
+from bot.services.scheduled_sources import SchedulerParts
 from tests.adapters.slack.conftest import slack_settings
 from tests.adapters.slack.test_flows import all_text, private_replies
 from tests.fakes.slack_api import FakeSlack

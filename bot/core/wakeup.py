@@ -1,7 +1,9 @@
-"""The wake-up signal: whoever changes what is due tells the scheduler, which re-plans at once.
+"""The wake-up signal: whoever changes what is due tells the timer loop, which re-plans at once.
 
-A plain list of callbacks rather than a reference to the scheduler, so that services never import
-the loop above them; the scheduler listens while it runs.
+A plain list of callbacks rather than a reference to the loop, so that services never import
+the loop above them, and the loop never imports a service: it is only an event, so it lives in
+the core. The loop (``bot/scheduler.py``) and the due sources that plan from schedules listen
+while the loop runs.
 """
 
 from __future__ import annotations
