@@ -60,7 +60,7 @@ from bot.services.schedule_book import ScheduleBook
 from bot.services.schedule_source import PREPARE_LEAD, PREPARE_MIN
 from bot.services.scheduled_sources import LEASE, SchedulerParts, scheduled_questions
 from bot.services.score_import import ScoreImports
-from bot.services.stats import Stats
+from bot.services.standings import Standings
 from bot.services.suggestions import Suggestions
 from bot.services.upkeep import Upkeep
 from bot.services.web_access import WebAccess
@@ -811,7 +811,7 @@ def build_services(
         reports=reports,
         owners=CommunityOwners(db),
     )
-    standings = Stats(places, directory, scores, clock, reviews, exercise_store)
+    standings = Standings(places, directory, scores, clock, reviews, exercise_store)
     suggestions = Suggestions(
         places=places,
         directory=directory,

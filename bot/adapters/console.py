@@ -38,12 +38,12 @@ from bot.adapters.commands import (
 )
 from bot.adapters.dispatch import dispatch, read_text, routed
 from bot.adapters.text_commands import run_schedule_command
-from bot.core.cards import GRADES, grade_buttons, review_value
 from bot.core.clock import Clock, SimulatedClock, check_simulated
 from bot.core.durations import format_duration, parse_duration
 from bot.core.errors import APOLOGY, BadInput, StudyError, UsageError
 from bot.core.messages import Action, Attachment, Message, terminal_safe
 from bot.core.models import ChatContext
+from bot.core.replies import GRADES, grade_buttons, review_value
 from bot.core.rewards import Power
 from bot.core.uploads import CONSOLE, fit_attachments
 from bot.log import get_logger

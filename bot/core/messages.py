@@ -57,7 +57,7 @@ class Action(enum.StrEnum):
     SHOW = "show"  # reveal a flashcard's back (privately) before self-grading
     HINT = "hint"  # value: the index of the next hint
     # A private /review: the "post" slot carries the question's id (0: none), the value is
-    # ``<what>-<reviewed in this session>-<the card's review count>`` (see bot.core.cards).
+    # ``<what>-<reviewed in this session>-<the card's review count>`` (see bot.core.replies).
     REVIEW = "review"
     # An exercise's "Solve it": opens the editor (a modal; the console's /solve #ID).
     SOLVE = "solve"

@@ -36,7 +36,7 @@ class ChatContext:
     platform's own ids. ``is_admin`` is the adapter's reading of platform permissions
     (Manage Server, Slack admin/owner, a configured admin role); the core decides what it allows.
     ``command_prefix`` is how members type a command here (``/`` in the console, as for
-    :func:`bot.core.cards.help_message`); empty, messages name commands bare (``quiz``).
+    :func:`bot.core.replies.help_message`); empty, messages name commands bare (``quiz``).
     """
 
     platform: str

@@ -29,7 +29,7 @@ from bot.services.rounds import Rounds
 from bot.services.runs import SnippetRuns
 from bot.services.schedule_book import ScheduleBook
 from bot.services.score_import import ScoreImports
-from bot.services.stats import Stats
+from bot.services.standings import Standings
 from bot.services.suggestions import Suggestions
 from bot.services.web_access import WebAccess
 from bot.services.workspace_settings import WorkspaceSettingsService
@@ -50,7 +50,7 @@ class Services:
     recaps: Recaps  # /recap and the weekly recap posts
     reports: QuestionReports  # /report, /reports
     settings: WorkspaceSettingsService  # /settings
-    standings: Stats  # /leaderboard, /stats
+    standings: Standings  # /leaderboard, /stats
     review: ReviewService  # /review
     reminders: Reminders  # /review remind and the reminder DMs
     runs: SnippetRuns  # /run, /graph

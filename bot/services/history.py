@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
-from bot.core import cards
+from bot.core import replies
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, NotFound
 from bot.core.messages import Message
@@ -60,7 +60,7 @@ class PastQuestion:
         """How many answered right; None while open or for a kind that is not scored."""
         if self.post.is_open:
             return None
-        share = cards.right_share(self.item, self.counts)
+        share = replies.right_share(self.item, self.counts)
         return None if share is None else share[0]
 
 
@@ -75,7 +75,7 @@ class ChannelHistory:
 
 def history_message(history: ChannelHistory, show: str) -> Message:
     """``/history``: ``show`` is how the platform writes ``question ID``."""
-    return cards.history_message(
+    return replies.history_message(
         history.channel,
         [(q.post, q.item, q.counts) for q in history.questions],
         history.timezone,
@@ -139,7 +139,7 @@ class QuestionHistory:
             )
         stored = await self._catalogue.posted(post)
         counts = {} if post.is_open else await self._posts.breakdown(post.id)
-        return cards.past_question_message(
+        return replies.past_question_message(
             post,
             stored.item,
             self._catalogue.title(stored.pack),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.core import cards
+from bot.core import replies
 from bot.core.clock import Clock
 from bot.core.errors import StudyError
 from bot.core.messages import Action, Button, ButtonStyle, Message, Section, escape_markup
@@ -20,7 +20,7 @@ from bot.services.catalogue import Catalogue
 from bot.services.places import Places
 from bot.services.reports import QuestionReports
 from bot.services.schedule_book import ScheduleBook, ScheduleTimes
-from bot.services.stats import Stats
+from bot.services.standings import Standings
 from bot.services.suggestions import Suggestions
 from bot.storage.directory import Directory
 from bot.storage.posts import PostStore
@@ -64,7 +64,7 @@ class Home:
         directory: Directory,
         catalogue: Catalogue,
         posts: PostStore,
-        standings: Stats,
+        standings: Standings,
         schedules: ScheduleBook,
         reports: QuestionReports,
         suggestions: Suggestions,
@@ -140,7 +140,7 @@ def home_message(summary: HomeSummary, ctx: ChatContext, web_url: str | None = N
         )
         sections.append(Section(heading="Review", body=body))
         if due:
-            value = cards.review_value("more", 0, 0)
+            value = replies.review_value("more", 0, 0)
             buttons = (Button(Action.REVIEW, 0, value, "Review", ButtonStyle.PRIMARY),)
     if summary.open_today:
         rows = [

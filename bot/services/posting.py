@@ -14,7 +14,7 @@ from datetime import datetime
 from functools import cache
 from zoneinfo import ZoneInfo
 
-from bot.core import cards
+from bot.core import replies
 from bot.core.clock import Clock
 from bot.core.errors import NotFound
 from bot.core.gateway import ChatGateway
@@ -207,7 +207,7 @@ class Posting:
         """The message for a post row; ``timezone`` (a schedule's) overrides the workspace's
         for the "answers close at" line."""
         stored = await self._catalogue.posted(post)
-        message = cards.question_message(
+        message = replies.question_message(
             post,
             stored.item,
             self._catalogue.title(stored.pack),

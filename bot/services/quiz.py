@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
 
-from bot.core import cards, srs
+from bot.core import replies, srs
 from bot.core.clock import Clock
 from bot.core.errors import (
     AlreadyAnswered,
@@ -268,7 +268,7 @@ class Quiz:
         else:
             _, post = await self._post_in(ctx, post_id)
         item = (await self._catalogue.posted(post)).item
-        code = cards.try_code(item, value)
+        code = replies.try_code(item, value)
         if code is None:
             raise BadInput("That question has no code to try.")
         if post.is_open and not await self._posts.answered_by(post.id, ctx.member):
@@ -307,10 +307,10 @@ class Quiz:
             )
         if not post.is_open or (post.closes_at is not None and now >= post.closes_at):
             raise PostClosed(self._closed_text(post))
-        labels = cards.answer_labels(item)
+        labels = replies.answer_labels(item)
         picked = choice.strip()
         picked = picked.upper() if len(picked) == 1 else picked.lower()
-        correct_letter = cards.correct_letter(item)
+        correct_letter = replies.correct_letter(item)
         if correct_letter is None and (typed := srs.parse_grade(picked)) is not None:
             grade = typed  # a self-graded card: the member's own grade (knew/forgot too)
             picked = grade.word
@@ -337,7 +337,7 @@ class Quiz:
                 answered_at=now,
                 local_day=now.astimezone(tz).date(),
                 difficulty=item.difficulty.value,
-                self_graded=cards.self_graded(item),
+                self_graded=replies.self_graded(item),
                 periods=period_keys(now, tz),
                 question_id=stored.question_id,
                 grade=grade,
@@ -357,7 +357,7 @@ class Quiz:
         message = _feedback(stored, picked, correct, outcome.points, outcome.bonus, outcome.streak)
         if (news := freeze_news(outcome.before, outcome.streak)) is not None:
             message = replace(message, sections=(*message.sections, Section(body=news)))
-        message = replace(message, buttons=cards.try_buttons(item, post.id))
+        message = replace(message, buttons=replies.try_buttons(item, post.id))
         if outcome.card is not None:
             when = srs.due_in(outcome.card.due - now)
             message = replace(
@@ -391,9 +391,9 @@ class Quiz:
         """
         post = await self._post_or_latest(ctx, post_id)
         stored = await self._catalogue.posted(post)
-        if not cards.self_graded(stored.item):
+        if not replies.self_graded(stored.item):
             raise BadInput("This question is answered with its choice buttons.")
-        return cards.card_back(stored.item, post.id)
+        return replies.card_back(stored.item, post.id)
 
     async def hint(self, ctx: ChatContext, post_id: int | None, index: int = 0) -> Message:
         post = (
@@ -402,7 +402,7 @@ class Quiz:
             else (await self._post_in(ctx, post_id))[1]
         )
         stored = await self._catalogue.posted(post)
-        message = cards.hint_message(stored.item, index, post.id)
+        message = replies.hint_message(stored.item, index, post.id)
         if self._rules:
             member = self._member_id(ctx, await self._workspace(ctx), self._clock.now())
             for rules in self._rules:
@@ -457,7 +457,7 @@ class Quiz:
         if counts is None:
             counts = await self._posts.breakdown(post.id)
         channel = await self._directory.channel_by_id(post.channel_id)
-        message = cards.reveal_message(post, stored.item, self._title(stored.pack), counts)
+        message = replies.reveal_message(post, stored.item, self._title(stored.pack), counts)
         byline = await self._posting.byline(stored.pack, stored.item.id, channel.workspace_id)
         if byline is not None:
             message = replace(message, byline=byline)
@@ -486,7 +486,7 @@ def _feedback(
     streak: StreakState,
 ) -> Message:
     streak_text = f"Streak: {streak.days} day{'s' if streak.days != 1 else ''}."
-    if cards.self_graded(stored.item):
+    if replies.self_graded(stored.item):
         if correct:
             text = f"Nice, you knew it! +{points} points"
         else:

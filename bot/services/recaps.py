@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from bot.core import cards
+from bot.core import replies
 from bot.core.clock import Clock
 from bot.core.durations import format_duration
 from bot.core.errors import Forbidden
@@ -224,9 +224,9 @@ class Recaps:
 
 def _answer(item: Item) -> str:
     """The right answer as a member would read it."""
-    letter = cards.correct_letter(item)
+    letter = replies.correct_letter(item)
     if letter is not None:
-        choice = cards.choices_of(item)[CHOICE_LETTERS.index(letter)]
+        choice = replies.choices_of(item)[CHOICE_LETTERS.index(letter)]
         return f"{letter}. {choice.text}"
     if isinstance(item, Flashcard):
         return item.answer

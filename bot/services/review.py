@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from bot.core import cards, srs
+from bot.core import replies, srs
 from bot.core.choice_order import review_seed
 from bot.core.clock import Clock
 from bot.core.errors import BadInput
@@ -111,7 +111,7 @@ class ReviewService:
         if due == 0 or reviewed >= ROUND_SIZE:
             upcoming = await self._reviews.next_due(workspace.id, member.id, now)
             next_in = None if upcoming is None else srs.due_in(upcoming - now)
-            summary = cards.review_summary(
+            summary = replies.review_summary(
                 reviewed, next_in, more=due, command=ctx.command("review"), stale=stale
             )
             return ReviewTurn(summary, due=due, reviewed=reviewed, feedback=feedback)
@@ -120,7 +120,7 @@ class ReviewService:
         count = card.reviews if card else 0
         seed = review_seed(member.id, first.question_id, count)
         stored = await self._catalogue.as_shown(first.version_id, seed)
-        message = cards.review_card(
+        message = replies.review_card(
             stored.item,
             first.question_id,
             self._catalogue.title(stored.pack),
@@ -183,7 +183,7 @@ class ReviewService:
 
     async def click(self, ctx: ChatContext, key: int, value: str) -> ReviewTurn:
         """A /review button: ``show`` the back, ``more`` for another round, or a grade."""
-        parsed = cards.parse_review_value(value)
+        parsed = replies.parse_review_value(value)
         if parsed is None:
             raise BadInput("That button is not one of mine.")
         what, reviewed, card_reviews = parsed
@@ -191,9 +191,11 @@ class ReviewService:
             return await self.next(ctx, 0)
         if what == "show":
             stored = await self._question(key)
-            if not cards.self_graded(stored.item):
+            if not replies.self_graded(stored.item):
                 raise BadInput("This card is answered with its choice buttons.")
-            back = cards.review_back(stored.item, key, reviewed=reviewed, card_reviews=card_reviews)
+            back = replies.review_back(
+                stored.item, key, reviewed=reviewed, card_reviews=card_reviews
+            )
             return ReviewTurn(
                 back,
                 question_id=stored.item.id,
@@ -222,7 +224,7 @@ class ReviewService:
             shown_at = card_reviews
         stored = await self._question(key, review_seed(member.id, key, shown_at))
         item = stored.item
-        letter = cards.correct_letter(item)
+        letter = replies.correct_letter(item)
         picked = typed.strip()
         if letter is None:
             grade = srs.parse_grade(picked)
@@ -231,7 +233,7 @@ class ReviewService:
             picked = grade.word
         else:
             picked = picked.upper()
-            labels = cards.answer_labels(item)
+            labels = replies.answer_labels(item)
             if picked not in labels:
                 raise BadInput(
                     f"`{typed}` is not an answer here; choose one of {', '.join(labels)}."
@@ -246,5 +248,5 @@ class ReviewService:
             return await self._turn(ctx, workspace, member, reviewed, stale=True)
         if self._scored is not None:
             self._scored([(workspace.id, member.id)])
-        feedback = cards.review_feedback(item, picked, grade.word, srs.due_in(card.due - now))
+        feedback = replies.review_feedback(item, picked, grade.word, srs.due_in(card.due - now))
         return await self._turn(ctx, workspace, member, reviewed + 1, feedback=feedback)

@@ -31,7 +31,7 @@ from bot.adapters.slack.render import (
     write_modal,
 )
 from bot.adapters.slack.render import render as slack_render
-from bot.core import cards
+from bot.core import replies
 from bot.core.messages import Attachment, Message, Section, escape_markup
 from bot.core.models import Leaderboard, LeaderboardRow, Post, Window
 from bot.core.snippets import RunLimits, result_message
@@ -127,7 +127,7 @@ def _names(n: int) -> list[str]:
 def reveal_with_300_right(item: MultipleChoice | Practice) -> Message:
     """The reveal as a round shows it: 300 answers, and who got it right (quiz._edit_for)."""
     counts = {"A": 180, "B": 60, "C": 30, "D": 20, "E": 10}
-    message = cards.reveal_message(_post(), item, "A pack with a long title " * 3, counts)
+    message = replies.reveal_message(_post(), item, "A pack with a long title " * 3, counts)
     shown = " · ".join(f"{escape_markup(name)} +{300 - i}" for i, name in enumerate(_names(300)))
     right = Section(heading="Who got it right", body=shown)
     return Message(
@@ -193,7 +193,7 @@ def leaderboard_200() -> Message:
         LeaderboardRow(i + 1, i, name, 5000 - i, 300) for i, name in enumerate(_names(200))
     )
     board = Leaderboard(Window.ALL, None, rows, None)
-    return cards.leaderboard_message(board, "caller")
+    return replies.leaderboard_message(board, "caller")
 
 
 def run_long_output() -> Message:
@@ -230,11 +230,11 @@ def replace_ephemeral(message: Message, files: tuple[Attachment, ...]) -> Messag
 
 
 def help_admin() -> Message:
-    return cards.help_message(help_rows("slack"), admin=True)
+    return replies.help_message(help_rows("slack"), admin=True)
 
 
 def question_post(item: MultipleChoice | Practice) -> Callable[[], Message]:
-    return lambda: cards.question_message(_post(), item, "A pack " * 20, ZoneInfo("UTC"))
+    return lambda: replies.question_message(_post(), item, "A pack " * 20, ZoneInfo("UTC"))
 
 
 CASES: dict[str, Callable[[], Message]] = {

@@ -17,7 +17,7 @@ from PIL import Image
 
 from bot.adapters.commands import settings_request
 from bot.app import Built, build_services, due_sources, timer_loop
-from bot.core import cards
+from bot.core import replies
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput, NotFound, PostClosed
 from bot.core.messages import Message
@@ -71,7 +71,7 @@ async def _right(service: Services, message: Message) -> tuple[str, str]:
     assert message.post_id is not None
     post = await service.quiz._post_in(ANN, message.post_id)
     item = (await service.catalogue.question(post[1].question_version_id)).item
-    right = cards.correct_letter(item)
+    right = replies.correct_letter(item)
     assert right is not None
     wrong = next(letter for letter in message.choices if letter != right)
     return right, wrong

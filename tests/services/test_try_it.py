@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.core import cards
+from bot.core import replies
 from bot.core.errors import BadInput
 from bot.core.messages import Action
 from bot.questions.schema import MultipleChoice
@@ -32,18 +32,18 @@ CHOICES = MultipleChoice.model_validate(
 
 
 def test_try_it_offers_the_snippet_and_each_choice_that_shows_code() -> None:
-    buttons = cards.try_buttons(CHOICES, 7)
+    buttons = replies.try_buttons(CHOICES, 7)
     assert [(b.action, b.value, b.label) for b in buttons] == [
         (Action.TRY, "code", "Try it"),
         (Action.TRY, "A", "Try A"),
         (Action.TRY, "B", "Try B"),
     ]
-    assert cards.try_code(CHOICES, "B") == (
+    assert replies.try_code(CHOICES, "B") == (
         "import torch\nx = torch.ones(2, requires_grad=True)\nprint(x.grad)\n\n"
         "# choice B:\nx.detach().sum()\n"
     )
-    assert cards.try_code(CHOICES, "C") is None
-    assert cards.try_code(CHOICES, "Z") is None
+    assert replies.try_code(CHOICES, "C") is None
+    assert replies.try_code(CHOICES, "Z") is None
 
 
 async def test_try_it_waits_for_the_answer_or_the_close(service: Services) -> None:
@@ -85,5 +85,5 @@ def test_a_choice_that_is_a_value_offers_no_try() -> None:
             ],
         }
     )
-    labels = [b.label for b in cards.try_buttons(values, 3)]
+    labels = [b.label for b in replies.try_buttons(values, 3)]
     assert labels == ["Try it", "Try E"]

@@ -94,7 +94,7 @@ from bot.adapters.slack.render import (
     write_modal,
 )
 from bot.adapters.text_commands import run_schedule_command
-from bot.core import cards
+from bot.core import replies
 from bot.core.errors import APOLOGY, BadInput, StudyError, Unavailable, UsageError
 from bot.core.messages import (
     ACTION_ID_PATTERN,
@@ -909,7 +909,7 @@ class SlackAdapter:
 
     def _usage(self, problem: str, where: _Where) -> dict[str, Any]:
         ctx = ChatContext(PLATFORM, where.team, where.channel or "", where.user, where.user_name)
-        help_message = cards.help_message(help_rows("slack"), admin=ctx.is_admin)
+        help_message = replies.help_message(help_rows("slack"), admin=ctx.is_admin)
         message = replace(help_message, sections=(Section(body=problem), *help_message.sections))
         # The ack is one message: anything past the budget is named, and /study help has it.
         rendered = render(
@@ -943,7 +943,7 @@ class SlackAdapter:
             await self._schedule(ctx, args[0], list(args[1:]), body, respond)
         else:
             await self._reply_private(
-                body, respond, cards.help_message(help_rows("slack"), admin=ctx.is_admin)
+                body, respond, replies.help_message(help_rows("slack"), admin=ctx.is_admin)
             )
 
     async def _dispatched(

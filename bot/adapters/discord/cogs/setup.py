@@ -20,7 +20,7 @@ from bot.adapters.discord.cogs.base import (
     suggest,
 )
 from bot.adapters.discord.options import Options, command, description, subcommand
-from bot.core import cards
+from bot.core import replies
 from bot.core.errors import BadInput, Unavailable
 from bot.core.schedule_spec import ScheduleForm
 from bot.log import get_logger
@@ -142,7 +142,7 @@ class SetupCog(StudyCog, name="studybot-setup"):
         """What studybot can do, and how answering works."""
         rows = help_rows("discord")
         await send_reply(
-            interaction, cards.help_message(rows, admin=self.context(interaction).is_admin)
+            interaction, replies.help_message(rows, admin=self.context(interaction).is_admin)
         )
 
     # --- schedules ---------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 """Scores shown back: the leaderboard of a window and one member's stats.
 
 Read-only: points are written with the answer (``storage.answers``); this only reads them, in
-the workspace's time zone. Data first: :meth:`Stats.board`, :meth:`Stats.channel_board` and
-:meth:`Stats.member_report` return what the chat cards (:meth:`Stats.leaderboard`,
-:meth:`Stats.stats`) and an admin page show.
+the workspace's time zone. Data first: :meth:`Standings.board`, :meth:`Standings.channel_board` and
+:meth:`Standings.member_report` return what the chat cards (:meth:`Standings.leaderboard`,
+:meth:`Standings.stats`) and an admin page show.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta, tzinfo
 from zoneinfo import ZoneInfo
 
-from bot.core import cards, srs
+from bot.core import replies, srs
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, NotFound
 from bot.core.messages import Attachment, Message, Section
@@ -34,7 +34,7 @@ from bot.storage.exercises import ExerciseStore
 from bot.storage.reviews import ReviewStore
 from bot.storage.scores import ScoreStore
 
-__all__ = ["RETENTION_WINDOW", "MemberReport", "Stats", "stats_message"]
+__all__ = ["RETENTION_WINDOW", "MemberReport", "Standings", "stats_message"]
 
 RETENTION_WINDOW = timedelta(days=30)
 MASTERY_HORIZON = timedelta(days=7)
@@ -62,10 +62,10 @@ class MemberReport:
 
 
 def stats_message(report: MemberReport) -> Message:
-    """/stats' text card (the picture is added by :meth:`Stats.stats`)."""
+    """/stats' text card (the picture is added by :meth:`Standings.stats`)."""
     if report.reviews is None:
-        return cards.stats_message(report.stats, own=report.own)
-    return cards.stats_message(report.stats, own=report.own, reviews=report.reviews)
+        return replies.stats_message(report.stats, own=report.own)
+    return replies.stats_message(report.stats, own=report.own, reviews=report.reviews)
 
 
 STREAKS = "streaks"
@@ -79,7 +79,7 @@ def _window(window: Window | str) -> Window:
         raise BadInput(f"`{window}` is not a window; use week, month or all.") from None
 
 
-class Stats:
+class Standings:
     """Leaderboards and member stats, per workspace."""
 
     def __init__(
@@ -155,10 +155,10 @@ class Stats:
                     f"board for one channel: use {ctx.command('leaderboard streaks')} without "
                     "`here`."
                 )
-            return cards.streak_board_message(await self.streak_board(ctx))
+            return replies.streak_board_message(await self.streak_board(ctx))
         window = _window(window)
         board = await (self.channel_board(ctx, window) if here else self.board(ctx, window))
-        return cards.leaderboard_message(board, ctx.member_name)
+        return replies.leaderboard_message(board, ctx.member_name)
 
     async def member_report(
         self, ctx: ChatContext, who: str | None = None, *, member_id: int | None = None
