@@ -723,6 +723,7 @@ COMMANDS: tuple[Command, ...] = (
                         Kind.WORD,
                         "Kinds to post, e.g. open (default: flashcard, multiple_choice, practice)",
                         option=True,
+                        repeat=True,
                         metavar="KINDS",
                     ),
                     Arg(
@@ -737,6 +738,10 @@ COMMANDS: tuple[Command, ...] = (
                 admin=True,
             ),
             Command("list", "this channel's daily questions"),
+            *(
+                Command(verb, _SCHEDULE_VERB_HELP, (_SCHEDULE_ID, _CHANNEL), admin=True)
+                for verb in ("remove", "pause", "resume", "skip", "now")
+            ),
             Command(
                 "preview",
                 "when a schedule posts next",
@@ -754,10 +759,6 @@ COMMANDS: tuple[Command, ...] = (
                     ),
                     _CHANNEL,
                 ),
-            ),
-            *(
-                Command(verb, _SCHEDULE_VERB_HELP, (_SCHEDULE_ID, _CHANNEL), admin=True)
-                for verb in ("remove", "pause", "resume", "skip", "now")
             ),
         ),
     ),

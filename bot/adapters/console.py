@@ -37,7 +37,7 @@ from bot.adapters.commands import (
     usage,
 )
 from bot.adapters.dispatch import dispatch, read_text, routed
-from bot.adapters.text_commands import run_schedule_command
+from bot.adapters.text_commands import VERBS, run_schedule_command
 from bot.core.clock import Clock, SimulatedClock, check_simulated
 from bot.core.durations import format_duration, parse_duration
 from bot.core.errors import APOLOGY, BadInput, StudyError, UsageError
@@ -50,7 +50,6 @@ from bot.log import get_logger
 from bot.questions.written import parse_console_form
 from bot.services.bundle import Services
 from bot.services.review import ReviewTurn
-from bot.services.schedule_book import VERBS
 from bot.text import id_problem
 
 if TYPE_CHECKING:

@@ -1,5 +1,8 @@
 """The text grammar of schedule commands, shared by the console and Slack.
 
+Its verbs and ``add``'s options are the command table's (:mod:`bot.adapters.commands`), so
+``/help``, Discord's options and this grammar cannot drift apart.
+
 ``schedule add 09:00 Europe/Berlin weekdays --pack P``, ``schedule remove 3 --channel
 general``: typed words become a :class:`~bot.core.schedule_spec.ScheduleForm` or a schedule id
 and options, then one typed call on :class:`~bot.services.schedule_book.ScheduleBook`. Discord
@@ -15,21 +18,23 @@ from __future__ import annotations
 import difflib
 import shlex
 from collections.abc import Sequence
+from typing import cast
 
+from bot.adapters.commands import Platform, command, usage
 from bot.core.durations import format_duration
 from bot.core.errors import BadInput, UsageError
 from bot.core.models import ChatContext
 from bot.core.schedule_spec import ScheduleError, ScheduleForm, ScheduleSpec, word_kind
 from bot.services.schedule_book import (
-    ADMIN_VERBS,
     PREVIEW_DEFAULT,
     PREVIEW_MAX,
-    VERBS,
     ScheduleBook,
     ScheduleReply,
 )
 
 __all__ = [
+    "ADMIN_VERBS",
+    "VERBS",
     "parse_schedule_args",
     "run_schedule_command",
     "schedule_form",
@@ -37,17 +42,16 @@ __all__ = [
     "split_args",
 ]
 
-_OPTION_FIELDS = {
-    "--pack": "pack",
-    "--tag": "tags",
-    "--difficulty": "difficulty",
-    "--window": "window",
-    "--mention": "mention",
-    "--cron": "cron",
-    "--kinds": "kinds",
-    "--round": "round",
-}
-_REPEATABLE = frozenset({"--tag", "--kinds"})
+_SCHEDULE = command("schedule")
+#: The verbs and who may use them: the table's subcommands of ``schedule``.
+VERBS: tuple[str, ...] = tuple(sub.name for sub in _SCHEDULE.subcommands)
+ADMIN_VERBS = frozenset(sub.name for sub in _SCHEDULE.subcommands if sub.admin)
+_ADD = _SCHEDULE.subcommand("add")
+assert _ADD is not None
+# ``schedule add``'s options, as the table declares them, by the ScheduleForm field each
+# fills (the field is the option's Discord name: ``--tag`` fills ``tags``).
+_OPTION_FIELDS = {f"--{arg.name}": arg.discord_name for arg in _ADD.args if arg.option}
+_REPEATABLE = frozenset(f"--{arg.name}" for arg in _ADD.args if arg.option and arg.repeat)
 _CRON_FIELDS = 5
 _SMART_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
 
@@ -207,22 +211,23 @@ async def run_schedule_command(
         except ScheduleError as exc:
             raise BadInput(str(exc)) from None
         return await book.add(ctx, form)
+    line = _usage(ctx, name)
     if name == "list":
         if words:
-            raise UsageError("`schedule list` (the schedules of this channel)")
+            raise UsageError(line, reason="too many words")
         return await book.list(ctx)
     if name == "preview":
-        words, channel = _channel_option(words, name)
+        words, channel = _channel_option(words, line)
         if len(words) not in (1, 2):
-            raise UsageError("`schedule preview ID [N]`, e.g. `schedule preview 3 10`")
+            raise UsageError(line, reason="give the schedule's ID, and how many times to show")
         count = PREVIEW_DEFAULT
         if len(words) == 2:
             if not words[1].isdigit() or not 1 <= int(words[1]) <= PREVIEW_MAX:
                 raise BadInput(f"N is how many to show: a number from 1 to {PREVIEW_MAX}.")
             count = int(words[1])
-        return await book.preview(ctx, _schedule_id(words[:1], name), count, channel=channel)
-    words, channel = _channel_option(words, name)
-    schedule_id = _schedule_id(words, name)
+        return await book.preview(ctx, _schedule_id(words[:1], line), count, channel=channel)
+    words, channel = _channel_option(words, line)
+    schedule_id = _schedule_id(words, line)
     verbs = {
         "remove": book.remove,
         "pause": book.pause,
@@ -233,20 +238,26 @@ async def run_schedule_command(
     return await verbs[name](ctx, schedule_id, channel=channel)
 
 
-def _schedule_id(words: list[str], verb: str) -> int:
+def _usage(ctx: ChatContext, verb: str) -> str:
+    """The verb's usage line, from the table, as this platform types it."""
+    platform = cast(Platform, ctx.platform if ctx.platform in ("slack", "console") else "console")
+    return usage(platform, "schedule", verb, brief=True)
+
+
+def _schedule_id(words: list[str], line: str) -> int:
     if len(words) != 1:
-        raise UsageError(f"`schedule {verb} ID` (`schedule list` shows the ids)")
+        raise UsageError(line, reason="give one schedule ID (`schedule list` shows them)")
     text = words[0].lstrip("#")
     if not text.isdigit() or len(text) > 18:
         raise BadInput(f"`{words[0]}` is not a schedule id; `schedule list` shows the ids.")
     return int(text)
 
 
-def _channel_option(args: list[str], verb: str) -> tuple[list[str], str | None]:
+def _channel_option(args: list[str], line: str) -> tuple[list[str], str | None]:
     """``args`` without ``--channel NAME``, and the name (None when not given)."""
     if "--channel" not in args:
         return args, None
     at = args.index("--channel")
     if at + 1 >= len(args):
-        raise UsageError(f"`schedule {verb} ID --channel NAME`")
+        raise UsageError(line, reason="--channel needs a channel's name")
     return args[:at] + args[at + 2 :], args[at + 1]

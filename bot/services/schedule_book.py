@@ -55,12 +55,10 @@ if TYPE_CHECKING:
     from bot.storage.posts import PostStore
 
 __all__ = [
-    "ADMIN_VERBS",
     "MAX_SCHEDULES_PER_CHANNEL",
     "MIN_GRACE",
     "PREVIEW_DEFAULT",
     "PREVIEW_MAX",
-    "VERBS",
     "CatchUp",
     "ChannelSchedules",
     "Schedule",
@@ -76,8 +74,6 @@ __all__ = [
 
 log = get_logger(__name__)
 
-VERBS = ("add", "list", "remove", "pause", "resume", "skip", "now", "preview")
-ADMIN_VERBS = frozenset({"add", "remove", "pause", "resume", "skip", "now"})
 MAX_SCHEDULES_PER_CHANNEL = 25
 PREVIEW_DEFAULT = 5
 PREVIEW_MAX = 25

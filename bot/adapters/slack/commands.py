@@ -36,11 +36,10 @@ from bot.adapters.commands import (
     rewards_request,
 )
 from bot.adapters.dispatch import read_text, routed
-from bot.adapters.text_commands import split_args
+from bot.adapters.text_commands import VERBS, split_args
 from bot.core.errors import UsageError
 from bot.core.schedule_spec import ScheduleError
 from bot.core.snippets import first_python_block
-from bot.services.schedule_book import VERBS
 
 __all__ = [
     "StudyCommand",
