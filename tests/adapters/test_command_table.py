@@ -405,3 +405,19 @@ def test_a_bare_command_carries_its_flat_subcommands_as_options() -> None:
     assert settings["setting"].choices[-1] == "history"  # the table's choices, then `history`
     report = [o.name for o in discord_options("report")]
     assert report == ["reason", "id"]  # Discord wants required options first
+
+
+def test_every_discord_command_is_described_by_the_table() -> None:
+    """Discord shows the table's help (as a sentence), never a docstring's or a literal's."""
+    from bot.adapters.discord.options import description
+
+    described: list[tuple[str, str, str]] = []
+    for name, top in _discord_tree().items():
+        described.append((name, top.description, description(name)))
+        if isinstance(top, app_commands.Group):
+            for sub in top.commands:
+                described.append(
+                    (f"{name} {sub.name}", sub.description, description(name, sub.name))
+                )
+    assert len(described) > 25
+    assert [(n, got) for n, got, want in described if got != want] == []
