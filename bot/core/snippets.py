@@ -17,12 +17,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Protocol
 
 from bot.core.clock import Clock
 from bot.core.errors import RateLimited
 from bot.core.messages import Attachment, Message, Section, Tone, escape_markup, neutralise
 from bot.core.uploads import human_size
+from bot.sandbox.exercise import ExerciseJob
 from bot.sandbox.result import LEFT_OUT_REASONS, Outcome, RunResult
 
 __all__ = [
@@ -59,7 +60,7 @@ class SnippetRunner(Protocol):
         timeout: float | None = None,  # noqa: ASYNC109
         graph: tuple[str, ...] | None = None,
         background: bool = False,
-        exercise: dict[str, Any] | None = None,
+        exercise: ExerciseJob | None = None,
     ) -> RunResult: ...
 
 

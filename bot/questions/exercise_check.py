@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, replace
+from typing import Protocol
 
 from bot.questions.judge import (
     ExerciseBroken,
@@ -33,7 +33,7 @@ from bot.questions.judge import (
 )
 from bot.questions.loader import LoadedPack
 from bot.questions.schema import Example, Exercise
-from bot.sandbox.exercise import ExerciseReport
+from bot.sandbox.exercise import ExerciseJob, ExerciseReport
 from bot.sandbox.result import RunResult
 
 __all__ = ["ExerciseRow", "check_exercises", "exercise_targets", "render_exercises"]
@@ -48,7 +48,7 @@ class ExerciseRunner(Protocol):
         code: str,
         *,
         timeout: float | None = None,  # noqa: ASYNC109
-        exercise: dict[str, Any] | None = None,
+        exercise: ExerciseJob | None = None,
     ) -> RunResult: ...
 
 
@@ -91,12 +91,15 @@ def exercise_targets(packs: Iterable[LoadedPack]) -> list[ExerciseTarget]:
     ]
 
 
-def _with_expect(spec: dict[str, Any], item: Exercise) -> dict[str, Any]:
-    checks = [dict(c) for c in spec["checks"]]
-    for check, example in zip(checks, item.examples, strict=False):
-        if example.expect is not None:
-            check["expect"] = example.expect
-    return {**spec, "checks": checks}
+def _with_expect(job: ExerciseJob, item: Exercise) -> ExerciseJob:
+    """The job with each example's stated result, which the jail checks against the
+    reference's (``questions check`` only)."""
+    stated = [example.expect for example in item.examples]
+    checks = tuple(
+        replace(check, expect=stated[n]) if n < len(stated) and stated[n] is not None else check
+        for n, check in enumerate(job.checks)
+    )
+    return replace(job, checks=checks)
 
 
 def _run_problems(
@@ -264,7 +267,7 @@ class _Throttled:
         code: str,
         *,
         timeout: float | None = None,  # noqa: ASYNC109
-        exercise: dict[str, Any] | None = None,
+        exercise: ExerciseJob | None = None,
     ) -> RunResult:
         async with self._limit:
             return await self._runner.run(code, timeout=timeout, exercise=exercise)

@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from bot.questions.schema import Example, Exercise, ExerciseCheck, GraphRule
 from bot.sandbox.exercise import (
     FLOAT_DTYPES,
+    CheckJob,
     CheckRun,
     DictValue,
+    ExerciseJob,
     ExerciseReport,
     SeqValue,
     TensorValue,
@@ -114,20 +116,20 @@ def check_names(item: Exercise) -> list[str]:
     return examples + [f"hidden check {n}" for n in range(1, len(item.checks) + 1)]
 
 
-def exercise_spec(item: Exercise, seed: int) -> dict[str, object]:
+def exercise_spec(item: Exercise, seed: int) -> ExerciseJob:
     """What the jail needs to run ``item``'s checks against a solution (never the reference's
-    code, nor anything the host compares with)."""
+    code, nor anything the host compares with), as the typed job the sandbox takes."""
     names = check_names(item)
-    return {
-        "entry": item.entry,
-        "seed": seed,
-        "forbid": list(item.forbid),
-        "graph": item.graph is not None,
-        "checks": [
-            {"name": name, "args": c.args, "compare": list(c.compare), "backward": c.backward}
+    return ExerciseJob(
+        entry=item.entry,
+        seed=seed,
+        forbid=tuple(item.forbid),
+        graph=item.graph is not None,
+        checks=tuple(
+            CheckJob(name, c.args, tuple(c.compare), c.backward)
             for name, c in zip(names, item.all_checks, strict=True)
-        ],
-    }
+        ),
+    )
 
 
 def share_points(points: int, share: float) -> int:

@@ -18,8 +18,10 @@ from typing import Any
 
 __all__ = [
     "FLOAT_DTYPES",
+    "CheckJob",
     "CheckRun",
     "DictValue",
+    "ExerciseJob",
     "ExerciseReport",
     "ExerciseReportInvalid",
     "SeqValue",
@@ -28,6 +30,86 @@ __all__ = [
     "Value",
     "parse_exercise_report",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckJob:
+    """One call the jail makes of the member's entry: the arguments' expression (evaluated in
+    the jail), what is reported for comparison, and whether a backward pass runs first.
+    ``expect`` is an example's stated result, only for ``questions check``."""
+
+    name: str
+    args: str
+    compare: tuple[str, ...] = ("result",)
+    backward: bool = False
+    expect: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExerciseJob:
+    """What the jail needs to run an exercise's checks against a solution, and nothing else
+    (never the reference's code, nor what the host compares with): the one typed job that
+    crosses the sandbox boundary, as JSON (:meth:`to_wire`, read back by :meth:`from_wire`)."""
+
+    entry: str
+    seed: int
+    checks: tuple[CheckJob, ...]
+    forbid: tuple[str, ...] = ()
+    graph: bool = False
+
+    def to_wire(self) -> dict[str, object]:
+        checks: list[dict[str, object]] = []
+        for check in self.checks:
+            wired: dict[str, object] = {
+                "name": check.name,
+                "args": check.args,
+                "compare": list(check.compare),
+                "backward": check.backward,
+            }
+            if check.expect is not None:
+                wired["expect"] = check.expect
+            checks.append(wired)
+        return {
+            "entry": self.entry,
+            "seed": self.seed,
+            "forbid": list(self.forbid),
+            "graph": self.graph,
+            "checks": checks,
+        }
+
+    @classmethod
+    def from_wire(cls, data: object) -> ExerciseJob:
+        """A job sent over HTTP to a sandbox host, checked whole; ValueError says what is wrong."""
+        if not isinstance(data, dict):
+            raise ValueError("an exercise job is an object")
+        entry, seed, checks = data.get("entry"), data.get("seed"), data.get("checks")
+        if not isinstance(entry, str) or not entry.isidentifier():
+            raise ValueError("the job's entry is not a name")
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise ValueError("the job's seed is not a whole number")
+        if not isinstance(checks, list) or not 0 < len(checks) <= _MAX_CHECKS:
+            raise ValueError(f"the job has no checks, or more than {_MAX_CHECKS}")
+        forbid, graph = data.get("forbid") or [], data.get("graph", False)
+        if not isinstance(forbid, list) or not all(isinstance(f, str) for f in forbid):
+            raise ValueError("the job's forbid is not a list of names")
+        if not isinstance(graph, bool):
+            raise ValueError("the job's graph is not true or false")
+        return cls(entry, seed, tuple(_check_job(c) for c in checks), tuple(forbid), graph)
+
+
+def _check_job(data: object) -> CheckJob:
+    if not isinstance(data, dict):
+        raise ValueError("a check is an object")
+    name, args, compare = data.get("name"), data.get("args"), data.get("compare", ["result"])
+    backward, expect = data.get("backward", False), data.get("expect")
+    if not isinstance(name, str) or not isinstance(args, str):
+        raise ValueError("a check needs a name and its arguments as text")
+    if not isinstance(compare, list) or not all(isinstance(c, str) for c in compare):
+        raise ValueError("a check's compare is not a list of names")
+    if not isinstance(backward, bool) or not (expect is None or isinstance(expect, str)):
+        raise ValueError("a check's backward or expect has the wrong type")
+    return CheckJob(name, args, tuple(compare), backward, expect)
+
 
 #: Floating dtypes, whose values are compared within a tolerance.
 FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
 
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, Unavailable
@@ -19,6 +18,7 @@ from bot.core.snippets import RunGate, RunLimits, SnippetRunner, result_message
 from bot.log import get_logger
 from bot.metrics import Metrics
 from bot.sandbox.errors import SandboxBusy, SandboxUnavailable, SnippetRejected
+from bot.sandbox.exercise import ExerciseJob
 from bot.sandbox.result import RunResult
 from bot.sandbox.validate import validate_snippet
 
@@ -112,7 +112,7 @@ class SnippetRuns:
         self,
         ctx: ChatContext | None,
         code: str,
-        spec: dict[str, Any],
+        spec: ExerciseJob,
         timeout: float,  # noqa: ASYNC109
     ) -> RunResult:
         """An exercise's checks against ``code``: a member's solution (``ctx``: the same checks
@@ -132,7 +132,7 @@ class SnippetRuns:
         code: str,
         graph: tuple[str, ...] | None,
         *,
-        exercise: dict[str, Any] | None = None,
+        exercise: ExerciseJob | None = None,
         timeout: float | None = None,  # noqa: ASYNC109
     ) -> RunResult:
         if self._runner_starting is not None:

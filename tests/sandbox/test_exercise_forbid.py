@@ -9,29 +9,25 @@ solution may gradcheck itself; and a plain ``/run`` is untouched (its frames sta
 from __future__ import annotations
 
 import textwrap
-from typing import Any
+from dataclasses import replace
 
 import pytest
 
 from bot.sandbox import Sandbox
-from bot.sandbox.exercise import DictValue, ExerciseReport
+from bot.sandbox.exercise import CheckJob, DictValue, ExerciseJob, ExerciseReport
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="session")]
 
 X = "torch.randn(5, generator=g, dtype=torch.float64).requires_grad_()"
 
 
-def _spec(entry: str, forbid: list[str], *, graph: bool = False) -> dict[str, Any]:
-    return {
-        "entry": entry,
-        "seed": 3,
-        "forbid": forbid,
-        "graph": graph,
-        "checks": [{"name": "example 1", "args": X, "compare": ["result"]}],
-    }
+def _spec(entry: str, forbid: list[str], *, graph: bool = False) -> ExerciseJob:
+    return ExerciseJob(
+        entry=entry, seed=3, forbid=tuple(forbid), graph=graph, checks=(CheckJob("example 1", X),)
+    )
 
 
-async def _report(sb: Sandbox, code: str, spec: dict[str, Any]) -> tuple[ExerciseReport, str]:
+async def _report(sb: Sandbox, code: str, spec: ExerciseJob) -> tuple[ExerciseReport, str]:
     result = await sb.run(textwrap.dedent(code), timeout=20, exercise=spec)
     assert result.exercise is not None, result.stderr
     return result.exercise, result.stderr
@@ -272,12 +268,14 @@ async def test_a_counted_function_counts_backward_calls_and_cannot_be_opened(
             h.sum().backward()
             return routes
     """
-    spec = _spec("f", [])
     args = "(counted(lambda t: torch.tanh(t)), torch.randn(3, generator=g, requires_grad=True), {})"
-    spec["checks"] = [
-        {"name": "example 1", "args": args.format(flag), "compare": ["result", "calls"]}
-        for flag in ("True", "False")
-    ]
+    spec = replace(
+        _spec("f", []),
+        checks=tuple(
+            CheckJob("example 1", args.format(flag), ("result", "calls"))
+            for flag in ("True", "False")
+        ),
+    )
     report, stderr = await _report(sandbox, code, spec)
     checkpointed, plain = report.results
     assert (checkpointed.calls, plain.calls) == (1, 0), stderr

@@ -21,6 +21,7 @@ import pytest_asyncio
 
 from bot.sandbox.client.remote import LOST_RUN, RemoteSandbox
 from bot.sandbox.errors import SandboxUnavailable
+from bot.sandbox.exercise import CheckJob, ExerciseJob
 from bot.sandbox.result import Outcome
 from tests.helpers import free_port
 
@@ -109,6 +110,24 @@ async def test_a_graph_and_its_picture_cross_the_wire(remote: RemoteSandbox) -> 
         "MulBackward0",
     ]
     assert r.files and r.files[0].data.startswith(b"\x89PNG")
+
+
+@session_loop
+async def test_an_exercise_job_crosses_the_wire_typed_and_a_malformed_one_is_refused(
+    remote: RemoteSandbox, hosts: list[tuple[str, subprocess.Popen[str]]]
+) -> None:
+    job = ExerciseJob(
+        "double", 5, (CheckJob("example 1", "(torch.arange(3.0),)"), CheckJob("c", "(2,)"))
+    )
+    r = await remote.run("import torch\ndef double(x):\n    return x * 2\n", exercise=job)
+    assert r.outcome is Outcome.OK, r
+    assert r.exercise is not None and len(r.exercise.results) == 2
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    async with aiohttp.ClientSession() as session:
+        bad = {"code": "print(1)", "exercise": {"entry": "double", "seed": "5", "checks": []}}
+        async with session.post(f"{hosts[0][0]}/run", json=bad, headers=headers) as response:
+            assert response.status == 400
+            assert "seed is not a whole number" in (await response.json())["error"]
 
 
 @session_loop

@@ -25,6 +25,7 @@ from typing import Any
 from bot.log import get_logger
 from bot.sandbox.config import SandboxConfig
 from bot.sandbox.errors import SandboxBusy, SandboxUnavailable
+from bot.sandbox.exercise import ExerciseJob
 from bot.sandbox.result import RunResult
 from bot.sandbox.validate import Snippet, validate_snippet
 
@@ -202,7 +203,7 @@ class Sandbox:
         graph: tuple[str, ...] | None = None,
         svg: bool = False,
         background: bool = False,
-        exercise: dict[str, Any] | None = None,
+        exercise: ExerciseJob | None = None,
     ) -> RunResult:
         """Run ``code`` once in a fresh jail. ``timeout`` (seconds) is capped at the config's.
 
@@ -227,7 +228,7 @@ class Sandbox:
         if background:
             request["background"] = True
         if exercise is not None:
-            request["exercise"] = exercise
+            request["exercise"] = exercise.to_wire()
         data = await self._request(request)
         return RunResult.from_wire(data)
 

@@ -25,6 +25,7 @@ import aiohttp
 
 from bot.log import get_logger
 from bot.sandbox.errors import SandboxBusy, SandboxUnavailable, SnippetRejected
+from bot.sandbox.exercise import ExerciseJob
 from bot.sandbox.result import RunResult
 from bot.sandbox.validate import Snippet, validate_snippet
 
@@ -123,7 +124,7 @@ class RemoteSandbox:
         timeout: float | None = None,  # noqa: ASYNC109
         graph: tuple[str, ...] | None = None,
         background: bool = False,
-        exercise: dict[str, Any] | None = None,
+        exercise: ExerciseJob | None = None,
     ) -> RunResult:
         """Run ``code`` on the least-loaded host; see the module docstring for failing over.
 
@@ -137,7 +138,7 @@ class RemoteSandbox:
         if background:
             payload["background"] = True
         if exercise is not None:
-            payload["exercise"] = exercise
+            payload["exercise"] = exercise.to_wire()
         busy: list[str] = []
         for host in sorted((h for h in self.hosts if h.up), key=lambda h: h.load):
             outcome = await self._try(host, payload)

@@ -27,6 +27,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from bot.log import get_logger
 from bot.sandbox.client import Sandbox
 from bot.sandbox.errors import SandboxBusy, SandboxUnavailable, SnippetRejected
+from bot.sandbox.exercise import ExerciseJob
 
 __all__ = ["make_app"]
 
@@ -75,6 +76,12 @@ def make_app(sandbox: Sandbox, token: str) -> web.Application:
         timeout = body.get("timeout")
         graph = body.get("graph")
         graph_names = tuple(str(n) for n in graph) if isinstance(graph, list) else None
+        job: ExerciseJob | None = None
+        if body.get("exercise") is not None:
+            try:  # the typed job, checked whole at this boundary
+                job = ExerciseJob.from_wire(body["exercise"])
+            except ValueError as exc:
+                return web.json_response({"error": f"exercise: {exc}"}, status=400)
         metrics.in_flight.inc()
         started = time.perf_counter()
         try:
@@ -83,7 +90,7 @@ def make_app(sandbox: Sandbox, token: str) -> web.Application:
                 timeout=float(timeout) if isinstance(timeout, int | float) else None,
                 graph=graph_names,
                 background=body.get("background") is True,
-                exercise=body["exercise"] if isinstance(body.get("exercise"), dict) else None,
+                exercise=job,
             )
         except SnippetRejected as exc:
             metrics.refused.labels(reason="rejected").inc()
