@@ -199,7 +199,8 @@ async def test_bad_ids_verbs_and_counts(service: Services) -> None:
     await add(service, "10:00")
     with pytest.raises(BadInput, match="`one` is not a schedule id"):
         await schedule_command(service, ADMIN, "pause", ["one"])
-    with pytest.raises(BadInput, match=r"usage: `schedule remove ID`"):
+    # The table's usage line for the verb, and what is missing.
+    with pytest.raises(BadInput, match=r"usage: /schedule remove ID \[--channel NAME\]: give one"):
         await schedule_command(service, ADMIN, "remove", [])
     with pytest.raises(BadInput, match="Did you mean `schedule pause`"):
         await schedule_command(service, ADMIN, "puase", ["1"])
