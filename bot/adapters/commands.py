@@ -87,8 +87,10 @@ __all__ = [
     "recap_request",
     "remind_request",
     "rewards_request",
+    "round_of",
     "round_request",
     "settings_request",
+    "suggestions_of",
     "suggestions_request",
     "synopsis",
     "usage",
@@ -1295,7 +1297,11 @@ class QuizRequest:
 
     @classmethod
     def parse(cls, platform: Platform, words: Sequence[str]) -> QuizRequest:
-        values = parse(platform, words, "quiz")
+        return cls.from_values(parse(platform, words, "quiz"))
+
+    @classmethod
+    def from_values(cls, values: Values) -> QuizRequest:
+        """The request from the table's values, however they were typed or picked."""
         difficulty = values.one("difficulty")
         kinds = values.one("kinds")
         return cls(
@@ -1317,7 +1323,11 @@ class PostRequest:
 
     @classmethod
     def parse(cls, platform: Platform, words: Sequence[str], name: str) -> PostRequest:
-        values = parse(platform, words, name)
+        return cls.from_values(parse(platform, words, name))
+
+    @classmethod
+    def from_values(cls, values: Values) -> PostRequest:
+        """The request from the table's values (the numbers were checked as they were read)."""
         typed, n = values.one("id"), values.one("n")
         return cls(
             id=int(typed) if typed is not None else None,
@@ -1364,7 +1374,10 @@ class LeaderboardRequest:
 
     @classmethod
     def parse(cls, platform: Platform, words: Sequence[str]) -> LeaderboardRequest:
-        values = parse(platform, words, "leaderboard")
+        return cls.from_values(parse(platform, words, "leaderboard"))
+
+    @classmethod
+    def from_values(cls, values: Values) -> LeaderboardRequest:
         return cls(window=values.one("window") or "week", here=values.flag("here"))
 
 
@@ -1588,10 +1601,15 @@ def round_request(platform: Platform, words: Sequence[str]) -> RoundRequest:
     ``round stop`` into its typed request; the numbers' ranges are the round's own rule
     (:class:`bot.core.rounds.RoundSpec`), checked by the service."""
     verb, values = parse_subcommand(platform, words, "round")
+    return round_of(platform, verb, values)
+
+
+def round_of(platform: Platform, verb: str, values: Values) -> RoundRequest:
+    """``round start`` or ``round stop`` from the table's values, typed or picked."""
     if verb == "stop":
         return RoundStop()
     line = usage(platform, "round", "start")
-    tag = values.one("tag")
+    tag = (values.one("tag") or "").strip()
     return RoundStart(
         pack=values.one("pack"),
         questions=_number(values, "questions", line),
@@ -1615,6 +1633,12 @@ def suggestions_request(platform: Platform, words: Sequence[str]) -> Suggestions
     """``suggestions``, ``suggestions approve ID`` or ``suggestions reject ID REASON`` into its
     typed request; the reason's length is the service's rule."""
     verb, values = parse_subcommand(platform, words, "suggestions")
+    return suggestions_of(verb, values)
+
+
+def suggestions_of(verb: str, values: Values) -> SuggestionsRequest:
+    """The suggestions request from its verb and the table's values (the id is required for
+    approve and reject, so the table refused a line without it)."""
     if not verb:
         return SuggestionsList()
     typed = values.one("id")

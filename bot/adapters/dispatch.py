@@ -36,8 +36,10 @@ from bot.adapters.commands import (
     parse,
     parse_subcommand,
     recap_request,
+    round_of,
     round_request,
     settings_request,
+    suggestions_of,
     suggestions_request,
     usage,
 )
@@ -262,14 +264,7 @@ async def dispatch(
 async def _quiz(asked: Asked) -> Outcome:
     """A question in this channel, from the filters typed; a bad filter is named with the
     option's own usage (``--difficulty easy|medium|hard``)."""
-    values = asked.values
-    difficulty, kinds = values.one("difficulty"), values.one("kinds")
-    request = QuizRequest(
-        pack=values.one("pack"),
-        difficulty=difficulty.lower() if difficulty else None,
-        tags=values.all("tag"),
-        kinds=tuple(k for k in (kinds or "").split(",") if k.strip()),
-    )
+    request = QuizRequest.from_values(asked.values)
     try:
         parse_filters(request.difficulty, request.tags)  # the service checks them too
         parse_kinds(request.kinds)
@@ -295,9 +290,7 @@ _QUIZ_OPTION_USAGE = {
 
 @route("leaderboard")
 async def _leaderboard(asked: Asked) -> Outcome:
-    request = LeaderboardRequest(
-        window=asked.values.one("window") or "week", here=asked.values.flag("here")
-    )
+    request = LeaderboardRequest.from_values(asked.values)
     board = await asked.services.standings.leaderboard(asked.ctx, request.window, here=request.here)
     return Outcome(board)
 
@@ -330,8 +323,7 @@ async def _reports(asked: Asked) -> Outcome:
 
 
 def _post(asked: Asked) -> PostRequest:
-    hint = asked.number("n")
-    return PostRequest(id=asked.number("id"), choice=asked.values.one("choice") or "", hint=hint)
+    return PostRequest.from_values(asked.values)
 
 
 @route("answer")
@@ -380,17 +372,8 @@ async def _round(asked: Asked) -> Outcome:
     """A live round started (its announcement is public) or stopped (its board)."""
     request = asked.request
     if request is None:
-        if asked.path[1:] == ("stop",):
-            request = RoundStop()
-        else:
-            tag = asked.values.one("tag")
-            request = RoundStart(
-                pack=asked.values.one("pack"),
-                questions=asked.number("questions"),
-                seconds=asked.number("seconds"),
-                difficulty=asked.values.one("difficulty"),
-                tags=(tag.strip(),) if tag and tag.strip() else (),
-            )
+        verb = asked.path[1] if len(asked.path) > 1 else ""
+        request = round_of(cast(Platform, asked.ctx.platform), verb, asked.values)
     assert isinstance(request, RoundStart | RoundStop)
     return Outcome(await asked.services.rounds.command(asked.ctx, request))
 
@@ -420,19 +403,8 @@ async def _suggestions(asked: Asked) -> Outcome:
     """The suggestions waiting for an admin; approving one runs its checks (slow)."""
     request = asked.request
     if request is None:
-        verb, number = (asked.path[1] if len(asked.path) > 1 else ""), asked.number("id")
-        if verb == "approve" and number is not None:
-            request = SuggestionApprove(number)
-        elif verb == "reject" and number is not None:
-            request = SuggestionReject(number, asked.values.one("reason") or "")
-        else:
-            request = SuggestionsList()
+        request = suggestions_of(asked.path[1] if len(asked.path) > 1 else "", asked.values)
     assert isinstance(request, SuggestionsList | SuggestionApprove | SuggestionReject)
     # The author is told by DM, through the gateway.
     message = await asked.services.suggestions.command(asked.ctx, request, asked.gateway)
     return Outcome(message.private())
-
-
-def usage_of(platform: Platform, path: tuple[str, ...]) -> str:
-    """The usage line a front door shows beside a :class:`UsageError` of ``path``."""
-    return usage(platform, *path)
