@@ -24,7 +24,6 @@ from typing import IO, TYPE_CHECKING, Any, Final
 from zoneinfo import ZoneInfo
 
 from bot.adapters.commands import (
-    PostRequest,
     SolveRequest,
     command,
     help_lines,
@@ -121,7 +120,6 @@ class ConsoleAdapter:
         handlers: dict[str, Callable[[list[str]], Awaitable[None]]] = {
             "as": self._as,
             "channel": self._channel,
-            "reveal": self._reveal,
             "review": self._review,
             "stats": self._stats,
             "rewards": self._rewards,
@@ -511,11 +509,6 @@ class ConsoleAdapter:
         typed = parse(PLATFORM, args, "channel").one("name") or ""
         self.channel = _name(typed, "#", usage(PLATFORM, "channel"))
         self.note(f"now in #{self.channel}")
-
-    async def _reveal(self, args: list[str]) -> None:
-        request = PostRequest.parse(PLATFORM, args, "reveal")
-        edit = await self.services.quiz.reveal(self.context(), request.id)
-        await self.services.quiz.apply_edit(edit, self)
 
     async def _write(self, rest: str) -> None:
         """``/write [--difficulty D] [--tag T] PROMPT | *RIGHT | WRONG [| why: ...]``."""

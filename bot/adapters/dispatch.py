@@ -347,6 +347,17 @@ async def _hint(asked: Asked) -> Outcome:
     return Outcome(await asked.services.quiz.hint(asked.ctx, request.id, index))
 
 
+@route("reveal")
+async def _reveal(asked: Asked) -> Outcome:
+    """``reveal [#ID]``: what a post's reveal button does, typed (the newest open question
+    unless its number is given). The post is edited in place through the gateway; the asker
+    is told privately where the answer is."""
+    quiz = asked.services.quiz
+    edit = await quiz.reveal(asked.ctx, _post(asked).id)
+    await quiz.apply_edit(edit, asked.gateway)
+    return Outcome(Message.note(f"Question #{edit.post.id} is closed; its answer is on the post."))
+
+
 @route("solutions")
 async def _solutions(asked: Asked) -> Outcome:
     return Outcome(await asked.services.exercises.solutions(asked.ctx, _post(asked).id))

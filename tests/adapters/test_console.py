@@ -94,24 +94,26 @@ def test_scripted_session_json_lines(tmp_path: Path) -> None:
     assert edit["kind"] == "edit" and edit["post_id"] == post["post_id"]
     assert "B. As the forward pass runs — 1 (50%)" in str(edit["text"])
 
-    board = out[8]
+    # The reveal's asker is told privately where the answer is (as on Slack).
+    assert out[8]["ephemeral"] and "#1 is closed; its answer is on the post" in str(out[8]["text"])
+    board = out[9]
     assert "me — 20 pts" in str(board["text"])
-    assert "Stats for bob" in str(out[9]["text"])
+    assert "Stats for bob" in str(out[10]["text"])
 
-    card = out[10]
+    card = out[11]
     grades = ["again", "hard", "good", "easy"]
     assert card["kind"] == "post" and card["choices"] == grades
-    back = out[11]
+    back = out[12]
     assert back["ephemeral"] and back["choices"] == grades
-    assert "+5 points" in str(out[12]["text"])
+    assert "+5 points" in str(out[13]["text"])
 
     # The scheduler closes the flashcard when its quiz window ends, on the way through the day.
-    closed = out[13]
+    closed = out[14]
     assert closed["kind"] == "edit" and closed["post_id"] == card["post_id"]
     assert closed["at"] == "2026-03-04T09:30:00+00:00" and "closed" in str(closed["text"])
-    assert out[14]["text"] == "the time is now Thu 2026-03-05 09:00 UTC (2026-03-05T09:00:00+00:00)"
-    assert out[15]["at"] == "2026-03-10T08:00:00+00:00"
-    assert "root — 5 pts" in str(out[16]["text"])  # root answered the flashcard, as root
+    assert out[15]["text"] == "the time is now Thu 2026-03-05 09:00 UTC (2026-03-05T09:00:00+00:00)"
+    assert out[16]["at"] == "2026-03-10T08:00:00+00:00"
+    assert "root — 5 pts" in str(out[17]["text"])  # root answered the flashcard, as root
 
     errors = [line for line in out if line["kind"] == "error"]
     assert [e["text"] for e in errors] == [

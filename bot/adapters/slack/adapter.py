@@ -61,7 +61,6 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.commands import (
-    PostRequest,
     SolveRequest,
     help_rows,
 )
@@ -966,19 +965,9 @@ class SlackAdapter:
         if outcome.draft is not None:
             await self.services.posting.publish(outcome.draft, self)
 
-    async def _on_post(self, ctx: ChatContext, name: str, request: PostRequest) -> Message:
-        """``reveal [#ID]``: what the post's reveal button does, typed (the newest open
-        question unless its number is given)."""
-        quiz = self.services.quiz
-        edit = await quiz.reveal(ctx, request.id)
-        await quiz.apply_edit(edit, self)
-        return Message.note(f"Question #{edit.post.id} is closed; its answer is on the post.")
-
     async def _private_reply(self, ctx: ChatContext, command: StudyCommand) -> Message | None:
         """The subcommands answered only to the member; ``None`` for the others."""
         args, request = command.args, command.request
-        if isinstance(request, PostRequest):
-            return await self._on_post(ctx, command.name, request)
         if isinstance(request, RewardAdd) and ctx.is_admin:  # the group typed: id and handle
             role, name = await self.find_usergroup(request.role)
             request = replace(request, role=role, role_name=name)

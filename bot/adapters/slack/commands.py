@@ -1,7 +1,7 @@
 """``/study`` text -> a subcommand and its words, and code blocks out of Slack messages.
 
 The one front door's commands (:mod:`bot.adapters.dispatch`: ``quiz``, ``leaderboard``,
-``history``, ``question``, ``report``, ``reports``, ``answer``, ``show``, ``hint``,
+``history``, ``question``, ``report``, ``reports``, ``answer``, ``show``, ``hint``, ``reveal``,
 ``solutions``) carry their path and the values the table sorted their words into, exactly as
 the console reads them; the others the table parses (``recap``, ``settings``, ``review
 remind``, ``round``, ...) carry their typed request.
@@ -20,12 +20,10 @@ import html
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from bot.adapters.commands import (
     Platform,
-    PostRequest,
     Request,
     SolveRequest,
     Values,
@@ -36,7 +34,7 @@ from bot.adapters.commands import (
     rewards_request,
 )
 from bot.adapters.dispatch import read_text, routed
-from bot.adapters.text_commands import VERBS, split_args
+from bot.adapters.text_commands import split_args
 from bot.core.errors import UsageError
 from bot.core.schedule_spec import ScheduleError
 from bot.core.snippets import first_python_block
@@ -91,12 +89,6 @@ def unescape(text: str) -> str:
     return html.unescape(text) if "&" in text else text
 
 
-def _at_most(name: str, words: list[str], n: int, usage: str) -> StudyCommand:
-    if len(words) > n:
-        raise _problem(f"Too many words for `{name}`: use `/study {usage}`.")
-    return StudyCommand(name, tuple(words))
-
-
 def _graph(rest: str) -> StudyCommand:
     """`/study graph [--of a,b | --inputs] [code]`: the run modal, drawing those tensors."""
     values, body = leading_options("slack", rest, "graph")
@@ -116,15 +108,9 @@ def _write(words: list[str]) -> StudyCommand:
     return StudyCommand("write", (values.one("difficulty") or "medium", values.one("tags") or ""))
 
 
-def _post_request(platform: Platform, words: list[str], *, name: str) -> Request:
-    return PostRequest.parse(platform, words, name)
-
-
 _TYPED: dict[str, Callable[[Platform, list[str]], Request]] = {
     # Parsed from the command table into a typed request (bot.adapters.commands).
     "solve": SolveRequest.parse,
-    # What a question's reveal button does, typed: `reveal [#ID]`.
-    "reveal": partial(_post_request, name="reveal"),
 }
 
 _SIMPLE = {
@@ -148,20 +134,16 @@ def parse_study(raw: str) -> StudyCommand:
         )
     if name in _TYPED:
         return StudyCommand(name, tuple(words), request=_TYPED[name]("slack", words))
-    if name == "stats":
-        return _at_most(name, [w.lstrip("@") for w in words], 1, "stats [member]")
+    if name == "stats":  # the table's words and usage; a mention is already an id
+        member = parse("slack", [w.lstrip("@") for w in words], "stats").one("member")
+        return StudyCommand(name, () if member is None else (member,))
     if name == "review":
-        if words and words[0].lower() == "remind":
-            if not 2 <= len(words) <= 3:
-                raise _problem(
-                    "Use `/study review remind HH:MM [TZ]` for a daily DM when cards are due, "
-                    "or `/study review remind off`."
-                )
+        verb, _ = parse_subcommand("slack", words, "review")  # the table's verbs and usage
+        if verb == "remind":
+            parse("slack", words[1:], "review", "remind")  # HH:MM|off is required here
             request = remind_request("slack", words[1:])
             return StudyCommand("review", tuple(words), request=request)
-        if words and words[0].lower() == "export":
-            return _at_most(name, words, 1, "review export")
-        return _at_most(name, words, 0, "review")
+        return StudyCommand(name, tuple(w.lower() for w in words))
     if name in _SIMPLE:
         return _SIMPLE[name](words)
     if name == "run":
@@ -175,11 +157,8 @@ def parse_study(raw: str) -> StudyCommand:
         return StudyCommand("pack", (verb,) if pack is None else (verb, pack))
     if name == "schedule":
         verb, _, verb_rest = rest.strip().partition(" ")
-        if not verb:  # an unknown verb is the core's to judge (it suggests the closest)
-            raise _problem(
-                f"Say what to do: `/study schedule {'|'.join(VERBS)} ...`, "
-                "e.g. `/study schedule add 09:00 Europe/Berlin weekdays`."
-            )
+        if not verb:  # the table's every form; an unknown verb is the core's to judge
+            parse_subcommand("slack", (), "schedule")
         try:
             args = split_args(verb_rest)
         except ScheduleError as exc:

@@ -281,7 +281,11 @@ def test_parse_study(text: str, expected: StudyCommand) -> None:
         ),
         ("history lots", "usage: /study history [N]: `lots` is not a number"),
         ("question", "usage: /study question ID: ID is missing"),
-        ("schedule", "Say what to do: `/study schedule add|list|remove|pause"),
+        ("schedule", "usage: /study schedule add [TIME] [TZ]"),
+        ("schedule", "| list | remove ID"),
+        ("stats ann bob", "usage: /study stats [MEMBER]: too many words"),
+        ("review remind", "usage: /study review remind HH:MM|off [TZ]: HH:MM|off is missing"),
+        ("review later", "usage: /study review | remind HH:MM|off [TZ] | export"),
         ('schedule add --cron "0 9', "a quote is not closed"),
     ],
 )

@@ -124,4 +124,4 @@ async def test_schedule_mistakes_are_explained_privately(
         ack = await deliver(slack_fake.slash_command(text="schedule", user_id="U0ADMIN"))
     assert "example:" in (bad_time.text or "")
     assert "Did you mean `schedule pause`?" in (bad_verb.text or "")
-    assert ack.payload is not None and "Say what to do" in ack.payload["text"]
+    assert ack.payload is not None and "say what to do with schedule" in ack.payload["text"]
