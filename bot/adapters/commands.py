@@ -25,6 +25,7 @@ from bot.core.errors import UsageError
 from bot.core.recap import parse_when
 from bot.core.requests import (
     MAX_REASON,
+    MAX_TYPED,
     RecapNow,
     RecapOff,
     RecapOn,
@@ -238,7 +239,7 @@ _POST_REF = Arg(
 _SUGGESTION_ID = Arg(
     "id", Kind.INT, "The suggestion's number (see /suggestions)", required=True, example="1", low=1
 )
-_KINDS = ("multiple_choice", "flashcard", "practice", "open", "exercise")
+_KINDS = ("multiple_choice", "flashcard", "practice", "open", "exercise", "typed")
 
 COMMANDS: tuple[Command, ...] = (
     Command(
@@ -949,10 +950,21 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "answer",
-        "answer an open question (A-E, or again/hard/good/easy); the newest one unless you "
-        "give its #ID",
-        (_POST_ID, Arg("choice", Kind.WORD, "Your answer", required=True, example="A")),
-        platforms=TEXT,
+        "answer an open question (A-E, again/hard/good/easy, or the answer typed); the newest "
+        "one unless you give its #ID",
+        (
+            _POST_ID,
+            Arg(
+                "choice",
+                Kind.TEXT,
+                "Your answer: a letter, a grade, or the answer typed",
+                required=True,
+                metavar="ANSWER",
+                discord="answer",
+                example="A",
+                high=MAX_TYPED,
+            ),
+        ),
     ),
     Command("show", "see a flashcard's answer privately", (_POST_ID,), platforms=TEXT),
     Command(
@@ -1222,7 +1234,9 @@ def parse(platform: Platform, words: Sequence[str], *path: str) -> Values:
             raise UsageError(line, reason="too many words")
         else:
             while len(positional) > 1 and not positional[0].required:
-                if _fits(positional[0], word):
+                # `/answer 3`: the one word is the required answer, not an optional #ID
+                starved = not rest and any(a.required for a in positional[1:])
+                if _fits(positional[0], word) and not starved:
                     break
                 positional.pop(0)  # `/report wrong answer`: no ID, the words are the reason
             arg = positional.pop(0)

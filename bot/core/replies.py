@@ -39,6 +39,7 @@ from bot.questions.schema import (
     MultipleChoice,
     OpenPrompt,
     Practice,
+    TypedAnswer,
 )
 
 __all__ = [
@@ -57,9 +58,11 @@ __all__ = [
     "question_message",
     "reveal_message",
     "self_graded",
+    "shows_back",
     "stats_message",
     "try_buttons",
     "try_code",
+    "typed_reveal",
 ]
 
 KNEW, FORGOT = "knew", "forgot"  # the old two grades: aliases of Good and Again
@@ -77,6 +80,7 @@ _KIND_LABEL = {
     "practice": "Practice problem",
     "open": "Discussion prompt",
     "exercise": "Coding exercise",
+    "typed": "Typed answer",
 }
 _WINDOW_LABEL = {Window.WEEK: "this week", Window.MONTH: "this month", Window.ALL: "all time"}
 
@@ -94,10 +98,16 @@ def self_graded(item: Item) -> bool:
     return isinstance(item, Flashcard) or (isinstance(item, Practice) and item.choices is None)
 
 
+def shows_back(item: Item) -> bool:
+    """Whether a card under review has a back to show and grade oneself on: the self-graded
+    kinds, and (until /review grades typed text) a typed question's answer."""
+    return self_graded(item) or isinstance(item, TypedAnswer)
+
+
 def answer_labels(item: Item) -> tuple[str, ...]:
     """What a member may answer: choice letters, the four grades (again, hard, good, easy;
     ``knew``/``forgot`` are accepted as good/again), or nothing for open prompts."""
-    if isinstance(item, OpenPrompt | Exercise):
+    if isinstance(item, OpenPrompt | Exercise | TypedAnswer):
         return ()
     choices = choices_of(item)
     if choices:
@@ -255,6 +265,10 @@ def question_message(post: Post, item: Item, pack_title: str, tz: ZoneInfo) -> M
         buttons.append(Button(Action.HINT, post.id, "0", "Hint", ButtonStyle.SECONDARY))
     if isinstance(item, OpenPrompt):
         footer = "Discussion prompt: not scored. The model answer is shown when it closes."
+    elif isinstance(item, TypedAnswer):
+        footer = f"Type your answer: answer #{post.id} YOUR ANSWER. It is private, and only "
+        footer += "your first counts; a spelling slip gets a second look. "
+        footer += _closes_text(post, tz)
     elif self_graded(item):
         footer = "Think of your answer, then reveal it privately and grade yourself. "
         footer += _closes_text(post, tz)
@@ -304,6 +318,8 @@ def back_text(item: Item) -> str:
         return item.answer
     if isinstance(item, Practice):
         return item.answer or item.final_answer
+    if isinstance(item, TypedAnswer):
+        return item.shown_answer
     return ""
 
 
@@ -367,7 +383,9 @@ def reveal_message(post: Post, item: Item, pack_title: str, counts: Mapping[str,
                 ),
             )
         )
-    if isinstance(item, MultipleChoice) and item.explanation:
+    if isinstance(item, TypedAnswer):
+        sections.extend(typed_reveal(item, counts))
+    if isinstance(item, MultipleChoice | TypedAnswer) and item.explanation:
         sections.append(Section(heading="Why", body=item.explanation))
     if isinstance(item, Practice):
         steps = "\n".join(f"{n}. {step}" for n, step in enumerate(item.steps, start=1))
@@ -392,11 +410,41 @@ def reveal_message(post: Post, item: Item, pack_title: str, counts: Mapping[str,
     )
 
 
+def typed_reveal(item: TypedAnswer, counts: Mapping[str, int]) -> list[Section]:
+    """A typed question's reveal: the accepted answers, then how the group did, and the most
+    common wrong answers (as normalised when stored: no markup, no names)."""
+    answer = item.shown_answer
+    body = f"`{answer}`"
+    if len(item.accept) > 1:
+        body += " (also accepted: " + ", ".join(f"`{a}`" for a in item.accept[1:]) + ")"
+    if item.number is not None and (item.number.tolerance or item.number.relative):
+        within = item.number.tolerance or f"{item.number.relative:.0%}"
+        body += f", within {within}"
+    sections = [Section(heading="Answer", body=body)]
+    total = sum(counts.values())
+    if total:
+        right = counts.get(answer, 0)
+        line = " · ".join(
+            _breakdown_line(label, count, total)
+            for label, count in (("right", right), ("wrong", total - right))
+        )
+        wrong = sorted(
+            ((n, text) for text, n in counts.items() if text != answer and text),
+            key=lambda pair: (-pair[0], pair[1]),
+        )[:3]
+        if wrong:
+            line += "\nMost common wrong answers: " + ", ".join(f"`{t}` ({n})" for n, t in wrong)
+        sections.append(Section(heading="How the group did", body=line))
+    return sections
+
+
 def right_share(item: Item, counts: Mapping[str, int]) -> tuple[int, int] | None:
     """(right, answered) of a post's answers; ``None`` for a kind that is not scored."""
     total = sum(counts.values())
     if isinstance(item, Exercise):
         return counts.get("solved", 0), total
+    if isinstance(item, TypedAnswer):
+        return counts.get(item.shown_answer, 0), total
     letter = correct_letter(item)
     if letter is not None:
         return counts.get(letter, 0), total

@@ -18,6 +18,7 @@ from bot.core.workspace_settings import Setting
 
 __all__ = [
     "MAX_REASON",
+    "MAX_TYPED",
     "RecapNow",
     "RecapOff",
     "RecapOn",
@@ -49,6 +50,8 @@ __all__ = [
 #: A reason a member or admin writes (a report's, a suggestion's rejection): at most this many
 #: characters. Discord's option says so too, so its client stops a longer one.
 MAX_REASON = 500
+#: The longest typed answer read (``bot.questions.typed.MAX_ANSWER``; a test holds them equal).
+MAX_TYPED = 200
 
 
 def check_reason_length(reason: str) -> None:

@@ -687,8 +687,8 @@ def _parse_mention(mention: str | None) -> str | None:
 
 # --- the console / chat form ---------------------------------------------------------------
 
-ALL_KINDS = ("flashcard", "multiple_choice", "practice", "open", "exercise")
-SCORED_KINDS = ("flashcard", "multiple_choice", "practice")
+ALL_KINDS = ("flashcard", "multiple_choice", "practice", "open", "exercise", "typed")
+SCORED_KINDS = ("flashcard", "multiple_choice", "practice", "typed")
 """What a schedule posts by default: kinds a member can answer, so a streak can go on."""
 KIND_ALIASES = {
     "mc": "multiple_choice",
@@ -696,6 +696,8 @@ KIND_ALIASES = {
     "prompts": "open",
     "exercises": "exercise",
     "code": "exercise",
+    "type": "typed",
+    "typed_answer": "typed",
 }
 
 

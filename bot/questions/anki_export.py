@@ -35,6 +35,7 @@ from bot.questions.schema import (
     MultipleChoice,
     Pack,
     Practice,
+    TypedAnswer,
 )
 
 __all__ = [
@@ -134,6 +135,8 @@ def _back(item: Item) -> str:
         raise TypeError("multiple choice has its own note type")
     if isinstance(item, Exercise):  # the reference solution
         return code_html(item.solution)
+    if isinstance(item, TypedAnswer):
+        return text_html(item.shown_answer)
     return text_html(item.model_answer)
 
 

@@ -29,6 +29,7 @@ from bot.questions.schema import (
     OpenPrompt,
     Pack,
     Practice,
+    TypedAnswer,
     backs_problems,
     claim_refs,
     expectation_problem,
@@ -50,12 +51,15 @@ __all__ = [
 ]
 
 Path_ = tuple[str | int, ...]
-KINDS: dict[str, type[Flashcard | MultipleChoice | Practice | OpenPrompt | Exercise]] = {
+KINDS: dict[
+    str, type[Flashcard | MultipleChoice | Practice | OpenPrompt | Exercise | TypedAnswer]
+] = {
     "flashcard": Flashcard,
     "multiple_choice": MultipleChoice,
     "practice": Practice,
     "open": OpenPrompt,
     "exercise": Exercise,
+    "typed": TypedAnswer,
 }
 _ITEM_ADAPTER: TypeAdapter[Item] = TypeAdapter(Item)
 

@@ -32,6 +32,16 @@ from bot.questions.claims import (
     item_texts,
     parse_ref,
 )
+from bot.questions.typed import (
+    DEFAULT_THRESHOLD,
+    Mark,
+    NumberRule,
+    TextRule,
+    TypedVerdict,
+    grade_number,
+    grade_text,
+    normalise,
+)
 
 __all__ = [
     "Check",
@@ -44,10 +54,12 @@ __all__ = [
     "GraphRule",
     "Item",
     "MultipleChoice",
+    "NumberKey",
     "OpenPrompt",
     "Pack",
     "Practice",
     "Solution",
+    "TypedAnswer",
     "backs_problems",
     "claim_refs",
     "expectation_problem",
@@ -322,6 +334,95 @@ class OpenPrompt(_ItemBase):
     checks: Checks = ()
 
 
+class NumberKey(_Strict):
+    """A typed number's key: the value, and how far an answer may be from it (``tolerance``
+    absolute, ``relative`` a fraction of the value; either is enough)."""
+
+    value: float
+    tolerance: Annotated[float, Field(ge=0)] = 0.0
+    relative: Annotated[float, Field(ge=0, le=0.5)] = 0.0
+
+    @property
+    def rule(self) -> NumberRule:
+        return NumberRule(self.value, self.tolerance, self.relative)
+
+
+class TypedAnswer(_ItemBase):
+    """Recall, not recognition: the member types the answer and the bot grades it.
+
+    Either ``accept`` (texts: the first is the one shown, the rest synonyms; typos forgiven
+    within ``threshold``, see :mod:`bot.questions.typed`) or ``number`` (a value and its
+    tolerance). ``wrong`` lists plausible wrong answers, the grader's own test: each must be
+    refused, and ``questions lint`` says so when one would pass. When the item has ``code``,
+    the last line of ``expect_stdout`` must be an answer the key accepts, so what torch prints
+    is the key.
+    """
+
+    kind: Literal["typed"]
+    accept: Annotated[tuple[ShortText, ...], Field(max_length=12)] = ()
+    threshold: Annotated[int, Field(ge=50, le=100)] = DEFAULT_THRESHOLD
+    number: NumberKey | None = None
+    wrong: Annotated[tuple[ShortText, ...], Field(max_length=12)] = ()
+    explanation: Text | None = None
+    checks: Checks = ()
+
+    @model_validator(mode="after")
+    def _one_key(self) -> Self:
+        if bool(self.accept) == (self.number is not None):
+            raise ValueError("a typed item needs either `accept` (texts) or `number`, not both")
+        if self.number is not None and self.threshold != DEFAULT_THRESHOLD:
+            raise ValueError("`threshold` is for `accept` texts; a number has `tolerance`")
+        for text in self.accept:
+            if not normalise(text):
+                raise ValueError(f"accepted answer {text!r} has no letters or digits to match")
+        problem = typed_key_problem(self)
+        if problem:
+            raise ValueError(problem)
+        return self
+
+    def grade(self, text: str) -> TypedVerdict:
+        """How a member's typed ``text`` fares against this item's key."""
+        if self.number is not None:
+            return grade_number(self.number.rule, text)
+        return grade_text(TextRule(self.accept, self.threshold), text)
+
+    @property
+    def shown_answer(self) -> str:
+        """The answer shown at the reveal."""
+        return self.number.rule.shown if self.number is not None else self.accept[0]
+
+
+def typed_key_problem(item: TypedAnswer) -> str | None:
+    """Why a typed item's key cannot be trusted, or None.
+
+    - A ``wrong`` example the key accepts, or calls close: the key is ambiguous.
+    - An empty or one-letter answer the key accepts (that is not itself an accepted answer):
+      the threshold is too lenient.
+    - With ``code``: the last line ``expect_stdout`` shows is not accepted, so the key is not
+      what torch prints.
+    """
+    for text in item.wrong:
+        mark = item.grade(text).mark
+        if mark in (Mark.RIGHT, Mark.CLOSE):
+            said = "accepts" if mark is Mark.RIGHT else "calls close"
+            return f"ambiguous key: it {said} the wrong answer {text!r}"
+    if item.number is None:
+        own = {normalise(text) for text in item.accept}
+        for probe in ("", *"abcdefghijklmnopqrstuvwxyz0123456789"):
+            if probe not in own and item.grade(probe).mark is Mark.RIGHT:
+                shown = repr(probe) if probe else "an empty answer"
+                return f"threshold {item.threshold} is too lenient: it accepts {shown}"
+    if item.code is not None and item.expect_stdout is not None:
+        printed = item.expect_stdout.strip().splitlines()
+        last = printed[-1] if printed else ""
+        if item.grade(last).mark is not Mark.RIGHT:
+            return (
+                f"the key does not accept {last!r}, the last line `code` prints; "
+                "the key must be what torch gives"
+            )
+    return None
+
+
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
 DottedName = Annotated[
     str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
@@ -504,6 +605,7 @@ _KINDS: dict[str, type[_ItemBase]] = {
     "practice": Practice,
     "open": OpenPrompt,
     "exercise": Exercise,
+    "typed": TypedAnswer,
 }
 
 _KIND_NAMES: dict[type[_ItemBase], str] = {
@@ -512,10 +614,12 @@ _KIND_NAMES: dict[type[_ItemBase], str] = {
     Practice: "a practice item",
     OpenPrompt: "an open prompt",
     Exercise: "an exercise",
+    TypedAnswer: "a typed-answer item",
 }
 
 Item = Annotated[
-    Flashcard | MultipleChoice | Practice | OpenPrompt | Exercise, Field(discriminator="kind")
+    Flashcard | MultipleChoice | Practice | OpenPrompt | Exercise | TypedAnswer,
+    Field(discriminator="kind"),
 ]
 
 

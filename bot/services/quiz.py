@@ -34,19 +34,22 @@ from bot.core.scoring import (
 )
 from bot.log import get_logger
 from bot.metrics import Metrics
-from bot.questions.schema import Exercise, OpenPrompt
+from bot.questions.schema import Exercise, Item, OpenPrompt, TypedAnswer
+from bot.questions.typed import answer_problem
 from bot.services.catalogue import Catalogue
 from bot.services.graphs import ItemGraphs
 from bot.services.places import Places
 from bot.services.post_rules import MemberId, PostRules
 from bot.services.posting import PostDraft, Posting, zone
 from bot.services.review import ReviewService
+from bot.services.typed_answers import TypedAnswers
 from bot.storage.answers import AnswerRequest, AnswerStatus, AnswerWriter
 from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
 from bot.storage.packs import (
     StoredQuestion,
 )
 from bot.storage.posts import PostStore
+from bot.text import clip
 
 __all__ = ["PostEdit", "Quiz", "score_rules"]
 
@@ -130,6 +133,7 @@ class Quiz:
         self._clock = clock
         self._quiz_window = quiz_window
         self._metrics = metrics
+        self._typed = TypedAnswers()
 
     # --- where and who -----------------------------------------------------------------------
 
@@ -297,6 +301,8 @@ class Quiz:
         self, ctx: ChatContext, workspace: WorkspaceRow, post: Post, choice: str
     ) -> Message:
         now = self._clock.now()
+        if (problem := answer_problem(choice)) is not None:  # 100 kB, NUL: refused, kept out
+            raise BadInput(problem)
         stored = await self._catalogue.posted(post)
         item = stored.item
         if isinstance(item, OpenPrompt):
@@ -307,17 +313,7 @@ class Quiz:
             )
         if not post.is_open or (post.closes_at is not None and now >= post.closes_at):
             raise PostClosed(self._closed_text(post))
-        labels = replies.answer_labels(item)
-        picked = choice.strip()
-        picked = picked.upper() if len(picked) == 1 else picked.lower()
-        correct_letter = replies.correct_letter(item)
-        if correct_letter is None and (typed := srs.parse_grade(picked)) is not None:
-            grade = typed  # a self-graded card: the member's own grade (knew/forgot too)
-            picked = grade.word
-        elif picked in labels and correct_letter is not None:
-            grade = srs.grade_for_choice(picked == correct_letter)
-        else:
-            raise BadInput(f"`{choice}` is not an answer here; choose one of {', '.join(labels)}.")
+        picked, grade, accepted_as = self._graded(ctx, post, item, choice, now)
         correct = grade is not srs.Grade.AGAIN
         tz = workspace.zone_at(now)
         base = workspace.settings.base_points(item.difficulty)
@@ -355,6 +351,10 @@ class Quiz:
                 "answer counts."
             )
         message = _feedback(stored, picked, correct, outcome.points, outcome.bonus, outcome.streak)
+        if accepted_as is not None:
+            message = replace(
+                message, sections=(*message.sections, Section(body=f"Accepted as: {accepted_as}"))
+            )
         if (news := freeze_news(outcome.before, outcome.streak)) is not None:
             message = replace(message, sections=(*message.sections, Section(body=news)))
         message = replace(message, buttons=replies.try_buttons(item, post.id))
@@ -367,6 +367,26 @@ class Quiz:
         for rules in self._rules:
             message = rules.answered(ctx, post, correct, message)
         return message
+
+    def _graded(
+        self, ctx: ChatContext, post: Post, item: Item, choice: str, now: datetime
+    ) -> tuple[str, srs.Grade, str | None]:
+        """What is recorded for ``choice``: the text stored, its grade, and the form a typed
+        answer was accepted as (None: as typed). A choice that is no answer here is refused."""
+        if isinstance(item, TypedAnswer):
+            graded = self._typed.grade(ctx, post.id, item, choice)
+            return graded.stored, srs.grade_for_choice(graded.correct), graded.accepted_as
+        labels = replies.answer_labels(item)
+        picked = choice.strip()
+        picked = picked.upper() if len(picked) == 1 else picked.lower()
+        correct_letter = replies.correct_letter(item)
+        if correct_letter is None and (typed := srs.parse_grade(picked)) is not None:
+            # A self-graded card: the member's own grade (knew/forgot too).
+            return typed.word, typed, None
+        if picked in labels and correct_letter is not None:
+            return picked, srs.grade_for_choice(picked == correct_letter), None
+        shown = clip(choice.strip().replace("`", "'"), 40)
+        raise BadInput(f"`{shown}` is not an answer here; choose one of {', '.join(labels)}.")
 
     def _member_id(self, ctx: ChatContext, workspace: WorkspaceRow, now: datetime) -> MemberId:
         """The answering member's row id, looked up once and only if a rule asks."""
@@ -493,6 +513,8 @@ def _feedback(
             text = "Thanks for being honest: it will come round again. +0 points"
     elif correct:
         text = f"✅ Correct! +{points} points"
+    elif isinstance(stored.item, TypedAnswer):
+        text = "❌ Not quite. The answer is shown when the question closes"
     else:
         text = f"❌ Not quite: you picked {picked}. The answer is shown when the question closes"
     if bonus:

@@ -191,7 +191,7 @@ class ReviewService:
             return await self.next(ctx, 0)
         if what == "show":
             stored = await self._question(key)
-            if not replies.self_graded(stored.item):
+            if not replies.shows_back(stored.item):
                 raise BadInput("This card is answered with its choice buttons.")
             back = replies.review_back(
                 stored.item, key, reviewed=reviewed, card_reviews=card_reviews

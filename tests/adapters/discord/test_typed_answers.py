@@ -1,0 +1,59 @@
+"""Typed answers on Discord: ``/answer`` is registered from the command table (no cog), and
+a typed question is answered privately, graded, and revealed without names; discord.py over
+loopback to the fake."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.core.clock import SimulatedClock
+from bot.settings import Settings
+from tests.adapters.discord.conftest import embed_text, running
+from tests.adapters.test_typed_answers import TYPED_PACKS
+from tests.fakes.discord_api import FakeDiscord, FakeGuild, FakeMember
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _shown(data: dict[str, Any]) -> str:
+    return (data.get("content") or "") + embed_text(data)
+
+
+async def test_discord_answer_grades_a_typed_question_privately(
+    fake: FakeDiscord,
+    guild: FakeGuild,
+    alice: FakeMember,
+    bob: FakeMember,
+    settings: Settings,
+    clock: SimulatedClock,
+    packs_dir: Path,
+) -> None:
+    shutil.copy(TYPED_PACKS / "typed-mini.yaml", packs_dir / "typed-mini.yaml")
+    async with running(fake, settings, clock, guild) as bot:
+        synced = [
+            c
+            for store in (*fake.state.guild_commands.values(), fake.state.global_commands)
+            for c in store.values()
+            if c["name"] == "answer"
+        ]
+        options = {o["name"]: o for o in synced[0]["options"]} if synced else {}
+        assert set(options) == {"id", "answer"} and options["answer"]["required"]
+        assert options["answer"]["max_length"] == 200
+        posted = await bot.command(alice, "quiz", {"pack": "typed-mini", "tag": "method"})
+        question = await posted.reply()
+        assert "fills in the gradients" in embed_text(question)
+        assert "YOUR ANSWER" in embed_text(question)
+
+        almost = await (await bot.command(alice, "answer", {"answer": "bckwrdd"})).response()
+        assert almost.ephemeral and "Almost" in _shown(almost.data)
+        right = await (await bot.command(alice, "answer", {"answer": "bakcward"})).response()
+        assert right.ephemeral and "Correct!" in _shown(right.data)
+        wrong = await (await bot.command(bob, "answer", {"answer": "@everyone forward"})).response()
+        assert wrong.ephemeral and "Not quite" in _shown(wrong.data)
+
+        stored = await bot.runtime.db.fetchall("SELECT choice FROM answers ORDER BY id")
+        assert [str(r[0]) for r in stored] == ["backward", "everyone forward"]

@@ -1,0 +1,65 @@
+"""Typed answers on Slack: ``/study answer`` grades a typed question privately, a near miss
+is "almost" and costs nothing, and the reveal names nobody; slack-bolt over loopback to the
+fake, on a real SQLite file."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from bot.adapters.slack import SlackAdapter
+from bot.app import Built, build_services
+from bot.core.clock import SimulatedClock
+from bot.questions.loader import load_packs
+from bot.storage.database import open_database
+from tests.adapters.slack.conftest import SLACK_PACKS
+from tests.adapters.slack.test_flows import private_replies, quiz
+from tests.adapters.test_typed_answers import TYPED_PACKS
+from tests.conftest import TEST_PACKS
+from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_fixtures import bolt_delivery
+
+
+@pytest_asyncio.fixture
+async def slack_built(tmp_path: Path, clock: SimulatedClock) -> AsyncIterator[Built]:
+    """The usual Slack runtime, with the typed-mini pack beside the usual packs."""
+    db = await open_database(tmp_path / "slack.sqlite3")
+    try:
+        built = build_services(db, clock, default_timezone="UTC", rng=random.Random(7))
+        packs = [*load_packs(TEST_PACKS).packs, *load_packs(SLACK_PACKS).packs]
+        await built.services.packs.sync([*packs, *load_packs(TYPED_PACKS).packs])
+        yield built
+    finally:
+        await db.close()
+
+
+@pytest.mark.timeout(30)
+async def test_slack_answer_grades_a_typed_question(
+    adapter: SlackAdapter, slack_fake: FakeSlack, slack_built: Built
+) -> None:
+    async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
+        post = await quiz(deliver, slack_fake, "typed-mini --tag method")
+        assert "fills in the gradients" in (post.text or "")
+        await deliver(slack_fake.slash_command(text="answer bckwrdd"))
+        await deliver(slack_fake.slash_command(text="answer the bakcward"))
+        await deliver(slack_fake.slash_command(text="answer bakcward"))
+        replies = await private_replies(slack_fake, "U0ALICE", 3)
+        assert "Almost" in (replies[0].text or "")
+        assert "Not quite" in (replies[1].text or "")  # two words where one is asked
+        assert "already answered" in (replies[2].text or "")
+        ack = await deliver(slack_fake.slash_command(text="answer"))
+        assert ack.payload is not None
+        assert "/study answer [#ID] ANSWER" in ack.payload["text"]
+        await deliver(slack_fake.slash_command(text="reveal"))
+        edited = await slack_fake.wait_for_call("chat.update")
+        assert edited.ok
+        shown = str(edited.args)
+        assert "right: 0 (0%)" in shown and "`the bakcward` (1)" in shown
+        assert "U0ALICE" not in shown
+        assert await adapter.idle()
+    rows = await slack_built.timed.db.fetchall("SELECT choice FROM answers")
+    assert [str(r[0]) for r in rows] == ["the bakcward"]

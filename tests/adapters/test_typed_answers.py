@@ -1,0 +1,90 @@
+"""Typed answers on the console, end to end: a real console process on a real SQLite file,
+reading the typed-mini pack. Slack and Discord have their own tests over the fakes
+(``slack/test_typed_answers.py``, ``discord/test_typed_answers.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.adapters.test_console import _run_console
+
+TYPED_PACKS = Path(__file__).parents[1] / "data" / "typed_packs"
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _texts(out: list[dict[str, object]], member: str) -> list[str]:
+    return [str(line["text"]) for line in out if line.get("member") == member]
+
+
+def test_typed_text_answers_are_graded_privately_and_revealed_without_names(
+    tmp_path: Path,
+) -> None:
+    script = "\n".join(
+        [
+            "/quiz typed-mini --tag method",
+            "/answer #999 x",  # no such question
+            "/as ann",
+            "/answer bckwrdd",  # almost: not final
+            "/answer bakcward",  # a slip: right
+            "/as bob",
+            "/answer forward",
+            "/answer backward",  # too late: the first answer counts
+            "/as cy",
+            "/answer forward",
+            "/as dee",
+            "/answer " + "x" * 5000,
+            "/answer a\x07b",
+            "/as me",
+            "/reveal",
+            "/as eve",
+            "/answer backward",  # after the close
+        ]
+    )
+    out = _run_console(tmp_path / "c.sqlite3", script + "\n", packs=TYPED_PACKS)
+    posts = [line for line in out if line["kind"] == "post"]
+    assert len(posts) == 1
+    post_id = posts[0]["post_id"]
+    assert f"answer #{post_id} YOUR ANSWER" in str(posts[0]["text"])
+    ann = _texts(out, "ann")
+    assert "Almost: check the spelling" in ann[1]
+    assert "Correct!" in ann[2] and "Accepted as: backward" in ann[2]
+    bob = _texts(out, "bob")
+    assert "Not quite" in bob[1] and "forward" not in bob[1]
+    assert "already answered" in bob[2]
+    dee = _texts(out, "dee")
+    assert "5,000 characters" in dee[1] and "at most 200" in dee[1]
+    assert "control characters" in dee[2]
+    [edit] = [line for line in out if line["kind"] == "edit"]
+    revealed = str(edit["text"])
+    assert "`backward` (also accepted: `loss.backward()`)" in revealed
+    assert "right: 1 (33%) · wrong: 2 (67%)" in revealed
+    assert "Most common wrong answers: `forward` (2)" in revealed
+    for name in ("ann", "bob", "cy", "dee"):
+        assert name not in revealed
+    assert "closed" in _texts(out, "eve")[1]
+
+
+def test_typed_numbers_accept_any_spelling_within_tolerance(tmp_path: Path) -> None:
+    script = "\n".join(
+        [
+            "/quiz typed-mini --tag number",
+            "/answer twelve",  # not a number: try again
+            "/answer 1.2e1",
+            "/as bob",
+            "/answer 12.5",
+            "/as me",
+            "/reveal",
+        ]
+    )
+    out = _run_console(tmp_path / "c.sqlite3", script + "\n", packs=TYPED_PACKS)
+    post = next(line for line in out if line["kind"] == "post")
+    assert "print(x.grad.item())" in str(post["text"])
+    me = _texts(out, "me")
+    assert "not a number I can read" in me[0] and "did not count" in me[0]
+    assert "Correct!" in me[1]
+    assert "Not quite" in _texts(out, "bob")[1]
+    [edit] = [line for line in out if line["kind"] == "edit"]
+    assert "`12`" in str(edit["text"]) and "`12.5` (1)" in str(edit["text"])
