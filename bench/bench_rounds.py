@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bot.app import Built, build_services, due_sources  # noqa: E402
-from bot.core import cards  # noqa: E402
+from bot.core import replies  # noqa: E402
 from bot.core.clock import SimulatedClock  # noqa: E402
 from bot.core.messages import Message  # noqa: E402
 from bot.core.models import ChatContext  # noqa: E402
@@ -113,7 +113,7 @@ async def right_letter(built: Built, message: Message) -> str:
     row = await built.timed.posts.get(message.post_id)
     assert row is not None
     item = (await built.services.catalogue.question(row.question_version_id)).item
-    return cards.correct_letter(item) or "A"
+    return replies.correct_letter(item) or "A"
 
 
 def p95(samples: list[float]) -> float:

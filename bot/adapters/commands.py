@@ -950,8 +950,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "answer",
-        "answer an open question (A-E, again/hard/good/easy, or the answer typed); the newest "
-        "one unless you give its #ID",
+        "answer an open question: a letter, a grade or the answer typed (the newest, or #ID)",
         (
             _POST_ID,
             Arg(
@@ -1235,7 +1234,11 @@ def parse(platform: Platform, words: Sequence[str], *path: str) -> Values:
         else:
             while len(positional) > 1 and not positional[0].required:
                 # `/answer 3`: the one word is the required answer, not an optional #ID
-                starved = not rest and any(a.required for a in positional[1:])
+                starved = (
+                    not rest
+                    and not word.startswith("#")
+                    and any(a.required for a in positional[1:])
+                )
                 if _fits(positional[0], word) and not starved:
                     break
                 positional.pop(0)  # `/report wrong answer`: no ID, the words are the reason

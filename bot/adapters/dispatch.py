@@ -328,7 +328,7 @@ def _post(asked: Asked) -> PostRequest:
 
 @route("answer")
 async def _answer(asked: Asked) -> Outcome:
-    """``answer [#ID] CHOICE``: the newest open question, or the one numbered."""
+    """``answer [#ID] ANSWER``: the newest open question, or the one numbered."""
     request, quiz = _post(asked), asked.services.quiz
     if request.id is None:
         return Outcome(await quiz.answer_latest(asked.ctx, request.choice))

@@ -53,8 +53,12 @@ DEFAULT_THRESHOLD = 75
 #: The longest answer read; a longer one is refused before any grading.
 MAX_ANSWER = 200
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)  # letters and digits; `_`, `.` and `()` split words
+# A decimal number is one word (`0.5` is not `05`); otherwise letters and digits, split by
+# `_`, `.`, `()` and the rest.
+_WORD = re.compile(r"\d+\.\d+|[^\W_]+", re.UNICODE)
 _DIGITS = re.compile(r"\d+")
+# Letters meeting digits (`float32`, `MulBackward0`): two words, so `float 32` is the same.
+_LETTERS_DIGITS = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
 # A trailing underscore is PyTorch's in-place mark (``add_`` is not ``add``): kept as a word.
 _IN_PLACE = re.compile(r"(?<=[^\W_])_(?![^\W_])")
 
@@ -113,7 +117,15 @@ def normalise(text: str) -> str:
     """Lowercase words separated by single spaces: no backticks, quotes or punctuation."""
     folded = _IN_PLACE.sub(" _inplace ", unicodedata.normalize("NFKC", text).casefold())
     folded = folded.replace("_inplace", "inplace")
-    return " ".join(_WORD.findall(folded))
+    return " ".join(_LETTERS_DIGITS.sub(" ", word) for word in _WORD.findall(folded))
+
+
+_BETWEEN_LETTERS = re.compile(r"(?<=[^\W\d_]) (?=[^\W\d_])")
+
+
+def _glued(normalised: str) -> str:
+    """Words of letters run together (spacing between them is a style, not an answer)."""
+    return _BETWEEN_LETTERS.sub("", normalised)
 
 
 def _allowed(word: str) -> int:
@@ -154,7 +166,8 @@ def grade_text(rule: TextRule, text: str) -> TypedVerdict:
     if typed:
         for accepted in rule.accept:
             key = normalise(accepted)
-            if typed == key or typed.replace(" ", "") == key.replace(" ", ""):
+            # `requires grad` and `requiresgrad` are one answer, but `1 0` and `10` are not.
+            if typed == key or _glued(typed) == _glued(key):
                 return TypedVerdict(Mark.RIGHT, rule.accept[0])
             mark = _word_mark(typed.split(), key.split())
             if mark is Mark.RIGHT and fuzz.ratio(typed, key) < rule.threshold:

@@ -118,7 +118,7 @@ def test_scripted_session_json_lines(tmp_path: Path) -> None:
     errors = [line for line in out if line["kind"] == "error"]
     assert [e["text"] for e in errors] == [
         "unknown command /frobnicate; try /help",
-        "usage: /answer [#ID] CHOICE: CHOICE is missing",
+        "usage: /answer [#ID] ANSWER: ANSWER is missing",
         "commands start with /; try /help",
         "usage: /leaderboard [week|month|all|streaks] [here]: `forever` is not a window",
     ]

@@ -111,7 +111,7 @@ def test_an_earlier_open_question_is_answered_by_its_number(tmp_path: Path) -> N
     assert any("has closed" in t for t in texts)  # answering #1 after its reveal
     assert "That question no longer exists." in texts  # #99
     assert later[-1]["kind"] == "error"
-    assert later[-1]["text"] == "usage: /answer [#ID] CHOICE: CHOICE is missing"
+    assert later[-1]["text"] == "usage: /answer [#ID] ANSWER: ANSWER is missing"
 
 
 def test_one_channel_shows_one_zone_after_a_timezone_change(tmp_path: Path) -> None:

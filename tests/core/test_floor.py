@@ -21,6 +21,7 @@ PLAIN = {
     "bot.sandbox.graph",
     "bot.sandbox.exercise",  # an exercise run's values, as plain frozen types
     "bot.questions.judge",  # comparing those values (pure functions over them)
+    "bot.questions.typed",  # grading a typed answer (pure text and number rules)
 }
 
 LOAD_ALL_OF_CORE = """

@@ -1082,8 +1082,9 @@ def test_kinds_parse_describe_and_round_trip() -> None:
     with pytest.raises(ScheduleError) as info:
         parse_schedule_args(["09:00", "--kinds", "quiz"], "UTC")
     assert info.value.field == "kinds"
-    assert "'quiz' is not a kind (flashcard, multiple_choice, practice, open, exercise)" in str(
-        info.value
+    assert (
+        "'quiz' is not a kind (flashcard, multiple_choice, practice, open, exercise, typed)"
+        in str(info.value)
     )
 
 

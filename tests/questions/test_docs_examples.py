@@ -35,7 +35,7 @@ def _items() -> list[Item]:
 
 def test_doc_has_an_example_of_every_kind() -> None:
     kinds = {item.kind for item in _items()}
-    assert kinds == {"flashcard", "multiple_choice", "practice", "open", "exercise"}
+    assert kinds == {"flashcard", "multiple_choice", "practice", "open", "exercise", "typed"}
 
 
 @pytest.mark.slow

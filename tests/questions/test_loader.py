@@ -73,7 +73,7 @@ def test_every_problem_is_reported_with_file_line_and_field(tmp_path: Path) -> N
         "expect_stdout, expect_error, show_graph, kind, choices, shuffle, answer, steps, hints, common_mistakes, "
         "final_answer, checks)",
         f"{path}:26: ok-1.id: id 'ok-1' is already used at line 4",
-        f"{path}:31: x: `kind` must be one of: flashcard, multiple_choice, practice, open, exercise",
+        f"{path}:31: x: `kind` must be one of: flashcard, multiple_choice, practice, open, exercise, typed",
         f"{path}:36: card-2.difficulty: expected one of 'easy', 'medium' or 'hard'",
     ]
 

@@ -50,6 +50,8 @@ GRAD_FN = TextRule(("MulBackward0",))
         (DETACH, ".detach()"),
         (GRAD_FN, "mulbackward0"),
         (GRAD_FN, "MulBakcward0"),
+        (GRAD_FN, "mul backward 0"),
+        (TextRule(("tensor([0.5, 1.0])",)), "tensor([0.5,1.0])"),
     ],
 )
 def test_typos_and_other_spellings_are_accepted(rule: TextRule, typed: str) -> None:
@@ -76,6 +78,9 @@ def test_typos_and_other_spellings_are_accepted(rule: TextRule, typed: str) -> N
         (GRAD_FN, "MulBackward1"),
         (GRAD_FN, "AddBackward0"),
         (GRAD_FN, ""),
+        (TextRule(("0.5",)), "05"),  # a decimal point is not punctuation
+        (TextRule(("tensor([0.5, 1.0])",)), "tensor([0.5, 10])"),
+        (TextRule(("[1, 0]",)), "10"),
         (GRAD_FN, "```"),
     ],
 )

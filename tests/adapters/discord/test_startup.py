@@ -26,6 +26,7 @@ from tests.fakes.discord_api import FakeDiscord, FakeGuild, FakeMember
 pytestmark = pytest.mark.timeout(60)
 
 EXPECTED_COMMANDS = [
+    "answer",
     "graph",
     "help",
     "history",

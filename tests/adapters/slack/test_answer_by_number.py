@@ -25,5 +25,5 @@ async def test_slack_answers_an_earlier_question_by_its_number(
         assert "Correct!" in (reply.text or "") or "Not quite" in (reply.text or "")
         ack = await deliver(slack_fake.slash_command(text="answer"))
         assert ack.payload is not None
-        assert "/study answer [#ID] CHOICE" in ack.payload["text"]
+        assert "/study answer [#ID] ANSWER" in ack.payload["text"]
         assert await adapter.idle()
