@@ -929,6 +929,8 @@ def answered_with(message: Message) -> str | None:
     if any(b.action is Action.SHOW for b in buttons):
         grades = "|".join(b.value for b in grade_buttons(Action.ANSWER, pid))
         parts.append(f"/show #{pid} to see the back, then /answer #{pid} {grades}")
+    if any(b.action is Action.TYPE for b in buttons):
+        parts.append(f"type your answer with /answer #{pid} YOUR ANSWER")
     if any(b.action is Action.HINT for b in buttons):
         parts.append(f"/hint #{pid} for a hint")
     tries = [b.value for b in buttons if b.action is Action.TRY]

@@ -64,6 +64,8 @@ class Action(enum.StrEnum):
     # "Try it": the question's snippet (value ``code``) or a choice's code (its letter) in an
     # editable /run; offered once the member answered or the question closed.
     TRY = "try"
+    # A typed question's "Answer": opens a text box (a modal; the console's /answer #ID TEXT).
+    TYPE = "type"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +85,7 @@ class Button:
 #: The shape of :attr:`Button.custom_id`, named groups included: adapters build their own
 #: routing patterns from it (Discord prefixes it, Slack uses it as the action id).
 ACTION_ID_PATTERN = (
-    r"(?P<action>answer|show|hint|review|solve|try)"
+    r"(?P<action>answer|show|hint|review|solve|try|type)"
     r":(?P<post>[0-9]{1,18}):(?P<value>[A-Za-z0-9_-]{1,16})"
 )
 _ACTION_ID = re.compile(rf"^{ACTION_ID_PATTERN}$")

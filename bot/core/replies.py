@@ -260,13 +260,15 @@ def question_message(post: Post, item: Item, pack_title: str, tz: ZoneInfo) -> M
         )
     elif self_graded(item):
         buttons.append(Button(Action.SHOW, post.id, "back", "Show answer", ButtonStyle.PRIMARY))
+    elif isinstance(item, TypedAnswer):
+        buttons.append(Button(Action.TYPE, post.id, "text", "Answer", ButtonStyle.PRIMARY))
     hints = _hints(item)
     if hints:
         buttons.append(Button(Action.HINT, post.id, "0", "Hint", ButtonStyle.SECONDARY))
     if isinstance(item, OpenPrompt):
         footer = "Discussion prompt: not scored. The model answer is shown when it closes."
     elif isinstance(item, TypedAnswer):
-        footer = f"Type your answer: answer #{post.id} YOUR ANSWER. It is private, and only "
+        footer = "Type your answer (Answer, or the answer command): it is private, and only "
         footer += "your first counts; a spelling slip gets a second look. "
         footer += _closes_text(post, tz)
     elif self_graded(item):

@@ -251,7 +251,7 @@ class Quiz:
             return await self.answer(ctx, post_id, value)
         if action is Action.SHOW:
             return await self.show_card(ctx, post_id)
-        if action in (Action.TRY, Action.SOLVE):
+        if action in (Action.TRY, Action.SOLVE, Action.TYPE):
             raise BadInput("That button opens an editor; this chat has none.")
         if action is Action.HINT and value.isdigit():
             return await self.hint(ctx, post_id, int(value))

@@ -47,7 +47,7 @@ def test_typed_text_answers_are_graded_privately_and_revealed_without_names(
     posts = [line for line in out if line["kind"] == "post"]
     assert len(posts) == 1
     post_id = posts[0]["post_id"]
-    assert f"answer #{post_id} YOUR ANSWER" in str(posts[0]["text"])
+    assert posts[0]["answer_with"] == f"type your answer with /answer #{post_id} YOUR ANSWER"
     ann = _texts(out, "ann")
     assert "Almost: check the spelling" in ann[1]
     assert "Correct!" in ann[2] and "Accepted as: backward" in ann[2]

@@ -21,6 +21,7 @@ from bot.log import get_logger
 __all__ = [
     "CUSTOM_ID_PREFIX",
     "CUSTOM_ID_TEMPLATE",
+    "AnswerModal",
     "ButtonRouter",
     "SnippetModal",
     "StudyButton",
@@ -124,6 +125,42 @@ class SnippetModal(discord.ui.Modal):
         self, interaction: discord.Interaction[Any], error: Exception, /
     ) -> None:
         await self._report(interaction, error, "run (modal)")
+
+
+SubmitAnswer = Callable[[discord.Interaction[Any], int, str], Awaitable[None]]
+ANSWER_MAX_LENGTH = 200  # bot.core.requests.MAX_TYPED: a longer answer cannot be typed here
+
+
+class AnswerModal(discord.ui.Modal):
+    """A typed question's **Answer**: one line for the answer; submitting hands the post and
+    the text to ``submit`` (which grades it and replies privately)."""
+
+    def __init__(self, submit: SubmitAnswer, report: ReportError, post_id: int) -> None:
+        super().__init__(title=f"Answer question #{post_id}"[:45], timeout=30 * 60)
+        self._submit = submit
+        self._report = report
+        self._post_id = post_id
+        self.answer: discord.ui.TextInput[AnswerModal] = discord.ui.TextInput(
+            custom_id="studybot:type:answer",
+            style=discord.TextStyle.short,
+            max_length=ANSWER_MAX_LENGTH,
+            placeholder="x.grad",
+        )
+        self.add_item(
+            discord.ui.Label(
+                text="Your answer",
+                description="Only you see it; a spelling slip gets a second look.",
+                component=self.answer,
+            )
+        )
+
+    async def on_submit(self, interaction: discord.Interaction[Any], /) -> None:
+        await self._submit(interaction, self._post_id, self.answer.value)
+
+    async def on_error(  # type: ignore[override]
+        self, interaction: discord.Interaction[Any], error: Exception, /
+    ) -> None:
+        await self._report(interaction, error, "answer (modal)")
 
 
 SubmitQuestion = Callable[[discord.Interaction[Any], dict[str, str]], Awaitable[None]]

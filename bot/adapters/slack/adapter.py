@@ -74,6 +74,7 @@ from bot.adapters.slack.files import attached_files, download, file_info
 from bot.adapters.slack.http import events_app
 from bot.adapters.slack.identity import DEFAULT_TTL, SlackDirectory
 from bot.adapters.slack.manifest import (
+    ANSWER_MODAL_CALLBACK,
     PACK_SHORTCUT_CALLBACK,
     RUN_MODAL_CALLBACK,
     RUN_SHORTCUT_CALLBACK,
@@ -85,6 +86,7 @@ from bot.adapters.slack.render import (
     IN_NEXT_MESSAGES,
     IN_THREAD,
     SlackMessage,
+    answer_modal,
     home_view,
     inline_attachments,
     render,
@@ -119,6 +121,7 @@ from bot.questions.written import from_fields as written_from_fields
 from bot.services.bundle import Services
 from bot.services.packs import PACK_SUFFIXES
 from bot.settings import Settings
+from bot.text import clip
 
 __all__ = ["ACTION_PATTERN", "EVENTS_PATH", "SlackAdapter", "SlackMode"]
 
@@ -799,6 +802,7 @@ class SlackAdapter:
         app.action(ACTION_PATTERN)(self._guarded(self._on_action))
         app.view(RUN_MODAL_CALLBACK)(self._guarded(self._on_run_submit))
         app.view(SOLVE_MODAL_CALLBACK)(self._guarded(self._on_solve_submit))
+        app.view(ANSWER_MODAL_CALLBACK)(self._guarded(self._on_answer_submit))
         app.view(WRITE_MODAL_CALLBACK)(self._guarded(self._on_write_submit))
         app.shortcut(RUN_SHORTCUT_CALLBACK)(self._guarded(self._on_run_shortcut))
         app.shortcut(PACK_SHORTCUT_CALLBACK)(self._guarded(self._on_pack_shortcut))
@@ -1017,6 +1021,13 @@ class SlackAdapter:
             await ack()
             await self._open_solver(body, parsed[1])
             return
+        if parsed[0] is Action.TYPE:  # a typed question's text box, while the trigger is valid
+            await ack()
+            ctx = await self._context(_where(body))
+            channel = ctx.channel or _str((body.get("channel") or {}).get("id"))
+            view = answer_modal(channel, parsed[1])
+            await self.client.views_open(trigger_id=_str(body.get("trigger_id")), view=view)
+            return
         if parsed[0] is Action.TRY:  # the code in an editable /run modal
             await ack()
             ctx = await self._context(_where(body))
@@ -1079,6 +1090,26 @@ class SlackAdapter:
         reply = await self.services.exercises.submit(
             ctx, post if isinstance(post, int) else None, code
         )
+        await self._reply_private(body, respond, reply)
+
+    async def _on_answer_submit(
+        self, ack: Any, body: dict[str, Any], view: dict[str, Any], respond: Any
+    ) -> None:
+        """A typed answer from the Answer modal, graded before the modal closes: "almost", a
+        number that cannot be read or any refusal stays in the modal, on the answer field."""
+        post = _metadata(view).get("post")
+        if not isinstance(post, int):
+            await ack()
+            return
+        ctx = await self._context(_where(body))
+        try:
+            reply = await self.services.quiz.answer(
+                ctx, post, _input_value(view, "answer", "answer")
+            )
+        except StudyError as refused:
+            await ack(response_action="errors", errors={"answer": clip(str(refused), 150)})
+            return
+        await ack()
         await self._reply_private(body, respond, reply)
 
     async def _on_write_submit(

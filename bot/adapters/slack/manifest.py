@@ -7,6 +7,7 @@ constants here, so a new Web API call or listener cannot ship without its scope 
 from __future__ import annotations
 
 __all__ = [
+    "ANSWER_MODAL_CALLBACK",
     "BOT_EVENTS",
     "BOT_SCOPES",
     "METHOD_SCOPES",
@@ -22,6 +23,8 @@ RUN_SHORTCUT_CALLBACK = "studybot_run_message"
 """The message shortcut "Run code block" (runs the first fenced code block of a message)."""
 RUN_MODAL_CALLBACK = "studybot_run"
 SOLVE_MODAL_CALLBACK = "studybot_solve"
+ANSWER_MODAL_CALLBACK = "studybot_answer"
+"""A typed question's Answer modal (one line: the answer, graded before the modal closes)."""
 """The ``/study run`` modal."""
 WRITE_MODAL_CALLBACK = "studybot_write"
 """The ``/study write`` modal (a question for the group's ``community`` pack)."""

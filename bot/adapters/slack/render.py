@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.adapters.slack.manifest import (
+    ANSWER_MODAL_CALLBACK,
     RUN_MODAL_CALLBACK,
     SOLVE_MODAL_CALLBACK,
     WRITE_MODAL_CALLBACK,
@@ -47,6 +48,7 @@ __all__ = [
     "MAX_HEADER_TEXT",
     "MAX_SECTION_TEXT",
     "SlackMessage",
+    "answer_modal",
     "blocks_text_length",
     "escape",
     "fit",
@@ -565,6 +567,36 @@ def solve_modal(channel_id: str, post_id: int, title: str, starter: str, entry: 
                 f"Define `{entry}`: it runs in the sandbox against the examples and hidden "
                 "checks; only you see the verdict."
             ),
+        ],
+    }
+
+
+ANSWER_MAX = 200  # bot.core.requests.MAX_TYPED
+
+
+def answer_modal(channel_id: str, post_id: int) -> Block:
+    """A typed question's **Answer**: one line; ``private_metadata`` keeps the channel (the
+    verdict is posted there, privately) and the post. "Almost" is shown in the modal itself."""
+    return {
+        "type": "modal",
+        "callback_id": ANSWER_MODAL_CALLBACK,
+        "private_metadata": json.dumps({"channel": channel_id, "post": post_id}),
+        "title": {"type": "plain_text", "text": f"Answer #{post_id}"[:24]},
+        "submit": {"type": "plain_text", "text": "Answer"},
+        "close": {"type": "plain_text", "text": "Cancel"},
+        "blocks": [
+            {
+                "type": "input",
+                "block_id": "answer",
+                "label": {"type": "plain_text", "text": "Your answer"},
+                "element": {
+                    "type": "plain_text_input",
+                    "action_id": "answer",
+                    "max_length": ANSWER_MAX,
+                    "placeholder": {"type": "plain_text", "text": "x.grad"},
+                },
+            },
+            _context("Only you see it; a spelling slip gets a second look."),
         ],
     }
 

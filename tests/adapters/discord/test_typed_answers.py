@@ -46,7 +46,8 @@ async def test_discord_answer_grades_a_typed_question_privately(
         posted = await bot.command(alice, "quiz", {"pack": "typed-mini", "tag": "method"})
         question = await posted.reply()
         assert "fills in the gradients" in embed_text(question)
-        assert "YOUR ANSWER" in embed_text(question)
+        assert "Type your answer" in embed_text(question)
+        assert any(c.startswith("studybot:type:") for c in question.custom_ids)
 
         almost = await (await bot.command(alice, "answer", {"answer": "bckwrdd"})).response()
         assert almost.ephemeral and "Almost" in _shown(almost.data)
@@ -57,3 +58,29 @@ async def test_discord_answer_grades_a_typed_question_privately(
 
         stored = await bot.runtime.db.fetchall("SELECT choice FROM answers ORDER BY id")
         assert [str(r[0]) for r in stored] == ["backward", "everyone forward"]
+
+
+async def test_the_answer_button_opens_a_text_box_and_grades_it(
+    fake: FakeDiscord,
+    guild: FakeGuild,
+    alice: FakeMember,
+    settings: Settings,
+    clock: SimulatedClock,
+    packs_dir: Path,
+) -> None:
+    shutil.copy(TYPED_PACKS / "typed-mini.yaml", packs_dir / "typed-mini.yaml")
+    async with running(fake, settings, clock, guild) as bot:
+        posted = await bot.command(alice, "quiz", {"pack": "typed-mini", "tag": "number"})
+        question = await posted.reply()
+        [button] = [c for c in question.custom_ids if c.startswith("studybot:type:")]
+        opened = await (await fake.click(question, alice, custom_id=button)).response()
+        assert opened.is_modal
+        [box] = opened.text_inputs
+        assert box["style"] == 1 and box["max_length"] == 200
+        unreadable = await fake.submit_modal(opened.custom_id, alice, {"Your answer": "twelve"})
+        told = await unreadable.response()
+        assert told.ephemeral and "not a number I can read" in _shown(told.data)
+        again = await (await fake.click(question, alice, custom_id=button)).response()
+        right = await fake.submit_modal(again.custom_id, alice, {"Your answer": "1.2e1"})
+        graded = await right.response()
+        assert graded.ephemeral and "Correct!" in _shown(graded.data)

@@ -12,6 +12,7 @@ import pytest
 import pytest_asyncio
 
 from bot.adapters.slack import SlackAdapter
+from bot.adapters.slack.manifest import ANSWER_MODAL_CALLBACK
 from bot.app import Built, build_services
 from bot.core.clock import SimulatedClock
 from bot.questions.loader import load_packs
@@ -63,3 +64,28 @@ async def test_slack_answer_grades_a_typed_question(
         assert await adapter.idle()
     rows = await slack_built.timed.db.fetchall("SELECT choice FROM answers")
     assert [str(r[0]) for r in rows] == ["the bakcward"]
+
+
+@pytest.mark.timeout(30)
+async def test_the_answer_button_opens_a_modal_that_says_almost_in_place(
+    adapter: SlackAdapter, slack_fake: FakeSlack, slack_built: Built
+) -> None:
+    async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
+        post = await quiz(deliver, slack_fake, "typed-mini --tag method")
+        [button] = [a for a in post.action_ids() if a.startswith("type:")]
+        await deliver(slack_fake.block_action(button, message_ts=post.ts))
+        await slack_fake.wait_for_call("views.open")
+        modal = slack_fake.view(callback_id=ANSWER_MODAL_CALLBACK)
+        assert modal.blocks[0]["element"]["max_length"] == 200
+        almost = await deliver(
+            slack_fake.view_submission(ANSWER_MODAL_CALLBACK, {"answer": {"answer": "bckwrdd"}})
+        )
+        assert almost.payload is not None and almost.payload["response_action"] == "errors"
+        assert "Almost" in almost.payload["errors"]["answer"]
+        right = await deliver(
+            slack_fake.view_submission(ANSWER_MODAL_CALLBACK, {"answer": {"answer": "backward"}})
+        )
+        assert right.payload is None
+        [reply] = await private_replies(slack_fake, "U0ALICE", 1)
+        assert "Correct!" in (reply.text or "")
+        assert await adapter.idle()

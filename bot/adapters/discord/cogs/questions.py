@@ -17,7 +17,7 @@ from bot.adapters.discord.cogs.base import (
     required,
     send_reply,
 )
-from bot.adapters.discord.components import QuestionModal, SnippetModal
+from bot.adapters.discord.components import AnswerModal, QuestionModal, SnippetModal
 from bot.adapters.discord.errors import report_error
 from bot.adapters.discord.options import Options, command
 from bot.adapters.discord.render import render
@@ -154,6 +154,11 @@ class QuestionCog(StudyCog, name="studybot-questions"):
 
     # --- buttons -----------------------------------------------------------------------------
 
+    async def _typed_answer(self, interaction: Interaction, post_id: int, text: str) -> None:
+        """The Answer modal was submitted: grade it; the reply (or "almost") is private."""
+        reply = await self.services.quiz.answer(self.context(interaction), post_id, text)
+        await send_reply(interaction, reply.private())
+
     async def on_button(self, interaction: Interaction, core_id: str) -> None:
         """A click on a studybot button: answer, show a card's back, or a hint; all private.
 
@@ -166,6 +171,10 @@ class QuestionCog(StudyCog, name="studybot-questions"):
         action = parsed[0]
         if action is Action.SOLVE:
             await self.open_solver(interaction, parsed[1])
+            return
+        if action is Action.TYPE:  # a typed question's text box
+            answer_box = AnswerModal(self._typed_answer, report_error, parsed[1])
+            await interaction.response.send_modal(answer_box)
             return
         if action is Action.TRY:  # the code in an editable /run
             form = await self.services.quiz.try_it(self.context(interaction), *parsed[1:])
