@@ -34,8 +34,9 @@ MIN_PAUSE, MAX_PAUSE = 0, 60
 QUIET_LIMIT = 3
 """Questions in a row nobody answered, after which a round ends itself with a note."""
 ROUND_KINDS = ("multiple_choice", "practice")
-"""What a round asks: kinds answered by a click. Flashcards are self-graded and open prompts
-are not scored, so neither can race."""
+"""What a round asks: kinds answered by a click, and (unless ``round-typed off``) typed ones,
+which race. Flashcards are self-graded and open prompts are not scored, so neither can."""
+TYPED_KIND = "typed"
 SPEED_BONUS = 0.5  # a correct answer in the first instant scores +50 %
 HINT_SHARE = 0.25  # each hint taken costs a quarter of the question's points
 
@@ -55,6 +56,12 @@ class RoundSpec:
     seconds: int = 20
     pause: int = 5
     speed_bonus: bool = True
+    typed: bool = True  # typed questions are asked too (the first right answer wins the bonus)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The kinds of question this round asks."""
+        return (*ROUND_KINDS, TYPED_KIND) if self.typed else ROUND_KINDS
 
     def __post_init__(self) -> None:
         if not MIN_QUESTIONS <= self.questions <= MAX_QUESTIONS:

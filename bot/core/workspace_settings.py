@@ -60,6 +60,7 @@ class Setting(enum.StrEnum):
     ROUND_PAUSE = "round-pause"
     ROUND_SPEED_BONUS = "round-speed-bonus"
     ROUND_STARTERS = "round-starters"
+    ROUND_TYPED = "round-typed"
     # A member's own choice, not the workspace's: /solutions may show their passing solutions.
     SHARE_SOLUTIONS = "share-solutions"
     # Where a role reward's grant or removal is announced (/rewards): channel or dm.
@@ -118,6 +119,7 @@ class WorkspaceSettings:
             seconds=self.rounds.get(Setting.ROUND_SECONDS, built.seconds),
             pause=self.rounds.get(Setting.ROUND_PAUSE, built.pause),
             speed_bonus=bool(self.rounds.get(Setting.ROUND_SPEED_BONUS, int(built.speed_bonus))),
+            typed=bool(self.rounds.get(Setting.ROUND_TYPED, int(built.typed))),
         )
 
     @property
@@ -135,6 +137,7 @@ class WorkspaceSettings:
                 Setting.ROUND_PAUSE: f"{spec.pause}s",
                 Setting.ROUND_SPEED_BONUS: "on" if spec.speed_bonus else "off",
                 Setting.ROUND_STARTERS: "admins" if self.rounds_for_admins_only else "everyone",
+                Setting.ROUND_TYPED: "on" if spec.typed else "off",
             }[setting]
         if setting is Setting.TIMEZONE:
             return self.timezone
@@ -213,6 +216,7 @@ _ROUND_SETTINGS = (
     Setting.ROUND_PAUSE,
     Setting.ROUND_SPEED_BONUS,
     Setting.ROUND_STARTERS,
+    Setting.ROUND_TYPED,
 )
 _RANGES = {
     Setting.ROUND_QUESTIONS: (MIN_QUESTIONS, MAX_QUESTIONS, "questions"),
@@ -221,6 +225,7 @@ _RANGES = {
 }
 _WORDS = {
     Setting.ROUND_SPEED_BONUS: {"on": 1, "off": 0},
+    Setting.ROUND_TYPED: {"on": 1, "off": 0},
     Setting.ROUND_STARTERS: {"everyone": 0, "admins": 1},
     Setting.REWARD_NOTICES: {"channel": 0, "dm": 1},
 }

@@ -26,8 +26,11 @@ MemberId = Callable[[], Awaitable[int]]
 class PostRules:
     """What a kind of post changes; the defaults change nothing."""
 
-    async def points(self, post: Post, base: int, now: datetime, member: MemberId) -> int | None:
-        """What a correct answer scores now, when this kind decides (None: it does not)."""
+    async def points(
+        self, post: Post, base: int, now: datetime, member: MemberId, *, race: bool = False
+    ) -> int | None:
+        """What a correct answer scores now, when this kind decides (None: it does not).
+        ``race``: a right answer to a typed question, where only the first earns a bonus."""
         return None
 
     def answered(self, ctx: ChatContext, post: Post, correct: bool, reply: Message) -> Message:

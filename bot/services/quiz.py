@@ -320,7 +320,8 @@ class Quiz:
         member = self._member_id(ctx, workspace, now)
         scored = None
         for rules in self._rules:
-            if (scored := await rules.points(post, base, now, member)) is not None:
+            race = isinstance(item, TypedAnswer) and correct
+            if (scored := await rules.points(post, base, now, member, race=race)) is not None:
                 break
         outcome = await self._answers.submit(
             AnswerRequest(

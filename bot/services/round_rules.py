@@ -8,6 +8,7 @@ words, and shows its place in the round and who got it right when revealed. The 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -26,16 +27,24 @@ class RoundRules(PostRules):
     def __init__(self, rounds: RoundStore) -> None:
         self._rounds = rounds
         self._speed: dict[int, bool] = {}  # round id -> whether its speed bonus applies
+        self._raced: set[int] = set()  # typed round questions whose bonus is taken
 
-    async def points(self, post: Post, base: int, now: datetime, member: MemberId) -> int | None:
+    async def points(
+        self, post: Post, base: int, now: datetime, member: MemberId, *, race: bool = False
+    ) -> int | None:
         """What a correct answer scores now: the speed bonus shrinks to the deadline, and each
-        hint taken costs a share."""
+        hint taken costs a share. A typed question races, as in Red's trivia: only the first
+        right answer earns the speed bonus; later right answers score the base points."""
         if post.round_id is None or post.closes_at is None:
             return None
         speed = self._speed.get(post.round_id)
         if speed is None:
             found = await self._rounds.get(post.round_id)
             speed = self._speed[post.round_id] = found is None or found.speed_bonus
+        if speed and race:  # the first right answer claims the bonus, here and in the store
+            if post.id in self._raced or await self._rounds.points_of(post.id):
+                speed = False
+            self._raced.add(post.id)
         return round_points(
             base,
             asked_at=post.posted_at,
@@ -60,6 +69,9 @@ class RoundRules(PostRules):
         await self._rounds.take_hint(post.id, await member())
         cost = "In a round, each hint costs a quarter of this question's points."
         return replace(reply, footer=f"{reply.footer} · {cost}" if reply.footer else cost)
+
+    async def closing(self, post_ids: Sequence[int]) -> None:
+        self._raced.difference_update(post_ids)  # a closed question takes no more answers
 
     def closed_text(self, post: Post) -> str | None:
         if post.round_id is None:

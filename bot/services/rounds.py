@@ -22,7 +22,7 @@ from bot.core.gateway import ChatGateway, serves
 from bot.core.messages import Attachment, Message, Section, escape_markup
 from bot.core.models import ChatContext
 from bot.core.requests import RoundRequest, RoundStart
-from bot.core.rounds import QUIET_LIMIT, ROUND_KINDS, RoundSpec
+from bot.core.rounds import QUIET_LIMIT, RoundSpec
 from bot.core.schedule_spec import ScheduleError, parse_filters
 from bot.core.srs import Grade
 from bot.core.wakeup import Wakeup
@@ -96,6 +96,7 @@ class Rounds:
             seconds=_given(request.seconds, default.seconds),
             pause=default.pause,
             speed_bonus=default.speed_bonus,
+            typed=default.typed,
         )
         try:
             difficulty, tags = parse_filters(request.difficulty, request.tags)
@@ -209,12 +210,13 @@ class Rounds:
         :class:`NotFound` if no question matches, :class:`RoundExists` if the channel (or this
         schedule occurrence) has one already."""
         found = await self._catalogue.candidates(
-            channel_id, pack=pack, difficulty=difficulty, tags=tags, kinds=ROUND_KINDS
+            channel_id, pack=pack, difficulty=difficulty, tags=tags, kinds=spec.kinds
         )
         if not found:
+            typed = ", practice or typed" if spec.typed else " or practice"
             raise NotFound(
-                "No multiple-choice or practice questions match that here (a round asks only "
-                "questions answered by a click). Try `pack list`."
+                f"No multiple-choice{typed} questions match that here (a round asks only "
+                "questions answered by a click or typed). Try `pack list`."
             )
         questions = min(spec.questions, len(found))
         await self._store.create(
@@ -292,7 +294,7 @@ class Rounds:
                 pack=found.pack,
                 difficulty=found.difficulty,
                 tags=found.tags,
-                kinds=ROUND_KINDS,
+                kinds=workspace.settings.round_spec().kinds,  # round-typed, as it is now
                 closes_at=deadline,
                 round_id=found.id,
             )

@@ -51,7 +51,7 @@ _WORKSPACE_COLUMNS = (
     "id, platform, external_id, timezone, previous_timezone, timezone_from, "
     "quiz_window_seconds, points_easy, points_medium, points_hard, "
     "round_questions, round_seconds, round_pause, round_speed_bonus, round_starters, "
-    "reward_notices, name"
+    "round_typed, reward_notices, name"
 )
 _ROUND_COLUMNS = (
     Setting.ROUND_QUESTIONS,
@@ -59,6 +59,7 @@ _ROUND_COLUMNS = (
     Setting.ROUND_PAUSE,
     Setting.ROUND_SPEED_BONUS,
     Setting.ROUND_STARTERS,
+    Setting.ROUND_TYPED,
 )
 
 
@@ -66,7 +67,7 @@ def _workspace(row: Sequence[object]) -> WorkspaceRow:
     (ws_id, platform, external, tz, previous, since, window, easy, medium, hard) = row[:10]
     rounds = {
         setting: int(str(value))
-        for setting, value in zip(_ROUND_COLUMNS, row[10:15], strict=True)
+        for setting, value in zip(_ROUND_COLUMNS, row[10:16], strict=True)
         if value is not None
     }
     points = {
@@ -83,9 +84,9 @@ def _workspace(row: Sequence[object]) -> WorkspaceRow:
         quiz_window=None if window is None else timedelta(seconds=int(str(window))),
         points=points,
         rounds=rounds,
-        reward_notices_by_dm=bool(row[15]),
+        reward_notices_by_dm=bool(row[16]),
     )
-    name = None if row[16] is None else str(row[16])
+    name = None if row[17] is None else str(row[17])
     return WorkspaceRow(int(str(ws_id)), str(platform), str(external), str(tz), settings, name)
 
 

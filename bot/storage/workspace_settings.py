@@ -25,6 +25,7 @@ _COLUMN = {
     Setting.ROUND_PAUSE: "round_pause",
     Setting.ROUND_SPEED_BONUS: "round_speed_bonus",
     Setting.ROUND_STARTERS: "round_starters",
+    Setting.ROUND_TYPED: "round_typed",
     Setting.REWARD_NOTICES: "reward_notices",
 }
 
