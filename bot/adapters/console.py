@@ -37,12 +37,13 @@ from bot.adapters.commands import (
 )
 from bot.adapters.dispatch import dispatch, read_text, routed
 from bot.adapters.text_commands import VERBS, run_schedule_command
+from bot.core import srs
 from bot.core.clock import Clock, SimulatedClock, check_simulated
 from bot.core.durations import format_duration, parse_duration
 from bot.core.errors import APOLOGY, BadInput, StudyError, UsageError
 from bot.core.messages import Action, Attachment, Message, terminal_safe
 from bot.core.models import ChatContext
-from bot.core.replies import GRADES, grade_buttons, review_value
+from bot.core.replies import GRADES, OVERRIDE, TYPE_IT, grade_buttons, review_value
 from bot.core.rewards import Power
 from bot.core.uploads import CONSOLE, fit_attachments
 from bot.log import get_logger
@@ -112,6 +113,7 @@ class ConsoleAdapter:
         self._solving: tuple[int, list[str]] | None = None  # /solve's post and lines, to /end
         self._graph_of: tuple[str, ...] | None = None  # set while that block is a /graph
         self._reviewing: dict[str, ReviewTurn] = {}  # by member: the /review card shown
+        self._typed_last: dict[str, int] = {}  # by member: the typed card last graded
         self.closed_dms: set[str] = set()  # members whose DMs are closed (`/dms closed`)
         # The console's roles, by member: given and taken back by role rewards (`/roles`).
         self.roles: dict[str, set[str]] = {}
@@ -550,9 +552,25 @@ class ConsoleAdapter:
             # The deck is saved beside the database (files_dir) and its path printed.
             self.reply(await self.services.review.export(self.context()))
             return
+        shown = self._reviewing.get(who)
+        if word == "fix":  # a typed card's grade, changed once
+            grade = srs.parse_grade(args[1]) if len(args) == 2 else None
+            if grade is None or who not in self._typed_last:
+                raise UsageError(reason="after a typed card: /review fix again|hard|good|easy")
+            key = self._typed_last.pop(who)
+            self.reply(await self.services.review.override(self.context(), key, grade))
+            return
+        typed = shown is not None and shown.key is not None and _typed_card(shown.message)
+        if typed and shown is not None and shown.key is not None and word not in ("", "more"):
+            # A typed card: the answer, as typed, graded by the bot.
+            turn = await self.services.review.answer_typed(
+                self.context(), shown.key, " ".join(args), reviewed=shown.reviewed
+            )
+            self._typed_last[who] = shown.key
+            self._show_turn(who, turn)
+            return
         if len(args) > 1:
             raise UsageError
-        shown = self._reviewing.get(who)
         if word in ("", "more"):
             turn = await self.services.review.next(self.context())
         elif shown is None or shown.key is None:
@@ -574,6 +592,8 @@ class ConsoleAdapter:
     def _show_turn(self, who: str, turn: ReviewTurn) -> None:
         if turn.feedback is not None:
             self.reply(turn.feedback)
+            if any(b.value.startswith(OVERRIDE) for b in turn.feedback.buttons):
+                self.note("→ /review fix again|hard|good|easy changes this grade, once")
         if turn.key is None:
             self._reviewing.pop(who, None)
             self.reply(turn.message)
@@ -912,8 +932,15 @@ def review_answered_with(message: Message) -> str:
     question): ``/review A|B|C``, or ``/review show`` and then the four grades."""
     if any(b.label == "Show answer" for b in message.buttons):
         return "/review show to see the back, then /review " + "|".join(GRADES)
+    if _typed_card(message):
+        return "type your answer with /review YOUR ANSWER"
     letters = [c for c in message.choices if len(c) == 1]
     return "answer with /review " + "|".join(letters or GRADES)
+
+
+def _typed_card(message: Message) -> bool:
+    """Whether a /review card is a typed one (its button opens a text box elsewhere)."""
+    return any(b.value.startswith(f"{TYPE_IT}-") for b in message.buttons)
 
 
 def answered_with(message: Message) -> str | None:

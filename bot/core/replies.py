@@ -7,6 +7,7 @@ Adapters decide only how it looks.
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -30,6 +31,7 @@ from bot.core.models import (
     StreakBoardRow,
     Window,
 )
+from bot.core.srs import Grade
 from bot.questions.schema import (
     CHOICE_LETTERS,
     Choice,
@@ -41,6 +43,7 @@ from bot.questions.schema import (
     Practice,
     TypedAnswer,
 )
+from bot.text import clip
 
 __all__ = [
     "FORGOT",
@@ -62,7 +65,9 @@ __all__ = [
     "stats_message",
     "try_buttons",
     "try_code",
+    "typed_diff",
     "typed_reveal",
+    "typed_review_feedback",
 ]
 
 KNEW, FORGOT = "knew", "forgot"  # the old two grades: aliases of Good and Again
@@ -667,12 +672,13 @@ def review_card(
             for letter in CHOICE_LETTERS[: len(choices)]
         )
     else:
+        typed = isinstance(item, TypedAnswer)  # type the answer; the bot grades it
         buttons = (
             Button(
                 Action.REVIEW,
                 key,
-                review_value("show", reviewed, card_reviews),
-                "Show answer",
+                review_value(TYPE_IT if typed else "show", reviewed, card_reviews),
+                "Answer" if typed else "Show answer",
                 ButtonStyle.PRIMARY,
             ),
         )
@@ -700,6 +706,67 @@ def review_back(item: Item, key: int, *, reviewed: int, card_reviews: int) -> Me
         question_id=item.id,
         choices=GRADES,
     )
+
+
+TYPE_IT = "type"
+"""A typed card's /review button: opens a text box (the console: ``/review TEXT``)."""
+OVERRIDE = "o"
+"""A typed review's "change the grade" buttons: ``o<rating>`` (``o2`` is hard), once."""
+
+
+def typed_review_feedback(
+    item: TypedAnswer,
+    typed: str,
+    grade: Grade,
+    next_in: str,
+    key: int,
+    *,
+    right: bool,
+    reviewed: int,
+    card_reviews: int,
+) -> Message:
+    """A typed card graded by the bot: right or not, the grade it gave (from the answer and
+    the time taken), and, after a miss, what was typed against what was expected, as Anki's
+    type-in shows it. Buttons change the grade once (:data:`OVERRIDE`)."""
+    if right:
+        text = f"✅ Right: {item.shown_answer}. Graded **{grade.word}**."
+        sections = [Section(body=f"{text} Next review of this card: in {next_in}.")]
+    else:
+        text = f"❌ Not quite. Graded **{grade.word}**; next review of this card: in {next_in}."
+        sections = [Section(body=text), Section(code=typed_diff(typed, item.shown_answer))]
+    others = [g for g in Grade if g is not grade]
+    buttons = tuple(
+        Button(
+            Action.REVIEW,
+            key,
+            review_value(f"{OVERRIDE}{int(g)}", reviewed, card_reviews),
+            f"Make it {g.word}",
+            ButtonStyle.SECONDARY,
+        )
+        for g in others
+    )
+    return Message(
+        sections=tuple(sections),
+        buttons=buttons,
+        ephemeral=True,
+        tone=Tone.SUCCESS if right else Tone.WARNING,
+        question_id=item.id,
+    )
+
+
+def typed_diff(typed: str, expected: str) -> str:
+    """Typed above expected, with ``^`` under every character that differs (a code block)."""
+    shown = clip(" ".join(typed.split()), 80)
+    matcher = difflib.SequenceMatcher(a=shown.casefold(), b=expected.casefold(), autojunk=False)
+    marks = [" "] * len(shown)
+    for op, a1, a2, _b1, _b2 in matcher.get_opcodes():
+        if op != "equal":
+            for i in range(a1, max(a2, a1 + 1)):
+                if i < len(marks):
+                    marks[i] = "^"
+                else:
+                    marks.append("^")
+    return f"typed:    {shown}\n          {''.join(marks).rstrip()}\nexpected: {expected}"
 
 
 def review_feedback(item: Item, picked: str, grade_word: str, next_in: str) -> Message:

@@ -16,17 +16,23 @@ import asyncio
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 
 from bot.core import replies, srs
 from bot.core.choice_order import review_seed
 from bot.core.clock import Clock
 from bot.core.errors import BadInput
+from bot.core.guesses import GuessLimit
 from bot.core.messages import Attachment, Message, Section
 from bot.core.models import ChatContext
+from bot.core.srs import CardState
 from bot.questions.anki_export import apkg_bytes
+from bot.questions.schema import TypedAnswer
+from bot.questions.typed import Mark, answer_problem, normalise
 from bot.services.catalogue import Catalogue
 from bot.services.places import Places
 from bot.services.reminders import Reminders
+from bot.services.typed_answers import ALMOST, UNREADABLE
 from bot.storage.directory import Directory, MemberRow, WorkspaceRow
 from bot.storage.packs import StoredQuestion
 from bot.storage.reviews import ReviewItem, ReviewStore
@@ -34,6 +40,22 @@ from bot.storage.reviews import ReviewItem, ReviewStore
 __all__ = ["ROUND_SIZE", "ReviewService", "ReviewTurn"]
 
 ROUND_SIZE = 10
+
+
+_KEPT = 10_000  # typed cards served and not yet answered, remembered at most
+
+
+def typed_grade(right: bool, *, slip: bool, seconds: float | None) -> srs.Grade:
+    """A typed review's FSRS grade: a miss is again; a slip (accepted with a typo) or more
+    than a minute is hard; an exact answer within 10 s is
+    easy; otherwise good. An unknown time (a restart in between) counts as good."""
+    if not right:
+        return srs.Grade.AGAIN
+    if slip or (seconds is not None and seconds > 60):
+        return srs.Grade.HARD
+    if seconds is not None and seconds <= 10:
+        return srs.Grade.EASY
+    return srs.Grade.GOOD
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +76,10 @@ class ReviewTurn:
         if self.feedback is None:
             return self.message.private()
         return replace(
-            self.message, sections=self.feedback.sections + self.message.sections, ephemeral=True
+            self.message,
+            sections=self.feedback.sections + self.message.sections,
+            buttons=self.feedback.buttons + self.message.buttons,  # a typed grade's "Make it …"
+            ephemeral=True,
         )
 
 
@@ -79,6 +104,11 @@ class ReviewService:
         self._catalogue = catalogue
         self._reviews = reviews
         self._clock = clock
+        # Typed cards: when each was served (the time taken grades it), the free "almost"s,
+        # and the state before a typed grade, kept for its one override.
+        self._served: dict[tuple[int, int], datetime] = {}
+        self._guesses = GuessLimit()
+        self._before: dict[tuple[int, int], tuple[CardState | None, int]] = {}
 
     async def _who(self, ctx: ChatContext) -> tuple[WorkspaceRow, MemberRow]:
         workspace = await self._places.workspace(ctx)
@@ -120,6 +150,10 @@ class ReviewService:
         count = card.reviews if card else 0
         seed = review_seed(member.id, first.question_id, count)
         stored = await self._catalogue.as_shown(first.version_id, seed)
+        if isinstance(stored.item, TypedAnswer):
+            if len(self._served) > _KEPT:
+                self._served.clear()
+            self._served[(member.id, first.question_id)] = self._clock.now()
         message = replies.review_card(
             stored.item,
             first.question_id,
@@ -189,6 +223,11 @@ class ReviewService:
         what, reviewed, card_reviews = parsed
         if what == "more":
             return await self.next(ctx, 0)
+        if what == replies.TYPE_IT:
+            raise BadInput("That button opens a text box; this chat has none: type the answer.")
+        if what.startswith(replies.OVERRIDE) and what[1:].isdigit() and 1 <= int(what[1:]) <= 4:
+            message = await self.override(ctx, key, srs.Grade(int(what[1:])))
+            return ReviewTurn(message)
         if what == "show":
             stored = await self._question(key)
             if not replies.shows_back(stored.item):
@@ -204,6 +243,76 @@ class ReviewService:
                 card_reviews=card_reviews,
             )
         return await self.grade(ctx, key, what, reviewed=reviewed, card_reviews=card_reviews)
+
+    async def answer_typed(
+        self,
+        ctx: ChatContext,
+        key: int,
+        text: str,
+        *,
+        reviewed: int,
+        card_reviews: int | None = None,
+    ) -> ReviewTurn:
+        """A typed card answered: graded from the answer and the time taken (a slip or a slow
+        answer is hard, a quick exact one easy, a miss again), then the next card. "Almost"
+        and an unreadable number cost nothing, as on a post. The grade may be changed once
+        (:meth:`override`)."""
+        if (problem := answer_problem(text)) is not None:
+            raise BadInput(problem)
+        workspace, member = await self._who(ctx)
+        before = await self._reviews.card(member.id, key)
+        shown_at = (before.reviews if before else 0) if card_reviews is None else card_reviews
+        item = (await self._question(key, review_seed(member.id, key, shown_at))).item
+        if not isinstance(item, TypedAnswer):
+            raise BadInput("This card is answered with its buttons, not typed.")
+        verdict = item.grade(text)
+        free = verdict.mark in (Mark.CLOSE, Mark.UNREADABLE)
+        if free and self._guesses.free_try(-key, ctx.member):
+            raise BadInput(ALMOST if verdict.mark is Mark.CLOSE else UNREADABLE)
+        now = self._clock.now()
+        served = self._served.pop((member.id, key), None)
+        taken = (now - served).total_seconds() if served is not None else None
+        said = normalise(text).replace(" ", "")  # a typo, not a synonym or another spacing
+        slip = item.number is None and all(
+            said != normalise(a).replace(" ", "") for a in item.accept
+        )
+        grade = typed_grade(verdict.mark is Mark.RIGHT, slip=slip, seconds=taken)
+        card = await self._reviews.record(
+            ReviewItem(workspace.id, member.id, key, grade, now), expected_reviews=card_reviews
+        )
+        if card is None:
+            return await self._turn(ctx, workspace, member, reviewed, stale=True)
+        self._before[(member.id, key)] = (before, card.reviews)
+        if self._scored is not None:
+            self._scored([(workspace.id, member.id)])
+        feedback = replies.typed_review_feedback(
+            item,
+            text,
+            grade,
+            srs.due_in(card.due - now),
+            key,
+            right=verdict.mark is Mark.RIGHT,
+            reviewed=reviewed + 1,
+            card_reviews=card.reviews,
+        )
+        return await self._turn(ctx, workspace, member, reviewed + 1, feedback=feedback)
+
+    async def override(self, ctx: ChatContext, key: int, grade: srs.Grade) -> Message:
+        """Change the grade a typed review was given, once, as Anki lets you."""
+        workspace, member = await self._who(ctx)
+        kept = self._before.pop((member.id, key), None)
+        if kept is None:
+            raise BadInput("A typed review's grade can be changed once, right after it.")
+        before, reviews = kept
+        now = self._clock.now()
+        item = ReviewItem(workspace.id, member.id, key, grade, now)
+        card = await self._reviews.amend_last(item, before, expected_reviews=reviews)
+        if card is None:
+            raise BadInput("That card has been reviewed again since; its grade stays.")
+        return Message.note(
+            f"Changed to **{grade.word}**: next review of this card in "
+            f"{srs.due_in(card.due - now)}."
+        )
 
     async def grade(
         self,

@@ -170,6 +170,35 @@ class ReviewStore:
                     return None
             return (await self.record_in(conn, [item]))[0]
 
+    async def amend_last(
+        self, item: ReviewItem, before: CardState | None, *, expected_reviews: int
+    ) -> CardState | None:
+        """Change the grade of the card's last review (a typed review's one override): the
+        card becomes ``before`` reviewed with ``item.grade`` when that review was made (so a
+        replay of the log gives the same card), and the log's last row says the new grade.
+        ``None`` if the card moved on since (another review, or the override already made):
+        nothing is changed then."""
+        async with self._db.write() as conn:
+            key = (item.member_id, item.question_id)
+            card = (await self._cards_in(conn, [key])).get(key)
+            if card is None or card.reviews != expected_reviews:
+                return None
+            row = await conn.fetchone(
+                "SELECT id, reviewed_at FROM reviews WHERE member_id = ? AND question_id = ?"
+                " ORDER BY id DESC LIMIT 1",
+                key,
+            )
+            if row is None:
+                return None
+            last, at = int(str(row[0])), from_db(str(row[1]))
+            settings = await self._settings_in(conn, item.workspace_id)
+            amended, _ = review(before, item.grade, at, settings)
+            await conn.execute(
+                "UPDATE reviews SET rating = ? WHERE id = ?", (int(item.grade), last)
+            )
+            await conn.execute(_UPSERT_CARD, _card_row(item.workspace_id, *key, amended, last))
+            return amended
+
     async def record_in(self, conn: Tx, items: Sequence[ReviewItem]) -> list[CardState]:
         """Append ``items`` to the log and update their cards, inside the caller's write
         transaction (the answer writer's group commit). Items apply in order, so one card

@@ -88,3 +88,28 @@ def test_typed_numbers_accept_any_spelling_within_tolerance(tmp_path: Path) -> N
     assert "Not quite" in _texts(out, "bob")[1]
     [edit] = [line for line in out if line["kind"] == "edit"]
     assert "`12`" in str(edit["text"]) and "`12.5` (1)" in str(edit["text"])
+
+
+def test_a_typed_review_card_is_answered_by_typing_and_its_grade_changed_once(
+    tmp_path: Path,
+) -> None:
+    script = "\n".join(
+        [
+            "/quiz typed-mini --tag leaf",
+            "/answer y.grad",
+            "/clock advance 2d",
+            "/review",
+            "/review y.grad",  # wrong: again, with what was typed against what was expected
+            "/review fix good",
+            "/review fix easy",  # once only
+        ]
+    )
+    out = _run_console(tmp_path / "c.sqlite3", script + "\n", packs=TYPED_PACKS)
+    card = next(line for line in out if line.get("kind") == "review")
+    assert card["answer_with"] == "type your answer with /review YOUR ANSWER"
+    texts = [str(line["text"]) for line in out]
+    graded = next(t for t in texts if "Not quite. Graded" in t)
+    assert "typed:    y.grad" in graded and "expected: x.grad" in graded
+    assert any("/review fix again|hard|good|easy" in t for t in texts)
+    assert any("Changed to good" in t for t in texts)
+    assert "after a typed card" in texts[-1]

@@ -135,8 +135,10 @@ class AnswerModal(discord.ui.Modal):
     """A typed question's **Answer**: one line for the answer; submitting hands the post and
     the text to ``submit`` (which grades it and replies privately)."""
 
-    def __init__(self, submit: SubmitAnswer, report: ReportError, post_id: int) -> None:
-        super().__init__(title=f"Answer question #{post_id}"[:45], timeout=30 * 60)
+    def __init__(
+        self, submit: SubmitAnswer, report: ReportError, post_id: int, title: str | None = None
+    ) -> None:
+        super().__init__(title=(title or f"Answer question #{post_id}")[:45], timeout=30 * 60)
         self._submit = submit
         self._report = report
         self._post_id = post_id

@@ -107,6 +107,7 @@ from bot.core.messages import (
     parse_action,
 )
 from bot.core.models import ChatContext
+from bot.core.replies import TYPE_IT, parse_review_value
 from bot.core.requests import (
     RemindRequest,
     RewardAdd,
@@ -1021,11 +1022,14 @@ class SlackAdapter:
             await ack()
             await self._open_solver(body, parsed[1])
             return
-        if parsed[0] is Action.TYPE:  # a typed question's text box, while the trigger is valid
+        card = parse_review_value(parsed[2]) if parsed[0] is Action.REVIEW else None
+        typed_card = card is not None and card[0] == TYPE_IT
+        if parsed[0] is Action.TYPE or typed_card:  # a text box, while the trigger is valid
             await ack()
             ctx = await self._context(_where(body))
             channel = ctx.channel or _str((body.get("channel") or {}).get("id"))
-            view = answer_modal(channel, parsed[1])
+            review = (card[1], card[2]) if card is not None and typed_card else None
+            view = answer_modal(channel, parsed[1], review)
             await self.client.views_open(trigger_id=_str(body.get("trigger_id")), view=view)
             return
         if parsed[0] is Action.TRY:  # the code in an editable /run modal
@@ -1101,11 +1105,16 @@ class SlackAdapter:
         if not isinstance(post, int):
             await ack()
             return
-        ctx = await self._context(_where(body))
+        ctx, typed = await self._context(_where(body)), _input_value(view, "answer", "answer")
+        review = _metadata(view).get("review")  # a /review card's: [reviewed, card reviews]
         try:
-            reply = await self.services.quiz.answer(
-                ctx, post, _input_value(view, "answer", "answer")
-            )
+            if isinstance(review, list) and [type(n) for n in review] == [int, int]:
+                turn = await self.services.review.answer_typed(
+                    ctx, post, typed, reviewed=review[0], card_reviews=review[1]
+                )
+                reply = turn.as_message()
+            else:
+                reply = await self.services.quiz.answer(ctx, post, typed)
         except StudyError as refused:
             await ack(response_action="errors", errors={"answer": clip(str(refused), 150)})
             return

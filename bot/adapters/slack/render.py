@@ -574,14 +574,22 @@ def solve_modal(channel_id: str, post_id: int, title: str, starter: str, entry: 
 ANSWER_MAX = 200  # bot.core.requests.MAX_TYPED
 
 
-def answer_modal(channel_id: str, post_id: int) -> Block:
+def answer_modal(channel_id: str, post_id: int, review: tuple[int, int] | None = None) -> Block:
     """A typed question's **Answer**: one line; ``private_metadata`` keeps the channel (the
-    verdict is posted there, privately) and the post. "Almost" is shown in the modal itself."""
+    verdict is posted there, privately) and the post. "Almost" is shown in the modal itself.
+    With ``review`` (the session's and the card's counts) it answers a /review card, whose
+    key ``post_id`` then is."""
+    meta: dict[str, object] = {"channel": channel_id, "post": post_id}
+    if review is not None:
+        meta["review"] = list(review)
     return {
         "type": "modal",
         "callback_id": ANSWER_MODAL_CALLBACK,
-        "private_metadata": json.dumps({"channel": channel_id, "post": post_id}),
-        "title": {"type": "plain_text", "text": f"Answer #{post_id}"[:24]},
+        "private_metadata": json.dumps(meta),
+        "title": {
+            "type": "plain_text",
+            "text": "Your review card" if review is not None else f"Answer #{post_id}"[:24],
+        },
         "submit": {"type": "plain_text", "text": "Answer"},
         "close": {"type": "plain_text", "text": "Cancel"},
         "blocks": [

@@ -5,6 +5,7 @@ loopback to the fake."""
 from __future__ import annotations
 
 import shutil
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -84,3 +85,31 @@ async def test_the_answer_button_opens_a_text_box_and_grades_it(
         right = await fake.submit_modal(again.custom_id, alice, {"Your answer": "1.2e1"})
         graded = await right.response()
         assert graded.ephemeral and "Correct!" in _shown(graded.data)
+
+
+async def test_a_typed_review_card_opens_a_text_box_and_offers_one_change_of_grade(
+    fake: FakeDiscord,
+    guild: FakeGuild,
+    alice: FakeMember,
+    settings: Settings,
+    clock: SimulatedClock,
+    packs_dir: Path,
+) -> None:
+    shutil.copy(TYPED_PACKS / "typed-mini.yaml", packs_dir / "typed-mini.yaml")
+    async with running(fake, settings, clock, guild) as bot:
+        await (await bot.command(alice, "quiz", {"pack": "typed-mini", "tag": "leaf"})).reply()
+        await (await bot.command(alice, "answer", {"answer": "y.grad"})).response()
+        clock.advance(timedelta(days=2))
+        card = await (await bot.command(alice, "review")).reply()
+        [button] = card.custom_ids
+        assert button.startswith("studybot:review:") and ":type-" in button
+        opened = await (await fake.click(card, alice, custom_id=button)).response()
+        assert opened.is_modal
+        graded = await fake.submit_modal(opened.custom_id, alice, {"Your answer": "x.grad"})
+        told = await graded.reply()
+        assert told.ephemeral and "✅ Right: x.grad" in _shown(told.payload)
+        fixes = [c for c in told.custom_ids if ":o" in c]
+        assert len(fixes) == 3
+        changed = await (await fake.click(told, alice, custom_id=fixes[0])).reply()
+        assert changed.ephemeral and changed.id != told.id  # the next card stays where it is
+        assert "Changed to" in _shown(changed.payload)

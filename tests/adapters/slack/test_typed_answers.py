@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from bot.questions.loader import load_packs
 from bot.storage.database import open_database
 from tests.adapters.slack.conftest import SLACK_PACKS
 from tests.adapters.slack.test_flows import private_replies, quiz
+from tests.adapters.slack.test_review import _action_ids
 from tests.adapters.test_typed_answers import TYPED_PACKS
 from tests.conftest import TEST_PACKS
 from tests.fakes.slack_api import FakeSlack
@@ -88,4 +90,38 @@ async def test_the_answer_button_opens_a_modal_that_says_almost_in_place(
         assert right.payload is None
         [reply] = await private_replies(slack_fake, "U0ALICE", 1)
         assert "Correct!" in (reply.text or "")
+        assert await adapter.idle()
+
+
+@pytest.mark.timeout(30)
+async def test_a_typed_review_card_is_answered_in_a_modal_and_its_grade_changed_once(
+    adapter: SlackAdapter, slack_fake: FakeSlack, slack_built: Built, clock: SimulatedClock
+) -> None:
+    async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
+        await quiz(deliver, slack_fake, "typed-mini --tag leaf")
+        await deliver(slack_fake.slash_command(text="answer y.grad"))
+        await private_replies(slack_fake, "U0ALICE", 1)
+        clock.advance(timedelta(days=2))
+        await deliver(slack_fake.slash_command(text="review"))
+        card = (await private_replies(slack_fake, "U0ALICE", 2))[-1]
+        [button] = _action_ids(card.blocks)
+        assert button.startswith("review:") and ":type-" in button
+        await deliver(slack_fake.block_action(button, message_ts=card.ts, channel_id="C0STUDY"))
+        await slack_fake.wait_for_call("views.open")
+        modal = slack_fake.view(callback_id=ANSWER_MODAL_CALLBACK)
+        assert '"review": [0, 1]' in str(modal.private_metadata)
+        wrong = await deliver(
+            slack_fake.view_submission(ANSWER_MODAL_CALLBACK, {"answer": {"answer": "y.grad"}})
+        )
+        assert wrong.payload is None
+        graded = (await private_replies(slack_fake, "U0ALICE", 3))[-1]
+        assert "Not quite. Graded" in (graded.text or "")
+        assert "expected: x.grad" in str(graded.blocks)
+        fixes = [a for a in _action_ids(graded.blocks) if ":o" in a]
+        assert len(fixes) == 3
+        await deliver(
+            slack_fake.block_action(fixes[-1], message_ts=graded.ts, channel_id="C0STUDY")
+        )
+        changed = (await private_replies(slack_fake, "U0ALICE", 4))[-1]
+        assert "Changed to" in (changed.text or "")
         assert await adapter.idle()

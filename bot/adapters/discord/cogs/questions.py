@@ -3,6 +3,8 @@ and spaced repetition."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from discord import app_commands
 
 from bot.adapters.commands import (
@@ -23,6 +25,7 @@ from bot.adapters.discord.options import Options, command
 from bot.adapters.discord.render import render
 from bot.core.errors import BadInput
 from bot.core.messages import Action, parse_action
+from bot.core.replies import OVERRIDE, TYPE_IT, parse_review_value
 from bot.questions.written import from_fields as written_from_fields
 
 __all__ = ["QuestionCog"]
@@ -159,6 +162,15 @@ class QuestionCog(StudyCog, name="studybot-questions"):
         reply = await self.services.quiz.answer(self.context(interaction), post_id, text)
         await send_reply(interaction, reply.private())
 
+    async def _typed_review(
+        self, interaction: Interaction, key: int, text: str, *, reviewed: int, card_reviews: int
+    ) -> None:
+        """A typed review card's answer: graded by the bot, then the next card (private)."""
+        turn = await self.services.review.answer_typed(
+            self.context(interaction), key, text, reviewed=reviewed, card_reviews=card_reviews
+        )
+        await send_reply(interaction, turn.as_message())
+
     async def on_button(self, interaction: Interaction, core_id: str) -> None:
         """A click on a studybot button: answer, show a card's back, or a hint; all private.
 
@@ -172,6 +184,17 @@ class QuestionCog(StudyCog, name="studybot-questions"):
         if action is Action.SOLVE:
             await self.open_solver(interaction, parsed[1])
             return
+        typed_card = parse_review_value(parsed[2]) if action is Action.REVIEW else None
+        if typed_card is not None and typed_card[0] == TYPE_IT:  # a typed /review card's box
+            await interaction.response.send_modal(
+                AnswerModal(
+                    partial(self._typed_review, reviewed=typed_card[1], card_reviews=typed_card[2]),
+                    report_error,
+                    parsed[1],
+                    title="Your review card",
+                )
+            )
+            return
         if action is Action.TYPE:  # a typed question's text box
             answer_box = AnswerModal(self._typed_answer, report_error, parsed[1])
             await interaction.response.send_modal(answer_box)
@@ -183,7 +206,9 @@ class QuestionCog(StudyCog, name="studybot-questions"):
             return
         reply = (await self.services.quiz.click(self.context(interaction), *parsed)).private()
         source = interaction.message
-        replaces_card = action in (Action.ANSWER, Action.REVIEW)
+        # A typed review's "Make it …" leaves the next card where it is: a new message.
+        override = typed_card is not None and typed_card[0].startswith(OVERRIDE)
+        replaces_card = action in (Action.ANSWER, Action.REVIEW) and not override
         if replaces_card and source is not None and source.flags.ephemeral:
             # An answer on a private card back, or a review grade: the private card is
             # replaced by what comes next, so its buttons are gone.
