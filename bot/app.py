@@ -62,6 +62,7 @@ from bot.services.scheduled_sources import LEASE, SchedulerParts, scheduled_ques
 from bot.services.score_import import ScoreImports
 from bot.services.standings import Standings
 from bot.services.suggestions import Suggestions
+from bot.services.typed_answers import TypedAnswers
 from bot.services.upkeep import Upkeep
 from bot.services.web_access import WebAccess
 from bot.services.workspace_settings import WorkspaceSettingsService
@@ -747,16 +748,6 @@ def build_services(
         clock=clock,
         wakeup=wakeup,
     )
-    review = ReviewService(
-        places=places,
-        directory=directory,
-        catalogue=catalogue,
-        reviews=reviews,
-        clock=clock,
-        reminders=reminders,
-        scored=rewards.scored,
-    )
-    round_store = RoundStore(db)
     gate = RunGate(clock, (run_limits or RunLimits()).per_minute)
     runs = SnippetRuns(
         runner,
@@ -766,6 +757,18 @@ def build_services(
         metrics=metrics,
         gate=gate,
     )
+    typed = TypedAnswers(runs)  # one grader (and one cache of reference values) for both
+    review = ReviewService(
+        places=places,
+        directory=directory,
+        catalogue=catalogue,
+        reviews=reviews,
+        clock=clock,
+        reminders=reminders,
+        scored=rewards.scored,
+        typed=typed,
+    )
+    round_store = RoundStore(db)
     exercise_store = ExerciseStore(db)
     exercises = Exercises(
         places=places,
@@ -790,6 +793,7 @@ def build_services(
         graphs=ItemGraphs(runner, runner_starting=runner_starting),
         review=review,
         rules=(RoundRules(round_store), exercises),
+        typed=typed,
     )
     reports = QuestionReports(
         places=places,

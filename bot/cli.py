@@ -1156,6 +1156,12 @@ def questions_check(
         exercise_targets,
         render_exercises,
     )
+    from bot.questions.typed_check import (
+        TypedValueRow,
+        check_typed_values,
+        render_typed_values,
+        typed_value_targets,
+    )
     from bot.sandbox import Sandbox, SandboxConfig, SandboxUnavailable
 
     wiring = _wiring(ctx)
@@ -1169,27 +1175,30 @@ def questions_check(
         typer.echo(str(problem), err=True)
     targets = check_targets(result.packs)
     exercises = exercise_targets(result.packs)
-    if not targets and not exercises:
+    values = typed_value_targets(result.packs)
+    if not targets and not exercises and not values:
         typer.echo("no code items, checks or exercises to run")
         raise typer.Exit(1 if result.errors or missing else 0)
     base = SandboxConfig.from_settings(settings)
     workers = jobs or max(1, base.pool_size)
     config = sandbox_config_for_check(base, timeout=timeout, jobs=workers * 4)
 
-    async def check_all() -> tuple[list[CheckRow], list[ExerciseRow]]:
+    async def check_all() -> tuple[list[CheckRow], list[ExerciseRow], list[TypedValueRow]]:
         async with Sandbox(config) as sandbox:
             if not sandbox.available:
                 raise SandboxUnavailable(sandbox.unavailable_reason or "sandbox unavailable")
             rows = await check_items(targets, sandbox, timeout=timeout, jobs=workers)
-            return rows, await check_exercises(exercises, sandbox, jobs=workers)
+            judged = await check_exercises(exercises, sandbox, jobs=workers)
+            return rows, judged, await check_typed_values(values, sandbox, jobs=workers)
 
     try:
-        rows, exercise_rows = asyncio.run(check_all())
+        rows, exercise_rows, value_rows = asyncio.run(check_all())
     except SandboxUnavailable as exc:
         typer.echo(f"sandbox unavailable: {exc.reason}; nothing was run", err=True)
         raise typer.Exit(2) from None
     failed = [row for row in rows if not row.ok]
     broken = [row for row in exercise_rows if not row.ok]
+    broken_values = [row for row in value_rows if not row.ok]
     if json_out:
         document = {
             "items": [row.as_dict() for row in rows],
@@ -1197,6 +1206,8 @@ def questions_check(
             "disagree": len(failed),
             "exercises": [row.as_dict() for row in exercise_rows],
             "broken_exercises": len(broken),
+            "typed_values": [row.as_dict() for row in value_rows],
+            "broken_typed_values": len(broken_values),
             "load_problems": [str(problem) for problem in result.errors],
         }
         typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
@@ -1205,7 +1216,9 @@ def questions_check(
             typer.echo(render_table(rows))
         if exercise_rows:
             typer.echo(("\n" if rows else "") + render_exercises(exercise_rows))
-    if failed or broken or result.errors or missing:
+        if value_rows:
+            typer.echo("\n" + render_typed_values(value_rows))
+    if failed or broken or broken_values or result.errors or missing:
         raise typer.Exit(1)
 
 

@@ -60,6 +60,7 @@ __all__ = [
     "Practice",
     "Solution",
     "TypedAnswer",
+    "ValueKey",
     "backs_problems",
     "claim_refs",
     "expectation_problem",
@@ -347,29 +348,46 @@ class NumberKey(_Strict):
         return NumberRule(self.value, self.tolerance, self.relative)
 
 
+class ValueKey(_Strict):
+    """A typed answer that is the value of code: ``of`` is an expression evaluated after the
+    item's ``code`` (the expected value), ``also_right`` other spellings of it that must agree
+    (the grader's own test, beside the item's ``wrong`` expressions that must not)."""
+
+    of: Expression
+    also_right: Annotated[tuple[ShortText, ...], Field(min_length=1, max_length=6)]
+
+
 class TypedAnswer(_ItemBase):
     """Recall, not recognition: the member types the answer and the bot grades it.
 
-    Either ``accept`` (texts: the first is the one shown, the rest synonyms; typos forgiven
-    within ``threshold``, see :mod:`bot.questions.typed`) or ``number`` (a value and its
-    tolerance). ``wrong`` lists plausible wrong answers, the grader's own test: each must be
-    refused, and ``questions lint`` says so when one would pass. When the item has ``code``,
-    the last line of ``expect_stdout`` must be an answer the key accepts, so what torch prints
-    is the key.
+    One of ``accept`` (texts: the first is the one shown, the rest synonyms; typos forgiven
+    within ``threshold``, see :mod:`bot.questions.typed`), ``number`` (a value and its
+    tolerance) or ``value`` (an expression the jail evaluates, compared with the value of
+    ``value.of`` after ``code``; see :mod:`bot.questions.typed_values`). ``wrong`` lists
+    plausible wrong answers, the grader's own test: each must be refused, and ``questions
+    lint`` says so when one would pass (``questions check`` for a value key). When a text or
+    number item has ``code``, the last line of ``expect_stdout`` must be an answer the key
+    accepts, so what torch prints is the key.
     """
 
     kind: Literal["typed"]
     accept: Annotated[tuple[ShortText, ...], Field(max_length=12)] = ()
     threshold: Annotated[int, Field(ge=50, le=100)] = DEFAULT_THRESHOLD
     number: NumberKey | None = None
+    value: ValueKey | None = None
     wrong: Annotated[tuple[ShortText, ...], Field(max_length=12)] = ()
     explanation: Text | None = None
     checks: Checks = ()
 
     @model_validator(mode="after")
     def _one_key(self) -> Self:
-        if bool(self.accept) == (self.number is not None):
-            raise ValueError("a typed item needs either `accept` (texts) or `number`, not both")
+        keys = [bool(self.accept), self.number is not None, self.value is not None]
+        if sum(keys) != 1:
+            raise ValueError(
+                "a typed item needs exactly one of `accept` (texts), `number` or `value`"
+            )
+        if self.value is not None:
+            return self._value_key()
         if self.number is not None and self.threshold != DEFAULT_THRESHOLD:
             raise ValueError("`threshold` is for `accept` texts; a number has `tolerance`")
         for text in self.accept:
@@ -380,8 +398,28 @@ class TypedAnswer(_ItemBase):
             raise ValueError(problem)
         return self
 
+    def _value_key(self) -> Self:
+        assert self.value is not None
+        if self.code is None:
+            raise ValueError("a `value` key is evaluated after the item's `code`: give one")
+        if not self.wrong:
+            raise ValueError("a `value` key needs `wrong` expressions that must not agree")
+        for field, texts in (
+            ("value.of", (self.value.of,)),
+            ("value.also_right", self.value.also_right),
+            ("wrong", self.wrong),
+        ):
+            for text in texts:
+                problem = _python_problem(text, "eval")
+                if problem is not None:
+                    raise ValueError(f"`{field}` {text!r} is not a Python expression: {problem}")
+        return self
+
     def grade(self, text: str) -> TypedVerdict:
-        """How a member's typed ``text`` fares against this item's key."""
+        """How a member's typed ``text`` fares against this item's text or number key (a
+        ``value`` key is judged in the jail: :mod:`bot.questions.typed_values`)."""
+        if self.value is not None:
+            raise TypeError("a value key is evaluated in the sandbox, not graded here")
         if self.number is not None:
             return grade_number(self.number.rule, text)
         return grade_text(TextRule(self.accept, self.threshold), text)
@@ -389,6 +427,8 @@ class TypedAnswer(_ItemBase):
     @property
     def shown_answer(self) -> str:
         """The answer shown at the reveal."""
+        if self.value is not None:
+            return self.value.also_right[0]
         return self.number.rule.shown if self.number is not None else self.accept[0]
 
 

@@ -119,6 +119,7 @@ class Quiz:
         graphs: ItemGraphs | None = None,
         review: ReviewService | None = None,
         rules: Sequence[PostRules] = (),
+        typed: TypedAnswers | None = None,
     ) -> None:
         # What kinds of post change (a round's question, an exercise): asked in order.
         self._rules = tuple(rules)
@@ -133,7 +134,7 @@ class Quiz:
         self._clock = clock
         self._quiz_window = quiz_window
         self._metrics = metrics
-        self._typed = TypedAnswers()
+        self._typed = typed or TypedAnswers()
 
     # --- where and who -----------------------------------------------------------------------
 
@@ -313,7 +314,7 @@ class Quiz:
             )
         if not post.is_open or (post.closes_at is not None and now >= post.closes_at):
             raise PostClosed(self._closed_text(post))
-        picked, grade, accepted_as = self._graded(ctx, post, item, choice, now)
+        picked, grade, accepted_as = await self._graded(ctx, post, item, choice, now)
         correct = grade is not srs.Grade.AGAIN
         tz = workspace.zone_at(now)
         base = workspace.settings.base_points(item.difficulty)
@@ -369,13 +370,13 @@ class Quiz:
             message = rules.answered(ctx, post, correct, message)
         return message
 
-    def _graded(
+    async def _graded(
         self, ctx: ChatContext, post: Post, item: Item, choice: str, now: datetime
     ) -> tuple[str, srs.Grade, str | None]:
         """What is recorded for ``choice``: the text stored, its grade, and the form a typed
         answer was accepted as (None: as typed). A choice that is no answer here is refused."""
         if isinstance(item, TypedAnswer):
-            graded = self._typed.grade(ctx, post.id, item, choice)
+            graded = await self._typed.grade(ctx, post.id, item, choice, post.question_version_id)
             return graded.stored, srs.grade_for_choice(graded.correct), graded.accepted_as
         labels = replies.answer_labels(item)
         picked = choice.strip()

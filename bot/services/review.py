@@ -28,11 +28,11 @@ from bot.core.models import ChatContext
 from bot.core.srs import CardState
 from bot.questions.anki_export import apkg_bytes
 from bot.questions.schema import TypedAnswer
-from bot.questions.typed import Mark, answer_problem, normalise
+from bot.questions.typed import Mark, TypedVerdict, answer_problem, normalise
 from bot.services.catalogue import Catalogue
 from bot.services.places import Places
 from bot.services.reminders import Reminders
-from bot.services.typed_answers import ALMOST, UNREADABLE
+from bot.services.typed_answers import ALMOST, UNREADABLE, TypedAnswers
 from bot.storage.directory import Directory, MemberRow, WorkspaceRow
 from bot.storage.packs import StoredQuestion
 from bot.storage.reviews import ReviewItem, ReviewStore
@@ -96,7 +96,9 @@ class ReviewService:
         clock: Clock,
         reminders: Reminders | None = None,
         scored: Callable[[Sequence[tuple[int, int]]], None] | None = None,
+        typed: TypedAnswers | None = None,
     ) -> None:
+        self._typed = typed or TypedAnswers()  # grades a typed card's value key in the jail
         self._scored = scored  # told of each review done (role rewards count reviews)
         self._reminders = reminders  # a reminder that turned itself off is mentioned once
         self._places = places
@@ -265,7 +267,12 @@ class ReviewService:
         item = (await self._question(key, review_seed(member.id, key, shown_at))).item
         if not isinstance(item, TypedAnswer):
             raise BadInput("This card is answered with its buttons, not typed.")
-        verdict = item.grade(text)
+        if item.value is not None:  # evaluated in the jail; its refusals cost nothing
+            version = await self._reviews.current_version(key)
+            graded = await self._typed.grade(ctx, -key, item, text, version or 0)
+            verdict = TypedVerdict(Mark.RIGHT if graded.correct else Mark.WRONG, graded.stored)
+        else:
+            verdict = item.grade(text)
         free = verdict.mark in (Mark.CLOSE, Mark.UNREADABLE)
         if free and self._guesses.free_try(-key, ctx.member):
             raise BadInput(ALMOST if verdict.mark is Mark.CLOSE else UNREADABLE)

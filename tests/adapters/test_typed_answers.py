@@ -113,3 +113,31 @@ def test_a_typed_review_card_is_answered_by_typing_and_its_grade_changed_once(
     assert any("/review fix again|hard|good|easy" in t for t in texts)
     assert any("Changed to good" in t for t in texts)
     assert "after a typed card" in texts[-1]
+
+
+@pytest.mark.slow
+def test_a_value_of_code_is_evaluated_in_the_jail_and_another_spelling_agrees(
+    tmp_path: Path,
+) -> None:
+    script = "\n".join(
+        [
+            "/quiz typed-mini --tag value",
+            "/answer [3.0, 3.0",  # not an expression: costs nothing
+            "/answer sum(range(10**12))",  # loops past the time limit: costs nothing
+            "/answer torch.full((2,), 3.0)",  # another spelling of tensor([3., 3.])
+            "/as bob",
+            "/answer torch.tensor([3, 3])",  # an int64 tensor: the dtype decides
+            "/as me",
+            "/reveal",
+        ]
+    )
+    out = _run_console(tmp_path / "c.sqlite3", script + "\n", packs=TYPED_PACKS)
+    me = _texts(out, "me")
+    assert "not a Python expression" in me[0] and "did not count" in me[0]
+    assert "did not finish within 5 s" in me[1]
+    assert "Correct!" in me[2]
+    assert "Not quite" in _texts(out, "bob")[1]
+    [edit] = [line for line in out if line["kind"] == "edit"]
+    assert "right: 1 (50%)" in str(edit["text"]) and "`torch.tensor([3, 3])` (1)" in str(
+        edit["text"]
+    )

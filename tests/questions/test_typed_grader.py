@@ -181,9 +181,29 @@ def test_the_schema_refuses_a_lenient_threshold_or_a_key_torch_does_not_print() 
         _item(accept=["ab"], threshold=10)
     with pytest.raises(ValidationError, match="no letters or digits"):
         _item(accept=["()"])
-    with pytest.raises(ValidationError, match="either `accept`"):
+    with pytest.raises(ValidationError, match="exactly one of `accept`"):
         _item(accept=["a"], number={"value": 1})
     code = "print(12.0)"
     with pytest.raises(ValidationError, match=r"does not accept '12\.0'"):
         _item(number={"value": 6}, code=code, expect_stdout="12.0")
     assert _item(number={"value": 12}, code=code, expect_stdout="12.0").shown_answer == "12"
+
+
+def test_a_value_key_needs_code_wrong_expressions_and_valid_python() -> None:
+    value = {"of": "x.grad", "also_right": ["[3.0, 3.0]"]}
+    code = "import torch\nx = torch.ones(2)\nprint(x)"
+    with pytest.raises(ValidationError, match="evaluated after the item's `code`"):
+        _item(value=value, wrong=["[1.0]"])
+    with pytest.raises(ValidationError, match="needs `wrong` expressions"):
+        _item(value=value, code=code, expect_stdout="tensor([1., 1.])")
+    with pytest.raises(ValidationError, match=r"`value.also_right` '\[3.0,' is not a Python"):
+        _item(
+            value={"of": "x", "also_right": ["[3.0,"]},
+            code=code,
+            expect_stdout="tensor([1., 1.])",
+            wrong=["1"],
+        )
+    item = _item(value=value, code=code, expect_stdout="tensor([1., 1.])", wrong=["[1.0]"])
+    assert item.shown_answer == "[3.0, 3.0]"
+    with pytest.raises(TypeError):
+        item.grade("[3.0, 3.0]")  # judged in the jail, never by text
