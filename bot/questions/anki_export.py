@@ -42,6 +42,7 @@ __all__ = [
     "BASIC_FIELDS",
     "CHOICE_FIELDS",
     "CHOICE_MODEL_NAME",
+    "TYPED_MODEL_NAME",
     "apkg_bytes",
     "code_html",
     "guid_for_item",
@@ -53,6 +54,9 @@ __all__ = [
 BASIC_FIELDS = ("Front", "Back")
 CHOICE_FIELDS = ("Question", "Code", "Choices", "Answer", "Explanation")
 CHOICE_MODEL_NAME = "studybot multiple choice"
+TYPED_MODEL_NAME = "studybot typed (type in the answer)"
+"""A typed item's note type: Anki's "type in the answer" (``{{type:Back}}``), by name too, so
+the importer knows it again (as it knows Anki's own "Basic (type in the answer)")."""
 DIFFICULTY_TAG = "difficulty::"
 """Each note is tagged with its item's difficulty (``difficulty::hard``), which import reads."""
 
@@ -85,6 +89,23 @@ def text_html(text: str) -> str:
 def code_html(code: str) -> str:
     """A code snippet as HTML: escaped inside ``<pre><code>`` (its spacing kept)."""
     return f"<pre><code>{html.escape(code.rstrip())}</code></pre>"
+
+
+def _typed_model(key: str) -> genanki.Model:
+    """Anki's "type in the answer": the card asks for the back, and compares what is typed."""
+    return genanki.Model(
+        stable_id(key, "typed"),
+        TYPED_MODEL_NAME,
+        fields=[{"name": name} for name in BASIC_FIELDS],
+        templates=[
+            {
+                "name": "Card 1",
+                "qfmt": "{{Front}}<br>{{type:Back}}",
+                "afmt": '{{Front}}<hr id="answer">{{type:Back}}',
+            }
+        ],
+        css=_CSS,
+    )
 
 
 def _models(key: str) -> tuple[genanki.Model, genanki.Model]:
@@ -170,10 +191,13 @@ def apkg_bytes(key: str, deck_name: str, items: Sequence[Item], *, description: 
     same key gives the same ids and note GUIDs, so Anki updates what it imported before.
     """
     basic, choice = _models(key)
+    typed = _typed_model(key)
     deck = genanki.Deck(stable_id(key, "deck"), deck_name, description=html.escape(description))
     for item in items:
         if isinstance(item, MultipleChoice):
             model, fields = choice, _choice_fields(item)
+        elif isinstance(item, TypedAnswer):  # {{type:Back}} compares the plain answer
+            model, fields = typed, [_front(item), html.escape(item.shown_answer)]
         else:
             model, fields = basic, [_front(item), _back(item)]
         guid = guid_for_item(key, item.id)

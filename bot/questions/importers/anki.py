@@ -41,6 +41,7 @@ from bot.questions.importers.base import (
     tag_slug,
 )
 from bot.questions.schema import CHOICE_LETTERS, Difficulty
+from bot.questions.typed import parse_number
 
 __all__ = [
     "ANKI_TEXT_HEADER",
@@ -209,6 +210,9 @@ def _add_note(builder: PackBuilder, note: _Note, *, is_html: bool = True) -> Non
             f"needs a filled front and back (two fields), found {len(filled)}; not imported",
         )
         return
+    if _TYPE_IN.search(note.type_name):  # "type in the answer": a typed item
+        _add_typed(builder, note, filled[0][1], filled[1][1], difficulty, tags, dropped)
+        return
     draft = builder.draft("flashcard", note.line)
     _warn_tags(draft, dropped)
     if len(filled) > 2:
@@ -222,6 +226,29 @@ def _add_note(builder: PackBuilder, note: _Note, *, is_html: bool = True) -> Non
             "answer": filled[1][1],
         }
     )
+
+
+_TYPE_IN = re.compile(r"type in the answer|\btyped\b", re.IGNORECASE)
+
+
+def _add_typed(
+    builder: PackBuilder,
+    note: _Note,
+    front: str,
+    back: str,
+    difficulty: Difficulty,
+    tags: list[str],
+    dropped: Sequence[str],
+) -> None:
+    """A "type in the answer" note: the back is the answer the bot accepts (a number when it
+    is one); what Anki compares letter by letter, studybot grades with typos forgiven."""
+    draft = builder.draft("typed", note.line)
+    _warn_tags(draft, dropped)
+    number = parse_number(back)
+    key: dict[str, object] = (
+        {"number": {"value": number}} if number is not None else {"accept": [back]}
+    )
+    draft.commit({"difficulty": difficulty.value, "tags": tags, "prompt": front, **key})
 
 
 def _add_choice(

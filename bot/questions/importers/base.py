@@ -68,6 +68,9 @@ ITEM_KEY_ORDER = (
     "expect_stdout",
     "expect_error",
     "answer",
+    "accept",
+    "number",
+    "wrong",
     "choices",
     "explanation",
     "steps",
@@ -82,6 +85,7 @@ KIND_ABBREVIATIONS = {
     "multiple_choice": "mc",
     "practice": "prac",
     "open": "open",
+    "typed": "typed",
 }
 # Level words found in study material, mapped to the schema's difficulties.
 DIFFICULTY_WORDS: dict[str, Difficulty] = {

@@ -3,8 +3,13 @@
 The shape is the API's response::
 
     {"response_code": 0,
-     "results": [{"type": "multiple" | "boolean", "difficulty": "easy", "category": "...",
-                  "question": "...", "correct_answer": "...", "incorrect_answers": ["..."]}]}
+     "results": [{"type": "multiple" | "boolean" | "text", "difficulty": "easy",
+                  "category": "...", "question": "...", "correct_answer": "...",
+                  "incorrect_answers": ["..."]}]}
+
+A ``text`` question (free text: no choices to show) becomes a typed item: the correct answer
+is what the bot accepts, a ``|`` in it separating accepted forms, and the incorrect answers
+become its ``wrong`` examples, which the key must refuse.
 
 A bare list of result objects is accepted too. Text is HTML-escaped in the default API
 encoding (``&quot;``, ``&#039;``), so it is unescaped; the API's ``url3986`` and ``base64``
@@ -35,7 +40,8 @@ from bot.questions.untrusted import InputRefused, bounded_loader, json_loads
 
 __all__ = ["import_opentdb", "json_element_lines"]
 
-_TYPES = {"multiple", "boolean"}
+_TYPES = {"multiple", "boolean", "text"}
+_TEXT_TYPES = {"text"}  # a free-text question: typed, graded by the bot
 _RESPONSE_CODES = {
     1: "no results (the query asked for more questions than there are)",
     2: "invalid parameter in the query",
@@ -214,7 +220,9 @@ def _entry(builder: PackBuilder, line: int, index: int, entry: object) -> None:
     decode = _decoder(entry.get("type"))
     if decode is None:
         builder.problem(
-            line, f"{where}.type", f"expected 'multiple' or 'boolean', got {entry.get('type')!r}"
+            line,
+            f"{where}.type",
+            f"expected 'multiple', 'boolean' or 'text', got {entry.get('type')!r}",
         )
         return
     incorrect_raw = entry["incorrect_answers"]
@@ -230,13 +238,25 @@ def _entry(builder: PackBuilder, line: int, index: int, entry: object) -> None:
     correct = decode(str(entry["correct_answer"])).strip()
     incorrect = [decode(str(text)).strip() for text in incorrect_raw]
     kind = decode(str(entry["type"]))
-    draft = builder.draft("multiple_choice", line)
+    draft = builder.draft("typed" if kind in _TEXT_TYPES else "multiple_choice", line)
     difficulty_raw = decode(str(entry.get("difficulty", ""))).strip().lower()
     difficulty = DIFFICULTY_WORDS.get(difficulty_raw)
     if difficulty is None:
         draft.warn("difficulty", f"{difficulty_raw!r} is not easy, medium or hard; set to medium")
     category = entry.get("category")
     tags = [tag_slug(decode(str(category)))] if category else []
+    if kind in _TEXT_TYPES:
+        accepted = [form.strip() for form in correct.split("|") if form.strip()]
+        draft.commit(
+            {
+                "difficulty": (difficulty or DIFFICULTY_WORDS["medium"]).value,
+                "tags": [tag for tag in tags if tag],
+                "prompt": question,
+                "accept": accepted,
+                "wrong": [text for text in incorrect if text][:12],
+            }
+        )
+        return
     if len(incorrect) + 1 > MAX_CHOICES:
         draft.error(
             "choices",

@@ -4,7 +4,9 @@ Two row shapes, told apart per row by how many cells are filled in:
 
 * ``term, definition`` -> a flashcard (Quizlet's export is exactly this, tab-separated);
 * ``question, choice1, ..., choiceN, correct`` -> a multiple-choice item, where ``correct``
-  is a letter (``B``), a 1-based index (``2``) or the text of one of the choices.
+  is a letter (``B``), a 1-based index (``2``) or the text of one of the choices;
+* with a header naming an ``accept`` column: ``question, accept[, wrong]`` -> a typed item,
+  the accepted answers (and wrong examples) separated by ``|``; all one number, a number key.
 
 The delimiter is sniffed (tab, comma, semicolon or pipe) unless the format forces one. When
 no delimiter splits (nearly) every row, the one that splits the most rows is used, and every
@@ -32,6 +34,7 @@ from bot.questions.importers.base import (
     tag_slug,
 )
 from bot.questions.schema import CHOICE_LETTERS, MAX_CHOICES, Difficulty
+from bot.questions.typed import parse_number
 
 __all__ = ["import_tabular", "sniff_delimiter"]
 
@@ -43,6 +46,8 @@ _ANSWER_NAMES = {"definition", "answer", "back", "meaning", "a"}
 _CORRECT_NAMES = {"correct", "correct_answer", "correct answer", "right", "key", "solution"}
 _CHOICE_NAME = re.compile(r"^(?:choice|option|answer|alternative)[\s_]*(?:[1-5]|[a-e])$", re.I)
 _EXTRA_NAMES = {"difficulty", "level", "tags", "tag", "explanation", "why", "category"}
+_ACCEPT_NAMES = {"accept", "accepted", "typed", "typed answer", "typed_answer", "type in"}
+_WRONG_NAMES = {"wrong", "wrong answers", "wrong_answers", "not"}
 
 
 def sniff_delimiter(text: str, prefer: str | None = None) -> str | None:
@@ -109,6 +114,8 @@ class _Columns:
     tags: int | None
     explanation: int | None
     width: int
+    accept: int | None = None  # typed answers (``a|b``): the row is a typed item
+    wrong: int | None = None  # its wrong examples (``x|y``), which the key must refuse
     """How many columns the header names: a row with more filled cells was split wrongly."""
 
 
@@ -225,7 +232,13 @@ def _header(cells: Sequence[str]) -> _Columns | None:
     known = sum(
         1
         for name in names
-        if name in _PROMPT_NAMES | _ANSWER_NAMES | _CORRECT_NAMES | _EXTRA_NAMES
+        if name
+        in _PROMPT_NAMES
+        | _ANSWER_NAMES
+        | _CORRECT_NAMES
+        | _EXTRA_NAMES
+        | _ACCEPT_NAMES
+        | _WRONG_NAMES
         or _CHOICE_NAME.match(name)
     )
     if known < 2 or names[0] not in _PROMPT_NAMES:
@@ -247,6 +260,8 @@ def _header(cells: Sequence[str]) -> _Columns | None:
         tags=find({"tags", "tag", "category"}),
         explanation=find({"explanation", "why"}),
         width=len(names),
+        accept=find(_ACCEPT_NAMES),
+        wrong=find(_WRONG_NAMES),
     )
 
 
@@ -289,6 +304,11 @@ def _row(builder: PackBuilder, line: int, cells: list[str], columns: _Columns | 
         return cells[index] or None
 
     difficulty, tags = cell(columns.difficulty), cell(columns.tags)
+    if (accepted := cell(columns.accept)) is not None:
+        return _typed(
+            builder, line, cells[0], accepted, cell(columns.wrong), difficulty, tags,
+            cell(columns.explanation),
+        )  # fmt: skip
     choices = [c for c in (cell(i) for i in columns.choices) if c]
     answer = cell(columns.answer)
     if choices or (columns.choices and columns.answer is None):
@@ -361,6 +381,38 @@ def _flashcard(
     kept = draft.commit(
         {"difficulty": level, "tags": tag_list, "prompt": term, "answer": definition}
     )
+    return defaulted and kept
+
+
+def _typed(
+    builder: PackBuilder,
+    line: int,
+    question: str,
+    accepted: str,
+    wrong: str | None,
+    difficulty: str | None,
+    tags: str | None,
+    explanation: str | None,
+) -> bool:
+    """A typed item: ``accept`` holds the accepted answers (``a|b``); when they are all one
+    number (``12``, ``12.0``) the key is that number, exactly."""
+    draft = builder.draft("typed", line)
+    level, tag_list, defaulted = _meta(draft, difficulty, tags)
+    if not question:
+        draft.error("prompt", "the question cell is empty; this row was not imported")
+        return False
+    forms = [form.strip() for form in accepted.split("|") if form.strip()]
+    numbers = {parse_number(form) for form in forms}
+    fields: dict[str, object] = {"difficulty": level, "tags": tag_list, "prompt": question}
+    if len(numbers) == 1 and None not in numbers:
+        fields["number"] = {"value": numbers.pop()}
+    else:
+        fields["accept"] = forms
+    if wrong:
+        fields["wrong"] = [form.strip() for form in wrong.split("|") if form.strip()][:12]
+    if explanation:
+        fields["explanation"] = explanation
+    kept = draft.commit(fields)
     return defaulted and kept
 
 
