@@ -103,7 +103,9 @@ def test_every_shipped_pack_passes_the_sandboxed_check() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "all agree with their expectation" in proc.stdout
     # The exercises: each reference passes its checks, its examples agree, its starter fails.
-    assert proc.stdout.strip().splitlines()[-1].endswith("exercise(s): all pass their checks")
+    assert "exercise(s): all pass their checks" in proc.stdout
+    # The typed value keys: every right spelling agrees with the item's code, no wrong one does.
+    assert proc.stdout.strip().splitlines()[-1].endswith("typed value key(s): all agree")
 
 
 def test_check_never_runs_unsandboxed(tmp_path: Path) -> None:
