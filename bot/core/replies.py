@@ -43,6 +43,7 @@ from bot.questions.schema import (
     Practice,
     TypedAnswer,
 )
+from bot.questions.typed import Mark
 from bot.text import clip
 
 __all__ = [
@@ -431,9 +432,17 @@ def typed_reveal(item: TypedAnswer, counts: Mapping[str, int]) -> list[Section]:
     total = sum(counts.values())
     if total:
         right = counts.get(answer, 0)
+        # A near miss that counted (its free tries spent) is "close": graded again, the same.
+        close = sum(
+            n
+            for text, n in counts.items()
+            if text != answer and item.accept and item.grade(text).mark is Mark.CLOSE
+        )
+        parts = [("right", right), ("close", close), ("wrong", total - right - close)]
         line = " · ".join(
             _breakdown_line(label, count, total)
-            for label, count in (("right", right), ("wrong", total - right))
+            for label, count in parts
+            if count or label != "close"
         )
         wrong = sorted(
             ((n, text) for text, n in counts.items() if text != answer and text),

@@ -37,6 +37,8 @@ def test_typed_text_answers_are_graded_privately_and_revealed_without_names(
             "/as dee",
             "/answer " + "x" * 5000,
             "/answer a\x07b",
+            "/as fay",
+            *["/answer bckwrdd"] * 4,  # three free "almost"s; the fourth counts, as close
             "/as me",
             "/reveal",
             "/as eve",
@@ -60,9 +62,11 @@ def test_typed_text_answers_are_graded_privately_and_revealed_without_names(
     [edit] = [line for line in out if line["kind"] == "edit"]
     revealed = str(edit["text"])
     assert "`backward` (also accepted: `loss.backward()`)" in revealed
-    assert "right: 1 (33%) · wrong: 2 (67%)" in revealed
-    assert "Most common wrong answers: `forward` (2)" in revealed
-    for name in ("ann", "bob", "cy", "dee"):
+    assert "right: 1 (25%) · close: 1 (25%) · wrong: 2 (50%)" in revealed
+    assert "Most common wrong answers: `forward` (2), `bckwrdd` (1)" in revealed
+    fay = _texts(out, "fay")
+    assert all("Almost" in text for text in fay[1:4]) and "Not quite" in fay[4]
+    for name in ("ann", "bob", "cy", "dee", "fay"):
         assert name not in revealed
     assert "closed" in _texts(out, "eve")[1]
 
