@@ -118,6 +118,7 @@ async def test_global_sync_payload_has_every_command_with_options_and_autocomple
         "round-pause",
         "round-speed-bonus",
         "round-starters",
+        "round-typed",
         "share-solutions",
         "reward-notices",
         "history",
