@@ -118,7 +118,8 @@ def test_one_channel_shows_one_zone_after_a_timezone_change(tmp_path: Path) -> N
     """Friction 9: after `/settings timezone Europe/Berlin` at 09:00 UTC, the posts show
     Berlin times at once, so `/history` and `/clock` do too; the days still end at UTC
     midnight until Berlin's next midnight, and `/clock` says so, once."""
-    script = "/quiz\n/settings timezone Europe/Berlin\n/quiz\n/history\n/clock\n"
+    # The second question is one with a closing time (a discussion prompt shows none).
+    script = "/quiz\n/settings timezone Europe/Berlin\n/quiz --kinds mc\n/history\n/clock\n"
     out = _console(tmp_path / "zones.sqlite3", script, "--clock", "2026-03-04T09:00:00Z")
     history = next(line for line in out if "Times in" in str(line["text"]))
     assert "Times in Europe/Berlin." in str(history["text"])
