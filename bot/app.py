@@ -42,8 +42,10 @@ from bot.services.bundle import Services
 from bot.services.catalogue import Catalogue
 from bot.services.exercises import Exercises
 from bot.services.graphs import ItemGraphs
+from bot.services.hint_log import HintLog
 from bot.services.history import QuestionHistory
 from bot.services.home import Home
+from bot.services.item_analysis import ItemAnalysis
 from bot.services.packs import PackAdmin
 from bot.services.places import Places
 from bot.services.posting import Posting
@@ -73,6 +75,9 @@ from bot.storage.community import CommunityOwners
 from bot.storage.database import Database, open_database
 from bot.storage.directory import Directory
 from bot.storage.exercises import ExerciseStore
+from bot.storage.gradebook import GradebookStore
+from bot.storage.item_flags import ItemFlagStore
+from bot.storage.item_stats import ItemStatsStore
 from bot.storage.migrate import MigrationError
 from bot.storage.packs import PackStore
 from bot.storage.posts import PostStore
@@ -149,6 +154,20 @@ class Wiring:
             return await open_database(settings.database_target)
         except (MigrationError, sqlite3.Error, OSError, asyncpg.PostgresError) as exc:
             raise StartupError(f"cannot open database {settings.database_name}: {exc}") from None
+
+    def analysis(self, database: Database) -> ItemAnalysis:
+        """Item statistics and the exports over ``database`` (``stats export``)."""
+        clock = SystemClock()
+        directory = Directory(database, self.settings().timezone)
+        return ItemAnalysis(
+            places=Places(directory, clock),
+            catalogue=Catalogue(PackStore(database), clock),
+            stats=ItemStatsStore(database),
+            flags=ItemFlagStore(database),
+            gradebook=GradebookStore(database),
+            clock=clock,
+            directory=directory,
+        )
 
     def upkeep(self, database: Database) -> Upkeep:
         """The operator's tasks over ``database`` (``scores export``, ``db check``,
@@ -769,6 +788,7 @@ def build_services(
         typed=typed,
     )
     round_store = RoundStore(db)
+    item_stats = ItemStatsStore(db)
     exercise_store = ExerciseStore(db)
     exercises = Exercises(
         places=places,
@@ -792,7 +812,7 @@ def build_services(
         metrics=metrics,
         graphs=ItemGraphs(runner, runner_starting=runner_starting),
         review=review,
-        rules=(RoundRules(round_store), exercises),
+        rules=(RoundRules(round_store), exercises, HintLog(item_stats, clock)),
         typed=typed,
     )
     reports = QuestionReports(
@@ -831,8 +851,19 @@ def build_services(
         default_quiz_window=quiz_window,
         exercises=exercise_store,
     )
+    analysis = ItemAnalysis(
+        places=places,
+        catalogue=catalogue,
+        stats=item_stats,
+        flags=ItemFlagStore(db),
+        gradebook=GradebookStore(db),
+        clock=clock,
+        directory=directory,
+    )
+    reports.analysis = analysis  # /reports lists the flags held on questions too
     audit = AuditLog(places, AuditStore(db), clock)
     audited_services: tuple[Audited, ...] = (
+        analysis,
         schedules,
         reports,
         suggestions,
@@ -893,6 +924,7 @@ def build_services(
             wakeup=wakeup,
         ),
         web=WebAccess(store=WebSessionStore(db), places=places, clock=clock),
+        analysis=analysis,
     )
     timed = SchedulerParts(
         db=db,

@@ -72,6 +72,11 @@ scores_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(scores_app, name="scores")
+stats_app = typer.Typer(
+    help="Statistics for teachers: the gradebook and each question's figures, as CSV.",
+    no_args_is_help=True,
+)
+app.add_typer(stats_app, name="stats")
 app.add_typer(review_app, name="review")
 
 DbOption = Annotated[
@@ -652,6 +657,63 @@ def scores_export(
     writer.writerow(EXPORT_HEADER)
     # Names and workspace names are members' text: never a formula in a spreadsheet.
     writer.writerows(tuple(spreadsheet_cell(c) for c in row) for row in asyncio.run(rows()))
+
+
+@stats_app.command("export")
+def stats_export(
+    ctx: typer.Context,
+    what: Annotated[
+        str,
+        typer.Argument(
+            help="gradebook: a row per member (Canvas and Moodle import it); "
+            "questions: a row per question with its statistics and flags."
+        ),
+    ] = "gradebook",
+    workspace: Annotated[
+        str | None,
+        typer.Option(
+            "--workspace",
+            help="The workspace (its platform id, name or row id); needed when there are several.",
+            callback=_platform_id,
+        ),
+    ] = None,
+    days: Annotated[
+        str, typer.Option("--days", help="Only the last N days (default: all time).")
+    ] = "all",
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write the CSV here (default: stdout).")
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Print the gradebook CSV, or the per-question statistics CSV, of one workspace.
+
+    Cells that a spreadsheet would run as a formula are written as text.
+    """
+    from bot.core.errors import StudyError
+    from bot.services.item_analysis import Period
+
+    wiring = _wiring(ctx)
+    settings = _existing_db(ctx, db)
+
+    async def export() -> str:
+        async with await wiring.database(settings) as database:
+            period = Period(Period.parse_days(days))
+            return await wiring.analysis(database).export(what.lower(), workspace, period)
+
+    try:
+        text = asyncio.run(export())
+    except StudyError as exc:
+        typer.echo(f"stats export: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if out is None:
+        sys.stdout.write(text)
+        return
+    try:
+        out.write_text(text, encoding="utf-8", newline="")
+    except OSError as exc:
+        typer.echo(f"stats export: cannot write {shown_path(out)}: {exc.strerror}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(f"wrote {text.count(chr(10)) - 1} row(s) to {shown_path(out)}", err=True)
 
 
 @scores_app.command("import")

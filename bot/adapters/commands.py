@@ -767,7 +767,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "reports",
-        "the open reports of wrong questions; close them once fixed",
+        "open reports and flags on questions; close them once fixed",
         admin=True,
         subcommands=(
             Command(
@@ -781,6 +781,23 @@ COMMANDS: tuple[Command, ...] = (
                         required=True,
                         metavar="ITEM_ID",
                         discord="resolve",
+                        example="m-1",
+                    ),
+                ),
+                admin=True,
+                discord_flat=True,
+            ),
+            Command(
+                "dismiss",
+                "dismiss a question's flags when its figures mislead (the question is right)",
+                (
+                    Arg(
+                        "item",
+                        Kind.WORD,
+                        "Dismiss the flags on this item id (its figures mislead)",
+                        required=True,
+                        metavar="ITEM_ID",
+                        discord="dismiss",
                         example="m-1",
                     ),
                 ),

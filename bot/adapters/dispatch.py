@@ -319,6 +319,8 @@ async def _reports(asked: Asked) -> Outcome:
     reports = asked.services.reports
     if asked.path[1:] == ("resolve",):
         return Outcome(await reports.resolve(asked.ctx, (asked.values.one("item") or "").strip()))
+    if asked.path[1:] == ("dismiss",):
+        return Outcome(await reports.dismiss(asked.ctx, (asked.values.one("item") or "").strip()))
     return Outcome(await reports.listing(asked.ctx))
 
 

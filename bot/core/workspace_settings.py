@@ -65,6 +65,8 @@ class Setting(enum.StrEnum):
     SHARE_SOLUTIONS = "share-solutions"
     # Where a role reward's grant or removal is announced (/rewards): channel or dm.
     REWARD_NOTICES = "reward-notices"
+    # Whether the per-member gradebook export is offered (item statistics stay for admins).
+    ANALYTICS = "analytics"
 
     @property
     def difficulty(self) -> Difficulty | None:
@@ -94,6 +96,7 @@ class WorkspaceSettings:
     points: dict[Difficulty, int] = field(default_factory=dict)
     rounds: dict[Setting, int] = field(default_factory=dict)  # the round-* settings, as stored
     reward_notices_by_dm: bool = False  # reward-notices dm; default: in the reward's channel
+    analytics: bool = True  # analytics off: no per-member export
 
     def zone_name_at(self, moment: datetime) -> str:
         """The zone whose days and weeks ``moment`` falls in (the old one until the switch)."""
@@ -145,6 +148,8 @@ class WorkspaceSettings:
             return "each member's own (off by default)"
         if setting is Setting.REWARD_NOTICES:
             return "dm" if self.reward_notices_by_dm else "channel"
+        if setting is Setting.ANALYTICS:
+            return "on" if self.analytics else "off"
         if setting is Setting.QUIZ_WINDOW:
             window = self.window(default_window)
             return "no limit" if window is None else describe_window(window)
@@ -228,6 +233,7 @@ _WORDS = {
     Setting.ROUND_TYPED: {"on": 1, "off": 0},
     Setting.ROUND_STARTERS: {"everyone": 0, "admins": 1},
     Setting.REWARD_NOTICES: {"channel": 0, "dm": 1},
+    Setting.ANALYTICS: {"on": 1, "off": 0},
 }
 
 

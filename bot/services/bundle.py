@@ -16,6 +16,7 @@ from bot.services.catalogue import Catalogue
 from bot.services.exercises import Exercises
 from bot.services.history import QuestionHistory
 from bot.services.home import Home
+from bot.services.item_analysis import ItemAnalysis
 from bot.services.packs import PackAdmin
 from bot.services.places import Places
 from bot.services.posting import Posting
@@ -63,6 +64,7 @@ class Services:
     web: WebAccess  # the admin web page: sign-in links, sessions, who administers what
     rewards: Rewards  # /rewards: roles given at a threshold of points, streak or reviews
     score_imports: ScoreImports  # `studybot scores import` / `undo-import` (the CLI's)
+    analysis: ItemAnalysis  # item statistics, flags on broken questions, gradebook exports
 
     async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109
         """Let work in flight finish before shutdown: answers being committed, snippet runs.

@@ -190,6 +190,7 @@ class Exercises(PostRules):
                 verdict.forbidden,
                 is_open,
                 code,
+                tuple(check.label for check in verdict.checks if not check.passed),
             )
         )
         summary = f"{verdict.passed} of {verdict.total} checks passed"

@@ -11,6 +11,7 @@ read as rows (:meth:`QuestionReports.open_reports`, admins only, as in chat) and
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, Forbidden, NotFound
@@ -25,6 +26,10 @@ from bot.storage.posts import PostStore
 from bot.storage.reports import OpenReport, ReportStore
 from bot.text import clean_text
 
+if TYPE_CHECKING:
+    from bot.services.item_analysis import ItemAnalysis
+    from bot.storage.item_flags import HeldFlag
+
 __all__ = ["OpenReport", "QuestionReports", "reports_message"]
 
 MIN_REASON = 5
@@ -32,6 +37,8 @@ MIN_REASON = 5
 
 class QuestionReports:
     audit: AuditLog | None = None  # set by build_services: changes are recorded there
+    # Set by build_services: /reports lists the flags item analysis holds on questions too.
+    analysis: ItemAnalysis | None = None
 
     def __init__(
         self,
@@ -89,21 +96,45 @@ class QuestionReports:
         return await self._store.open_reports(workspace.id)
 
     async def listing(self, ctx: ChatContext) -> Message:
-        """Admins: the open reports, grouped by question."""
-        return reports_message(await self.open_reports(ctx), ctx.command("reports resolve ITEM_ID"))
+        """Admins: the open reports, grouped by question, then the flags held on questions."""
+        reports = await self.open_reports(ctx)
+        flags = await self.analysis.open_flags(ctx) if self.analysis is not None else []
+        return reports_message(
+            reports,
+            ctx.command("reports resolve ITEM_ID"),
+            flags,
+            ctx.command("reports dismiss ITEM_ID"),
+        )
 
     @audited("reports resolve")
     async def resolve(self, ctx: ChatContext, item_id: str) -> Message:
+        """Admins: close a question's open reports and resolve its flags (it was fixed)."""
         if not ctx.is_admin:
             raise Forbidden("Only admins can resolve reports.")
         workspace = await self._places.workspace(ctx)
         closed = await self._store.resolve(
             workspace.id, item_id, ctx.member_name, self._clock.now()
         )
-        if not closed:
-            raise NotFound(f"There are no open reports on `{item_id}`.")
+        flags = 0
+        if self.analysis is not None:
+            flags = await self.analysis.end_flags(ctx, item_id, "resolved")
+        if not closed and not flags:
+            raise NotFound(f"There are no open reports on `{item_id}`, and no open flags.")
+        done = [_count(closed, "report"), _count(flags, "flag")]
+        return Message.note(f"✅ Resolved {' and '.join(d for d in done if d)} on `{item_id}`.")
+
+    async def dismiss(self, ctx: ChatContext, item_id: str) -> Message:
+        """Admins: dismiss a question's flags; they stay dismissed until the question changes."""
+        if not ctx.is_admin:
+            raise Forbidden("Only admins can dismiss flags.")
+        ended = 0
+        if self.analysis is not None:
+            ended = await self.analysis.end_flags(ctx, item_id, "dismissed")
+        if not ended:
+            raise NotFound(f"There are no open flags on `{item_id}`.")
         return Message.note(
-            f"✅ Resolved {closed} report{'s' if closed != 1 else ''} on `{item_id}`."
+            f"✅ Dismissed {_count(ended, 'flag')} on `{item_id}`; they stay dismissed until "
+            "the question is changed."
         )
 
     async def counts_by_pack(self, ctx: ChatContext) -> dict[str, int]:
@@ -111,15 +142,40 @@ class QuestionReports:
         return await self._store.counts_by_pack(workspace.id)
 
 
-def reports_message(reports: Sequence[OpenReport], resolve: str) -> Message:
-    """``/reports``: the open reports grouped by question; ``resolve`` is how the platform
-    writes ``reports resolve ITEM_ID``."""
-    if not reports:
-        return Message.note("No open reports. 🎉")
+def _count(n: int, word: str) -> str:
+    return "" if not n else f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def reports_message(
+    reports: Sequence[OpenReport],
+    resolve: str,
+    flags: Sequence[HeldFlag] = (),
+    dismiss: str = "",
+) -> Message:
+    """``/reports``: the open reports grouped by question, then the flags on questions with
+    their evidence; ``resolve`` and ``dismiss`` are how the platform writes those commands."""
+    if not reports and not flags:
+        return Message.note("No open reports. 🎉 No flagged questions either.")
+    sections = _grouped(reports)
+    for flag in flags:
+        sections.append(
+            Section(
+                heading=f"⚠️ {flag.item_id} ({flag.pack}): {flag.heading}",
+                body=escape_markup(flag.evidence),
+            )
+        )
+    parts = (
+        f"Open reports ({len(reports)})" if reports else "",
+        f"Flagged questions ({len(flags)})" if flags else "",
+    )
+    title = " · ".join(p for p in parts if p)
+    footer = f"Fix the item in its pack file, then {resolve} closes its reports and flags."
+    if flags:
+        footer += f" A flag whose figures mislead: {dismiss}."
     return Message(
-        title=f"🚩 Open reports ({len(reports)})",
-        sections=tuple(_grouped(reports)),
-        footer=f"Fix the item in its pack file, then {resolve} closes its reports.",
+        title=f"🚩 {title}",
+        sections=tuple(sections),
+        footer=footer,
         ephemeral=True,
     )
 

@@ -49,6 +49,7 @@ _WHAT = {
         "where a role reward given or taken back is announced: channel (the one it was added "
         "in) or dm (the member, privately; the channel when they take no DMs)"
     ),
+    Setting.ANALYTICS: "whether admins may export each member's figures as a gradebook (on|off)",
     Setting.SHARE_SOLUTIONS: (
         "yours alone: whether /solutions shows your passing exercise solutions to others (on|off)"
     ),
@@ -136,6 +137,8 @@ class WorkspaceSettingsService:
             note = "Rounds started from now on follow it; a running round keeps its own."
         elif setting is Setting.REWARD_NOTICES:
             note = "Role rewards given or taken back from now on are announced there."
+        elif setting is Setting.ANALYTICS:
+            note = "It decides whether admins may export each member's figures."
         else:
             note = "Answers from now on score it; points already earned stay as they are."
         return Message.note(f"✅ **{setting.value}**: {before} → **{after}**. {note}")

@@ -50,6 +50,13 @@ class Dialect:
         PostgreSQL plans from statistics and takes no hints."""
         return "" if self.name == "postgresql" else f"INDEXED BY {index}"
 
+    def seconds_between(self, later: str, earlier: str) -> str:
+        """The seconds from ``earlier`` to ``later``, two UTC-text columns, as a real number."""
+        if self.name == "postgresql":
+            span = f"CAST({later} AS timestamptz) - CAST({earlier} AS timestamptz)"
+            return f"EXTRACT(EPOCH FROM ({span}))"
+        return f"(julianday({later}) - julianday({earlier})) * 86400.0"
+
     def contains(self, haystack: str, needle: str) -> str:
         """Whether the text ``needle`` occurs in ``haystack`` (literally: no LIKE wildcards)."""
         function = "strpos" if self.name == "postgresql" else "instr"

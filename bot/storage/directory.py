@@ -51,7 +51,7 @@ _WORKSPACE_COLUMNS = (
     "id, platform, external_id, timezone, previous_timezone, timezone_from, "
     "quiz_window_seconds, points_easy, points_medium, points_hard, "
     "round_questions, round_seconds, round_pause, round_speed_bonus, round_starters, "
-    "round_typed, reward_notices, name"
+    "round_typed, reward_notices, name, analytics"
 )
 _ROUND_COLUMNS = (
     Setting.ROUND_QUESTIONS,
@@ -85,6 +85,7 @@ def _workspace(row: Sequence[object]) -> WorkspaceRow:
         points=points,
         rounds=rounds,
         reward_notices_by_dm=bool(row[16]),
+        analytics=row[18] is None or bool(row[18]),
     )
     name = None if row[17] is None else str(row[17])
     return WorkspaceRow(int(str(ws_id)), str(platform), str(external), str(tz), settings, name)

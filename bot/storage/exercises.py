@@ -28,6 +28,7 @@ class Attempt:
     forbidden: tuple[str, ...]
     open: bool
     code: str
+    failed: tuple[str, ...] = ()  # the labels of the checks it failed ("hidden check 2")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +63,7 @@ class ExerciseStore:
         async with self._db.write() as conn:
             await conn.execute(
                 "INSERT INTO exercise_attempts (post_id, member_id, submitted_at, passed, total,"
-                " solved, forbidden, open, code) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " solved, forbidden, open, code, failed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     attempt.post_id,
                     attempt.member_id,
@@ -73,6 +74,7 @@ class ExerciseStore:
                     ",".join(attempt.forbidden),
                     int(attempt.open),
                     attempt.code,
+                    ",".join(attempt.failed),
                 ),
             )
 

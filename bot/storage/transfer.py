@@ -46,6 +46,8 @@ TABLES = (
     "review_reminders",
     "setting_changes",
     "question_reports",
+    "question_flags",
+    "hint_views",
     "recaps",
     "recap_posts",
     "suggestions",

@@ -27,6 +27,7 @@ _COLUMN = {
     Setting.ROUND_STARTERS: "round_starters",
     Setting.ROUND_TYPED: "round_typed",
     Setting.REWARD_NOTICES: "reward_notices",
+    Setting.ANALYTICS: "analytics",
 }
 
 

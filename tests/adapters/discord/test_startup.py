@@ -121,6 +121,7 @@ async def test_global_sync_payload_has_every_command_with_options_and_autocomple
         "round-typed",
         "share-solutions",
         "reward-notices",
+        "analytics",
         "history",
     ]
     assert settings["value"]["autocomplete"] is True and not settings["value"]["required"]
