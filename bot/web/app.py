@@ -119,6 +119,10 @@ def create_app(
         Route(f"{ws}/members", pages.members, methods=["GET"]),
         Route(ws + "/members/{mid:int}/stats.png", pages.member_picture, methods=["GET"]),
         Route(f"{ws}/audit", pages.audit, methods=["GET"]),
+        Route(f"{ws}/questions", pages.questions, methods=["GET"]),
+        Route(ws + "/questions/{item:str}", pages.question_detail, methods=["GET"]),
+        Route(ws + "/questions/{item:str}/flags", pages.end_flags, methods=["POST"]),
+        Route(ws + "/export/{what:str}.csv", pages.export_csv, methods=["GET"]),
         *(flows.routes() if flows is not None else ()),
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))]

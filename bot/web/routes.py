@@ -30,6 +30,7 @@ from bot.web.audit import AuditPage
 from bot.web.checks import Seen, checked
 from bot.web.members import MemberPages
 from bot.web.packs import PackPages
+from bot.web.questions import QuestionPages
 from bot.web.schedule_edit import SCHEDULE_FIELDS, ScheduleEdit
 from bot.web.templates import render
 from bot.web.wording import web_error
@@ -60,7 +61,7 @@ def _status(exc: StudyError) -> int:
     return next((code for kind, code in _STATUS.items() if isinstance(exc, kind)), 400)
 
 
-class Pages(PackPages, ScheduleEdit, MemberPages, AuditPage):
+class Pages(PackPages, ScheduleEdit, MemberPages, AuditPage, QuestionPages):
     """The page handlers, over the services, the templates and the cookie secret (packs,
     members and the audit log are in their own modules: :mod:`bot.web.packs`,
     :mod:`bot.web.schedule_edit`, :mod:`bot.web.members`, :mod:`bot.web.audit`)."""
@@ -277,12 +278,14 @@ class Pages(PackPages, ScheduleEdit, MemberPages, AuditPage):
     ) -> Response:
         ctx = seen.context()
         found = await self._services.reports.open_reports(ctx)
+        flags = await self._services.analysis.open_flags(ctx)
         return self._page(
             "reports.html",
             status=status,
             session=seen.session,
             place=seen.where,
             reports=found,
+            flags=flags,
             notice=notice,
             error=error,
         )

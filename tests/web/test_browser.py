@@ -57,6 +57,11 @@ async def _prepare(db_path: Path) -> None:
         # Channels with long names: the packs page gets a switch column for each.
         for channel in ("random", "lab-questions-for-week-3"):
             await services.quiz.post_question(console("bob", channel=channel), pack="mini")
+        # A class answers d-mc-2 (file order: A is right): most get it, a few pick B, so the
+        # Questions tab has a breakdown to chart.
+        post = await services.quiz.post_question(console("me", admin=True), question="d-mc-2")
+        for n in range(8):
+            await services.quiz.answer(console(f"student{n}"), post.post.id, "A" if n < 6 else "B")
     finally:
         await db.close()
 
@@ -173,6 +178,15 @@ def test_an_admin_signs_in_adds_a_schedule_resolves_a_report_sees_the_board(
             assert HOSTILE in page.locator("table").first.inner_text()
             page.screenshot(path=shots / "members.png", full_page=True)
 
+            page.click("text=Questions")
+            assert "d-mc-2" in page.locator("table.questions").inner_text()
+            page.screenshot(path=shots / "questions.png", full_page=True)
+            page.click("table.questions >> text=d-mc-2")
+            chart = page.locator("table.choices").inner_text()
+            assert "One you created yourself key\n6" in chart and "grad\n2" in chart
+            assert page.locator("span.bar").count() >= 2 and "key" in chart
+            page.screenshot(path=shots / "question.png", full_page=True)
+
             page.click("text=Settings")
             page.screenshot(path=shots / "settings.png", full_page=True)
             page.click("text=Audit log")
@@ -191,7 +205,9 @@ def test_an_admin_signs_in_adds_a_schedule_resolves_a_report_sees_the_board(
     print(f"screenshots: {shots}")
 
 
-PAGES = ("Schedules", "Reports", "Packs", "Boards", "Members", "Settings", "Audit log")
+PAGES = (
+    "Schedules", "Reports", "Questions", "Packs", "Boards", "Members", "Settings", "Audit log",
+)  # fmt: skip
 _OFF_SCREEN = """() => [...document.querySelectorAll('button, input, select, textarea, a')]
     .filter(e => { const r = e.getBoundingClientRect();
                    return r.width > 0 && (r.left < -1 || r.right > window.innerWidth + 1); })

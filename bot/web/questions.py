@@ -1,0 +1,172 @@
+"""The Questions tab: every question's statistics and flags, one question's detail, and the
+CSV exports a teacher imports.
+
+Sorting is done on the server through the column headers' links, so the table sorts without
+a script and keeps its order in the address (a link can be shared, the back button works).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from bot.core.errors import BadInput, Forbidden, NotFound, StudyError
+from bot.core.item_analysis import ItemStats
+from bot.services.item_analysis import Period
+from bot.web.checks import Seen, checked
+from bot.web.page_parts import PageParts
+
+__all__ = ["QuestionPages"]
+
+_STATUS = {BadInput: 400, Forbidden: 403, NotFound: 404}
+
+#: The table's sortable columns: the key each sorts by (None sorts last either way).
+COLUMNS: dict[str, Callable[[ItemStats], Any]] = {
+    "item": lambda s: (s.question.pack, s.question.item_id),
+    "kind": lambda s: s.question.kind,
+    "answers": lambda s: s.answers,
+    "facility": lambda s: s.facility,
+    "discrimination": lambda s: s.discrimination,
+    "time": lambda s: s.median_seconds,
+    "reports": lambda s: s.reports,
+    "flags": lambda s: len(s.flags),
+}
+
+
+def _sorted(stats: list[ItemStats], column: str, descending: bool) -> list[ItemStats]:
+    key = COLUMNS[column]
+    known = [s for s in stats if key(s) is not None]
+    unknown = [s for s in stats if key(s) is None]
+    return sorted(known, key=key, reverse=descending) + unknown
+
+
+class QuestionPages(PageParts):
+    """The Questions tab's handlers (a mixin of :class:`bot.web.routes.Pages`)."""
+
+    @staticmethod
+    def _period(request: Request) -> Period:
+        return Period(Period.parse_days(request.query_params.get("days")))
+
+    @checked
+    async def questions(self, request: Request, seen: Seen) -> Response:
+        ctx = seen.context()
+        column = request.query_params.get("sort", "flags")
+        if column not in COLUMNS:
+            column = "flags"
+        descending = request.query_params.get("order", "desc") != "asc"
+        try:
+            period = self._period(request)
+            await self._services.analysis.open_flags(ctx)  # raise new flags before showing
+            stats = await self._services.analysis.statistics(ctx, period)
+        except StudyError as exc:
+            return self._page(
+                "questions.html",
+                status=_STATUS.get(type(exc), 400),
+                session=seen.session,
+                place=seen.where,
+                stats=[],
+                error=str(exc),
+                sort=column,
+                descending=descending,
+                days="",
+                columns=COLUMNS,
+            )
+        return self._page(
+            "questions.html",
+            session=seen.session,
+            place=seen.where,
+            stats=_sorted(stats, column, descending),
+            sort=column,
+            descending=descending,
+            days=request.query_params.get("days", ""),
+            columns=COLUMNS,
+            error=None,
+        )
+
+    @checked
+    async def question_detail(self, request: Request, seen: Seen) -> Response:
+        ctx = seen.context()
+        item_id = str(request.path_params["item"])
+        try:
+            period = self._period(request)
+            stats, item = await self._services.analysis.question(ctx, item_id, period)
+        except StudyError as exc:
+            return self._page(
+                "error.html",
+                status=_STATUS.get(type(exc), 400),
+                session=seen.session,
+                place=seen.where,
+                error=str(exc),
+            )
+        reports = [
+            r
+            for r in await self._services.reports.open_reports(ctx)
+            if r.question == item_id and r.pack == stats.question.pack
+        ]
+        flags = [f for f in await self._services.analysis.open_flags(ctx) if f.item_id == item_id]
+        return self._page(
+            "question.html",
+            session=seen.session,
+            place=seen.where,
+            stats=stats,
+            item=item,
+            reports=reports,
+            flags=flags,
+            notice=request.query_params.get("done"),
+        )
+
+    @checked
+    async def end_flags(self, request: Request, seen: Seen) -> Response:
+        ctx = seen.context()
+        item_id = str(request.path_params["item"])
+        outcome = str(seen.posted.get("outcome", ""))
+        try:
+            if outcome == "resolved":
+                reply = await self._services.reports.resolve(ctx, item_id)
+            elif outcome == "dismissed":
+                reply = await self._services.reports.dismiss(ctx, item_id)
+            else:
+                raise BadInput("Choose resolve or dismiss.")
+        except StudyError as exc:
+            return self._page(
+                "error.html",
+                status=_STATUS.get(type(exc), 400),
+                session=seen.session,
+                place=seen.where,
+                error=str(exc),
+            )
+        from urllib.parse import quote
+
+        from starlette.responses import RedirectResponse
+
+        where = f"/w/{seen.where.id}/questions/{quote(item_id)}?done={quote(reply.plain_text())}"
+        return RedirectResponse(where, status_code=303)
+
+    @checked
+    async def export_csv(self, request: Request, seen: Seen) -> Response:
+        ctx = seen.context()
+        what = str(request.path_params["what"])
+        try:
+            period = self._period(request)
+            if what == "gradebook":
+                text = await self._services.analysis.gradebook_csv(ctx, period)
+            elif what == "questions":
+                text = await self._services.analysis.questions_csv(ctx, period)
+            else:
+                raise NotFound(f"There is no `{what}` export.")
+        except StudyError as exc:
+            return self._page(
+                "error.html",
+                status=_STATUS.get(type(exc), 400),
+                session=seen.session,
+                place=seen.where,
+                error=str(exc),
+            )
+        return Response(
+            text,
+            media_type="text/csv; charset=utf-8",
+            headers={"Content-Disposition": f'attachment; filename="studybot-{what}.csv"'},
+        )

@@ -1,0 +1,95 @@
+"""The Questions tab over HTTP: every question's figures, sortable; one question's detail with
+its choice chart, flags and reports; dismissing a flag; both CSV exports; and one workspace's
+admin never reaching another's."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import re
+
+import httpx
+
+from bot.services.item_analysis import GRADEBOOK_HEADER
+from tests.web.conftest import HOSTILE, ZOE, Site, console, sign_in
+
+Browser = tuple[httpx.AsyncClient, str]
+
+
+async def _answers(site: Site, members: int, pick: str = "B", item: str = "d-mc-1") -> None:
+    """``members`` console members answer one post of ``item`` (file order: B is right)."""
+    services = site.services
+    draft = await services.quiz.post_question(console("me", admin=True), question=item)
+    for n in range(members):
+        await services.quiz.answer(console(f"m{n}"), draft.post.id, pick)
+
+
+def _rows(page: str) -> list[str]:
+    """The question ids in the table, top to bottom."""
+    return re.findall(r'<td class="head"><a href="/w/\d+/questions/([^"?]+)', page)
+
+
+async def test_the_table_sorts_and_flags_a_question_everybody_gets_right(
+    site: Site, me: Browser
+) -> None:
+    client, csrf = me
+    await _answers(site, 22)  # 22 of 22 right: too easy
+    await _answers(site, 3, "A", item="d-mc-2")
+    page = await client.get(f"/w/{site.a}/questions")
+    assert page.status_code == 200, page.text
+    assert _rows(page.text)[0] == "d-mc-1"  # flagged first by default
+    assert "Almost everybody gets it right" in page.text
+    by_answers = await client.get(f"/w/{site.a}/questions?sort=answers&order=asc")
+    ids = _rows(by_answers.text)
+    assert ids.index("d-mc-2") < ids.index("d-mc-1") and ids[-1] == "d-mc-1"
+    assert 'aria-sort="ascending"' in by_answers.text
+    bad = await client.get(f"/w/{site.a}/questions?days=ever")
+    assert bad.status_code == 400 and "number of days" in html.unescape(bad.text)
+
+    detail = await client.get(f"/w/{site.a}/questions/d-mc-1")
+    text = html.unescape(detail.text)
+    assert "22 from 22 members" in text and "As the forward pass runs" in text
+    assert 'class="bar"' in detail.text and "Dismiss flags" in text
+    assert "30 of 30" not in text and "22 of 22 answers were right" in text
+    few = html.unescape((await client.get(f"/w/{site.a}/questions/d-mc-2")).text)
+    assert "Fewer than 5 members answered" in few and 'class="bar"' not in few
+
+    reports = html.unescape((await client.get(f"/w/{site.a}/reports")).text)
+    assert "Flagged questions" in reports and "d-mc-1" in reports
+
+    refused = await client.post(
+        f"/w/{site.a}/questions/d-mc-1/flags", data={"csrf": "nope", "outcome": "dismissed"}
+    )
+    assert refused.status_code == 403
+    done = await client.post(
+        f"/w/{site.a}/questions/d-mc-1/flags", data={"csrf": csrf, "outcome": "dismissed"}
+    )
+    assert done.status_code == 303
+    after = html.unescape((await client.get(done.headers["location"])).text)
+    assert "Dismissed 1 flag on `d-mc-1`" in after and "Dismiss flags" not in after
+    table = await client.get(f"/w/{site.a}/questions")
+    assert "Almost everybody gets it right" not in html.unescape(table.text)
+
+
+async def test_both_exports_download_and_stay_in_their_workspace(
+    site: Site, me: Browser
+) -> None:
+    client, _ = me
+    services = site.services
+    draft = await services.quiz.post_question(console("me", admin=True), question="d-mc-1")
+    await services.quiz.answer(console(HOSTILE), draft.post.id, "B")
+    got = await client.get(f"/w/{site.a}/export/gradebook.csv")
+    assert got.status_code == 200 and got.headers["content-type"].startswith("text/csv")
+    assert "attachment" in got.headers["content-disposition"]
+    rows = list(csv.reader(io.StringIO(got.text)))
+    assert tuple(rows[0]) == GRADEBOOK_HEADER and rows[1][0] == HOSTILE  # text, not markup
+    questions = await client.get(f"/w/{site.a}/export/questions.csv?days=7")
+    assert questions.status_code == 200 and "d-mc-1" in questions.text
+    assert (await client.get(f"/w/{site.a}/export/secrets.csv")).status_code == 404
+
+    # Another workspace's admin reaches none of it.
+    async with site.client() as other:
+        await sign_in(site, other, ZOE, [site.b])
+        for path in ("questions", "questions/d-mc-1", "export/gradebook.csv"):
+            assert (await other.get(f"/w/{site.a}/{path}")).status_code == 404, path
