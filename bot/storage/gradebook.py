@@ -29,7 +29,7 @@ class GradebookRow:
     right: int
     exercises_solved: int
     streak: int
-    reviews: int  # reviews of cards seen before (their recall is a real test)
+    reviews: int  # reviews a day or more after the previous one (true retention, as /stats)
     recalled: int
 
     @property
@@ -75,7 +75,7 @@ class GradebookStore:
             " GROUP BY e.member_id) ex ON ex.member_id = m.id"
             " LEFT JOIN (SELECT r.member_id, COUNT(*) AS reviews,"
             " SUM(CASE WHEN r.rating > 1 THEN 1 ELSE 0 END) AS recalled FROM reviews r"
-            f" WHERE r.workspace_id = ? AND r.elapsed_days IS NOT NULL{period}"
+            f" WHERE r.workspace_id = ? AND r.elapsed_days >= 1{period}"
             " GROUP BY r.member_id) rv ON rv.member_id = m.id"
             " LEFT JOIN (SELECT s.member_id, SUM(s.points) AS points FROM score_events s"
             f" WHERE s.workspace_id = ?{points_where} GROUP BY s.member_id) pts"

@@ -285,3 +285,20 @@ async def test_solutions_after_solving_or_closing_with_only_shared_ones(
     bad = settings_request("console", ["share-solutions", "maybe"])
     with pytest.raises(BadInput, match="on or off"):
         await svc.settings.command(ANN, bad)
+
+
+async def test_item_analysis_counts_attempts_solvers_and_the_checks_that_fail_most(
+    svc: Services,
+) -> None:
+    post = await _post(svc)
+    await svc.exercises.submit(ANN, post, WRONG)
+    await svc.exercises.submit(ANN, post, RIGHT)
+    await svc.exercises.submit(BOB, post, WRONG)
+    stats = {s.question.item_id: s for s in await svc.analysis.statistics(ADMIN)}
+    (exercise,) = [s.exercise for s in stats.values() if s.exercise is not None]
+    assert (exercise.attempts, exercise.tried, exercise.solved) == (3, 2, 1)
+    assert exercise.solve_rate == 0.5
+    # Both wrong submissions failed all four checks: each counted twice, by name.
+    assert exercise.most_failed(5) == [
+        ("example 1", 2), ("hidden check 1", 2), ("hidden check 2", 2), ("hidden check 3", 2),
+    ]  # fmt: skip

@@ -96,7 +96,7 @@ async def _ask(service: Services, item_id: str, picks: dict[int, str]) -> None:
 async def _seed(service: Services) -> None:
     rng = random.Random(11)
     for i in range(6):
-        picks = {n: "Alpha" for n in range(15)}  # the strong get the ordinary ones right
+        picks = dict.fromkeys(range(15), "Alpha")  # the strong get the ordinary ones right
         picks |= {15 + n: ("Alpha" if rng.random() < 0.25 else "Charlie") for n in range(15)}
         await _ask(service, f"ia-f{i}", picks)
     await _ask(service, "ia-broken", {n: "Bravo" if n < 15 else "Alpha" for n in range(30)})
@@ -165,9 +165,10 @@ async def test_flags_reach_reports_and_stay_ended_once_an_admin_ends_them(
 
     resolved = await service.reports.resolve(ADMIN, "ia-broken")
     assert "Resolved 2 flags" in resolved.plain_text()
-    assert "No open reports. 🎉 No flagged questions either." in (
-        await service.reports.listing(ADMIN)
-    ).plain_text()
+    assert (
+        "No open reports. 🎉 No flagged questions either."
+        in (await service.reports.listing(ADMIN)).plain_text()
+    )
     with pytest.raises(NotFound):
         await service.reports.dismiss(ADMIN, "ia-broken")
 
@@ -208,3 +209,19 @@ async def test_the_gradebook_export_has_a_row_per_member_with_importable_numbers
     await service.settings.command(ADMIN, SettingChange(Setting.ANALYTICS, "off"))
     with pytest.raises(Forbidden, match="analytics on"):
         await service.analysis.gradebook_csv(ADMIN)
+
+
+async def test_hint_use_is_the_share_of_answers_given_after_a_hint(
+    db: Database, clock: SimulatedClock, tmp_path: Path
+) -> None:
+    service = await _service(db, clock, tmp_path)
+    draft = await service.quiz.post_question(ADMIN, question="d-prac-1")
+    shown = await service.catalogue.posted(draft.post)
+    right = "ABCD"[[c.correct for c in shown.item.choices or ()].index(True)]
+    for who in STRONG[:4]:
+        await service.quiz.answer(who, draft.post.id, right)
+    await service.quiz.hint(STRONG[0], draft.post.id)
+    await service.quiz.hint(STRONG[0], draft.post.id)  # a second look is one hint use
+    await service.quiz.hint(WEAK[0], draft.post.id)  # saw it and never answered
+    stats = {s.question.item_id: s for s in await service.analysis.statistics(ADMIN)}
+    assert stats["d-prac-1"].hint_share == 0.25

@@ -72,9 +72,7 @@ async def test_the_table_sorts_and_flags_a_question_everybody_gets_right(
     assert "Almost everybody gets it right" not in html.unescape(table.text)
 
 
-async def test_both_exports_download_and_stay_in_their_workspace(
-    site: Site, me: Browser
-) -> None:
+async def test_both_exports_download_and_stay_in_their_workspace(site: Site, me: Browser) -> None:
     client, _ = me
     services = site.services
     draft = await services.quiz.post_question(console("me", admin=True), question="d-mc-1")
