@@ -113,9 +113,14 @@ class ItemAnalysis:
         return await self._places.workspace(ctx)
 
     async def statistics(self, ctx: ChatContext, period: Period = Period()) -> list[ItemStats]:
-        """Admins: every live question's statistics and flags, in pack and id order."""
+        """Admins: every live question's statistics and flags, in pack and id order. The
+        whole workspace's all-time figures are what flags are raised from: looking at them
+        raises any new flag, so the page and ``/reports`` agree."""
         workspace = await self._admin_workspace(ctx)
-        return await self.workspace_statistics(workspace.id, period)
+        stats = await self.workspace_statistics(workspace.id, period)
+        if period == Period():
+            await self._raise(workspace.id, stats)
+        return stats
 
     async def workspace_statistics(
         self, workspace_id: int, period: Period = Period(), only: Sequence[str] = ()
@@ -176,8 +181,16 @@ class ItemAnalysis:
         workspace = await self._admin_workspace(ctx)
         return await self.refresh_flags(workspace.id)
 
+    async def held_flags(self, ctx: ChatContext) -> list[HeldFlag]:
+        """Admins: the flags held now, as last raised (no new figures computed)."""
+        workspace = await self._admin_workspace(ctx)
+        return await self._flags.open_flags(workspace.id)
+
     async def refresh_flags(self, workspace_id: int) -> list[HeldFlag]:
-        stats = await self.workspace_statistics(workspace_id)
+        await self._raise(workspace_id, await self.workspace_statistics(workspace_id))
+        return await self._flags.open_flags(workspace_id)
+
+    async def _raise(self, workspace_id: int, stats: Sequence[ItemStats]) -> None:
         found = [
             (s.question.question_id, s.question.version_id, flag.rule.value, flag.evidence)
             for s in stats
@@ -187,7 +200,6 @@ class ItemAnalysis:
         await self._flags.raise_flags(
             workspace_id, [(q, v, r, e) for q, v, r, e in found if v is not None], self._clock.now()
         )
-        return await self._flags.open_flags(workspace_id)
 
     @audited("flags end")
     async def end_flags(self, ctx: ChatContext, item_id: str, outcome: str) -> int:

@@ -59,7 +59,6 @@ class QuestionPages(PageParts):
         descending = request.query_params.get("order", "desc") != "asc"
         try:
             period = self._period(request)
-            await self._services.analysis.open_flags(ctx)  # raise new flags before showing
             stats = await self._services.analysis.statistics(ctx, period)
         except StudyError as exc:
             return self._page(
@@ -106,7 +105,7 @@ class QuestionPages(PageParts):
             for r in await self._services.reports.open_reports(ctx)
             if r.question == item_id and r.pack == stats.question.pack
         ]
-        flags = [f for f in await self._services.analysis.open_flags(ctx) if f.item_id == item_id]
+        flags = [f for f in await self._services.analysis.held_flags(ctx) if f.item_id == item_id]
         return self._page(
             "question.html",
             session=seen.session,
