@@ -217,6 +217,21 @@ class ReviewService:
             raise BadInput("That card's question is no longer in any pack.")
         return await self._catalogue.as_shown(version, seed)
 
+    async def _as_shown(
+        self, member_id: int, key: int, card_reviews: int | None, card: CardState | None = None
+    ) -> StoredQuestion:
+        """The card's question with its choices in the order the member was shown them: the
+        order for the card's review count when served (``card_reviews``, from its buttons),
+        or, without it (the console), for the card as it stands (``card``, read here if not
+        given)."""
+        if card_reviews is None:  # the console: the card as it stands, as /review showed it
+            if card is None:
+                card = await self._reviews.card(member_id, key)
+            shown_at = card.reviews if card else 0
+        else:
+            shown_at = card_reviews
+        return await self._question(key, review_seed(member_id, key, shown_at))
+
     async def click(self, ctx: ChatContext, key: int, value: str) -> ReviewTurn:
         """A /review button: ``show`` the back, ``more`` for another round, or a grade."""
         parsed = replies.parse_review_value(value)
@@ -263,8 +278,7 @@ class ReviewService:
             raise BadInput(problem)
         workspace, member = await self._who(ctx)
         before = await self._reviews.card(member.id, key)
-        shown_at = (before.reviews if before else 0) if card_reviews is None else card_reviews
-        item = (await self._question(key, review_seed(member.id, key, shown_at))).item
+        item = (await self._as_shown(member.id, key, card_reviews, before)).item
         if not isinstance(item, TypedAnswer):
             raise BadInput("This card is answered with its buttons, not typed.")
         if item.value is not None:  # evaluated in the jail; its refusals cost nothing
@@ -333,13 +347,7 @@ class ReviewService:
         """Grade one card (a choice letter, or again/hard/good/easy/knew/forgot) and serve
         the next. ``card_reviews`` None: whatever card state there is (the console)."""
         workspace, member = await self._who(ctx)
-        if card_reviews is None:  # the console: the card as it stands, as /review showed it
-            card = await self._reviews.card(member.id, key)
-            shown_at = card.reviews if card else 0
-        else:
-            shown_at = card_reviews
-        stored = await self._question(key, review_seed(member.id, key, shown_at))
-        item = stored.item
+        item = (await self._as_shown(member.id, key, card_reviews)).item
         letter = replies.correct_letter(item)
         picked = typed.strip()
         if letter is None:
