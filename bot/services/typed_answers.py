@@ -66,17 +66,27 @@ class TypedAnswers:
         self._references: FutureCache[int, Value] = FutureCache(_REFERENCES)
 
     async def grade(
-        self, ctx: ChatContext, post_id: int, item: TypedAnswer, text: str, version: int
+        self,
+        ctx: ChatContext,
+        post_id: int,
+        item: TypedAnswer,
+        text: str,
+        version: int,
+        *,
+        unreadable_misses: bool = False,
     ) -> Graded:
         """The answer to record, or :class:`BadInput` (almost, unreadable): a try that costs
-        the member nothing, until the free ones are spent."""
+        the member nothing, until the free ones are spent. Then a number that cannot be read
+        is refused (a post keeps one answer per member), or with ``unreadable_misses`` graded
+        wrong (a /review card, whose miss only makes it due again)."""
         if item.value is not None:
             return await self._value(ctx, post_id, item, text, version)
         verdict = item.grade(text)
         if verdict.mark is Mark.UNREADABLE:
             if self._limit.free_try(post_id, ctx.member):
                 raise BadInput(UNREADABLE)
-            raise BadInput("That is not a number I can read; type a number such as 0.5.")
+            if not unreadable_misses:
+                raise BadInput("That is not a number I can read; type a number such as 0.5.")
         if verdict.mark is Mark.CLOSE and self._limit.free_try(post_id, ctx.member):
             raise BadInput(ALMOST)
         if verdict.mark is Mark.RIGHT:
