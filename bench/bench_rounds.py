@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import platform
 import random
 import statistics
 import sys
@@ -32,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import machine_line  # noqa: E402
 from bot.app import Built, build_services, due_sources  # noqa: E402
 from bot.core import replies  # noqa: E402
 from bot.core.clock import SimulatedClock  # noqa: E402
@@ -192,10 +192,7 @@ async def main() -> None:
     def med(key: str) -> float:
         return statistics.median(r[key] for r in results)
 
-    print(
-        f"machine: {platform.machine()} {platform.processor() or ''} "
-        f"python {platform.python_version()}  date: {datetime.now(UTC):%Y-%m-%d}"
-    )
+    print(machine_line())
     print(f"{args.members} members click within {SPREAD:.0f} s, on {events:,} score events "
           f"(median of {args.rounds} rounds):")  # fmt: skip
     print(

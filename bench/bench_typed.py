@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import platform
 import random
 import statistics
 import sys
@@ -35,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import machine_line  # noqa: E402
 from bot.app import Built, build_services  # noqa: E402
 from bot.core.clock import SimulatedClock  # noqa: E402
 from bot.core.errors import StudyError  # noqa: E402
@@ -175,10 +175,7 @@ async def main() -> None:
     def med(key: str) -> float:
         return statistics.median(r[key] for r in results)
 
-    print(
-        f"machine: {platform.machine()} {platform.processor() or ''} "
-        f"python {platform.python_version()}  date: {datetime.now(UTC):%Y-%m-%d}"
-    )
+    print(machine_line())
     print(f"{args.members} members answer within {SPREAD:.0f} s (median of {args.rounds} rounds):")
     for name in ("text", "number"):
         print(

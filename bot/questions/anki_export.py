@@ -91,52 +91,48 @@ def code_html(code: str) -> str:
     return f"<pre><code>{html.escape(code.rstrip())}</code></pre>"
 
 
-def _typed_model(key: str) -> genanki.Model:
-    """Anki's "type in the answer": the card asks for the back, and compares what is typed."""
+def _model(
+    key: str, kind: str, name: str, fields: Sequence[str], qfmt: str, afmt: str
+) -> genanki.Model:
+    """A note type of one card, its id stable for the deck ``key`` and the ``kind``."""
     return genanki.Model(
-        stable_id(key, "typed"),
-        TYPED_MODEL_NAME,
-        fields=[{"name": name} for name in BASIC_FIELDS],
-        templates=[
-            {
-                "name": "Card 1",
-                "qfmt": "{{Front}}<br>{{type:Back}}",
-                "afmt": '{{Front}}<hr id="answer">{{type:Back}}',
-            }
-        ],
+        stable_id(key, kind),
+        name,
+        fields=[{"name": field} for field in fields],
+        templates=[{"name": "Card 1", "qfmt": qfmt, "afmt": afmt}],
         css=_CSS,
     )
 
 
-def _models(key: str) -> tuple[genanki.Model, genanki.Model]:
-    basic = genanki.Model(
-        stable_id(key, "basic"),
+def _models(key: str) -> tuple[genanki.Model, genanki.Model, genanki.Model]:
+    """The deck's note types: basic (front, back), multiple choice, and typed (Anki's "type
+    in the answer": the card asks for the back, and compares what is typed)."""
+    basic = _model(
+        key,
+        "basic",
         "studybot basic",
-        fields=[{"name": name} for name in BASIC_FIELDS],
-        templates=[
-            {
-                "name": "Card 1",
-                "qfmt": "{{Front}}",
-                "afmt": '{{FrontSide}}<hr id="answer">{{Back}}',
-            }
-        ],
-        css=_CSS,
+        BASIC_FIELDS,
+        "{{Front}}",
+        '{{FrontSide}}<hr id="answer">{{Back}}',
     )
-    choice = genanki.Model(
-        stable_id(key, "multiple-choice"),
+    choice = _model(
+        key,
+        "multiple-choice",
         CHOICE_MODEL_NAME,
-        fields=[{"name": name} for name in CHOICE_FIELDS],
-        templates=[
-            {
-                "name": "Card 1",
-                "qfmt": "{{Question}}{{Code}}{{Choices}}",
-                "afmt": '{{FrontSide}}<hr id="answer">{{Answer}}'
-                '{{#Explanation}}<div class="explanation">{{Explanation}}</div>{{/Explanation}}',
-            }
-        ],
-        css=_CSS,
+        CHOICE_FIELDS,
+        "{{Question}}{{Code}}{{Choices}}",
+        '{{FrontSide}}<hr id="answer">{{Answer}}'
+        '{{#Explanation}}<div class="explanation">{{Explanation}}</div>{{/Explanation}}',
     )
-    return basic, choice
+    typed = _model(
+        key,
+        "typed",
+        TYPED_MODEL_NAME,
+        BASIC_FIELDS,
+        "{{Front}}<br>{{type:Back}}",
+        '{{Front}}<hr id="answer">{{type:Back}}',
+    )
+    return basic, choice, typed
 
 
 def _front(item: Item) -> str:
@@ -190,8 +186,7 @@ def apkg_bytes(key: str, deck_name: str, items: Sequence[Item], *, description: 
     ``key`` fixes the deck's and the note types' ids (a pack's slug): exporting again with the
     same key gives the same ids and note GUIDs, so Anki updates what it imported before.
     """
-    basic, choice = _models(key)
-    typed = _typed_model(key)
+    basic, choice, typed = _models(key)
     deck = genanki.Deck(stable_id(key, "deck"), deck_name, description=html.escape(description))
     for item in items:
         if isinstance(item, MultipleChoice):

@@ -15,7 +15,6 @@ still submit, to practise; it scores nothing.
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -39,6 +38,7 @@ from bot.questions.schema import Exercise
 from bot.sandbox.exercise import ExerciseReport
 from bot.sandbox.result import Outcome, RunResult
 from bot.services.catalogue import Catalogue
+from bot.services.future_cache import FutureCache
 from bot.services.places import Places
 from bot.services.post_rules import PostRules
 from bot.services.runs import SnippetRuns
@@ -90,9 +90,7 @@ class Exercises(PostRules):
         self._clock = clock
         # (question version, seed) -> the reference's run: a version's content never changes
         # (an edit makes a new version), so its id names exactly the code that ran.
-        self._references: OrderedDict[tuple[int, int], asyncio.Future[ExerciseReport]] = (
-            OrderedDict()
-        )
+        self._references: FutureCache[tuple[int, int], ExerciseReport] = FutureCache(_CACHED)
 
     # --- the post -----------------------------------------------------------------------
 
@@ -134,17 +132,7 @@ class Exercises(PostRules):
     def _reference(
         self, version_id: int, item: Exercise, seed: int
     ) -> asyncio.Future[ExerciseReport]:
-        key = (version_id, seed)
-        found = self._references.get(key)
-        if found is not None and not (found.done() and found.exception() is not None):
-            self._references.move_to_end(key)
-            return found
-        future = asyncio.ensure_future(self._run_reference(item, seed))
-        future.add_done_callback(lambda f: None if f.cancelled() else f.exception())
-        self._references[key] = future
-        while len(self._references) > _CACHED:
-            self._references.popitem(last=False)
-        return future
+        return self._references.get((version_id, seed), lambda: self._run_reference(item, seed))
 
     async def _run_reference(self, item: Exercise, seed: int) -> ExerciseReport:
         result = await self._runs.exercise_run(

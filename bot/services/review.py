@@ -22,17 +22,16 @@ from bot.core import replies, srs
 from bot.core.choice_order import review_seed
 from bot.core.clock import Clock
 from bot.core.errors import BadInput
-from bot.core.guesses import GuessLimit
 from bot.core.messages import Attachment, Message, Section
 from bot.core.models import ChatContext
 from bot.core.srs import CardState
 from bot.questions.anki_export import apkg_bytes
 from bot.questions.schema import TypedAnswer
-from bot.questions.typed import Mark, TypedVerdict, answer_problem, normalise
+from bot.questions.typed import answer_problem, normalise
 from bot.services.catalogue import Catalogue
 from bot.services.places import Places
 from bot.services.reminders import Reminders
-from bot.services.typed_answers import ALMOST, UNREADABLE, TypedAnswers
+from bot.services.typed_answers import TypedAnswers
 from bot.storage.directory import Directory, MemberRow, WorkspaceRow
 from bot.storage.packs import StoredQuestion
 from bot.storage.reviews import ReviewItem, ReviewStore
@@ -98,7 +97,7 @@ class ReviewService:
         scored: Callable[[Sequence[tuple[int, int]]], None] | None = None,
         typed: TypedAnswers | None = None,
     ) -> None:
-        self._typed = typed or TypedAnswers()  # grades a typed card's value key in the jail
+        self._typed = typed or TypedAnswers()  # grades typed cards, with their free tries
         self._scored = scored  # told of each review done (role rewards count reviews)
         self._reminders = reminders  # a reminder that turned itself off is mentioned once
         self._places = places
@@ -106,10 +105,9 @@ class ReviewService:
         self._catalogue = catalogue
         self._reviews = reviews
         self._clock = clock
-        # Typed cards: when each was served (the time taken grades it), the free "almost"s,
-        # and the state before a typed grade, kept for its one override.
+        # Typed cards: when each was served (the time taken grades it), and the state before
+        # a typed grade, kept for its one override. (The free "almost"s are TypedAnswers'.)
         self._served: dict[tuple[int, int], datetime] = {}
-        self._guesses = GuessLimit()
         self._before: dict[tuple[int, int], tuple[CardState | None, int]] = {}
 
     async def _who(self, ctx: ChatContext) -> tuple[WorkspaceRow, MemberRow]:
@@ -217,6 +215,21 @@ class ReviewService:
             raise BadInput("That card's question is no longer in any pack.")
         return await self._catalogue.as_shown(version, seed)
 
+    async def _as_shown(
+        self, member_id: int, key: int, card_reviews: int | None, card: CardState | None = None
+    ) -> StoredQuestion:
+        """The card's question with its choices in the order the member was shown them: the
+        order for the card's review count when served (``card_reviews``, from its buttons),
+        or, without it (the console), for the card as it stands (``card``, read here if not
+        given)."""
+        if card_reviews is None:  # the console: the card as it stands, as /review showed it
+            if card is None:
+                card = await self._reviews.card(member_id, key)
+            shown_at = card.reviews if card else 0
+        else:
+            shown_at = card_reviews
+        return await self._question(key, review_seed(member_id, key, shown_at))
+
     async def click(self, ctx: ChatContext, key: int, value: str) -> ReviewTurn:
         """A /review button: ``show`` the back, ``more`` for another round, or a grade."""
         parsed = replies.parse_review_value(value)
@@ -263,19 +276,15 @@ class ReviewService:
             raise BadInput(problem)
         workspace, member = await self._who(ctx)
         before = await self._reviews.card(member.id, key)
-        shown_at = (before.reviews if before else 0) if card_reviews is None else card_reviews
-        item = (await self._question(key, review_seed(member.id, key, shown_at))).item
+        item = (await self._as_shown(member.id, key, card_reviews, before)).item
         if not isinstance(item, TypedAnswer):
             raise BadInput("This card is answered with its buttons, not typed.")
-        if item.value is not None:  # evaluated in the jail; its refusals cost nothing
-            version = await self._reviews.current_version(key)
-            graded = await self._typed.grade(ctx, -key, item, text, version or 0)
-            verdict = TypedVerdict(Mark.RIGHT if graded.correct else Mark.WRONG, graded.stored)
-        else:
-            verdict = item.grade(text)
-        free = verdict.mark in (Mark.CLOSE, Mark.UNREADABLE)
-        if free and self._guesses.free_try(-key, ctx.member):
-            raise BadInput(ALMOST if verdict.mark is Mark.CLOSE else UNREADABLE)
+        # A value key is evaluated in the jail (its refusals cost nothing); "almost" and an
+        # unreadable number are free tries, counted under -key (a post's id is positive).
+        version = await self._reviews.current_version(key) if item.value is not None else 0
+        graded = await self._typed.grade(
+            ctx, -key, item, text, version or 0, unreadable_misses=True
+        )
         now = self._clock.now()
         served = self._served.pop((member.id, key), None)
         taken = (now - served).total_seconds() if served is not None else None
@@ -283,7 +292,7 @@ class ReviewService:
         slip = item.number is None and all(
             said != normalise(a).replace(" ", "") for a in item.accept
         )
-        grade = typed_grade(verdict.mark is Mark.RIGHT, slip=slip, seconds=taken)
+        grade = typed_grade(graded.correct, slip=slip, seconds=taken)
         card = await self._reviews.record(
             ReviewItem(workspace.id, member.id, key, grade, now), expected_reviews=card_reviews
         )
@@ -298,7 +307,7 @@ class ReviewService:
             grade,
             srs.due_in(card.due - now),
             key,
-            right=verdict.mark is Mark.RIGHT,
+            right=graded.correct,
             reviewed=reviewed + 1,
             card_reviews=card.reviews,
         )
@@ -333,13 +342,7 @@ class ReviewService:
         """Grade one card (a choice letter, or again/hard/good/easy/knew/forgot) and serve
         the next. ``card_reviews`` None: whatever card state there is (the console)."""
         workspace, member = await self._who(ctx)
-        if card_reviews is None:  # the console: the card as it stands, as /review showed it
-            card = await self._reviews.card(member.id, key)
-            shown_at = card.reviews if card else 0
-        else:
-            shown_at = card_reviews
-        stored = await self._question(key, review_seed(member.id, key, shown_at))
-        item = stored.item
+        item = (await self._as_shown(member.id, key, card_reviews)).item
         letter = replies.correct_letter(item)
         picked = typed.strip()
         if letter is None:

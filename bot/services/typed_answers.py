@@ -16,7 +16,6 @@ loop past the time limit, gigabytes) is told so and costs nothing but the attemp
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
 from dataclasses import dataclass
 
 from bot.core.errors import BadInput, Unavailable
@@ -34,6 +33,7 @@ from bot.questions.typed_values import (
     value_of,
 )
 from bot.sandbox.exercise import Value
+from bot.services.future_cache import FutureCache
 from bot.services.runs import SnippetRuns
 
 __all__ = ["ALMOST", "UNREADABLE", "Graded", "TypedAnswers"]
@@ -62,20 +62,31 @@ class TypedAnswers:
     def __init__(self, runs: SnippetRuns | None = None) -> None:
         self._limit = GuessLimit()
         self._runs = runs
-        self._references: OrderedDict[int, asyncio.Future[Value]] = OrderedDict()
+        # question version -> its reference value (a version's content never changes)
+        self._references: FutureCache[int, Value] = FutureCache(_REFERENCES)
 
     async def grade(
-        self, ctx: ChatContext, post_id: int, item: TypedAnswer, text: str, version: int
+        self,
+        ctx: ChatContext,
+        post_id: int,
+        item: TypedAnswer,
+        text: str,
+        version: int,
+        *,
+        unreadable_misses: bool = False,
     ) -> Graded:
         """The answer to record, or :class:`BadInput` (almost, unreadable): a try that costs
-        the member nothing, until the free ones are spent."""
+        the member nothing, until the free ones are spent. Then a number that cannot be read
+        is refused (a post keeps one answer per member), or with ``unreadable_misses`` graded
+        wrong (a /review card, whose miss only makes it due again)."""
         if item.value is not None:
             return await self._value(ctx, post_id, item, text, version)
         verdict = item.grade(text)
         if verdict.mark is Mark.UNREADABLE:
             if self._limit.free_try(post_id, ctx.member):
                 raise BadInput(UNREADABLE)
-            raise BadInput("That is not a number I can read; type a number such as 0.5.")
+            if not unreadable_misses:
+                raise BadInput("That is not a number I can read; type a number such as 0.5.")
         if verdict.mark is Mark.CLOSE and self._limit.free_try(post_id, ctx.member):
             raise BadInput(ALMOST)
         if verdict.mark is Mark.RIGHT:
@@ -103,15 +114,7 @@ class TypedAnswers:
         return Graded(stored, False)
 
     def _reference(self, item: TypedAnswer, version: int) -> asyncio.Future[Value]:
-        found = self._references.get(version)
-        if found is not None and not (found.done() and found.exception() is not None):
-            return found
-        future = asyncio.ensure_future(self._run_reference(item))
-        future.add_done_callback(lambda f: None if f.cancelled() else f.exception())
-        self._references[version] = future
-        while len(self._references) > _REFERENCES:
-            self._references.popitem(last=False)
-        return future
+        return self._references.get(version, lambda: self._run_reference(item))
 
     async def _run_reference(self, item: TypedAnswer) -> Value:
         assert self._runs is not None

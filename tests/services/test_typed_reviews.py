@@ -10,6 +10,7 @@ import pytest
 
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput
+from bot.core.guesses import FREE_TRIES
 from bot.core.replies import OVERRIDE, TYPE_IT, typed_diff
 from bot.core.srs import Grade
 from bot.questions.loader import load_packs
@@ -116,3 +117,23 @@ async def test_typed_cards_are_answered_by_typing_and_graded_by_the_bot(
     with pytest.raises(BadInput, match="changed once"):
         await service.review.override(ANN, first, Grade.EASY)
     assert await store.replay_problems() == []
+
+
+async def test_an_unreadable_number_is_free_three_times_then_a_miss(
+    service: Services, clock: SimulatedClock
+) -> None:
+    """Unlike a post (which refuses it), a card counts a fourth unreadable number as a miss."""
+    await _typed_cards_due(service, clock)
+    turn = await service.review.next(ANN)
+    reviewed = 0
+    if "print(x.grad.item())" not in turn.message.plain_text():  # the due order is FSRS's
+        turn = await service.review.answer_typed(ANN, turn.key or 0, "x.grad", reviewed=0)
+        reviewed = 1
+    assert turn.key is not None
+    assert "print(x.grad.item())" in turn.message.plain_text()
+    for _ in range(FREE_TRIES):
+        with pytest.raises(BadInput, match="did not count"):
+            await service.review.answer_typed(ANN, turn.key, "twelve", reviewed=reviewed)
+    missed = await service.review.answer_typed(ANN, turn.key, "twelve", reviewed=reviewed)
+    assert missed.feedback is not None
+    assert "❌ Not quite. Graded again" in missed.feedback.plain_text().replace("**", "")
