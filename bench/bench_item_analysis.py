@@ -112,8 +112,15 @@ async def seed(db: Database, ws: int, channel: int, args: argparse.Namespace) ->
             "INSERT INTO posts (id, channel_id, question_version_id, posted_at, closes_at, "
             "closed_at, choice_seed) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [
-                (p, channel, versions[q], to_db(at), to_db(at + timedelta(hours=1)),
-                 to_db(at + timedelta(hours=1)), seed_)
+                (
+                    p,
+                    channel,
+                    versions[q],
+                    to_db(at),
+                    to_db(at + timedelta(hours=1)),
+                    to_db(at + timedelta(hours=1)),
+                    seed_,
+                )
                 for p, q, at, seed_ in posts
             ],  # fmt: skip
         )
@@ -245,7 +252,9 @@ async def main(args: argparse.Namespace) -> None:
                     workspace_name="console", command_prefix="/",
                 )  # fmt: skip
                 stats = await timed(lambda: services.standings.stats_picture(member), 5)
-            print(f"flagged rows on the Questions page: {flagged} (wrong keys seeded: {WRONG_KEYS})")
+            print(
+                f"flagged rows on the Questions page: {flagged} (wrong keys seeded: {WRONG_KEYS})"
+            )
             print(f"gradebook rows: {rows}")
             print(
                 f"Questions page: median {statistics.median(questions):.0f} ms, "

@@ -2,7 +2,7 @@
 
 Why: a reference run (an exercise's solution, a typed question's own value) is the same for
 every member answering that question version, so it is started once and every member awaits
-the one future, even while it is still running. A run that failed is not kept: the next
+the one future, even while it is still running. A run that failed, or was cancelled with a caller that went away, is not kept: the next
 caller starts it again (the sandbox may have been busy or restarting). The cache is bounded,
 dropping the least recently used key, so memory stays flat however many versions are posted.
 """
@@ -39,7 +39,9 @@ class FutureCache(Generic[K, V]):
         """The key's future: the one already started (pending or done well), else a new one
         from ``make()``, started now. Must be called with an event loop running."""
         found = self._futures.get(key)
-        if found is not None and not (found.done() and found.exception() is not None):
+        if found is not None and not (
+            found.done() and (found.cancelled() or found.exception() is not None)
+        ):
             self._futures.move_to_end(key)
             return found
         future = asyncio.ensure_future(make())

@@ -50,6 +50,20 @@ async def test_a_failed_run_is_retried() -> None:
     assert runs.started == ["a", "a"]
 
 
+async def test_a_cancelled_run_is_started_again() -> None:
+    """A member who gives up while the shared run is pending may cancel it: the next member
+    must get a fresh run, not a CancelledError for ever."""
+    runs, cache = _Runs(), FutureCache[str, str](4)
+    first = cache.get("a", lambda: runs.run("a"))
+    await asyncio.sleep(0)
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    runs.release.set()
+    assert await cache.get("a", lambda: runs.run("a")) == "A"
+    assert runs.started == ["a", "a"]
+
+
 async def test_the_least_recently_used_key_is_evicted() -> None:
     runs, cache = _Runs(), FutureCache[str, str](2)
     runs.release.set()
