@@ -54,6 +54,7 @@ from bot.web.app import create_app  # noqa: E402
 NOW = datetime(2026, 3, 30, 12, 0, tzinfo=UTC)
 POSTS_PER_QUESTION = 4
 WRONG_KEYS = 5
+HOUR = timedelta(hours=1)
 TAGS = ("graph", "leaf", "grad", "backward", "detach", "hooks", "no-grad", "inplace")
 
 
@@ -112,17 +113,9 @@ async def seed(db: Database, ws: int, channel: int, args: argparse.Namespace) ->
             "INSERT INTO posts (id, channel_id, question_version_id, posted_at, closes_at, "
             "closed_at, choice_seed) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [
-                (
-                    p,
-                    channel,
-                    versions[q],
-                    to_db(at),
-                    to_db(at + timedelta(hours=1)),
-                    to_db(at + timedelta(hours=1)),
-                    seed_,
-                )
+                (p, channel, versions[q], to_db(at), to_db(at + HOUR), to_db(at + HOUR), seed_)
                 for p, q, at, seed_ in posts
-            ],  # fmt: skip
+            ],
         )
         per_post = max(1, args.answers // len(posts))
         answer_ids = await tx.reserve_ids("answers", per_post * len(posts))

@@ -2,8 +2,9 @@
 
 Why: a reference run (an exercise's solution, a typed question's own value) is the same for
 every member answering that question version, so it is started once and every member awaits
-the one future, even while it is still running. A run that failed, or was cancelled with a caller that went away, is not kept: the next
-caller starts it again (the sandbox may have been busy or restarting). The cache is bounded,
+the one future, even while it is still running. A run that failed, or was cancelled with a
+caller that went away, is not kept: the next caller starts it again (the sandbox may have
+been busy or restarting). The cache is bounded,
 dropping the least recently used key, so memory stays flat however many versions are posted.
 """
 
