@@ -60,30 +60,57 @@ class ItemStatsStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def _ranked(self, scope: ItemScope) -> tuple[str, list[object]]:
-        """``scoped`` (the answers in scope), ``mem`` (each member's scored answers and right
-        ones) and ``grp`` (U, M or L by share right; ties by count, then id)."""
+    async def _bounds(self, scope: ItemScope) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        """The upper and lower 27 % groups' bounds, as shares ``(right, scored)``: a member
+        with at least :data:`MIN_RANKED` scored answers is upper at or above the first, lower
+        at or below the second (ties at a bound join its group). One small ``GROUP BY`` per
+        member; ``None`` when the groups would meet (nobody stands out)."""
         where, params = scope.where("a.answered_at")
+        rows = await self._db.fetchall(
+            "SELECT COUNT(a.correct), COALESCE(SUM(a.correct), 0) FROM answers a"
+            " JOIN posts p ON p.id = a.post_id JOIN channels c ON c.id = p.channel_id"
+            f" WHERE {where} GROUP BY a.member_id HAVING COUNT(a.correct) >= {MIN_RANKED}",
+            params,
+        )
+        shares = sorted(((int(r[1]), int(r[0])) for r in rows), key=lambda s: s[0] / s[1])
+        if len(shares) < 2:
+            return None
+        size = -(-len(shares) * 27 // 100)  # ceil(27 %)
+        lower, upper = shares[size - 1], shares[-size]
+        if upper[0] * lower[1] <= lower[0] * upper[1]:  # upper share <= lower share
+            return None
+        return upper, lower
+
+    async def _scoped(self, scope: ItemScope) -> tuple[str, list[object]]:
+        """``scoped``: the answers in scope, each with its member's group (U, M or L) and the
+        member's scored answers ``n`` and right ones ``r`` (window sums, so no join)."""
+        bounds = await self._bounds(scope)
+        where, params = scope.where("a.answered_at")
+        if bounds is None:
+            group = "'M'"
+        else:
+            (ur, un), (lr, ln) = bounds
+            ranked = f"COUNT(a.correct) OVER w >= {MIN_RANKED}"
+            right, scored = "COALESCE(SUM(a.correct) OVER w, 0)", "COUNT(a.correct) OVER w"
+            group = (
+                f"CASE WHEN {ranked} AND {right} * {un} >= {ur} * {scored} THEN 'U'"
+                f" WHEN {ranked} AND {right} * {ln} <= {lr} * {scored} THEN 'L' ELSE 'M' END"
+            )
         sql = (
             "WITH scoped AS ("
-            " SELECT a.member_id, a.correct, a.choice, a.post_id, v.question_id,"
+            " SELECT a.member_id, a.correct, a.choice, v.question_id,"
             " p.question_version_id AS version_id,"
             " CASE WHEN q.kind IN ('multiple_choice', 'practice') THEN p.choice_seed END AS seed,"
             f" {self._db.sql.seconds_between('a.answered_at', 'p.posted_at')} AS secs,"
-            " CASE WHEN h.post_id IS NULL THEN 0 ELSE 1 END AS hinted"
+            " CASE WHEN h.post_id IS NULL THEN 0 ELSE 1 END AS hinted,"
+            " COUNT(a.correct) OVER w AS n, COALESCE(SUM(a.correct) OVER w, 0) AS r,"
+            f" {group} AS g"
             " FROM answers a JOIN posts p ON p.id = a.post_id"
             " JOIN channels c ON c.id = p.channel_id"
             " JOIN question_versions v ON v.id = p.question_version_id"
             " JOIN questions q ON q.id = v.question_id"
             " LEFT JOIN hint_views h ON h.post_id = a.post_id AND h.member_id = a.member_id"
-            f" WHERE {where}),"
-            " mem AS (SELECT member_id, COUNT(*) AS n, SUM(correct) AS r FROM scoped"
-            " WHERE correct IS NOT NULL GROUP BY member_id),"
-            " ranked AS (SELECT member_id, ROW_NUMBER() OVER ("
-            " ORDER BY r * 1.0 / n DESC, n DESC, member_id) AS rk, COUNT(*) OVER () AS cnt"
-            f" FROM mem WHERE n >= {MIN_RANKED}),"
-            " grp AS (SELECT member_id, CASE WHEN rk <= (cnt * 27 + 99) / 100 THEN 'U'"
-            " WHEN rk > cnt - (cnt * 27 + 99) / 100 THEN 'L' ELSE 'M' END AS g FROM ranked)"
+            f" WHERE {where} WINDOW w AS (PARTITION BY a.member_id))"
         )
         return sql, params
 
@@ -122,9 +149,9 @@ class ItemStatsStore:
 
     async def totals(self, scope: ItemScope) -> dict[int, ItemTotals]:
         """Each answered question's sums, its median seconds to answer and open reports."""
-        head, params = self._ranked(scope)
-        rest = "(m.r - s.correct) * 1.0 / (m.n - 1)"
-        pb = "s.correct IS NOT NULL AND m.n > 1"
+        head, params = await self._scoped(scope)
+        rest = "(s.r - s.correct) * 1.0 / (s.n - 1)"
+        pb = "s.correct IS NOT NULL AND s.n > 1"
         rows = await self._db.fetchall(
             head + ", per AS (SELECT s.question_id, COUNT(*) AS answers,"
             " COUNT(s.correct) AS scored, COALESCE(SUM(s.correct), 0) AS right_,"
@@ -134,12 +161,11 @@ class ItemStatsStore:
             f" SUM(CASE WHEN {pb} THEN {rest} ELSE 0 END) AS pb_y,"
             f" SUM(CASE WHEN {pb} THEN s.correct * {rest} ELSE 0 END) AS pb_xy,"
             f" SUM(CASE WHEN {pb} THEN {rest} * {rest} ELSE 0 END) AS pb_yy,"
-            " SUM(CASE WHEN g.g = 'U' AND s.correct IS NOT NULL THEN 1 ELSE 0 END) AS un,"
-            " SUM(CASE WHEN g.g = 'U' THEN COALESCE(s.correct, 0) ELSE 0 END) AS ur,"
-            " SUM(CASE WHEN g.g = 'L' AND s.correct IS NOT NULL THEN 1 ELSE 0 END) AS ln,"
-            " SUM(CASE WHEN g.g = 'L' THEN COALESCE(s.correct, 0) ELSE 0 END) AS lr"
-            " FROM scoped s LEFT JOIN mem m ON m.member_id = s.member_id"
-            " LEFT JOIN grp g ON g.member_id = s.member_id GROUP BY s.question_id),"
+            " SUM(CASE WHEN s.g = 'U' AND s.correct IS NOT NULL THEN 1 ELSE 0 END) AS un,"
+            " SUM(CASE WHEN s.g = 'U' THEN COALESCE(s.correct, 0) ELSE 0 END) AS ur,"
+            " SUM(CASE WHEN s.g = 'L' AND s.correct IS NOT NULL THEN 1 ELSE 0 END) AS ln,"
+            " SUM(CASE WHEN s.g = 'L' THEN COALESCE(s.correct, 0) ELSE 0 END) AS lr"
+            " FROM scoped s GROUP BY s.question_id),"
             " timed AS (SELECT question_id, secs, ROW_NUMBER() OVER ("
             " PARTITION BY question_id ORDER BY secs) AS rn,"
             " COUNT(*) OVER (PARTITION BY question_id) AS cnt FROM scoped),"
@@ -178,16 +204,14 @@ class ItemStatsStore:
     ) -> list[ChoiceCount]:
         """The answers given, counted per question version, seed, answer and group (only the
         questions named, when any are)."""
-        head, params = self._ranked(scope)
+        head, params = await self._scoped(scope)
         only = ""
         if question_ids:
             only = f" WHERE s.question_id {self._db.sql.in_list()}"
             params = [*params, self._db.sql.list_value(list(question_ids))]
         rows = await self._db.fetchall(
-            head + " SELECT s.question_id, s.version_id, s.seed, s.choice,"
-            " COALESCE(g.g, 'M') AS grp, COUNT(*) FROM scoped s"
-            f" LEFT JOIN grp g ON g.member_id = s.member_id{only}"
-            " GROUP BY s.question_id, s.version_id, s.seed, s.choice, COALESCE(g.g, 'M')",
+            head + " SELECT s.question_id, s.version_id, s.seed, s.choice, s.g, COUNT(*)"
+            f" FROM scoped s{only} GROUP BY s.question_id, s.version_id, s.seed, s.choice, s.g",
             params,
         )
         return [
