@@ -1,0 +1,254 @@
+"""What the group knows, by tag and week, read set-based on either engine (admins' mastery).
+
+Every figure is a ``GROUP BY`` over the workspace's answers or cards, so 100,000 answers
+come back as (tags by weeks) rows and Python only lays them out. Three choices keep that true
+on both engines without an ``if engine``:
+
+* Tags live in one text column (``',tag1,tag2,'``). Members per tag must be *distinct*
+  members, which a per-tags-string count added up in Python would overcount (one member
+  answering a ``,a,`` and an ``,a,b,`` question is one member of ``a``). So the few distinct
+  tags strings are split in Python and handed back as a small ``VALUES`` table of
+  (tags string, tag) pairs, joined on equality: SQL then groups by the tag itself.
+* Weeks are bins of UTC text: a ``CASE`` over the week starts (text compares in time order,
+  see ``timefmt``), so no date function that only one engine has is needed.
+* Predicted recall is FSRS's power forgetting curve, ``(1 + F·t/S)^D`` with ``t`` whole days
+  since the card's last review, summed in SQL (``power``/``floor``: PostgreSQL has them and
+  SQLite's math functions, on since 3.35's default build). Computing it per card in Python
+  would read every card of a thousand members; the sums are one row per tag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+
+from fsrs.scheduler import DEFAULT_PARAMETERS
+
+from bot.core.srs import SrsSettings
+from bot.storage.database import Database
+from bot.storage.reviews import _DUE, _OFF_PACKS
+from bot.storage.timefmt import to_db
+
+__all__ = ["MAX_WEEKS", "GroupMasteryStore", "TagRecall", "TagTotals", "TagWeek", "week_start"]
+
+#: The most weeks :meth:`GroupMasteryStore.weekly` bins when no end is given (half a year).
+MAX_WEEKS = 26
+_WEEK = timedelta(weeks=1)
+
+
+def week_start(moment: datetime) -> datetime:
+    """Monday 00:00 UTC of ``moment``'s week: the group's weeks are UTC weeks, the same for
+    every member whatever their zone."""
+    day = moment.astimezone(UTC).date()
+    monday = day - timedelta(days=day.weekday())
+    return datetime(monday.year, monday.month, monday.day, tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class TagWeek:
+    """One tag in one week: scored answers, right ones, and the distinct members who gave
+    them (``tag`` ``""`` for untagged questions)."""
+
+    tag: str
+    week: date  # the week's Monday (UTC)
+    answers: int
+    right: int
+    members: int
+
+
+@dataclass(frozen=True, slots=True)
+class TagTotals:
+    """One tag over a whole period (members counted once however many weeks they answered)."""
+
+    tag: str
+    answers: int
+    right: int
+    members: int
+
+
+@dataclass(frozen=True, slots=True)
+class TagRecall:
+    """The group's cards carrying one tag: how many, whose, and their summed predicted recall."""
+
+    tag: str
+    cards: int
+    members: int
+    recall_sum: float
+
+    @property
+    def mean(self) -> float:
+        return self.recall_sum / self.cards if self.cards else 0.0
+
+
+# Scored answers of one workspace, with their question's tags string (``q.tags``).
+_ANSWERS = (
+    "FROM answers a JOIN posts p ON p.id = a.post_id JOIN channels c ON c.id = p.channel_id "
+    "JOIN question_versions v ON v.id = p.question_version_id "
+    "JOIN questions q ON q.id = v.question_id "
+)
+
+
+class GroupMasteryStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def _tag_table(self) -> tuple[str, list[object]] | None:
+        """``(VALUES (tags, tag), ...) tm``: each distinct tags string with each of its tags
+        (``""`` for none), as a table SQL can join on ``q.tags`` and group by ``tm.column2``.
+        None when there is no question at all. A few hundred strings at most: one per
+        distinct combination of tags in the packs."""
+        strings = [
+            str(r[0]) for r in await self._db.fetchall("SELECT DISTINCT tags FROM questions")
+        ]
+        pairs = [
+            (tags, tag) for tags in strings for tag in ([t for t in tags.split(",") if t] or [""])
+        ]
+        if not pairs:
+            return None
+        rows = ", ".join("(?, ?)" for _ in pairs)
+        return f"(VALUES {rows}) tm", [v for pair in pairs for v in pair]
+
+    async def weekly(
+        self, workspace_id: int, since: datetime, until: datetime | None = None
+    ) -> list[TagWeek]:
+        """Scored answers per tag and UTC week, from the week holding ``since`` to ``until``
+        (exclusive; None: :data:`MAX_WEEKS` weeks). A question with several tags counts under
+        each; members are distinct per (tag, week)."""
+        first = week_start(since)
+        end = until if until is not None else first + MAX_WEEKS * _WEEK
+        starts: list[datetime] = []
+        while first + len(starts) * _WEEK < end:
+            starts.append(first + len(starts) * _WEEK)
+        table = await self._tag_table()
+        if not starts or table is None:
+            return []
+        tags, tag_params = table
+        # Latest week first: most answers are recent, and CASE stops at the first match.
+        bins = " ".join(f"WHEN a.answered_at >= ? THEN {i}" for i in reversed(range(len(starts))))
+        rows = await self._db.fetchall(
+            f"SELECT tm.column2, CASE {bins} END AS wk, COUNT(*), SUM(a.correct), "
+            f"COUNT(DISTINCT a.member_id) {_ANSWERS} JOIN {tags} ON tm.column1 = q.tags "
+            "WHERE c.workspace_id = ? AND a.correct IS NOT NULL "
+            "AND a.answered_at >= ? AND a.answered_at < ? GROUP BY 1, 2",
+            [
+                *(to_db(s) for s in reversed(starts)),
+                *tag_params,
+                workspace_id,
+                to_db(starts[0]),
+                to_db(end),
+            ],
+        )
+        return sorted(
+            (
+                TagWeek(
+                    str(r[0]),
+                    starts[int(r[1])].date(),
+                    int(r[2]),
+                    int(r[3] or 0),
+                    int(r[4]),
+                )
+                for r in rows
+            ),
+            key=lambda w: (w.tag, w.week),
+        )
+
+    async def totals(
+        self, workspace_id: int, since: datetime, until: datetime | None = None
+    ) -> list[TagTotals]:
+        """Scored answers per tag over ``[since, until)``, members counted once per tag (what
+        "the tags the group is weakest in" ranks; a week's counts cannot be added up)."""
+        table = await self._tag_table()
+        if table is None:
+            return []
+        tags, tag_params = table
+        params: list[object] = [*tag_params, workspace_id, to_db(since)]
+        bound = ""
+        if until is not None:
+            bound = " AND a.answered_at < ?"
+            params.append(to_db(until))
+        rows = await self._db.fetchall(
+            f"SELECT tm.column2, COUNT(*), SUM(a.correct), COUNT(DISTINCT a.member_id) "
+            f"{_ANSWERS} JOIN {tags} ON tm.column1 = q.tags "
+            f"WHERE c.workspace_id = ? AND a.correct IS NOT NULL AND a.answered_at >= ?{bound} "
+            "GROUP BY 1",
+            params,
+        )
+        return sorted(
+            (TagTotals(str(r[0]), int(r[1]), int(r[2] or 0), int(r[3])) for r in rows),
+            key=lambda t: t.tag,
+        )
+
+    async def cards(
+        self, workspace_id: int, now: datetime, settings: SrsSettings
+    ) -> list[TagRecall]:
+        """The group's cards per tag with their summed predicted recall at ``now``.
+
+        The same cards a member's ``/review`` counts (question and pack live, the pack on in
+        some channel), and the same curve as :func:`bot.core.srs.retrievability`: whole days
+        since the last review, never negative; a card without stability recalls 0.
+        """
+        table = await self._tag_table()
+        if table is None:
+            return []
+        tags, tag_params = table
+        decay, factor = _curve(settings)
+        days = f"floor(({self._db.sql.seconds_between('?', 'c.last_review')}) / 86400.0)"
+        # ``CAST(? AS DOUBLE PRECISION)``: PostgreSQL needs the parameters' type; SQLite reads
+        # it as REAL.
+        recall = (
+            "CASE WHEN c.stability IS NULL OR c.stability <= 0 THEN 0.0 "
+            f"ELSE power(1.0 + CAST(? AS DOUBLE PRECISION) * (CASE WHEN {days} > 0 THEN {days} "
+            "ELSE 0 END) / c.stability, CAST(? AS DOUBLE PRECISION)) END"
+        )
+        stamp = to_db(now)
+        rows = await self._db.fetchall(
+            f"SELECT tm.column2, COUNT(*), COUNT(DISTINCT c.member_id), SUM({recall}) "
+            f"FROM cards c JOIN questions q ON q.id = c.question_id "
+            f"JOIN packs k ON k.id = q.pack_id JOIN {tags} ON tm.column1 = q.tags "
+            "WHERE c.workspace_id = ? AND q.retired_at IS NULL AND k.retired_at IS NULL "
+            f"AND q.current_version_id IS NOT NULL AND k.id NOT IN ({_positional(_OFF_PACKS)}) "
+            "GROUP BY 1",
+            [
+                factor,
+                stamp,
+                stamp,
+                decay,
+                *tag_params,
+                workspace_id,
+                workspace_id,
+                workspace_id,
+            ],
+        )
+        return sorted(
+            (TagRecall(str(r[0]), int(r[1]), int(r[2]), float(r[3] or 0.0)) for r in rows),
+            key=lambda t: t.tag,
+        )
+
+    async def due_counts(self, workspace_id: int, now: datetime) -> tuple[int, int]:
+        """How many members have a card due at ``now``, and how many one overdue by more than
+        a day (the cards ``/review`` would serve them: holds and switched-off packs count)."""
+        row = await self._db.fetchone(
+            f"SELECT COUNT(DISTINCT CASE WHEN {_DUE} <= :now THEN c.member_id END), "
+            f"COUNT(DISTINCT CASE WHEN {_DUE} < :late THEN c.member_id END) "
+            "FROM cards c JOIN questions q ON q.id = c.question_id "
+            "JOIN packs k ON k.id = q.pack_id "
+            "LEFT JOIN card_holds h ON h.member_id = c.member_id AND h.question_id = c.question_id "
+            "WHERE c.workspace_id = :ws AND q.retired_at IS NULL AND k.retired_at IS NULL "
+            f"AND q.current_version_id IS NOT NULL AND k.id NOT IN ({_OFF_PACKS})",
+            {"ws": workspace_id, "now": to_db(now), "late": to_db(now - timedelta(days=1))},
+        )
+        return (0, 0) if row is None else (int(row[0] or 0), int(row[1] or 0))
+
+
+def _curve(settings: SrsSettings) -> tuple[float, float]:
+    """FSRS-6's forgetting curve constants for ``settings``: ``R = (1 + F·t/S)^D``, with
+    ``D = -w20`` and ``F = 0.9^(1/D) - 1`` (so that R is 90 % when t equals S)."""
+    parameters: Sequence[float] = settings.parameters or DEFAULT_PARAMETERS
+    decay = -float(parameters[20])
+    return decay, 0.9 ** (1 / decay) - 1
+
+
+def _positional(sql: str) -> str:
+    """``_OFF_PACKS`` (written with ``:ws``) in a statement of ``?`` parameters."""
+    return sql.replace(":ws", "?")
