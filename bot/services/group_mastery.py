@@ -42,11 +42,13 @@ FORBIDDEN = "Only admins can see the group's mastery; /stats shows your own."
 
 @dataclass(frozen=True, slots=True)
 class GroupPicture:
-    """The picture, its alt text, and the chat message that carries both."""
+    """The picture, its alt text, and the chat message that carries both; ``chart`` is the
+    data drawn (small groups' figures already withheld), for a page that shows it as a table."""
 
     png: bytes
     alt: str
     message: Message
+    chart: GroupChart
 
 
 def _share(right: int, answers: int) -> str:
@@ -92,7 +94,7 @@ class GroupMastery:
             attachments=(Attachment("group-mastery.png", png, alt, is_image=True),),
             ephemeral=True,
         )
-        return GroupPicture(png, alt, message)
+        return GroupPicture(png, alt, message, chart)
 
     async def _chart(
         self, workspace_id: int, weeks: int
@@ -103,8 +105,9 @@ class GroupMastery:
         workspace = await self._places.workspace_by_id(workspace_id)
         first = week_start(now) - timedelta(weeks=weeks - 1)
         starts = [(first + timedelta(weeks=i)).date() for i in range(weeks)]
-        weekly = await self._store.weekly(workspace_id, first, now)
-        totals = await self._store.totals(workspace_id, first, now)
+        end = first + timedelta(weeks=weeks)  # this week's end: an answer made this instant counts
+        weekly = await self._store.weekly(workspace_id, first, end)
+        totals = await self._store.totals(workspace_id, first, end)
         settings = await self._reviews.settings(workspace_id)
         recall = await self._store.cards(workspace_id, now, settings)
         due, overdue = await self._store.due_counts(workspace_id, now)

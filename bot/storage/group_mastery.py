@@ -193,7 +193,9 @@ class GroupMasteryStore:
             return []
         tags, tag_params = table
         decay, factor = _curve(settings)
-        days = f"floor(({self._db.sql.seconds_between('?', 'c.last_review')}) / 86400.0)"
+        days = (
+            f"floor(({self._db.sql.seconds_between('CAST(? AS TEXT)', 'c.last_review')}) / 86400.0)"
+        )
         # ``CAST(? AS DOUBLE PRECISION)``: PostgreSQL needs the parameters' type; SQLite reads
         # it as REAL.
         recall = (
