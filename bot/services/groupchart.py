@@ -84,11 +84,16 @@ def tag_label(tag: str) -> str:
     return tag or "(untagged)"
 
 
-def _colour(share: float) -> tuple[float, float, float, float]:
-    """Red (0 %) through yellow to green (100 %): a share right reads at a glance."""
-    from matplotlib import colormaps
+_STOPS = ((0.0, (0.84, 0.19, 0.15)), (0.5, (1.0, 0.87, 0.45)), (1.0, (0.10, 0.60, 0.31)))
 
-    return tuple(colormaps["RdYlGn"](0.1 + 0.8 * share))  # type: ignore[return-value]
+
+def _colour(share: float) -> tuple[float, float, float]:
+    """Red (0 %) through yellow to green (100 %): a share right reads at a glance. Computed
+    here, not by a matplotlib colormap, which copies its table on every lookup."""
+    share = min(max(share, 0.0), 1.0)
+    (x0, c0), (x1, c1) = (_STOPS[0], _STOPS[1]) if share <= 0.5 else (_STOPS[1], _STOPS[2])
+    t = (share - x0) / (x1 - x0)
+    return (c0[0] + t * (c1[0] - c0[0]), c0[1] + t * (c1[1] - c0[1]), c0[2] + t * (c1[2] - c0[2]))
 
 
 def _heatmap(ax: Axes, chart: GroupChart) -> None:
@@ -115,8 +120,11 @@ def _heatmap(ax: Axes, chart: GroupChart) -> None:
         )
         ax.set_axis_off()
         return
+    # Half a year of weeks is 26 narrow columns: smaller numbers, every other week named.
+    size = 8 if len(chart.weeks) <= 12 else 6
+    every = 1 if len(chart.weeks) <= 13 else 2
     shown: list[Rectangle] = []
-    colours: list[tuple[float, float, float, float] | str] = []
+    colours: list[tuple[float, float, float] | str] = []
     hidden: list[Rectangle] = []
     for row, tag in enumerate(chart.tags):
         for col, week in enumerate(chart.weeks):
@@ -136,7 +144,7 @@ def _heatmap(ax: Axes, chart: GroupChart) -> None:
                     f"{round(100 * cell.share)}%",
                     ha="center",
                     va="center",
-                    fontsize=8,
+                    fontsize=size,
                     color=_TEXT,
                 )
     ax.add_collection(PatchCollection(shown, facecolors=colours, edgecolors="none"))
@@ -148,12 +156,23 @@ def _heatmap(ax: Axes, chart: GroupChart) -> None:
         )
     ax.set_xlim(-0.55, len(chart.weeks) - 0.45)
     ax.set_ylim(len(chart.tags) - 0.5, -0.5)
-    ax.set_xticks(
-        range(len(chart.weeks)), [week_label(w) for w in chart.weeks], fontsize=8, color=_MUTED
-    )
-    ax.set_yticks(
-        range(len(chart.tags)), [tag_label(t) for t in chart.tags], fontsize=8, color=_TEXT
-    )
+    # Labels as plain text: a tick is a line and two labels, and ~30 of them cost more
+    # to lay out than all the cells.
+    for col, week in enumerate(chart.weeks):
+        if (len(chart.weeks) - 1 - col) % every == 0:
+            ax.text(
+                col,
+                len(chart.tags) - 0.4,
+                week_label(week),
+                ha="center",
+                va="top",
+                fontsize=8,
+                color=_MUTED,
+            )
+    for row, tag in enumerate(chart.tags):
+        ax.text(-0.6, row, tag_label(tag), ha="right", va="center", fontsize=8, color=_TEXT)
+    ax.set_xticks([])
+    ax.set_yticks([])
     ax.tick_params(length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)
@@ -193,7 +212,8 @@ def _bars(ax: Axes, chart: GroupChart) -> None:
                 f"withheld: fewer than {chart.threshold} members",
                 va="center",
                 fontsize=7,
-                color=_MUTED,
+                color=_TEXT,
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.5},
             )
         else:
             ax.text(
@@ -219,7 +239,8 @@ def _bars(ax: Axes, chart: GroupChart) -> None:
     ax.set_ylim(len(bars) - 0.5, -0.8)
     ax.set_xlim(0, 1.0)
     ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0], ["0%", "25%", "50%", "75%", "100%"], fontsize=7)
-    ax.tick_params(colors=_MUTED, length=0)
+    ax.tick_params(axis="x", colors=_MUTED, length=0)
+    ax.tick_params(axis="y", length=0)
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
 
@@ -267,5 +288,7 @@ def draw_group_chart(chart: GroupChart, fmt: str = "png") -> bytes:
     _bars(figure.add_axes(box(top + heat_h + gap + 0.2, bars_h - 0.2)), chart)
     out = io.BytesIO()
     with rc_context({"svg.fonttype": "none", "svg.hashsalt": "studybot", "hatch.color": _MUTED}):
-        figure.savefig(out, format=fmt, facecolor="white")
+        # A PNG of flat colours is small at any level; level 1 saves a third of the render.
+        extra = {"pil_kwargs": {"compress_level": 1}} if fmt == "png" else {}
+        figure.savefig(out, format=fmt, facecolor="white", **extra)
     return out.getvalue()

@@ -81,11 +81,12 @@ class TagRecall:
         return self.recall_sum / self.cards if self.cards else 0.0
 
 
-# Scored answers of one workspace, with their question's tags string (``q.tags``).
-_ANSWERS = (
-    "FROM answers a JOIN posts p ON p.id = a.post_id JOIN channels c ON c.id = p.channel_id "
-    "JOIN question_versions v ON v.id = p.question_version_id "
-    "JOIN questions q ON q.id = v.question_id "
+# A workspace's scored answers in [?, ?), each once per tag of its question (``pt``). The
+# unary ``+`` keeps SQLite from driving the join from the posts through the answers' post
+# index (a lookup per answer into the big table); it scans the answers by time instead.
+_SCORED = (
+    "FROM answers a JOIN pt ON pt.post_id = +a.post_id "
+    "WHERE a.correct IS NOT NULL AND a.answered_at >= ? AND a.answered_at < ? "
 )
 
 
@@ -109,6 +110,24 @@ class GroupMasteryStore:
         rows = ", ".join("(?, ?)" for _ in pairs)
         return f"(VALUES {rows}) tm", [v for pair in pairs for v in pair]
 
+    async def _tagged_posts(self, workspace_id: int) -> tuple[str, list[object]] | None:
+        """``WITH pt AS MATERIALIZED (post_id, tag)``: the workspace's posts, once per tag of
+        their question. Materialized, it is a small table (posts by tags, not answers) that
+        each answer is looked up in once: joining the answers to posts, channels, versions
+        and questions row by row costs SQLite four lookups per answer instead."""
+        table = await self._tag_table()
+        if table is None:
+            return None
+        tags, params = table
+        return (
+            "WITH pt AS MATERIALIZED (SELECT p.id AS post_id, tm.column2 AS tag FROM posts p "
+            "JOIN channels c ON c.id = p.channel_id "
+            "JOIN question_versions v ON v.id = p.question_version_id "
+            f"JOIN questions q ON q.id = v.question_id JOIN {tags} ON tm.column1 = q.tags "
+            "WHERE c.workspace_id = ?) ",
+            [*params, workspace_id],
+        )
+
     async def weekly(
         self, workspace_id: int, since: datetime, until: datetime | None = None
     ) -> list[TagWeek]:
@@ -120,24 +139,16 @@ class GroupMasteryStore:
         starts: list[datetime] = []
         while first + len(starts) * _WEEK < end:
             starts.append(first + len(starts) * _WEEK)
-        table = await self._tag_table()
-        if not starts or table is None:
+        posts = await self._tagged_posts(workspace_id)
+        if not starts or posts is None:
             return []
-        tags, tag_params = table
+        with_pt, params = posts
         # Latest week first: most answers are recent, and CASE stops at the first match.
         bins = " ".join(f"WHEN a.answered_at >= ? THEN {i}" for i in reversed(range(len(starts))))
         rows = await self._db.fetchall(
-            f"SELECT tm.column2, CASE {bins} END AS wk, COUNT(*), SUM(a.correct), "
-            f"COUNT(DISTINCT a.member_id) {_ANSWERS} JOIN {tags} ON tm.column1 = q.tags "
-            "WHERE c.workspace_id = ? AND a.correct IS NOT NULL "
-            "AND a.answered_at >= ? AND a.answered_at < ? GROUP BY 1, 2",
-            [
-                *(to_db(s) for s in reversed(starts)),
-                *tag_params,
-                workspace_id,
-                to_db(starts[0]),
-                to_db(end),
-            ],
+            f"{with_pt}SELECT pt.tag, CASE {bins} END AS wk, COUNT(*), SUM(a.correct), "
+            f"COUNT(DISTINCT a.member_id) {_SCORED} GROUP BY 1, 2",
+            [*params, *(to_db(s) for s in reversed(starts)), to_db(starts[0]), to_db(end)],
         )
         return sorted(
             (
@@ -153,26 +164,17 @@ class GroupMasteryStore:
             key=lambda w: (w.tag, w.week),
         )
 
-    async def totals(
-        self, workspace_id: int, since: datetime, until: datetime | None = None
-    ) -> list[TagTotals]:
+    async def totals(self, workspace_id: int, since: datetime, until: datetime) -> list[TagTotals]:
         """Scored answers per tag over ``[since, until)``, members counted once per tag (what
         "the tags the group is weakest in" ranks; a week's counts cannot be added up)."""
-        table = await self._tag_table()
-        if table is None:
+        posts = await self._tagged_posts(workspace_id)
+        if posts is None:
             return []
-        tags, tag_params = table
-        params: list[object] = [*tag_params, workspace_id, to_db(since)]
-        bound = ""
-        if until is not None:
-            bound = " AND a.answered_at < ?"
-            params.append(to_db(until))
+        with_pt, params = posts
         rows = await self._db.fetchall(
-            f"SELECT tm.column2, COUNT(*), SUM(a.correct), COUNT(DISTINCT a.member_id) "
-            f"{_ANSWERS} JOIN {tags} ON tm.column1 = q.tags "
-            f"WHERE c.workspace_id = ? AND a.correct IS NOT NULL AND a.answered_at >= ?{bound} "
-            "GROUP BY 1",
-            params,
+            f"{with_pt}SELECT pt.tag, COUNT(*), SUM(a.correct), COUNT(DISTINCT a.member_id) "
+            f"{_SCORED} GROUP BY 1",
+            [*params, to_db(since), to_db(until)],
         )
         return sorted(
             (TagTotals(str(r[0]), int(r[1]), int(r[2] or 0), int(r[3])) for r in rows),
@@ -204,21 +206,23 @@ class GroupMasteryStore:
             "ELSE 0 END) / c.stability, CAST(? AS DOUBLE PRECISION)) END"
         )
         stamp = to_db(now)
+        # The live questions' tags first (a small table), then each card looked up in it once.
         rows = await self._db.fetchall(
-            f"SELECT tm.column2, COUNT(*), COUNT(DISTINCT c.member_id), SUM({recall}) "
-            f"FROM cards c JOIN questions q ON q.id = c.question_id "
-            f"JOIN packs k ON k.id = q.pack_id JOIN {tags} ON tm.column1 = q.tags "
-            "WHERE c.workspace_id = ? AND q.retired_at IS NULL AND k.retired_at IS NULL "
-            f"AND q.current_version_id IS NOT NULL AND k.id NOT IN ({_positional(_OFF_PACKS)}) "
-            "GROUP BY 1",
+            "WITH qt AS MATERIALIZED (SELECT q.id AS question_id, tm.column2 AS tag "
+            f"FROM questions q JOIN packs k ON k.id = q.pack_id JOIN {tags} ON tm.column1 = q.tags "
+            "WHERE q.retired_at IS NULL AND k.retired_at IS NULL "
+            f"AND q.current_version_id IS NOT NULL AND k.id NOT IN ({_positional(_OFF_PACKS)})) "
+            f"SELECT qt.tag, COUNT(*), COUNT(DISTINCT c.member_id), SUM({recall}) "
+            "FROM cards c JOIN qt ON qt.question_id = +c.question_id "
+            "WHERE c.workspace_id = ? GROUP BY 1",
             [
+                *tag_params,
+                workspace_id,
+                workspace_id,
                 factor,
                 stamp,
                 stamp,
                 decay,
-                *tag_params,
-                workspace_id,
-                workspace_id,
                 workspace_id,
             ],
         )
