@@ -107,9 +107,11 @@ class GroupMastery:
         starts = [(first + timedelta(weeks=i)).date() for i in range(weeks)]
         end = first + timedelta(weeks=weeks)  # this week's end: an answer made this instant counts
         weekly = await self._store.weekly(workspace_id, first, end)
-        totals = await self._store.totals(workspace_id, first, end)
+        totals = await self._store.totals(
+            workspace_id, first, end, weekly=weekly, enough=MIN_MEMBERS
+        )
         settings = await self._reviews.settings(workspace_id)
-        recall = await self._store.cards(workspace_id, now, settings)
+        recall = await self._store.cards(workspace_id, now, settings, enough=MIN_MEMBERS)
         due, overdue = await self._store.due_counts(workspace_id, now)
 
         rows = [t.tag for t in sorted(totals, key=lambda t: (-t.answers, t.tag))][:MAX_TAGS]
@@ -157,7 +159,7 @@ def _weakest_text(weakest: list[TagTotals], *, bold: bool) -> str:
     star = "**" if bold else ""
     return ", ".join(
         f"{star}{tag_label(t.tag)}{star} {_share(t.right, t.answers)} "
-        f"({t.right} of {t.answers} right, {t.members} members)"
+        f"({t.right} of {t.answers} right)"
         for t in weakest
     )
 

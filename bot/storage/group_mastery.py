@@ -110,7 +110,9 @@ class GroupMasteryStore:
         rows = ", ".join("(?, ?)" for _ in pairs)
         return f"(VALUES {rows}) tm", [v for pair in pairs for v in pair]
 
-    async def _tagged_posts(self, workspace_id: int) -> tuple[str, list[object]] | None:
+    async def _tagged_posts(
+        self, workspace_id: int, only: Sequence[str] | None = None
+    ) -> tuple[str, list[object]] | None:
         """``WITH pt AS MATERIALIZED (post_id, tag)``: the workspace's posts, once per tag of
         their question. Materialized, it is a small table (posts by tags, not answers) that
         each answer is looked up in once: joining the answers to posts, channels, versions
@@ -124,8 +126,11 @@ class GroupMasteryStore:
             "JOIN channels c ON c.id = p.channel_id "
             "JOIN question_versions v ON v.id = p.question_version_id "
             f"JOIN questions q ON q.id = v.question_id JOIN {tags} ON tm.column1 = q.tags "
-            "WHERE c.workspace_id = ?) ",
-            [*params, workspace_id],
+            "WHERE c.workspace_id = ?"
+            + ("" if only is None else f" AND tm.column2 {self._db.sql.in_list()}")
+            + ") ",
+            [*params, workspace_id]
+            + ([] if only is None else [self._db.sql.list_value(list(only))]),
         )
 
     async def weekly(
@@ -164,10 +169,45 @@ class GroupMasteryStore:
             key=lambda w: (w.tag, w.week),
         )
 
-    async def totals(self, workspace_id: int, since: datetime, until: datetime) -> list[TagTotals]:
+    async def totals(
+        self,
+        workspace_id: int,
+        since: datetime,
+        until: datetime,
+        *,
+        weekly: Sequence[TagWeek] | None = None,
+        enough: int = 0,
+    ) -> list[TagTotals]:
         """Scored answers per tag over ``[since, until)``, members counted once per tag (what
-        "the tags the group is weakest in" ranks; a week's counts cannot be added up)."""
-        posts = await self._tagged_posts(workspace_id)
+        "the tags the group is weakest in" ranks; a week's member counts cannot be added up).
+
+        Given the period's ``weekly`` rows, answers and right ones are their sums, and a tag
+        with ``enough`` members in one week has at least that many in the period: ``members``
+        is then that lower bound. Only a tag no week gives ``enough`` but whose weeks add up
+        to it is counted again, exactly: one more scan for small groups only.
+        """
+        if weekly is None:
+            return await self._totals(workspace_id, since, until, None)
+        sums: dict[str, list[int]] = {}
+        for w in weekly:
+            row = sums.setdefault(w.tag, [0, 0, 0, 0])  # answers, right, max members, sum
+            row[0] += w.answers
+            row[1] += w.right
+            row[2] = max(row[2], w.members)
+            row[3] += w.members
+        unsure = [t for t, r in sums.items() if r[2] < enough <= r[3]]
+        exact = {t.tag: t for t in await self._totals(workspace_id, since, until, unsure)}
+        return [
+            exact.get(tag) or TagTotals(tag, r[0], r[1], r[2] if r[2] >= enough else r[3])
+            for tag, r in sorted(sums.items())
+        ]
+
+    async def _totals(
+        self, workspace_id: int, since: datetime, until: datetime, tags: Sequence[str] | None
+    ) -> list[TagTotals]:
+        if tags is not None and not tags:
+            return []
+        posts = await self._tagged_posts(workspace_id, tags)
         if posts is None:
             return []
         with_pt, params = posts
@@ -182,66 +222,83 @@ class GroupMasteryStore:
         )
 
     async def cards(
-        self, workspace_id: int, now: datetime, settings: SrsSettings
+        self, workspace_id: int, now: datetime, settings: SrsSettings, *, enough: int = 0
     ) -> list[TagRecall]:
         """The group's cards per tag with their summed predicted recall at ``now``.
 
         The same cards a member's ``/review`` counts (question and pack live, the pack on in
         some channel), and the same curve as :func:`bot.core.srs.retrievability`: whole days
         since the last review, never negative; a card without stability recalls 0.
+
+        Summed per question in SQL (a card is one member's, so a question's cards count its
+        members), added up per tag here. ``members`` is exact below ``enough``; from
+        ``enough`` on it may be a lower bound (the tag's busiest question): counting distinct
+        members per tag would expand every card by its tags, the slow part.
         """
-        table = await self._tag_table()
-        if table is None:
-            return []
-        tags, tag_params = table
+        live = await self._db.fetchall(
+            "SELECT q.id, q.tags FROM questions q JOIN packs k ON k.id = q.pack_id "
+            "WHERE q.retired_at IS NULL AND k.retired_at IS NULL "
+            f"AND q.current_version_id IS NOT NULL AND k.id NOT IN ({_OFF_PACKS})",
+            {"ws": workspace_id},
+        )
+        tags_of = {int(r[0]): [t for t in str(r[1]).split(",") if t] or [""] for r in live}
         decay, factor = _curve(settings)
         days = (
-            f"floor(({self._db.sql.seconds_between('CAST(? AS TEXT)', 'c.last_review')}) / 86400.0)"
+            f"floor(({self._db.sql.seconds_between('CAST(? AS TEXT)', 'last_review')}) / 86400.0)"
         )
         # ``CAST(? AS DOUBLE PRECISION)``: PostgreSQL needs the parameters' type; SQLite reads
         # it as REAL.
         recall = (
-            "CASE WHEN c.stability IS NULL OR c.stability <= 0 THEN 0.0 "
+            "CASE WHEN stability IS NULL OR stability <= 0 THEN 0.0 "
             f"ELSE power(1.0 + CAST(? AS DOUBLE PRECISION) * (CASE WHEN {days} > 0 THEN {days} "
-            "ELSE 0 END) / c.stability, CAST(? AS DOUBLE PRECISION)) END"
+            "ELSE 0 END) / stability, CAST(? AS DOUBLE PRECISION)) END"
         )
         stamp = to_db(now)
-        # The live questions' tags first (a small table), then each card looked up in it once.
         rows = await self._db.fetchall(
-            "WITH qt AS MATERIALIZED (SELECT q.id AS question_id, tm.column2 AS tag "
-            f"FROM questions q JOIN packs k ON k.id = q.pack_id JOIN {tags} ON tm.column1 = q.tags "
-            "WHERE q.retired_at IS NULL AND k.retired_at IS NULL "
-            f"AND q.current_version_id IS NOT NULL AND k.id NOT IN ({_positional(_OFF_PACKS)})) "
-            f"SELECT qt.tag, COUNT(*), COUNT(DISTINCT c.member_id), SUM({recall}) "
-            "FROM cards c JOIN qt ON qt.question_id = +c.question_id "
-            "WHERE c.workspace_id = ? GROUP BY 1",
-            [
-                *tag_params,
-                workspace_id,
-                workspace_id,
-                factor,
-                stamp,
-                stamp,
-                decay,
-                workspace_id,
-            ],
+            f"SELECT question_id, COUNT(*), SUM({recall}) FROM cards WHERE workspace_id = ? "
+            "GROUP BY question_id",
+            [factor, stamp, stamp, decay, workspace_id],
         )
-        return sorted(
-            (TagRecall(str(r[0]), int(r[1]), int(r[2]), float(r[3] or 0.0)) for r in rows),
-            key=lambda t: t.tag,
+        sums: dict[str, list[float]] = {}  # cards, recall, busiest question, cards again
+        questions: dict[str, list[int]] = {}
+        for question_id, count, total in rows:
+            for tag in tags_of.get(int(question_id), ()):
+                row = sums.setdefault(tag, [0, 0.0, 0])
+                row[0] += int(count)
+                row[1] += float(total or 0.0)
+                row[2] = max(row[2], int(count))
+                questions.setdefault(tag, []).append(int(question_id))
+        result = []
+        for tag, (count, total, busiest) in sorted(sums.items()):
+            members = int(busiest)
+            if members < enough:  # few cards: count their members exactly
+                members = await self._card_members(workspace_id, questions[tag])
+            result.append(TagRecall(tag, int(count), members, total))
+        return result
+
+    async def _card_members(self, workspace_id: int, question_ids: Sequence[int]) -> int:
+        value = await self._db.fetchval(
+            "SELECT COUNT(DISTINCT member_id) FROM cards WHERE workspace_id = ? "
+            f"AND question_id {self._db.sql.in_list()}",
+            (workspace_id, self._db.sql.list_value(question_ids)),
         )
+        return int(value or 0)
 
     async def due_counts(self, workspace_id: int, now: datetime) -> tuple[int, int]:
         """How many members have a card due at ``now``, and how many one overdue by more than
-        a day (the cards ``/review`` would serve them: holds and switched-off packs count)."""
+        a day (the cards ``/review`` would serve them: holds and switched-off packs count).
+
+        Each member's soonest due card says both, so the cards are folded per member first
+        (in the cards' key order: no sort) and the members counted after."""
         row = await self._db.fetchone(
-            f"SELECT COUNT(DISTINCT CASE WHEN {_DUE} <= :now THEN c.member_id END), "
-            f"COUNT(DISTINCT CASE WHEN {_DUE} < :late THEN c.member_id END) "
-            "FROM cards c JOIN questions q ON q.id = c.question_id "
-            "JOIN packs k ON k.id = q.pack_id "
+            "SELECT COUNT(CASE WHEN soonest <= :now THEN 1 END), "
+            "COUNT(CASE WHEN soonest < :late THEN 1 END) "
+            f"FROM (SELECT c.member_id, MIN({_DUE}) AS soonest FROM cards c "
             "LEFT JOIN card_holds h ON h.member_id = c.member_id AND h.question_id = c.question_id "
-            "WHERE c.workspace_id = :ws AND q.retired_at IS NULL AND k.retired_at IS NULL "
-            f"AND q.current_version_id IS NOT NULL AND k.id NOT IN ({_OFF_PACKS})",
+            "WHERE c.workspace_id = :ws AND c.question_id IN (SELECT q.id FROM questions q "
+            "JOIN packs k ON k.id = q.pack_id WHERE q.retired_at IS NULL AND k.retired_at IS NULL "
+            f"AND q.current_version_id IS NOT NULL AND k.id NOT IN ({_OFF_PACKS})) "
+            "GROUP BY c.member_id) m",
             {"ws": workspace_id, "now": to_db(now), "late": to_db(now - timedelta(days=1))},
         )
         return (0, 0) if row is None else (int(row[0] or 0), int(row[1] or 0))
@@ -253,8 +310,3 @@ def _curve(settings: SrsSettings) -> tuple[float, float]:
     parameters: Sequence[float] = settings.parameters or DEFAULT_PARAMETERS
     decay = -float(parameters[20])
     return decay, 0.9 ** (1 / decay) - 1
-
-
-def _positional(sql: str) -> str:
-    """``_OFF_PACKS`` (written with ``:ws``) in a statement of ``?`` parameters."""
-    return sql.replace(":ws", "?")

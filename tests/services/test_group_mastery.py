@@ -61,7 +61,7 @@ async def test_weakest_tags_withheld_cells_and_due_members(
     text = picture.message.plain_text()
     assert picture.message.title == "Group mastery"
     # leaf: 1 of 6 right; retain-graph: 6 of 6; the untagged question has only 3 members.
-    assert "Weakest tags: leaf 17% (1 of 6 right, 6 members), retain-graph 100%" in text
+    assert "Weakest tags: leaf 17% (1 of 6 right), retain-graph 100% (6 of 6 right)" in text
     assert "(untagged)" not in text.split("Weakest tags:")[1].split("\n")[0]
     # Everyone has cards from Wednesday (due minutes after): overdue by Friday. zed's card
     # from Thursday evening is due, not a day overdue.
