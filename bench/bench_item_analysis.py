@@ -237,14 +237,14 @@ async def main(args: argparse.Namespace) -> None:
 
             upkeep = Wiring().upkeep(db)
             scores_export = await timed(lambda: upkeep.export_scores(None, NOW), 5)
-            mastery = getattr(services, "mastery", None)
+            mastery = services.mastery
             if mastery is not None:
                 picture = await timed(lambda: mastery.workspace_picture(workspace.id), 5)
                 member = ChatContext(
                     "console", "console", "study", "u1", "member1", channel_name="study",
                     workspace_name="console", command_prefix="/",
                 )  # fmt: skip
-                stats = await timed(lambda: services.standings.stats_picture(member), 5)
+                stats = await timed(lambda: services.standings.stats(member, None), 5)
             print(
                 f"flagged rows on the Questions page: {flagged} (wrong keys seeded: {WRONG_KEYS})"
             )

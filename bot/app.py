@@ -42,6 +42,7 @@ from bot.services.bundle import Services
 from bot.services.catalogue import Catalogue
 from bot.services.exercises import Exercises
 from bot.services.graphs import ItemGraphs
+from bot.services.group_mastery import GroupMastery
 from bot.services.hint_log import HintLog
 from bot.services.history import QuestionHistory
 from bot.services.home import Home
@@ -76,6 +77,7 @@ from bot.storage.database import Database, open_database
 from bot.storage.directory import Directory
 from bot.storage.exercises import ExerciseStore
 from bot.storage.gradebook import GradebookStore
+from bot.storage.group_mastery import GroupMasteryStore
 from bot.storage.item_flags import ItemFlagStore
 from bot.storage.item_stats import ItemStatsStore
 from bot.storage.migrate import MigrationError
@@ -925,6 +927,7 @@ def build_services(
         ),
         web=WebAccess(store=WebSessionStore(db), places=places, clock=clock),
         analysis=analysis,
+        mastery=GroupMastery(places, GroupMasteryStore(db), reviews, clock),
     )
     timed = SchedulerParts(
         db=db,

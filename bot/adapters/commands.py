@@ -345,7 +345,16 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "stats",
         "points, accuracy and streak",
-        (Arg("member", Kind.MEMBER, "Whose stats (default: yours)", example="bob"),),
+        (
+            Arg("member", Kind.MEMBER, "Whose stats (default: yours)", example="bob"),
+            Arg(
+                "group",
+                Kind.FLAG,
+                "The group's mastery by tag and week, and who has cards due (admins)",
+                example="group",
+                admin=True,
+            ),
+        ),
     ),
     Command(
         "settings",

@@ -537,7 +537,11 @@ class ConsoleAdapter:
         raise UsageError  # handled as typed in handle_line; this is only for /help
 
     async def _stats(self, args: list[str]) -> None:
-        typed = parse(PLATFORM, args, "stats").one("member")
+        values = parse(PLATFORM, args, "stats")
+        if values.flag("group"):
+            self.reply((await self.services.mastery.picture(self.context())).message)
+            return
+        typed = values.one("member")
         who = _name(typed, "@", usage(PLATFORM, "stats")) if typed is not None else None
         self.reply(await self.services.standings.stats(self.context(), who))
 

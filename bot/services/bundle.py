@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from bot.services.audit import AuditLog
 from bot.services.catalogue import Catalogue
 from bot.services.exercises import Exercises
+from bot.services.group_mastery import GroupMastery
 from bot.services.history import QuestionHistory
 from bot.services.home import Home
 from bot.services.item_analysis import ItemAnalysis
@@ -65,6 +66,7 @@ class Services:
     rewards: Rewards  # /rewards: roles given at a threshold of points, streak or reviews
     score_imports: ScoreImports  # `studybot scores import` / `undo-import` (the CLI's)
     analysis: ItemAnalysis  # item statistics, flags on broken questions, gradebook exports
+    mastery: GroupMastery  # /stats group: the group's mastery by tag and week (admins)
 
     async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109
         """Let work in flight finish before shutdown: answers being committed, snippet runs.

@@ -11,6 +11,7 @@ standings`): data read set-based by the store, drawn in a worker thread.
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -38,6 +39,10 @@ MIN_MEMBERS = 5
 WEAKEST = 3  # tags named in the message
 ALT_CHARS = 1000  # Discord takes 1,024 characters of alt text
 FORBIDDEN = "Only admins can see the group's mastery; /stats shows your own."
+
+
+#: Seconds a picture is reused for the same workspace and span (real seconds: it is a cache).
+REUSE = 15.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +77,10 @@ class GroupMastery:
         self._store = store
         self._reviews = reviews  # the workspace's FSRS settings (desired retention, curve)
         self._clock = clock
+        # The last picture of each workspace and span, for REUSE: the web page shows its
+        # words and then asks for its PNG, a moment apart; drawing it twice would double the
+        # page's cost for the same figures.
+        self._recent: dict[tuple[int, int], tuple[float, GroupPicture]] = {}
 
     async def picture(self, ctx: ChatContext, weeks: int = 8) -> GroupPicture:
         """The caller's workspace's picture; admins only (it is about everyone)."""
@@ -85,6 +94,10 @@ class GroupMastery:
         caller has checked who may see it: the web page's admin, the benchmark)."""
         if isinstance(weeks, bool) or not isinstance(weeks, int) or not 1 <= weeks <= MAX_WEEKS:
             raise BadInput(f"weeks must be a whole number from 1 to {MAX_WEEKS}.")
+        key = (workspace_id, weeks)
+        recent = self._recent.get(key)
+        if recent is not None and time.monotonic() - recent[0] < REUSE:
+            return recent[1]
         chart, weakest, withheld_tags = await self._chart(workspace_id, weeks)
         png = await asyncio.to_thread(draw_group_chart, chart)
         alt = _alt(chart, weeks, weakest, withheld_tags)
@@ -94,7 +107,10 @@ class GroupMastery:
             attachments=(Attachment("group-mastery.png", png, alt, is_image=True),),
             ephemeral=True,
         )
-        return GroupPicture(png, alt, message, chart)
+        picture = GroupPicture(png, alt, message, chart)
+        self._recent = {k: v for k, v in self._recent.items() if time.monotonic() - v[0] < REUSE}
+        self._recent[key] = (time.monotonic(), picture)
+        return picture
 
     async def _chart(
         self, workspace_id: int, weeks: int

@@ -120,6 +120,8 @@ def create_app(
         Route(ws + "/members/{mid:int}/stats.png", pages.member_picture, methods=["GET"]),
         Route(f"{ws}/audit", pages.audit, methods=["GET"]),
         Route(f"{ws}/questions", pages.questions, methods=["GET"]),
+        Route(f"{ws}/mastery", pages.mastery, methods=["GET"]),
+        Route(f"{ws}/mastery.png", pages.mastery_picture, methods=["GET"]),
         Route(ws + "/questions/{item:str}", pages.question_detail, methods=["GET"]),
         Route(ws + "/questions/{item:str}/flags", pages.end_flags, methods=["POST"]),
         Route(ws + "/export/{what:str}.csv", pages.export_csv, methods=["GET"]),

@@ -144,6 +144,41 @@ class QuestionPages(PageParts):
         where = f"/w/{seen.where.id}/questions/{quote(item_id)}?done={quote(reply.plain_text())}"
         return RedirectResponse(where, status_code=303)
 
+    async def _mastery(self, request: Request, seen: Seen) -> Any:
+        weeks = request.query_params.get("weeks", "8")
+        if not weeks.isdigit():
+            raise BadInput(f"weeks must be a whole number from 1 to 26, not `{weeks}`.")
+        return await self._services.mastery.picture(seen.context(), int(weeks))
+
+    @checked
+    async def mastery(self, request: Request, seen: Seen) -> Response:
+        """The group's mastery: the picture chat's ``/stats group`` attaches, with its words."""
+        try:
+            picture = await self._mastery(request, seen)
+        except StudyError as exc:
+            return self._page(
+                "error.html",
+                status=_STATUS.get(type(exc), 400),
+                session=seen.session,
+                place=seen.where,
+                error=str(exc),
+            )
+        return self._page(
+            "mastery.html",
+            session=seen.session,
+            place=seen.where,
+            picture=picture,
+            weeks=request.query_params.get("weeks", "8"),
+        )
+
+    @checked
+    async def mastery_picture(self, request: Request, seen: Seen) -> Response:
+        try:
+            picture = await self._mastery(request, seen)
+        except StudyError as exc:
+            return Response(str(exc), status_code=_STATUS.get(type(exc), 400))
+        return Response(picture.png, media_type="image/png", headers={"Cache-Control": "no-store"})
+
     @checked
     async def export_csv(self, request: Request, seen: Seen) -> Response:
         ctx = seen.context()

@@ -33,14 +33,23 @@ def environment() -> Environment:
 
 
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
 
 
 def prose(text: str) -> Markup:
-    """A chat text for a page: escaped, its pictographs dropped, and its `code` spans shown as
-    code rather than as raw Markdown backticks."""
+    """A chat text for a page: escaped, its pictographs dropped, and its `code` spans and
+    **bold** shown as code and bold rather than as raw Markdown."""
     parts = _CODE_SPAN.split(plain(text))  # text, code, text, code, ..., text
     return Markup("").join(
-        Markup("<code>{}</code>").format(part) if index % 2 else escape(part)
+        Markup("<code>{}</code>").format(part) if index % 2 else _bold(part)
+        for index, part in enumerate(parts)
+    )
+
+
+def _bold(text: str) -> Markup:
+    parts = _BOLD.split(text)  # text, bold, text, ...
+    return Markup("").join(
+        Markup("<strong>{}</strong>").format(part) if index % 2 else escape(part)
         for index, part in enumerate(parts)
     )
 

@@ -186,6 +186,13 @@ def test_an_admin_signs_in_adds_a_schedule_resolves_a_report_sees_the_board(
             assert "One you created yourself key\n6" in chart and "grad\n2" in chart
             assert page.locator("span.bar").count() >= 2 and "key" in chart
             page.screenshot(path=shots / "question.png", full_page=True)
+            page.click("text=← All questions")
+            page.click("text=Group mastery")
+            picture = page.locator("img.mastery")
+            picture.wait_for()
+            assert page.evaluate("document.querySelector('img.mastery').naturalWidth") > 500
+            assert "leaf" in (picture.get_attribute("alt") or "")
+            page.screenshot(path=shots / "mastery.png", full_page=True)
 
             page.click("text=Settings")
             page.screenshot(path=shots / "settings.png", full_page=True)

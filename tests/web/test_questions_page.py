@@ -91,3 +91,22 @@ async def test_both_exports_download_and_stay_in_their_workspace(site: Site, me:
         await sign_in(site, other, ZOE, [site.b])
         for path in ("questions", "questions/d-mc-1", "export/gradebook.csv"):
             assert (await other.get(f"/w/{site.a}/{path}")).status_code == 404, path
+
+
+async def test_the_group_mastery_page_shows_the_picture_with_its_words(
+    site: Site, me: Browser
+) -> None:
+    client, _ = me
+    await _answers(site, 6, item="d-mc-2")  # tag leaf: 6 members, all right
+    page = await client.get(f"/w/{site.a}/mastery")
+    assert page.status_code == 200, page.text
+    text = html.unescape(page.text)
+    assert "Group mastery" in text and "members have cards due" in text
+    alt = re.search(r'<img class="mastery" src="([^"]+)" alt="([^"]+)"', page.text)
+    assert alt is not None and "leaf" in html.unescape(alt[2])
+    png = await client.get(html.unescape(alt[1]))
+    assert png.status_code == 200 and png.content.startswith(b"\x89PNG\r\n")
+    assert (await client.get(f"/w/{site.a}/mastery?weeks=99")).status_code == 400
+    async with site.client() as other:
+        await sign_in(site, other, ZOE, [site.b])
+        assert (await other.get(f"/w/{site.a}/mastery.png")).status_code == 404

@@ -931,6 +931,9 @@ class SlackAdapter:
         private = await self._private_reply(ctx, command)
         if private is not None:
             await self._reply_private(body, respond, private)
+        elif command.name == "stats" and command.path == ("stats", "group"):
+            picture = await self.services.mastery.picture(ctx)
+            await self._reply_stats(body, respond, picture.message)
         elif command.name == "stats":
             stats = await self.services.standings.stats(ctx, args[0] if args else None)
             await self._reply_stats(body, respond, stats)

@@ -135,7 +135,10 @@ def parse_study(raw: str) -> StudyCommand:
     if name in _TYPED:
         return StudyCommand(name, tuple(words), request=_TYPED[name]("slack", words))
     if name == "stats":  # the table's words and usage; a mention is already an id
-        member = parse("slack", [w.lstrip("@") for w in words], "stats").one("member")
+        values = parse("slack", [w.lstrip("@") for w in words], "stats")
+        if values.flag("group"):
+            return StudyCommand(name, ("group",), path=("stats", "group"))
+        member = values.one("member")
         return StudyCommand(name, () if member is None else (member,))
     if name == "review":
         verb, _ = parse_subcommand("slack", words, "review")  # the table's verbs and usage

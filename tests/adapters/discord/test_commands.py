@@ -381,3 +381,17 @@ async def test_a_suggestion_approved_and_credited_and_one_rejected_with_its_reas
     assert "Which tensor is a leaf" in text
     assert f"Suggested by <@{alice.id}>" in text  # a mention in the embed: shown, never pinged
     assert question.payload.get("allowed_mentions", {}).get("parse", []) == []
+
+
+async def test_stats_group_shows_admins_the_groups_mastery_picture(
+    fake: FakeDiscord, studybot: Studybot, alice: FakeMember, admin: FakeMember
+) -> None:
+    await _answer(fake, studybot, alice, "B")
+    refused = await (await studybot.command(alice, "stats", {"group": True})).response()
+    assert refused.ephemeral and "Only admins can see the group's mastery" in refused.content
+    reply = await (await studybot.command(admin, "stats", {"group": True})).response()
+    assert reply.ephemeral
+    text = embed_text(reply.data)
+    assert "Group mastery" in text and "fewer than 5 members" in text  # one member: withheld
+    [picture] = reply.files
+    assert picture.filename == "group-mastery.png" and picture.data.startswith(b"\x89PNG\r\n")

@@ -574,3 +574,17 @@ async def test_a_freeze_covers_a_missed_day_in_stats_and_the_streak_board(
             predicate=lambda c: c.effect == "in_channel"
         )
         assert "🥇 alice — 7 days" in (board.text or "")
+
+
+async def test_stats_group_is_the_admins_picture_of_the_group(
+    adapter: SlackAdapter, slack_fake: FakeSlack
+) -> None:
+    async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
+        await deliver(slack_fake.slash_command(text="stats group"))
+        [refused] = await private_replies(slack_fake, "U0ALICE", 1)
+        assert "Only admins can see the group's mastery" in (refused.text or "")
+        await deliver(slack_fake.slash_command(text="stats group", user_id="U0ADMIN"))
+        [reply] = await private_replies(slack_fake, "U0ADMIN", 1)
+    assert "Group mastery" in (reply.text or "")
+    [picture] = [f for f in slack_fake.files.values() if f.filename == "group-mastery.png"]
+    assert picture.content is not None and picture.content.startswith(b"\x89PNG\r\n")

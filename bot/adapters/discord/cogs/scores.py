@@ -94,6 +94,10 @@ class ScoreCog(StudyCog, name="studybot-scores"):
         would show a raw snowflake, so the miss is reworded with the member's name here.
         """
         ctx = self.context(interaction)
+        if options.flag("group"):  # the group's mastery picture (admins)
+            picture = await self.services.mastery.picture(ctx)
+            await send_reply(interaction, picture.message.private())
+            return
         member = options.member("member")
         who = None if member is None or str(member.id) == ctx.member else str(member.id)
         try:
