@@ -36,12 +36,11 @@ import asyncpg  # noqa: E402
 
 from bench.bench_core import answers_per_second  # noqa: E402
 from bot.adapters.text_commands import run_schedule_command  # noqa: E402
-from bot.app import Built, build_services  # noqa: E402
+from bot.app import Built, build_services, timer_loop  # noqa: E402
 from bot.core.clock import SimulatedClock  # noqa: E402
 from bot.core.messages import Message  # noqa: E402
 from bot.core.models import ChatContext  # noqa: E402
 from bot.questions.loader import load_packs  # noqa: E402
-from bot.scheduler import Scheduler  # noqa: E402
 from bot.storage.database import Database, open_database  # noqa: E402
 
 PACKS = ROOT / "tests" / "data" / "packs"
@@ -103,7 +102,7 @@ async def due_minute(where: str, channels: int, processes: int) -> float:
     for _ in range(processes):
         clock = SimulatedClock(START)
         pdb, psvc = await service_on(where, clock)
-        scheduler = Scheduler(
+        scheduler = timer_loop(
             psvc.timed,
             Sink(),
             clock,

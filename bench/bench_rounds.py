@@ -32,14 +32,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import machine_line  # noqa: E402
-from bot.app import Built, build_services, due_sources  # noqa: E402
+from bot.app import Built, build_services, due_sources, timer_loop  # noqa: E402
 from bot.core import replies  # noqa: E402
 from bot.core.clock import SimulatedClock  # noqa: E402
 from bot.core.messages import Message  # noqa: E402
 from bot.core.models import ChatContext  # noqa: E402
 from bot.core.requests import RoundStart  # noqa: E402
 from bot.questions.loader import load_packs  # noqa: E402
-from bot.scheduler import Scheduler  # noqa: E402
 from bot.services.rounds import READY  # noqa: E402
 from bot.storage.database import Database, open_database  # noqa: E402
 from bot.storage.timefmt import to_db  # noqa: E402
@@ -125,7 +124,7 @@ async def one_round(
 ) -> dict[str, float]:
     services = built.services
     chat = Chat()
-    scheduler = Scheduler(built.timed, chat, clock, timedelta(hours=2), concurrency=1)
+    scheduler = timer_loop(built.timed, chat, clock, timedelta(hours=2), concurrency=1)
     for source in due_sources(services, chat):
         scheduler.add_source(source)
     channel = f"round{n}"

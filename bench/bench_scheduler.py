@@ -40,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bot.app import Built, build_services  # noqa: E402
+from bot.app import Built, build_services, timer_loop  # noqa: E402
 from bot.core.clock import SimulatedClock  # noqa: E402
 from bot.core.messages import Message  # noqa: E402
 from bot.core.schedule_spec import (  # noqa: E402
@@ -50,7 +50,6 @@ from bot.core.schedule_spec import (  # noqa: E402
     occurrence_key,
 )
 from bot.questions.loader import load_packs  # noqa: E402
-from bot.scheduler import Scheduler  # noqa: E402
 from bot.settings import default_packs_dir  # noqa: E402
 from bot.storage.database import Database, open_database  # noqa: E402
 from bot.storage.timefmt import to_db  # noqa: E402
@@ -220,7 +219,7 @@ async def round_scheduler(path: Path, expect: int, idle: float) -> dict[str, obj
     db, built = await open_service(path, clock)
     gateway = Recorder()
     gateway.expect = max(expect, 1)
-    scheduler = Scheduler(built.timed, gateway, clock, timedelta(hours=2), concurrency=CONCURRENCY)
+    scheduler = timer_loop(built.timed, gateway, clock, timedelta(hours=2), concurrency=CONCURRENCY)
     began = time.perf_counter()
     await scheduler.start()
     await scheduler.settle()

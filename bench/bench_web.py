@@ -35,13 +35,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
 
-from bot.app import build_services, due_sources
+from bot.app import build_services, due_sources, timer_loop
 from bot.core.clock import SystemClock
 from bot.core.messages import Message
 from bot.core.models import ChatContext
 from bot.core.schedule_spec import ScheduleForm
 from bot.questions.loader import load_packs
-from bot.scheduler import Scheduler
 from bot.services.web_access import Person
 from bot.storage.database import Database, open_database
 from bot.storage.timefmt import to_db
@@ -150,7 +149,7 @@ async def main(args: argparse.Namespace) -> None:
                         assert response.status_code == 200, path
                     timings[name or "home"] = samples
 
-                scheduler = Scheduler(built.timed, Chat(), SystemClock(), timedelta(hours=2))
+                scheduler = timer_loop(built.timed, Chat(), SystemClock(), timedelta(hours=2))
                 for source in due_sources(services, Chat()):
                     scheduler.add_source(source)
                 reached: list[float] = []

@@ -38,6 +38,9 @@ __all__ = [
     "Period",
 ]
 
+#: Computed statistics kept (per process): a workspace's views of a few periods.
+_KEPT = 16
+
 #: The longest period a statistics view covers by days (about ten years: "all" is None).
 MAX_DAYS = 3660
 
@@ -98,6 +101,9 @@ class ItemAnalysis:
         directory: Directory,
     ) -> None:
         self._directory = directory
+        # Figures computed, by what they cover, with the fingerprint they were computed at.
+        self._computed: dict[tuple[object, ...], tuple[tuple[object, ...], list[ItemStats]]] = {}
+        self._fresh_count = 0
         self._places = places
         self._catalogue = catalogue
         self._stats = stats
@@ -117,15 +123,38 @@ class ItemAnalysis:
         whole workspace's all-time figures are what flags are raised from: looking at them
         raises any new flag, so the page and ``/reports`` agree."""
         workspace = await self._admin_workspace(ctx)
+        before = self._fresh_count
         stats = await self.workspace_statistics(workspace.id, period)
-        if period == Period():
+        if period == Period() and self._fresh_count != before:  # new figures: new flags?
             await self._raise(workspace.id, stats)
         return stats
 
     async def workspace_statistics(
         self, workspace_id: int, period: Period = Period(), only: Sequence[str] = ()
     ) -> list[ItemStats]:
-        """The statistics of ``workspace_id`` (the CLI's door: no chat member behind it)."""
+        """The statistics of ``workspace_id`` (the CLI's door: no chat member behind it).
+
+        The figures of a whole workspace are kept while nothing they are made of changed (the
+        store's :meth:`~bot.storage.item_stats.ItemStatsStore.fingerprint`: no new answer,
+        hint, attempt, report, flag or question version), so sorting the table or coming back
+        to it costs one small read; a period's are kept within its minute."""
+        now = self._clock.now()
+        key = (workspace_id, period, tuple(only), now.replace(second=0, microsecond=0)
+               if period.days is not None else None)  # fmt: skip
+        mark = await self._stats.fingerprint(workspace_id)
+        cached = self._computed.get(key)
+        if cached is not None and cached[0] == mark:
+            return cached[1]
+        found = await self._compute(workspace_id, period, only)
+        self._computed[key] = (mark, found)
+        self._fresh_count += 1
+        while len(self._computed) > _KEPT:
+            self._computed.pop(next(iter(self._computed)))
+        return found
+
+    async def _compute(
+        self, workspace_id: int, period: Period, only: Sequence[str]
+    ) -> list[ItemStats]:
         scope = period.scope(workspace_id, self._clock.now())
         questions = await self._stats.questions(workspace_id)
         if only:

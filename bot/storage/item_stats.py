@@ -114,6 +114,24 @@ class ItemStatsStore:
         )
         return sql, params
 
+    async def fingerprint(self, workspace_id: int) -> tuple[object, ...]:
+        """What the figures are made of, in one cheap read: it changes when an answer, a
+        hint view, an exercise attempt, a report, an ended flag or a question version is
+        added, a question retired, a report resolved or a flag ended (answers are written once
+        and never changed)."""
+        row = await self._db.fetchone(
+            "SELECT (SELECT max(id) FROM answers), (SELECT count(*) FROM hint_views),"
+            " (SELECT max(id) FROM exercise_attempts), (SELECT max(id) FROM question_versions),"
+            " (SELECT count(*) FROM questions WHERE retired_at IS NOT NULL),"
+            " (SELECT max(id) FROM question_reports),"
+            " (SELECT count(*) FROM question_reports WHERE workspace_id = ?"
+            " AND resolved_at IS NULL),"
+            " (SELECT count(*) FROM question_flags WHERE workspace_id = ?"
+            " AND ended_at IS NOT NULL)",
+            (workspace_id, workspace_id),
+        )
+        return () if row is None else tuple(row)
+
     async def find_workspaces(self, typed: str | None) -> list[int]:
         """Workspaces by platform id, name or row id; every workspace when ``typed`` is None."""
         rows = await self._db.fetchall(

@@ -157,8 +157,12 @@ async def test_flags_reach_reports_and_stay_ended_once_an_admin_ends_them(
         await service.reports.dismiss(STRONG[0], "ia-easy")
     reply = await service.reports.dismiss(ADMIN, "ia-easy")
     assert "Dismissed 1 flag" in reply.plain_text()
-    # More answers do not raise a dismissed flag again for the same version.
+    # More answers do not raise a dismissed flag again for the same version, and the figures
+    # follow them at once (kept figures are dropped when an answer is added).
+    seen = {s.question.item_id: s for s in await service.analysis.statistics(ADMIN)}
     await _ask(service, "ia-easy", dict.fromkeys(range(30), "Alpha"))
+    after = {s.question.item_id: s for s in await service.analysis.statistics(ADMIN)}
+    assert (seen["ia-easy"].answers, after["ia-easy"].answers) == (30, 60)
     listing = (await service.reports.listing(ADMIN)).plain_text()
     assert "ia-easy" not in listing
     assert "ia-broken" in listing
