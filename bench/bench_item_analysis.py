@@ -252,7 +252,12 @@ async def main(args: argparse.Namespace) -> None:
             scores_export = await timed(lambda: upkeep.export_scores(None, NOW), 5)
             mastery = services.mastery
             if mastery is not None:
-                picture = await timed(lambda: mastery.workspace_picture(workspace.id), 5)
+
+                async def fresh_picture() -> object:
+                    mastery._recent.clear()  # drawn afresh each time, not reused
+                    return await mastery.workspace_picture(workspace.id)
+
+                picture = await timed(fresh_picture, 5)
                 member = ChatContext(
                     "console", "console", "study", "u1", "member1", channel_name="study",
                     workspace_name="console", command_prefix="/",

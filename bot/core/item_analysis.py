@@ -24,6 +24,7 @@ This module is pure: the store's sums and the items in, statistics and flags out
 from __future__ import annotations
 
 import enum
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -275,7 +276,7 @@ def _picked_choices(
             continue
         shown = LETTERS.index(row.choice)
         order = (
-            choice_order(row.seed, len(choices))
+            _order(row.seed, len(choices))
             if row.seed is not None and getattr(item, "shuffle", True) and len(choices) > 1
             else tuple(range(len(choices)))
         )
@@ -293,6 +294,12 @@ def _picked_choices(
         if count:
             shares.append(ChoiceShare("old", text, False, count, upper, lower))
     return tuple(shares)
+
+
+@functools.lru_cache(maxsize=8192)
+def _order(seed: int, count: int) -> tuple[int, ...]:
+    """A post's choice order: each post's rows come in up to a dozen (choice x group)."""
+    return choice_order(seed, count)
 
 
 def _typed_answers(item: TypedAnswer, counts: Iterable[ChoiceCount]) -> tuple[ChoiceShare, ...]:

@@ -85,7 +85,7 @@ class TagRecall:
 # unary ``+`` keeps SQLite from driving the join from the posts through the answers' post
 # index (a lookup per answer into the big table); it scans the answers by time instead.
 _SCORED = (
-    "FROM answers a JOIN pt ON pt.post_id = +a.post_id "
+    "FROM pt JOIN answers a ON a.post_id = pt.post_id "
     "WHERE a.correct IS NOT NULL AND a.answered_at >= ? AND a.answered_at < ? "
 )
 

@@ -90,27 +90,25 @@ class ItemStatsStore:
             group = "'M'"
         else:
             (ur, un), (lr, ln) = bounds
-            ranked = f"COUNT(a.correct) OVER w >= {MIN_RANKED}"
-            right, scored = "COALESCE(SUM(a.correct) OVER w, 0)", "COUNT(a.correct) OVER w"
             group = (
-                f"CASE WHEN {ranked} AND {right} * {un} >= {ur} * {scored} THEN 'U'"
-                f" WHEN {ranked} AND {right} * {ln} <= {lr} * {scored} THEN 'L' ELSE 'M' END"
+                f"CASE WHEN n >= {MIN_RANKED} AND r * {un} >= {ur} * n THEN 'U'"
+                f" WHEN n >= {MIN_RANKED} AND r * {ln} <= {lr} * n THEN 'L' ELSE 'M' END"
             )
+        # The window sums once in an inner select; the group read from them outside.
         sql = (
-            "WITH scoped AS ("
+            f"WITH scoped AS (SELECT *, {group} AS g FROM ("
             " SELECT a.member_id, a.correct, a.choice, v.question_id,"
             " p.question_version_id AS version_id,"
             " CASE WHEN q.kind IN ('multiple_choice', 'practice') THEN p.choice_seed END AS seed,"
             f" {self._db.sql.seconds_between('a.answered_at', 'p.posted_at')} AS secs,"
             " CASE WHEN h.post_id IS NULL THEN 0 ELSE 1 END AS hinted,"
-            " COUNT(a.correct) OVER w AS n, COALESCE(SUM(a.correct) OVER w, 0) AS r,"
-            f" {group} AS g"
+            " COUNT(a.correct) OVER w AS n, COALESCE(SUM(a.correct) OVER w, 0) AS r"
             " FROM answers a JOIN posts p ON p.id = a.post_id"
             " JOIN channels c ON c.id = p.channel_id"
             " JOIN question_versions v ON v.id = p.question_version_id"
             " JOIN questions q ON q.id = v.question_id"
             " LEFT JOIN hint_views h ON h.post_id = a.post_id AND h.member_id = a.member_id"
-            f" WHERE {where} WINDOW w AS (PARTITION BY a.member_id))"
+            f" WHERE {where} WINDOW w AS (PARTITION BY a.member_id)) AS rows_)"
         )
         return sql, params
 
@@ -183,16 +181,11 @@ class ItemStatsStore:
             " SUM(CASE WHEN s.g = 'U' THEN COALESCE(s.correct, 0) ELSE 0 END) AS ur,"
             " SUM(CASE WHEN s.g = 'L' AND s.correct IS NOT NULL THEN 1 ELSE 0 END) AS ln,"
             " SUM(CASE WHEN s.g = 'L' THEN COALESCE(s.correct, 0) ELSE 0 END) AS lr"
-            " FROM scoped s GROUP BY s.question_id),"
-            " timed AS (SELECT question_id, secs, ROW_NUMBER() OVER ("
-            " PARTITION BY question_id ORDER BY secs) AS rn,"
-            " COUNT(*) OVER (PARTITION BY question_id) AS cnt FROM scoped),"
-            " middle AS (SELECT question_id, AVG(secs) AS median FROM timed"
-            " WHERE rn IN ((cnt + 1) / 2, (cnt + 2) / 2) GROUP BY question_id)"
-            " SELECT per.*, middle.median FROM per"
-            " LEFT JOIN middle ON middle.question_id = per.question_id",
+            " FROM scoped s GROUP BY s.question_id)"
+            " SELECT * FROM per",
             params,
         )
+        medians = await self._medians(scope)
         reports = await self.open_reports(scope.workspace_id)
         return {
             int(r[0]): ItemTotals(
@@ -211,11 +204,30 @@ class ItemStatsStore:
                 upper_right=int(r[12] or 0),
                 lower=int(r[13] or 0),
                 lower_right=int(r[14] or 0),
-                median_seconds=None if r[15] is None else max(0.0, float(r[15])),
+                median_seconds=medians.get(int(r[0])),
                 reports=reports.get(int(r[0]), 0),
             )
             for r in rows
         }
+
+    async def _medians(self, scope: ItemScope) -> dict[int, float]:
+        """Each question's median seconds from post to answer: its own lean pass (the middle
+        row or two of each question's answers in time order)."""
+        where, params = scope.where("a.answered_at")
+        secs = self._db.sql.seconds_between("a.answered_at", "p.posted_at")
+        rows = await self._db.fetchall(
+            "WITH timed AS (SELECT v.question_id, s.secs, ROW_NUMBER() OVER ("
+            " PARTITION BY v.question_id ORDER BY s.secs) AS rn,"
+            " COUNT(*) OVER (PARTITION BY v.question_id) AS cnt"
+            f" FROM (SELECT a.post_id, {secs} AS secs FROM answers a"
+            " JOIN posts p ON p.id = a.post_id JOIN channels c ON c.id = p.channel_id"
+            f" WHERE {where}) s JOIN posts p ON p.id = s.post_id"
+            " JOIN question_versions v ON v.id = p.question_version_id)"
+            " SELECT question_id, AVG(secs) FROM timed"
+            " WHERE rn IN ((cnt + 1) / 2, (cnt + 2) / 2) GROUP BY question_id",
+            params,
+        )
+        return {int(r[0]): max(0.0, float(r[1])) for r in rows}
 
     async def choices(
         self, scope: ItemScope, question_ids: Sequence[int] = ()

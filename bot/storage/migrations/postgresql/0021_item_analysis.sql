@@ -30,3 +30,5 @@ CREATE INDEX question_flags_open ON question_flags (workspace_id, ended_at);
 ALTER TABLE exercise_attempts ADD COLUMN failed TEXT NOT NULL DEFAULT '';  -- check labels, comma-separated
 ALTER TABLE workspaces ADD COLUMN analytics BIGINT;   -- 1 on, 0 off; NULL: the default (on)
 CREATE INDEX answers_by_day ON answers (answered_at);
+-- A member's answers (the gradebook, the scores export's right answers): a range, not a scan.
+CREATE INDEX answers_member ON answers (member_id);
