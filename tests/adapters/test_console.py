@@ -422,7 +422,7 @@ def test_bad_arguments_are_usage_errors(tmp_path: Path) -> None:
         "usage: /leaderboard [week|month|all|streaks] [here]: too many words",
         "usage: /quiz [PACK] [--difficulty easy|medium|hard] [--tag TAG] [--kinds KIND[,KIND]]: "
         "unknown option --frobnicate",
-        "usage: /stats [MEMBER]: the name can't be blank",
+        "usage: /stats [MEMBER] [group]: the name can't be blank",
         "usage: /schedule remove ID [--channel NAME]: `x` is not a schedule id; `schedule list` shows the ids.",
         "usage: /schedule add [TIME] [TZ] [DAYS] [options]: time: hour 25 in '25:99' is out of "
         "range 0-23 (example: /schedule add 09:00 Europe/Berlin weekdays)",

@@ -283,7 +283,7 @@ def test_parse_study(text: str, expected: StudyCommand) -> None:
         ("question", "usage: /study question ID: ID is missing"),
         ("schedule", "usage: /study schedule add [TIME] [TZ]"),
         ("schedule", "| list | remove ID"),
-        ("stats ann bob", "usage: /study stats [MEMBER]: too many words"),
+        ("stats ann bob", "usage: /study stats [MEMBER] [group]: too many words"),
         ("review remind", "usage: /study review remind HH:MM|off [TZ]: HH:MM|off is missing"),
         ("review later", "usage: /study review | remind HH:MM|off [TZ] | export"),
         ('schedule add --cron "0 9', "a quote is not closed"),
