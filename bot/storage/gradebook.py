@@ -8,13 +8,13 @@ each table. The streak is completed in Python from the stored state, as ``/stats
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 
-from bot.core.scoring import StreakState, current_streak
-from bot.core.workspace_settings import WorkspaceSettings
+from bot.core.scoring import current_streak
 from bot.storage.database import Database, Row
 from bot.storage.item_stats import ItemScope
-from bot.storage.timefmt import from_db, to_db
+from bot.storage.scores import stored_streak
+from bot.storage.timefmt import to_db
 
 __all__ = ["GradebookRow", "GradebookStore"]
 
@@ -98,13 +98,7 @@ class GradebookStore:
 
 def _row(row: Row, now: datetime) -> GradebookRow:
     cells = tuple(row)
-    zone = WorkspaceSettings(
-        timezone=str(cells[14]),
-        previous_timezone=None if cells[15] is None else str(cells[15]),
-        timezone_from=None if cells[16] is None else from_db(str(cells[16])),
-    ).zone_at(now)
-    last_day = date.fromisoformat(str(cells[11])) if cells[11] else None
-    state = StreakState(int(cells[9]), int(cells[10]), last_day, int(cells[12]), int(cells[13]))
+    state, today = stored_streak(cells[9:], now)
     return GradebookRow(
         member_id=str(cells[0]),
         name=str(cells[1]),
@@ -113,7 +107,7 @@ def _row(row: Row, now: datetime) -> GradebookRow:
         scored=int(cells[4]),
         right=int(cells[5] or 0),
         exercises_solved=int(cells[6]),
-        streak=current_streak(state, now.astimezone(zone).date()),
+        streak=current_streak(state, today),
         reviews=int(cells[7]),
         recalled=int(cells[8] or 0),
     )

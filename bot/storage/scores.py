@@ -390,19 +390,25 @@ class ScoreStore:
         ]
 
 
-def _export_row(row: Row, now: datetime) -> tuple[object, ...]:
-    """One export row with its streak as it stands at ``now`` in the workspace's own zone."""
-    *cells, freezes, used, tz, previous, since = tuple(row)
+def stored_streak(columns: Sequence[object], now: datetime) -> tuple[StreakState, date]:
+    """A member's stored streak and the workspace's local day at ``now``, from the columns
+    ``streak_days, best_streak, streak_last_day, streak_freezes, freezes_used`` then the
+    workspace's ``timezone, previous_timezone, timezone_from`` (in that order)."""
+    days, best, last, freezes, used, tz, previous, since = columns
     zone = WorkspaceSettings(
         timezone=str(tz),
         previous_timezone=None if previous is None else str(previous),
         timezone_from=None if since is None else from_db(str(since)),
     ).zone_at(now)
-    last_day = date.fromisoformat(str(cells[10])) if cells[10] else None
-    state = StreakState(
-        int(str(cells[8])), int(str(cells[9])), last_day, int(str(freezes)), int(str(used))
-    )
-    today = now.astimezone(zone).date()
+    last_day = date.fromisoformat(str(last)) if last else None
+    state = StreakState(int(str(days)), int(str(best)), last_day, int(str(freezes)), int(str(used)))
+    return state, now.astimezone(zone).date()
+
+
+def _export_row(row: Row, now: datetime) -> tuple[object, ...]:
+    """One export row with its streak as it stands at ``now`` in the workspace's own zone."""
+    cells = list(row)[:-5]
+    state, today = stored_streak(tuple(row)[8:], now)
     cells[8] = current_streak(state, today)
     shown = streak_as_of(state, today)
     return (*cells, shown.freezes, shown.freezes_used)
