@@ -13,15 +13,13 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bot.core.errors import BadInput, Forbidden, NotFound, StudyError
+from bot.core.errors import BadInput, NotFound, StudyError
 from bot.core.item_analysis import ItemStats
 from bot.services.item_analysis import Period
 from bot.web.checks import Seen, checked
-from bot.web.page_parts import PageParts
+from bot.web.page_parts import PageParts, status_of
 
 __all__ = ["QuestionPages"]
-
-_STATUS = {BadInput: 400, Forbidden: 403, NotFound: 404}
 
 #: The table's sortable columns: the key each sorts by (None sorts last either way).
 COLUMNS: dict[str, Callable[[ItemStats], Any]] = {
@@ -57,32 +55,24 @@ class QuestionPages(PageParts):
         if column not in COLUMNS:
             column = "flags"
         descending = request.query_params.get("order", "desc") != "asc"
+        stats: list[ItemStats] = []
+        error, status = None, 200
         try:
             period = self._period(request)
             stats = await self._services.analysis.statistics(ctx, period)
         except StudyError as exc:
-            return self._page(
-                "questions.html",
-                status=_STATUS.get(type(exc), 400),
-                session=seen.session,
-                place=seen.where,
-                stats=[],
-                error=str(exc),
-                sort=column,
-                descending=descending,
-                days="",
-                columns=COLUMNS,
-            )
+            error, status = str(exc), status_of(exc)
         return self._page(
             "questions.html",
+            status=status,
             session=seen.session,
             place=seen.where,
             stats=_sorted(stats, column, descending),
             sort=column,
             descending=descending,
-            days=request.query_params.get("days", ""),
+            days="" if error else request.query_params.get("days", ""),
             columns=COLUMNS,
-            error=None,
+            error=error,
         )
 
     @checked
@@ -93,13 +83,7 @@ class QuestionPages(PageParts):
             period = self._period(request)
             stats, item = await self._services.analysis.question(ctx, item_id, period)
         except StudyError as exc:
-            return self._page(
-                "error.html",
-                status=_STATUS.get(type(exc), 400),
-                session=seen.session,
-                place=seen.where,
-                error=str(exc),
-            )
+            return self._refused(seen, exc)
         reports = [
             r
             for r in await self._services.reports.open_reports(ctx)
@@ -130,13 +114,7 @@ class QuestionPages(PageParts):
             else:
                 raise BadInput("Choose resolve or dismiss.")
         except StudyError as exc:
-            return self._page(
-                "error.html",
-                status=_STATUS.get(type(exc), 400),
-                session=seen.session,
-                place=seen.where,
-                error=str(exc),
-            )
+            return self._refused(seen, exc)
         from urllib.parse import quote
 
         from starlette.responses import RedirectResponse
@@ -156,13 +134,7 @@ class QuestionPages(PageParts):
         try:
             picture = await self._mastery(request, seen)
         except StudyError as exc:
-            return self._page(
-                "error.html",
-                status=_STATUS.get(type(exc), 400),
-                session=seen.session,
-                place=seen.where,
-                error=str(exc),
-            )
+            return self._refused(seen, exc)
         return self._page(
             "mastery.html",
             session=seen.session,
@@ -176,7 +148,7 @@ class QuestionPages(PageParts):
         try:
             picture = await self._mastery(request, seen)
         except StudyError as exc:
-            return Response(str(exc), status_code=_STATUS.get(type(exc), 400))
+            return Response(str(exc), status_code=status_of(exc))
         return Response(picture.png, media_type="image/png", headers={"Cache-Control": "no-store"})
 
     @checked
@@ -192,13 +164,7 @@ class QuestionPages(PageParts):
             else:
                 raise NotFound(f"There is no `{what}` export.")
         except StudyError as exc:
-            return self._page(
-                "error.html",
-                status=_STATUS.get(type(exc), 400),
-                session=seen.session,
-                place=seen.where,
-                error=str(exc),
-            )
+            return self._refused(seen, exc)
         return Response(
             text,
             media_type="text/csv; charset=utf-8",

@@ -17,7 +17,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from bot.core.errors import BadInput, Forbidden, NotFound, StudyError
+from bot.core.errors import BadInput, StudyError
 from bot.core.models import ChatContext, Window
 from bot.core.requests import SettingChange
 from bot.core.schedule_spec import ScheduleForm
@@ -30,6 +30,7 @@ from bot.web.audit import AuditPage
 from bot.web.checks import Seen, checked
 from bot.web.members import MemberPages
 from bot.web.packs import PackPages
+from bot.web.page_parts import status_of
 from bot.web.questions import QuestionPages
 from bot.web.schedule_edit import SCHEDULE_FIELDS, ScheduleEdit
 from bot.web.templates import render
@@ -44,7 +45,6 @@ WEB_SETTINGS = tuple(s for s in Setting if s is not Setting.SHARE_SOLUTIONS)
 own choice, not the workspace's, so it stays with the member in chat."""
 FORM_FIELDS: tuple[str, ...] = ("channel", *SCHEDULE_FIELDS)  # the add form: where, then what
 NEXT_TIMES = 5
-_STATUS = {BadInput: 400, Forbidden: 403, NotFound: 404}
 
 
 class Recheck(Protocol):
@@ -55,10 +55,6 @@ class Recheck(Protocol):
     def __call__(
         self, session: AdminSession, place: WorkspacePlace, *, writing: bool
     ) -> Awaitable[bool]: ...
-
-
-def _status(exc: StudyError) -> int:
-    return next((code for kind, code in _STATUS.items() if isinstance(exc, kind)), 400)
 
 
 class Pages(PackPages, ScheduleEdit, MemberPages, AuditPage, QuestionPages):
@@ -241,7 +237,7 @@ class Pages(PackPages, ScheduleEdit, MemberPages, AuditPage, QuestionPages):
         except StudyError as exc:
             field = exc.field if isinstance(exc, BadInput) else None
             return await self._schedules_page(
-                seen, status=_status(exc), error=web_error(exc), field=field, typed=typed
+                seen, status=status_of(exc), error=web_error(exc), field=field, typed=typed
             )
         return await self._schedules_page(seen, notice=reply.message.plain_text())
 
@@ -264,7 +260,7 @@ class Pages(PackPages, ScheduleEdit, MemberPages, AuditPage, QuestionPages):
         try:
             reply = await act[verb](ctx, schedule_id)
         except StudyError as exc:
-            return await self._schedules_page(seen, status=_status(exc), error=str(exc))
+            return await self._schedules_page(seen, status=status_of(exc), error=str(exc))
         return await self._schedules_page(seen, notice=reply.message.plain_text())
 
     # --- reports -----------------------------------------------------------------------------
@@ -296,7 +292,7 @@ class Pages(PackPages, ScheduleEdit, MemberPages, AuditPage, QuestionPages):
         try:
             reply = await self._services.reports.resolve(ctx, _text(seen.posted, "item"))
         except StudyError as exc:
-            return await self._reports_page(seen, status=_status(exc), error=str(exc))
+            return await self._reports_page(seen, status=status_of(exc), error=str(exc))
         return await self._reports_page(seen, notice=reply.plain_text())
 
     # --- boards ------------------------------------------------------------------------------
