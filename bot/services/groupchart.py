@@ -108,17 +108,7 @@ def _heatmap(ax: Axes, chart: GroupChart) -> None:
         color=_TEXT,
     )
     if not chart.tags or not chart.weeks:
-        ax.text(
-            0.5,
-            0.5,
-            "No scored answers in these weeks yet.",
-            ha="center",
-            va="center",
-            fontsize=9,
-            color=_MUTED,
-            transform=ax.transAxes,
-        )
-        ax.set_axis_off()
+        _empty(ax, "No scored answers in these weeks yet.")
         return
     # Half a year of weeks is 26 narrow columns: smaller numbers, every other week named.
     size = 8 if len(chart.weeks) <= 12 else 6
@@ -187,17 +177,7 @@ def _bars(ax: Axes, chart: GroupChart) -> None:
     )
     bars = list(chart.recall)
     if not bars:
-        ax.text(
-            0.5,
-            0.5,
-            "No cards yet: answers and reviews make them.",
-            ha="center",
-            va="center",
-            fontsize=9,
-            color=_MUTED,
-            transform=ax.transAxes,
-        )
-        ax.set_axis_off()
+        _empty(ax, "No cards yet: answers and reviews make them.")
         return
     rows = range(len(bars))
     ax.barh(list(rows), [b.recall or 0.0 for b in bars], height=0.6, color=_RECALL)
@@ -243,6 +223,13 @@ def _bars(ax: Axes, chart: GroupChart) -> None:
     ax.tick_params(axis="y", length=0)
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
+
+
+def _empty(ax: Axes, text: str) -> None:
+    """A panel with nothing to draw: the reason in its middle, and no axes."""
+    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=9, color=_MUTED,
+            transform=ax.transAxes)  # fmt: skip
+    ax.set_axis_off()
 
 
 def draw_group_chart(chart: GroupChart, fmt: str = "png") -> bytes:
