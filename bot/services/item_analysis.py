@@ -130,7 +130,7 @@ class ItemAnalysis:
         return stats
 
     async def workspace_statistics(
-        self, workspace_id: int, period: Period = Period(), only: Sequence[str] = ()
+        self, workspace_id: int, period: Period = Period()
     ) -> list[ItemStats]:
         """The statistics of ``workspace_id`` (the CLI's door: no chat member behind it).
 
@@ -139,32 +139,27 @@ class ItemAnalysis:
         hint, attempt, report, flag or question version), so sorting the table or coming back
         to it costs one small read; a period's are kept within its minute."""
         now = self._clock.now()
-        key = (workspace_id, period, tuple(only), now.replace(second=0, microsecond=0)
+        key = (workspace_id, period, now.replace(second=0, microsecond=0)
                if period.days is not None else None)  # fmt: skip
         mark = await self._stats.fingerprint(workspace_id)
         cached = self._computed.get(key)
         if cached is not None and cached[0] == mark:
             return cached[1]
-        found = await self._compute(workspace_id, period, only)
+        found = await self._compute(workspace_id, period)
         self._computed[key] = (mark, found)
         self._fresh_count += 1
         while len(self._computed) > _KEPT:
             self._computed.pop(next(iter(self._computed)))
         return found
 
-    async def _compute(
-        self, workspace_id: int, period: Period, only: Sequence[str]
-    ) -> list[ItemStats]:
+    async def _compute(self, workspace_id: int, period: Period) -> list[ItemStats]:
         scope = period.scope(workspace_id, self._clock.now())
         questions = await self._stats.questions(workspace_id)
-        if only:
-            questions = [q for q in questions if q.item_id in only]
         totals = await self._stats.totals(scope)
         reports = await self._stats.open_reports(workspace_id)
         exercises = await self._stats.exercises(scope)
         counts: defaultdict[int, list[ChoiceCount]] = defaultdict(list)
-        named = [q.question_id for q in questions] if only else []
-        for row in await self._stats.choices(scope, named):
+        for row in await self._stats.choices(scope):
             counts[row.question_id].append(row)
         ended = await self._flags.ended(workspace_id)
         found: list[ItemStats] = []
@@ -193,12 +188,19 @@ class ItemAnalysis:
     async def question(
         self, ctx: ChatContext, item_id: str, period: Period = Period()
     ) -> tuple[ItemStats, Item | None]:
-        """Admins: one question's statistics, and its current item (for the detail view)."""
+        """Admins: one question's statistics, and its current item (for the detail view): read
+        from the workspace's kept figures, as the list shows them."""
         workspace = await self._admin_workspace(ctx)
-        found = await self.workspace_statistics(workspace.id, period, only=(item_id,))
-        if not found:
+        stats = next(
+            (
+                s
+                for s in await self.workspace_statistics(workspace.id, period)
+                if s.question.item_id == item_id
+            ),
+            None,
+        )
+        if stats is None:
             raise NotFound(f"There is no live question `{item_id}`.")
-        stats = found[0]
         version = stats.question.version_id
         item = None if version is None else (await self._catalogue.question(version)).item
         return stats, item

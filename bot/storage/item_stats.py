@@ -10,7 +10,6 @@ functions and sums in the same statement, so both engines rank members the same 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -229,19 +228,12 @@ class ItemStatsStore:
         )
         return {int(r[0]): max(0.0, float(r[1])) for r in rows}
 
-    async def choices(
-        self, scope: ItemScope, question_ids: Sequence[int] = ()
-    ) -> list[ChoiceCount]:
-        """The answers given, counted per question version, seed, answer and group (only the
-        questions named, when any are)."""
+    async def choices(self, scope: ItemScope) -> list[ChoiceCount]:
+        """The answers given, counted per question version, seed, answer and group."""
         head, params = await self._scoped(scope)
-        only = ""
-        if question_ids:
-            only = f" WHERE s.question_id {self._db.sql.in_list()}"
-            params = [*params, self._db.sql.list_value(list(question_ids))]
         rows = await self._db.fetchall(
             head + " SELECT s.question_id, s.version_id, s.seed, s.choice, s.g, COUNT(*)"
-            f" FROM scoped s{only} GROUP BY s.question_id, s.version_id, s.seed, s.choice, s.g",
+            " FROM scoped s GROUP BY s.question_id, s.version_id, s.seed, s.choice, s.g",
             params,
         )
         return [
