@@ -29,7 +29,12 @@ from bot.services.groupchart import (
     week_label,
 )
 from bot.services.places import Places
-from bot.storage.group_mastery import MAX_WEEKS, GroupMasteryStore, TagTotals, week_start
+from bot.storage.group_mastery import (
+    MAX_WEEKS,
+    GroupMasteryStore,
+    TagTotals,
+    week_start,
+)
 from bot.storage.reviews import ReviewStore
 
 __all__ = ["MIN_MEMBERS", "GroupMastery", "GroupPicture"]
@@ -122,13 +127,17 @@ class GroupMastery:
         first = week_start(now) - timedelta(weeks=weeks - 1)
         starts = [(first + timedelta(weeks=i)).date() for i in range(weeks)]
         end = first + timedelta(weeks=weeks)  # this week's end: an answer made this instant counts
-        weekly = await self._store.weekly(workspace_id, first, end)
+        settings = await self._reviews.settings(workspace_id)
+        # Three independent reads: PostgreSQL's pool runs them side by side (SQLite's one
+        # reader takes them in turn, no slower than awaiting each).
+        weekly, recall, (due, overdue) = await asyncio.gather(
+            self._store.weekly(workspace_id, first, end),
+            self._store.cards(workspace_id, now, settings, enough=MIN_MEMBERS),
+            self._store.due_counts(workspace_id, now),
+        )
         totals = await self._store.totals(
             workspace_id, first, end, weekly=weekly, enough=MIN_MEMBERS
         )
-        settings = await self._reviews.settings(workspace_id)
-        recall = await self._store.cards(workspace_id, now, settings, enough=MIN_MEMBERS)
-        due, overdue = await self._store.due_counts(workspace_id, now)
 
         rows = [t.tag for t in sorted(totals, key=lambda t: (-t.answers, t.tag))][:MAX_TAGS]
         cells = {

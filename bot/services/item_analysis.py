@@ -4,14 +4,21 @@ the CSV exports a teacher imports into a gradebook.
 The figures come from set-based sums (:mod:`bot.storage.item_stats`) and the pure maths of
 :mod:`bot.core.item_analysis`; this service adds who may see them, the scope asked for, the
 items behind each version (cached: a version never changes) and the flags held for admins.
-Flags are refreshed whenever admins look (``/reports``, the Questions page): the figures are
-cheap, and a flag seen is a flag that can be resolved.
+Flags are refreshed whenever admins look (``/reports``, the Questions page): a flag seen is a
+flag that can be resolved.
+
+A big group's recount takes about a second (100,000 answers), so the web page never waits for
+one: once a workspace's count has proved slow, a page shows the figures last counted, says
+when they were counted, and the recount runs in the background (once, however many pages
+ask). Chat commands and the exports always wait for figures that are current.
 """
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
+import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -21,6 +28,7 @@ from bot.core.clock import Clock
 from bot.core.errors import BadInput, Forbidden, NotFound
 from bot.core.item_analysis import ChoiceCount, ItemStats, QuestionRow, analyse
 from bot.core.models import ChatContext
+from bot.log import get_logger
 from bot.questions.schema import Item
 from bot.services.audit import AuditLog, audited
 from bot.services.catalogue import Catalogue
@@ -40,6 +48,11 @@ __all__ = [
 
 #: Computed statistics kept (per process): a workspace's views of a few periods.
 _KEPT = 16
+
+#: A count that took this long (seconds) is recounted in the background when a page allows.
+SLOW_COUNT = 0.25
+
+log = get_logger(__name__)
 
 #: The longest period a statistics view covers by days (about ten years: "all" is None).
 MAX_DAYS = 3660
@@ -86,6 +99,17 @@ class Period:
         return int(text)
 
 
+@dataclass(frozen=True, slots=True)
+class Counted:
+    """Figures as kept: when they were counted, how long that took, and what they were made
+    of (the store's fingerprint at the time)."""
+
+    mark: tuple[object, ...]
+    stats: list[ItemStats]
+    at: datetime
+    took: float
+
+
 class ItemAnalysis:
     audit: AuditLog | None = None  # set by build_services: ending a flag is recorded there
 
@@ -102,8 +126,8 @@ class ItemAnalysis:
     ) -> None:
         self._directory = directory
         # Figures computed, by what they cover, with the fingerprint they were computed at.
-        self._computed: dict[tuple[object, ...], tuple[tuple[object, ...], list[ItemStats]]] = {}
-        self._fresh_count = 0
+        self._computed: dict[tuple[object, ...], Counted] = {}
+        self._recounts: dict[tuple[object, ...], asyncio.Task[None]] = {}
         self._places = places
         self._catalogue = catalogue
         self._stats = stats
@@ -118,48 +142,86 @@ class ItemAnalysis:
             raise Forbidden("Only admins can see the questions' statistics.")
         return await self._places.workspace(ctx)
 
-    async def statistics(self, ctx: ChatContext, period: Period = Period()) -> list[ItemStats]:
+    async def statistics(
+        self, ctx: ChatContext, period: Period = Period(), *, waiting: bool = True
+    ) -> list[ItemStats]:
         """Admins: every live question's statistics and flags, in pack and id order. The
         whole workspace's all-time figures are what flags are raised from: looking at them
-        raises any new flag, so the page and ``/reports`` agree."""
+        raises any new flag, so the page and ``/reports`` agree. ``waiting=False`` (the web
+        page) takes the figures last counted when a recount would be slow; see
+        :meth:`counted`."""
         workspace = await self._admin_workspace(ctx)
-        before = self._fresh_count
-        stats = await self.workspace_statistics(workspace.id, period)
-        if period == Period() and self._fresh_count != before:  # new figures: new flags?
-            await self._raise(workspace.id, stats)
-        return stats
+        return await self.workspace_statistics(workspace.id, period, waiting=waiting)
+
+    def counted(self, workspace_id: int, period: Period = Period()) -> tuple[datetime, bool]:
+        """When the figures a page just showed were counted, and whether a recount of newer
+        answers is under way (the page says so)."""
+        key = self._key(workspace_id, period)
+        kept = self._computed.get(key)
+        at = self._clock.now() if kept is None else kept.at
+        return at, key in self._recounts
+
+    def _key(self, workspace_id: int, period: Period) -> tuple[object, ...]:
+        # A period by days moves with the clock: its figures are kept within their minute.
+        minute = self._clock.now().replace(second=0, microsecond=0)
+        return (workspace_id, period, minute if period.days is not None else None)
 
     async def workspace_statistics(
-        self, workspace_id: int, period: Period = Period()
+        self, workspace_id: int, period: Period = Period(), *, waiting: bool = True
     ) -> list[ItemStats]:
         """The statistics of ``workspace_id`` (the CLI's door: no chat member behind it).
 
         The figures of a whole workspace are kept while nothing they are made of changed (the
         store's :meth:`~bot.storage.item_stats.ItemStatsStore.fingerprint`: no new answer,
         hint, attempt, report, flag or question version), so sorting the table or coming back
-        to it costs one small read; a period's are kept within its minute."""
-        now = self._clock.now()
-        key = (workspace_id, period, now.replace(second=0, microsecond=0)
-               if period.days is not None else None)  # fmt: skip
+        to it costs one small read; a period's are kept within its minute. When something
+        changed and the last count took :data:`SLOW_COUNT` or more, a caller not ``waiting``
+        gets the kept figures and one background recount is started."""
+        key = self._key(workspace_id, period)
         mark = await self._stats.fingerprint(workspace_id)
-        cached = self._computed.get(key)
-        if cached is not None and cached[0] == mark:
-            return cached[1]
+        kept = self._computed.get(key)
+        if kept is not None and kept.mark == mark:
+            return kept.stats
+        if kept is not None and not waiting and kept.took >= SLOW_COUNT:
+            if key not in self._recounts:
+                task = asyncio.create_task(self._recount(key, workspace_id, period, mark))
+                self._recounts[key] = task
+            return kept.stats
+        return (await self._count(key, workspace_id, period, mark)).stats
+
+    async def _count(
+        self, key: tuple[object, ...], workspace_id: int, period: Period, mark: tuple[object, ...]
+    ) -> Counted:
+        began = time.perf_counter()
         found = await self._compute(workspace_id, period)
-        self._computed[key] = (mark, found)
-        self._fresh_count += 1
+        kept = Counted(mark, found, self._clock.now(), time.perf_counter() - began)
+        self._computed.pop(key, None)
+        self._computed[key] = kept
         while len(self._computed) > _KEPT:
             self._computed.pop(next(iter(self._computed)))
-        return found
+        if period == Period():  # new all-time figures: new flags?
+            await self._raise(workspace_id, found)
+        return kept
+
+    async def _recount(
+        self, key: tuple[object, ...], workspace_id: int, period: Period, mark: tuple[object, ...]
+    ) -> None:
+        try:
+            await self._count(key, workspace_id, period, mark)
+        except Exception:  # a page already has figures: log, and the next view tries again
+            log.exception("item analysis: recounting workspace %d failed", workspace_id)
+        finally:
+            self._recounts.pop(key, None)
 
     async def _compute(self, workspace_id: int, period: Period) -> list[ItemStats]:
         scope = period.scope(workspace_id, self._clock.now())
         questions = await self._stats.questions(workspace_id)
-        totals = await self._stats.totals(scope)
+        bounds = await self._stats.bounds(scope)
+        totals = await self._stats.totals(scope, bounds)
         reports = await self._stats.open_reports(workspace_id)
         exercises = await self._stats.exercises(scope)
         counts: defaultdict[int, list[ChoiceCount]] = defaultdict(list)
-        for row in await self._stats.choices(scope):
+        for row in await self._stats.choices(scope, bounds):
             counts[row.question_id].append(row)
         ended = await self._flags.ended(workspace_id)
         found: list[ItemStats] = []
@@ -186,7 +248,7 @@ class ItemAnalysis:
         return {v: (await self._catalogue.question(v)).item for v in versions}
 
     async def question(
-        self, ctx: ChatContext, item_id: str, period: Period = Period()
+        self, ctx: ChatContext, item_id: str, period: Period = Period(), *, waiting: bool = True
     ) -> tuple[ItemStats, Item | None]:
         """Admins: one question's statistics, and its current item (for the detail view): read
         from the workspace's kept figures, as the list shows them."""
@@ -194,7 +256,7 @@ class ItemAnalysis:
         stats = next(
             (
                 s
-                for s in await self.workspace_statistics(workspace.id, period)
+                for s in await self.workspace_statistics(workspace.id, period, waiting=waiting)
                 if s.question.item_id == item_id
             ),
             None,
@@ -218,7 +280,7 @@ class ItemAnalysis:
         return await self._flags.open_flags(workspace.id)
 
     async def refresh_flags(self, workspace_id: int) -> list[HeldFlag]:
-        await self._raise(workspace_id, await self.workspace_statistics(workspace_id))
+        await self.workspace_statistics(workspace_id)  # a fresh count raises its flags
         return await self._flags.open_flags(workspace_id)
 
     async def _raise(self, workspace_id: int, stats: Sequence[ItemStats]) -> None:

@@ -18,6 +18,7 @@ from bot.storage.database import Database
 from bot.storage.timefmt import to_db
 
 __all__ = [
+    "Bounds",
     "ChoiceCount",
     "ExerciseTotals",
     "ItemScope",
@@ -28,6 +29,9 @@ __all__ = [
 
 #: A member needs this many scored answers in the scope to be ranked into a 27 % group.
 MIN_RANKED = 3
+
+#: The upper and lower groups' bounding shares, ``(right, scored)`` each (None: no groups).
+Bounds = tuple[tuple[int, int], tuple[int, int]] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +63,7 @@ class ItemStatsStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def _bounds(self, scope: ItemScope) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    async def bounds(self, scope: ItemScope) -> Bounds:
         """The upper and lower 27 % groups' bounds, as shares ``(right, scored)``: a member
         with at least :data:`MIN_RANKED` scored answers is upper at or above the first, lower
         at or below the second (ties at a bound join its group). One small ``GROUP BY`` per
@@ -80,10 +84,9 @@ class ItemStatsStore:
             return None
         return upper, lower
 
-    async def _scoped(self, scope: ItemScope) -> tuple[str, list[object]]:
+    def _scoped(self, scope: ItemScope, bounds: Bounds) -> tuple[str, list[object]]:
         """``scoped``: the answers in scope, each with its member's group (U, M or L) and the
         member's scored answers ``n`` and right ones ``r`` (window sums, so no join)."""
-        bounds = await self._bounds(scope)
         where, params = scope.where("a.answered_at")
         if bounds is None:
             group = "'M'"
@@ -162,9 +165,10 @@ class ItemStatsStore:
             for r in rows
         ]
 
-    async def totals(self, scope: ItemScope) -> dict[int, ItemTotals]:
-        """Each answered question's sums, its median seconds to answer and open reports."""
-        head, params = await self._scoped(scope)
+    async def totals(self, scope: ItemScope, bounds: Bounds) -> dict[int, ItemTotals]:
+        """Each answered question's sums, its median seconds to answer and open reports
+        (``bounds``: :meth:`bounds` of the same scope, read once for this and :meth:`choices`)."""
+        head, params = self._scoped(scope, bounds)
         rest = "(s.r - s.correct) * 1.0 / (s.n - 1)"
         pb = "s.correct IS NOT NULL AND s.n > 1"
         rows = await self._db.fetchall(
@@ -228,9 +232,9 @@ class ItemStatsStore:
         )
         return {int(r[0]): max(0.0, float(r[1])) for r in rows}
 
-    async def choices(self, scope: ItemScope) -> list[ChoiceCount]:
+    async def choices(self, scope: ItemScope, bounds: Bounds) -> list[ChoiceCount]:
         """The answers given, counted per question version, seed, answer and group."""
-        head, params = await self._scoped(scope)
+        head, params = self._scoped(scope, bounds)
         rows = await self._db.fetchall(
             head + " SELECT s.question_id, s.version_id, s.seed, s.choice, s.g, COUNT(*)"
             " FROM scoped s GROUP BY s.question_id, s.version_id, s.seed, s.choice, s.g",

@@ -192,6 +192,19 @@ class PostgresDatabase(Database):
         )
         return [f"constraint {row[1]} on {row[0]} is not validated" for row in rows]
 
+    async def analyze(self) -> None:
+        """Gather the planner's statistics now. After a bulk copy the tables have none until
+        autovacuum comes round, and without them PostgreSQL takes a 100,000-row table for a
+        few rows: the group mastery's weekly sums picked a per-post index intersection that
+        ran 24 s instead of 0.2 s."""
+        async with self.raw_transaction() as conn:
+            tables = await conn.fetch(
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
+            )
+            for row in tables:
+                await conn.execute(f'ANALYZE "{row[0]}"')
+
     async def reset_sequences(self) -> None:
         async with self.write() as tx:
             tables = await tx.fetchall(

@@ -116,3 +116,4 @@ async def copy_sqlite_to_postgres(
         for table, column, values in pending:  # every table is there now
             await conn.executemany(f"UPDATE {table} SET {column} = $2 WHERE id = $1", values)
     await target.reset_sequences()
+    await target.analyze()  # the copied tables' statistics, before the bot plans a query

@@ -56,10 +56,11 @@ class QuestionPages(PageParts):
             column = "flags"
         descending = request.query_params.get("order", "desc") != "asc"
         stats: list[ItemStats] = []
-        error, status = None, 200
+        error, status, counted = None, 200, None
         try:
             period = self._period(request)
-            stats = await self._services.analysis.statistics(ctx, period)
+            stats = await self._services.analysis.statistics(ctx, period, waiting=False)
+            counted = self._services.analysis.counted(seen.where.id, period)
         except StudyError as exc:
             error, status = str(exc), status_of(exc)
         return self._page(
@@ -73,6 +74,8 @@ class QuestionPages(PageParts):
             days="" if error else request.query_params.get("days", ""),
             columns=COLUMNS,
             error=error,
+            counted_at=None if counted is None else counted[0],
+            recounting=counted is not None and counted[1],
         )
 
     @checked
@@ -81,9 +84,12 @@ class QuestionPages(PageParts):
         item_id = str(request.path_params["item"])
         try:
             period = self._period(request)
-            stats, item = await self._services.analysis.question(ctx, item_id, period)
+            stats, item = await self._services.analysis.question(
+                ctx, item_id, period, waiting=False
+            )
         except StudyError as exc:
             return self._refused(seen, exc)
+        counted_at, recounting = self._services.analysis.counted(seen.where.id, period)
         reports = [
             r
             for r in await self._services.reports.open_reports(ctx)
@@ -99,6 +105,8 @@ class QuestionPages(PageParts):
             reports=reports,
             flags=flags,
             notice=request.query_params.get("done"),
+            counted_at=counted_at,
+            recounting=recounting,
         )
 
     @checked

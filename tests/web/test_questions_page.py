@@ -4,12 +4,14 @@ admin never reaching another's."""
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import html
 import io
 import re
 
 import httpx
+import pytest
 
 from bot.services.item_analysis import GRADEBOOK_HEADER
 from tests.web.conftest import HOSTILE, ZOE, Site, console, sign_in
@@ -110,3 +112,30 @@ async def test_the_group_mastery_page_shows_the_picture_with_its_words(
     async with site.client() as other:
         await sign_in(site, other, ZOE, [site.b])
         assert (await other.get(f"/w/{site.a}/mastery.png")).status_code == 404
+
+
+async def test_a_slow_count_is_shown_as_counted_while_newer_answers_are_recounted(
+    site: Site, me: Browser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big group's page never waits for a recount: it shows the figures last counted, says
+    so, and the one recount in the background brings the new answers in."""
+    from bot.services import item_analysis
+
+    client, _ = me
+    await _answers(site, 6)
+    first = html.unescape((await client.get(f"/w/{site.a}/questions/d-mc-1")).text)
+    assert "6 from 6 members" in first and "being counted" not in first
+    monkeypatch.setattr(item_analysis, "SLOW_COUNT", 0.0)  # every count is now "slow"
+    await _answers(site, 7)  # a second post of d-mc-1: 13 answers in all
+    stale = html.unescape((await client.get(f"/w/{site.a}/questions/d-mc-1")).text)
+    assert "6 from 6 members" in stale and "Newer answers are being counted" in stale
+    table = html.unescape((await client.get(f"/w/{site.a}/questions")).text)
+    assert "Newer answers are being counted" in table
+    analysis = site.services.analysis
+    await asyncio.gather(*analysis._recounts.values())
+    fresh = html.unescape((await client.get(f"/w/{site.a}/questions/d-mc-1")).text)
+    assert "13 from 7 members" in fresh and "being counted" not in fresh
+    # Chat and the exports wait for current figures, whatever the page may show.
+    await _answers(site, 5)
+    stats = await analysis.statistics(console("me", admin=True))
+    assert next(s for s in stats if s.question.item_id == "d-mc-1").answers == 18
