@@ -29,6 +29,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from bot.core import privacy
 from bot.core.choice_order import choice_order
 from bot.questions.schema import Item, MultipleChoice, Practice, TypedAnswer
 from bot.questions.typed import Mark
@@ -50,9 +51,9 @@ __all__ = [
 
 #: Facility and discrimination flags need this many scored answers: fewer prove nothing.
 MIN_ANSWERS = 20
-#: A breakdown over fewer members is withheld (it would show what a few people answered),
-#: and a group's pick needs this many of its members to count as evidence.
-MIN_GROUP = 5
+#: A breakdown over fewer members is withheld (bot.core.privacy), and a group's pick needs
+#: this many of its members to count as evidence.
+MIN_GROUP = privacy.MIN_GROUP
 #: Too hard below this facility, too easy above the other.
 HARD_BELOW = 0.10
 EASY_ABOVE = 0.95

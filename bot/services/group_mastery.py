@@ -19,6 +19,7 @@ from bot.core.clock import Clock
 from bot.core.errors import BadInput, Forbidden
 from bot.core.messages import Attachment, Message, Section
 from bot.core.models import ChatContext
+from bot.core.privacy import MIN_GROUP
 from bot.services.groupchart import (
     MAX_TAGS,
     GroupCell,
@@ -40,7 +41,7 @@ from bot.storage.reviews import ReviewStore
 __all__ = ["MIN_MEMBERS", "GroupMastery", "GroupPicture"]
 
 #: A group figure is shown only when at least this many distinct members stand behind it.
-MIN_MEMBERS = 5
+MIN_MEMBERS = MIN_GROUP
 WEAKEST = 3  # tags named in the message
 ALT_CHARS = 1000  # Discord takes 1,024 characters of alt text
 FORBIDDEN = "Only admins can see the group's mastery; /stats shows your own."
