@@ -57,14 +57,19 @@ class QuestionReports:
         self._store = store
         self._clock = clock
 
-    async def report(self, ctx: ChatContext, post_id: int | None, reason: str) -> Message:
-        """Report question ``post_id`` (default: this channel's latest) as wrong."""
-        reason = " ".join(clean_text(reason).split())
+    @staticmethod
+    def _reason(ctx: ChatContext, typed: str) -> str:
+        reason = " ".join(clean_text(typed).split())
         if len(reason) < MIN_REASON:
             raise BadInput(
                 f"Say what is wrong, e.g. {ctx.command('report 12 the answer should be B')}."
             )
         check_reason_length(reason)
+        return reason
+
+    async def report(self, ctx: ChatContext, post_id: int | None, reason: str) -> Message:
+        """Report question ``post_id`` (default: this channel's latest) as wrong."""
+        reason = self._reason(ctx, reason)
         workspace, channel = await self._places.channel(ctx)
         if post_id is None:
             post = await self._posts.latest(channel.id)
@@ -86,6 +91,22 @@ class QuestionReports:
             f"🚩 Thank you: your report on #{post.id} (`{stored.item.id}` in "
             f"{self._catalogue.title(stored.pack)}) {verb}. An admin will look at it."
         )
+
+    async def report_question(self, ctx: ChatContext, item_id: str, reason: str) -> Message:
+        """Admins on the question's page: open a report on a live question by its id (no post
+        needed: an admin reading the figures may find it wrong before it is asked again)."""
+        if not ctx.is_admin or self.analysis is None:
+            raise Forbidden("Only admins open reports from the Questions tab; use `report`.")
+        reason = self._reason(ctx, reason)
+        stats, _ = await self.analysis.question(ctx, item_id, waiting=False)
+        workspace = await self._places.workspace(ctx)
+        now = self._clock.now()
+        member = await self._directory.member(workspace, ctx.member, ctx.member_name, now)
+        new = await self._store.add(
+            workspace.id, stats.question.question_id, None, member.id, reason, now
+        )
+        verb = "Opened a report" if new else "Updated your open report"
+        return Message.note(f"🚩 {verb} on `{item_id}`.")
 
     async def open_reports(self, ctx: ChatContext) -> list[OpenReport]:
         """Admins: the workspace's open reports, grouped by question (pack, then item id),

@@ -124,6 +124,7 @@ def create_app(
         Route(f"{ws}/mastery.png", pages.mastery_picture, methods=["GET"]),
         Route(ws + "/questions/{item:str}", pages.question_detail, methods=["GET"]),
         Route(ws + "/questions/{item:str}/flags", pages.end_flags, methods=["POST"]),
+        Route(ws + "/questions/{item:str}/report", pages.report_question, methods=["POST"]),
         Route(ws + "/export/{what:str}.csv", pages.export_csv, methods=["GET"]),
         *(flows.routes() if flows is not None else ()),
     ]

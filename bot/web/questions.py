@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 
 from bot.core.errors import BadInput, NotFound, StudyError
 from bot.core.item_analysis import ItemStats
@@ -39,6 +40,12 @@ def _sorted(stats: list[ItemStats], column: str, descending: bool) -> list[ItemS
     known = [s for s in stats if key(s) is not None]
     unknown = [s for s in stats if key(s) is None]
     return sorted(known, key=key, reverse=descending) + unknown
+
+
+def _back_to(seen: Seen, item_id: str, done: str) -> Response:
+    """After a form on a question's page: back to it, with what was done (post/redirect/get)."""
+    where = f"/w/{seen.where.id}/questions/{quote(item_id)}?done={quote(done)}"
+    return RedirectResponse(where, status_code=303)
 
 
 class QuestionPages(PageParts):
@@ -80,6 +87,19 @@ class QuestionPages(PageParts):
 
     @checked
     async def question_detail(self, request: Request, seen: Seen) -> Response:
+        return await self._detail(request, seen, notice=request.query_params.get("done"))
+
+    async def _detail(
+        self,
+        request: Request,
+        seen: Seen,
+        *,
+        notice: str | None = None,
+        error: str | None = None,
+        typed: str = "",
+        status: int = 200,
+    ) -> Response:
+        """One question's page; a refused report form comes back with its reason kept."""
         ctx = seen.context()
         item_id = str(request.path_params["item"])
         try:
@@ -98,16 +118,32 @@ class QuestionPages(PageParts):
         flags = [f for f in await self._services.analysis.held_flags(ctx) if f.item_id == item_id]
         return self._page(
             "question.html",
+            status=status,
             session=seen.session,
             place=seen.where,
             stats=stats,
             item=item,
             reports=reports,
             flags=flags,
-            notice=request.query_params.get("done"),
+            notice=notice,
+            error=error,
+            typed=typed,
             counted_at=counted_at,
             recounting=recounting,
         )
+
+    @checked
+    async def report_question(self, request: Request, seen: Seen) -> Response:
+        """The question page's report form: an admin opens a report on what they found."""
+        item_id = str(request.path_params["item"])
+        typed = str(seen.posted.get("reason", ""))
+        try:
+            reply = await self._services.reports.report_question(seen.context(), item_id, typed)
+        except BadInput as exc:
+            return await self._detail(request, seen, error=str(exc), typed=typed, status=400)
+        except StudyError as exc:
+            return self._refused(seen, exc)
+        return _back_to(seen, item_id, reply.plain_text())
 
     @checked
     async def end_flags(self, request: Request, seen: Seen) -> Response:
@@ -123,12 +159,7 @@ class QuestionPages(PageParts):
                 raise BadInput("Choose resolve or dismiss.")
         except StudyError as exc:
             return self._refused(seen, exc)
-        from urllib.parse import quote
-
-        from starlette.responses import RedirectResponse
-
-        where = f"/w/{seen.where.id}/questions/{quote(item_id)}?done={quote(reply.plain_text())}"
-        return RedirectResponse(where, status_code=303)
+        return _back_to(seen, item_id, reply.plain_text())
 
     async def _mastery(self, request: Request, seen: Seen) -> Any:
         weeks = request.query_params.get("weeks", "8")

@@ -52,10 +52,10 @@ async def test_the_table_sorts_and_flags_a_question_everybody_gets_right(
     detail = await client.get(f"/w/{site.a}/questions/d-mc-1")
     text = html.unescape(detail.text)
     assert "22 from 22 members" in text and "As the forward pass runs" in text
-    assert 'class="bar"' in detail.text and "Dismiss flags" in text
+    assert 'class="meter"' in detail.text and "Dismiss flags" in text
     assert "30 of 30" not in text and "22 of 22 answers were right" in text
     few = html.unescape((await client.get(f"/w/{site.a}/questions/d-mc-2")).text)
-    assert "Fewer than 5 members answered" in few and 'class="bar"' not in few
+    assert "Fewer than 5 members answered" in few and 'class="meter"' not in few
 
     reports = html.unescape((await client.get(f"/w/{site.a}/reports")).text)
     assert "Flagged questions" in reports and "d-mc-1" in reports
@@ -139,3 +139,40 @@ async def test_a_slow_count_is_shown_as_counted_while_newer_answers_are_recounte
     await _answers(site, 5)
     stats = await analysis.statistics(console("me", admin=True))
     assert next(s for s in stats if s.question.item_id == "d-mc-1").answers == 18
+
+
+async def test_an_admin_opens_a_report_from_the_question_page_and_a_bad_one_keeps_its_text(
+    site: Site, me: Browser
+) -> None:
+    client, csrf = me
+    await _answers(site, 2)
+    short = await client.post(
+        f"/w/{site.a}/questions/d-mc-1/report", data={"csrf": csrf, "reason": "  no "}
+    )
+    page = html.unescape(short.text)
+    assert short.status_code == 400 and "Say what is wrong" in page
+    assert ">  no </textarea>" in page  # the typed text comes back to be fixed
+    assert "No open reports." in page
+    reason = "The key says B, but choice A is what detach() does"
+    done = await client.post(
+        f"/w/{site.a}/questions/d-mc-1/report", data={"csrf": csrf, "reason": reason}
+    )
+    assert done.status_code == 303
+    after = html.unescape((await client.get(done.headers["location"])).text)
+    assert "Opened a report on `d-mc-1`" in after and reason in after
+    listed = html.unescape((await client.get(f"/w/{site.a}/reports")).text)
+    assert reason in listed
+    again = await client.post(
+        f"/w/{site.a}/questions/d-mc-1/report", data={"csrf": csrf, "reason": reason + "!"}
+    )
+    assert "Updated your open report" in html.unescape(
+        (await client.get(again.headers["location"])).text
+    )
+    missing = await client.post(
+        f"/w/{site.a}/questions/no-such-item/report", data={"csrf": csrf, "reason": reason}
+    )
+    assert missing.status_code == 404
+    forged = await client.post(
+        f"/w/{site.a}/questions/d-mc-1/report", data={"csrf": "nope", "reason": reason}
+    )
+    assert forged.status_code == 403
