@@ -41,6 +41,7 @@ from bot.core.requests import (
     RewardsPreview,
     RewardsRequest,
     RoundRequest,
+    RoundSkip,
     RoundStart,
     RoundStop,
     SettingChange,
@@ -53,7 +54,7 @@ from bot.core.requests import (
     SuggestionsRequest,
 )
 from bot.core.rewards import MAX_THRESHOLD, Metric, parse_threshold
-from bot.core.rounds import MAX_QUESTIONS, MAX_SECONDS, MIN_SECONDS
+from bot.core.rounds import MAX_QUESTIONS, MAX_SECONDS, MIN_SECONDS, Scoring
 from bot.core.workspace_settings import Setting
 
 __all__ = [
@@ -946,9 +947,22 @@ COMMANDS: tuple[Command, ...] = (
                         option=True,
                         example="autograd",
                     ),
+                    Arg(
+                        "scoring",
+                        Kind.CHOICE,
+                        "speed: faster right answers score more; accuracy: speed only breaks ties",
+                        choices=tuple(s.value for s in Scoring),
+                        option=True,
+                        example="accuracy",
+                    ),
                 ),
             ),
             Command("stop", "end the round here early, with the board so far (starter or admin)"),
+            Command(
+                "skip",
+                "vote to skip the open question: more than half of the last question's players "
+                "skip it (it scores nothing)",
+            ),
         ),
     ),
     Command("help", "the commands you can use here"),
@@ -1651,6 +1665,8 @@ def round_of(platform: Platform, verb: str, values: Values) -> RoundRequest:
     """``round start`` or ``round stop`` from the table's values, typed or picked."""
     if verb == "stop":
         return RoundStop()
+    if verb == "skip":
+        return RoundSkip()
     line = usage(platform, "round", "start")
     tag = (values.one("tag") or "").strip()
     return RoundStart(
@@ -1659,6 +1675,7 @@ def round_of(platform: Platform, verb: str, values: Values) -> RoundRequest:
         seconds=_number(values, "seconds", line),
         difficulty=values.one("difficulty"),
         tags=(tag,) if tag else (),
+        scoring=values.one("scoring"),
     )
 
 

@@ -54,6 +54,7 @@ from bot.core.requests import (
     RecapOn,
     RecapRequest,
     RecapShow,
+    RoundSkip,
     RoundStart,
     RoundStop,
     SettingChange,
@@ -387,7 +388,7 @@ async def _round(asked: Asked) -> Outcome:
     if request is None:
         verb = asked.path[1] if len(asked.path) > 1 else ""
         request = round_of(cast(Platform, asked.ctx.platform), verb, asked.values)
-    assert isinstance(request, RoundStart | RoundStop)
+    assert isinstance(request, RoundStart | RoundStop | RoundSkip)
     return Outcome(await asked.services.rounds.command(asked.ctx, request))
 
 

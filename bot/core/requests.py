@@ -34,6 +34,7 @@ __all__ = [
     "RewardsPreview",
     "RewardsRequest",
     "RoundRequest",
+    "RoundSkip",
     "RoundStart",
     "RoundStop",
     "SettingChange",
@@ -133,7 +134,8 @@ RemindRequest = RemindShow | Remind | RemindOff
 
 @dataclass(frozen=True, slots=True)
 class RoundStart:
-    """``round start [PACK] [--questions N] [--seconds S] [--difficulty D] [--tag T]``; None:
+    """``round start [PACK] [--questions N] [--seconds S] [--difficulty D] [--tag T]
+    [--scoring speed|accuracy]``; None:
     the workspace's default (10 questions, 20 seconds)."""
 
     pack: str | None = None
@@ -141,6 +143,7 @@ class RoundStart:
     seconds: int | None = None
     difficulty: str | None = None
     tags: tuple[str, ...] = ()
+    scoring: str | None = None  # ``speed`` or ``accuracy``; None: ``settings round-scoring``
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +151,13 @@ class RoundStop:
     """``round stop``: the starter or an admin ends the round and gets the board so far."""
 
 
-RoundRequest = RoundStart | RoundStop
+@dataclass(frozen=True, slots=True)
+class RoundSkip:
+    """``round skip``: a player votes to skip the open question (more than half of the
+    members who answered the previous question skip it: revealed, and it scores nothing)."""
+
+
+RoundRequest = RoundStart | RoundStop | RoundSkip
 
 
 @dataclass(frozen=True, slots=True)

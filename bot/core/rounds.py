@@ -24,6 +24,7 @@ __all__ = [
     "ROUND_KINDS",
     "Phase",
     "RoundSpec",
+    "Scoring",
     "parse_round_spec",
     "round_points",
 ]
@@ -48,6 +49,23 @@ class Phase(enum.StrEnum):
     REVEAL = "reveal"
 
 
+class Scoring(enum.StrEnum):
+    """How a round ranks its players. ``speed``: a right answer scores more the sooner it
+    comes (the default, as Kahoot scores). ``accuracy``: every right answer scores its points
+    and speed only breaks ties (the time of the right answers, summed), so a member who needs
+    the whole window loses nothing but a tie."""
+
+    SPEED = "speed"
+    ACCURACY = "accuracy"
+
+    @classmethod
+    def named(cls, text: str) -> Scoring:
+        try:
+            return cls(text.strip().lower())
+        except ValueError:
+            raise BadInput(f"A round's scoring is `speed` or `accuracy`, not `{text}`.") from None
+
+
 @dataclass(frozen=True, slots=True)
 class RoundSpec:
     """How many questions, how long each is open, the pause between, and the speed bonus."""
@@ -57,6 +75,12 @@ class RoundSpec:
     pause: int = 5
     speed_bonus: bool = True
     typed: bool = True  # typed questions are asked too (the first right answer wins the bonus)
+    scoring: Scoring = Scoring.SPEED
+
+    @property
+    def speed_counts(self) -> bool:
+        """Whether a faster right answer scores more (accuracy first: never)."""
+        return self.speed_bonus and self.scoring is Scoring.SPEED
 
     @property
     def kinds(self) -> tuple[str, ...]:

@@ -27,6 +27,7 @@ from bot.core.rounds import (
     MIN_QUESTIONS,
     MIN_SECONDS,
     RoundSpec,
+    Scoring,
 )
 from bot.core.schedule_spec import ScheduleError, canonical_timezone, timezone_warning
 from bot.core.scoring import BASE_POINTS
@@ -61,6 +62,7 @@ class Setting(enum.StrEnum):
     ROUND_SPEED_BONUS = "round-speed-bonus"
     ROUND_STARTERS = "round-starters"
     ROUND_TYPED = "round-typed"
+    ROUND_SCORING = "round-scoring"
     # A member's own choice, not the workspace's: /solutions may show their passing solutions.
     SHARE_SOLUTIONS = "share-solutions"
     # Where a role reward's grant or removal is announced (/rewards): channel or dm.
@@ -123,6 +125,7 @@ class WorkspaceSettings:
             pause=self.rounds.get(Setting.ROUND_PAUSE, built.pause),
             speed_bonus=bool(self.rounds.get(Setting.ROUND_SPEED_BONUS, int(built.speed_bonus))),
             typed=bool(self.rounds.get(Setting.ROUND_TYPED, int(built.typed))),
+            scoring=Scoring.ACCURACY if self.rounds.get(Setting.ROUND_SCORING) else Scoring.SPEED,
         )
 
     @property
@@ -141,6 +144,7 @@ class WorkspaceSettings:
                 Setting.ROUND_SPEED_BONUS: "on" if spec.speed_bonus else "off",
                 Setting.ROUND_STARTERS: "admins" if self.rounds_for_admins_only else "everyone",
                 Setting.ROUND_TYPED: "on" if spec.typed else "off",
+                Setting.ROUND_SCORING: spec.scoring.value,
             }[setting]
         if setting is Setting.TIMEZONE:
             return self.timezone
@@ -222,6 +226,7 @@ _ROUND_SETTINGS = (
     Setting.ROUND_SPEED_BONUS,
     Setting.ROUND_STARTERS,
     Setting.ROUND_TYPED,
+    Setting.ROUND_SCORING,
 )
 _RANGES = {
     Setting.ROUND_QUESTIONS: (MIN_QUESTIONS, MAX_QUESTIONS, "questions"),
@@ -231,6 +236,7 @@ _RANGES = {
 _WORDS = {
     Setting.ROUND_SPEED_BONUS: {"on": 1, "off": 0},
     Setting.ROUND_TYPED: {"on": 1, "off": 0},
+    Setting.ROUND_SCORING: {"speed": 0, "accuracy": 1},
     Setting.ROUND_STARTERS: {"everyone": 0, "admins": 1},
     Setting.REWARD_NOTICES: {"channel": 0, "dm": 1},
     Setting.ANALYTICS: {"on": 1, "off": 0},

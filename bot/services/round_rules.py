@@ -40,7 +40,7 @@ class RoundRules(PostRules):
         speed = self._speed.get(post.round_id)
         if speed is None:
             found = await self._rounds.get(post.round_id)
-            speed = self._speed[post.round_id] = found is None or found.speed_bonus
+            speed = self._speed[post.round_id] = found is None or found.spec.speed_counts
         if speed and race:  # the first right answer claims the bonus, here and in the store
             if post.id in self._raced or await self._rounds.points_of(post.id):
                 speed = False
@@ -84,6 +84,10 @@ class RoundRules(PostRules):
         step, total = await self._rounds.position(post.round_id, post.id)
         heading = f"🏁 Question {step} of {total}"  # still the round's, once revealed
         title = f"{heading} · {reveal.title}" if reveal.title else heading
+        if await self._rounds.skipped(post.id):
+            note = "The players voted to skip it: this question scores nothing."
+            section = Section(heading="⏭ Skipped", body=note)
+            return replace(reveal, title=title, sections=(*reveal.sections, section))
         right = await self._rounds.points_of(post.id)
         shown = " · ".join(f"{escape_markup(name)} +{points}" for name, points in right)
         # The count first, then the names best (fastest) first: with hundreds, a platform

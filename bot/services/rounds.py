@@ -21,9 +21,10 @@ from bot.core.errors import BadInput, Forbidden, NotFound
 from bot.core.gateway import ChatGateway, serves
 from bot.core.messages import Attachment, Message, Section, escape_markup
 from bot.core.models import ChatContext
-from bot.core.requests import RoundRequest, RoundStart
-from bot.core.rounds import QUIET_LIMIT, RoundSpec
+from bot.core.requests import RoundRequest, RoundSkip, RoundStart
+from bot.core.rounds import QUIET_LIMIT, RoundSpec, Scoring
 from bot.core.schedule_spec import ScheduleError, parse_filters
+from bot.core.scoring import period_keys
 from bot.core.srs import Grade
 from bot.core.wakeup import Wakeup
 from bot.core.workspace_settings import next_local_midnight
@@ -77,9 +78,11 @@ class Rounds:
     # --- commands ----------------------------------------------------------------------------
 
     async def command(self, ctx: ChatContext, request: RoundRequest) -> Message:
-        """``round start ...`` or ``round stop``."""
+        """``round start ...``, ``round stop`` or ``round skip``."""
         if isinstance(request, RoundStart):
             return await self.start(ctx, request)
+        if isinstance(request, RoundSkip):
+            return await self.skip(ctx)
         return await self.stop(ctx)
 
     async def start(self, ctx: ChatContext, request: RoundStart) -> Message:
@@ -97,6 +100,7 @@ class Rounds:
             pause=default.pause,
             speed_bonus=default.speed_bonus,
             typed=default.typed,
+            scoring=default.scoring if request.scoring is None else Scoring.named(request.scoring),
         )
         try:
             difficulty, tags = parse_filters(request.difficulty, request.tags)
@@ -126,13 +130,19 @@ class Rounds:
             if questions < spec.questions
             else ""
         )
-        bonus = " Faster correct answers score more (up to +50 %);" if spec.speed_bonus else ""
+        if spec.scoring is Scoring.ACCURACY:
+            bonus = " Accuracy first: every right answer scores its points, and speed only "
+            bonus += "breaks ties;"
+        else:
+            bonus = " Faster correct answers score more (up to +50 %);" if spec.speed_bonus else ""
+        skip = ctx.command("round skip")
         return Message(
             title=f"🏁 A round of {_count(questions)} starts now",
             sections=(
                 Section(
                     body=f"{spec.seconds} s per question, then the answer.{bonus} each hint "
-                    f"costs a quarter of the points.{fewer}"
+                    f"costs a quarter of the points.{fewer} Players can vote to skip a "
+                    f"question with {skip}."
                 ),
             ),
             footer=f"Started by {escape_markup(ctx.member_name)}. "
@@ -231,6 +241,7 @@ class Rounds:
             seconds=spec.seconds,
             pause=spec.pause,
             speed_bonus=spec.speed_bonus,
+            scoring=spec.scoring,
             now=now,
             due_at=now + READY,
             schedule_id=schedule_id,
@@ -254,6 +265,55 @@ class Rounds:
         self._wakeup.timing_changed()
         return await self.board_message(found, channel, note)
 
+    async def skip(self, ctx: ChatContext) -> Message:
+        """A player's vote to skip the open question. It is skipped when more than half of
+        the members who answered the previous question (the first question: who answered it
+        so far) have voted: revealed at once, it scores nothing, and the round goes on after
+        its pause. Votes are rows, so a restart or another process counts the same ones."""
+        workspace, channel = await self._places.channel(ctx)
+        found = await self._store.running_in(channel.id)
+        if found is None:
+            raise NotFound("No round is running here.")
+        now = self._clock.now()
+        asked = await self._store.post_ids(found.id)
+        current = await self._store.open_question(found.id, now)
+        if current is None:
+            raise BadInput("No question is open to skip: the next one is on its way.")
+        member = await self._directory.member(workspace, ctx.member, ctx.member_name, now)
+        if member.id not in await self._store.answerers(asked):
+            raise Forbidden("Only players vote to skip: answer a question of this round first.")
+        # Who decides: the previous question's players (nobody answered it, or this is the
+        # first: this one's so far, the voter among them).
+        voters = await self._store.answerers(asked[-2:-1]) or await self._store.answerers(
+            asked[-1:]
+        )
+        needed = len(voters) // 2 + 1
+        votes = await self._store.vote_skip(current, member.id, now)
+        step = len(asked)
+        if votes < needed:
+            return Message.note(
+                f"⏭ Your vote to skip question {step} is in: {votes} of the {needed} needed."
+            )
+        skipped = await self._store.skip(
+            found,
+            current,
+            now,
+            lambda at: period_keys(at, workspace.zone_at(at)),
+            now + max(found.spec.gap, _SETTLE),
+        )
+        if not skipped:
+            raise BadInput("That question has just closed.")
+        self._wakeup.timing_changed()  # the reveal is due now, the next question after it
+        return Message(
+            title=f"⏭ Question {step} is skipped",
+            sections=(
+                Section(
+                    body=f"{votes} players voted to skip it ({needed} were needed). Its answer "
+                    "is shown now, and it scores nothing."
+                ),
+            ),
+        )
+
     # --- the timer's steps ---------------------------------------------------------------------
 
     async def deliver(self, gateway: ChatGateway) -> int:
@@ -272,7 +332,7 @@ class Rounds:
         if not serves(gateway, workspace.external_id):
             return 0  # another process's (a workspace on another shard)
         channel = await self._directory.channel_by_id(found.channel_id)
-        spec = RoundSpec(found.questions, found.seconds, found.pause, found.speed_bonus)
+        spec = found.spec
         window, gap = spec.window, max(spec.gap, _SETTLE)
         if now - found.started_at > spec.longest(least_gap=_SETTLE):
             note = "The bot was offline longer than the round would have lasted."
@@ -358,9 +418,18 @@ class Rounds:
     async def board_message(self, found: Round, channel: ChannelRow, note: str | None) -> Message:
         """The round's board: ranks, points, correct answers, the fastest correct answer, and
         who improved most on their last round here."""
-        rows = await self._store.board(found.id)
-        asked = len(await self._store.post_ids(found.id))
-        sections = [Section(body=_board_lines(rows, asked) or "Nobody answered this round.")]
+        rows = await self._store.board(found.id, found.scoring)
+        asked = len(await self._store.post_ids(found.id, counted=True))
+        accuracy = found.scoring is Scoring.ACCURACY
+        lines = _board_lines(rows, asked, accuracy=accuracy)
+        sections = [Section(body=lines or "Nobody answered this round.")]
+        if accuracy and rows:
+            sections.append(
+                Section(
+                    body="Accuracy first: equal points are ranked by the time taken on the "
+                    "right answers, in all."
+                )
+            )
         before = await self._store.previous_points(found, [r.member_id for r in rows])
         gains = [(r.points - before[r.member_id], r) for r in rows if r.member_id in before]
         best = max(gains, key=lambda g: (g[0], -len(g[1].name)), default=None)
@@ -408,19 +477,24 @@ class Rounds:
         )
 
 
-def _board_lines(rows: list[BoardRow], asked: int) -> str:
-    """One line per player; "2/3 right" counts the questions the round asked, so a question
-    let pass counts against the player as a wrong one does."""
+def _board_lines(rows: list[BoardRow], asked: int, *, accuracy: bool = False) -> str:
+    """One line per player; "2/3 right" counts the questions the round asked (not the skipped
+    ones), so a question let pass counts against the player as a wrong one does. Accuracy
+    first ranks equal points by the right answers' time: only equal times share a rank."""
     medals = {1: "🥇", 2: "🥈", 3: "🥉"}
     lines = []
     rank, previous = 0, None
     for index, row in enumerate(rows, start=1):
-        if row.points != previous:
-            rank, previous = index, row.points
+        standing = (row.points, row.took) if accuracy else (row.points, None)
+        if standing != previous:
+            rank, previous = index, standing
         medal = medals.get(rank, f"{rank}.") if row.points > 0 else f"{rank}."
-        fastest = (
-            f" · fastest {row.fastest.total_seconds():.1f} s" if row.fastest is not None else ""
-        )
+        if accuracy and row.correct:
+            fastest = f" · {row.took.total_seconds():.1f} s on right answers"
+        elif row.fastest is not None:
+            fastest = f" · fastest {row.fastest.total_seconds():.1f} s"
+        else:
+            fastest = ""
         lines.append(
             f"{medal} **{escape_markup(row.name)}** — {row.points} pts · "
             f"{row.correct}/{asked} right{fastest}"

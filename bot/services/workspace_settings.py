@@ -45,6 +45,8 @@ _WHAT = {
     Setting.ROUND_SPEED_BONUS: "whether faster right answers in a round score more (on|off)",
     Setting.ROUND_STARTERS: "who may start a round: everyone or admins",
     Setting.ROUND_TYPED: "whether a round asks typed questions too (on|off)",
+    Setting.ROUND_SCORING: "how a round ranks: speed (faster right answers score more) or "
+    "accuracy (speed only breaks ties)",
     Setting.REWARD_NOTICES: (
         "where a role reward given or taken back is announced: channel (the one it was added "
         "in) or dm (the member, privately; the channel when they take no DMs)"

@@ -51,7 +51,7 @@ _WORKSPACE_COLUMNS = (
     "id, platform, external_id, timezone, previous_timezone, timezone_from, "
     "quiz_window_seconds, points_easy, points_medium, points_hard, "
     "round_questions, round_seconds, round_pause, round_speed_bonus, round_starters, "
-    "round_typed, reward_notices, name, analytics"
+    "round_typed, round_scoring, reward_notices, name, analytics"
 )
 _ROUND_COLUMNS = (
     Setting.ROUND_QUESTIONS,
@@ -60,6 +60,7 @@ _ROUND_COLUMNS = (
     Setting.ROUND_SPEED_BONUS,
     Setting.ROUND_STARTERS,
     Setting.ROUND_TYPED,
+    Setting.ROUND_SCORING,
 )
 
 
@@ -67,7 +68,7 @@ def _workspace(row: Sequence[object]) -> WorkspaceRow:
     (ws_id, platform, external, tz, previous, since, window, easy, medium, hard) = row[:10]
     rounds = {
         setting: int(str(value))
-        for setting, value in zip(_ROUND_COLUMNS, row[10:16], strict=True)
+        for setting, value in zip(_ROUND_COLUMNS, row[10:17], strict=True)
         if value is not None
     }
     points = {
@@ -84,10 +85,10 @@ def _workspace(row: Sequence[object]) -> WorkspaceRow:
         quiz_window=None if window is None else timedelta(seconds=int(str(window))),
         points=points,
         rounds=rounds,
-        reward_notices_by_dm=bool(row[16]),
-        analytics=row[18] is None or bool(row[18]),
+        reward_notices_by_dm=bool(row[17]),
+        analytics=row[19] is None or bool(row[19]),
     )
-    name = None if row[17] is None else str(row[17])
+    name = None if row[18] is None else str(row[18])
     return WorkspaceRow(int(str(ws_id)), str(platform), str(external), str(tz), settings, name)
 
 

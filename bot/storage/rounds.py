@@ -8,10 +8,11 @@ question; one running round per channel is a partial unique index.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from bot.core.rounds import RoundSpec, Scoring
 from bot.storage.database import INTEGRITY_ERRORS, Database, Row
 from bot.storage.timefmt import from_db, from_db_opt, to_db
 
@@ -41,6 +42,14 @@ class Round:
     started_at: datetime
     ended_at: datetime | None
     end_note: str | None
+    scoring: Scoring = Scoring.SPEED
+
+    @property
+    def spec(self) -> RoundSpec:
+        """The round's rules as it was started (the kinds it asks are the workspace's now)."""
+        return RoundSpec(
+            self.questions, self.seconds, self.pause, self.speed_bonus, scoring=self.scoring
+        )
 
     @property
     def running(self) -> bool:
@@ -57,11 +66,12 @@ class BoardRow:
     correct: int
     answered: int
     fastest: timedelta | None
+    took: timedelta = timedelta(0)  # the right answers' times, summed: accuracy's tie-break
 
 
 _COLUMNS = (
     "id, workspace_id, channel_id, started_by, starter_name, pack, difficulty, tags, questions, "
-    "seconds, pause_seconds, speed_bonus, step, due_at, started_at, ended_at, end_note"
+    "seconds, pause_seconds, speed_bonus, step, due_at, started_at, ended_at, end_note, scoring"
 )
 
 
@@ -85,6 +95,7 @@ def _round(row: Row) -> Round:
         started_at=from_db(str(row[14])),
         ended_at=from_db_opt(None if row[15] is None else str(row[15])),
         end_note=None if row[16] is None else str(row[16]),
+        scoring=Scoring(str(row[17])),
     )
 
 
@@ -112,6 +123,7 @@ class RoundStore:
         pause: int,
         speed_bonus: bool,
         now: datetime,
+        scoring: Scoring = Scoring.SPEED,
     ) -> Round:
         """A new round, its first question due at ``due_at``; :class:`RoundExists` if the
         channel has a running one
@@ -134,6 +146,7 @@ class RoundStore:
                     to_db(now),
                     schedule_id,
                     occurrence,
+                    scoring.value,
                 ),
                 channel_id,
             )
@@ -151,8 +164,8 @@ class RoundStore:
                 await conn.fetchall(
                     "INSERT INTO rounds (workspace_id, channel_id, started_by, starter_name, pack,"
                     " difficulty, tags, questions, seconds, pause_seconds, speed_bonus, step,"
-                    " due_at, started_at, schedule_id, occurrence)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)"
+                    " due_at, started_at, schedule_id, occurrence, scoring)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)"
                     f" RETURNING {_COLUMNS}",
                     values,
                 )
@@ -212,9 +225,12 @@ class RoundStore:
         )
         return int(str(value or 0))
 
-    async def post_ids(self, round_id: int) -> list[int]:
+    async def post_ids(self, round_id: int, *, counted: bool = False) -> list[int]:
+        """The round's questions in the order asked (``counted``: without the skipped ones,
+        which count for nobody)."""
+        skipped = " AND skipped_at IS NULL" if counted else ""
         rows = await self._db.fetchall(
-            "SELECT id FROM posts WHERE round_id = ? ORDER BY id", (round_id,)
+            f"SELECT id FROM posts WHERE round_id = ?{skipped} ORDER BY id", (round_id,)
         )
         return [int(str(r[0])) for r in rows]
 
@@ -233,8 +249,10 @@ class RoundStore:
         )
         return int(str(value or 0))
 
-    async def board(self, round_id: int) -> list[BoardRow]:
-        """Everyone who answered in the round, best first: points, correct, fastest correct."""
+    async def board(self, round_id: int, scoring: Scoring = Scoring.SPEED) -> list[BoardRow]:
+        """Everyone who answered in the round, best first: points, correct, fastest correct.
+        A skipped question counts for nobody. Accuracy first ranks equal points by the right
+        answers' summed time (the quicker first); speed ranks them by right answers."""
         rows = await self._db.fetchall(
             "SELECT a.member_id, m.display_name,"
             "  coalesce(sum(e.points), 0) AS points,"
@@ -243,36 +261,127 @@ class RoundStore:
             " FROM answers a JOIN posts p ON p.id = a.post_id"
             " JOIN members m ON m.id = a.member_id"
             " LEFT JOIN score_events e ON e.answer_id = a.id AND e.reason = 'round'"
-            " WHERE p.round_id = ?"
+            " WHERE p.round_id = ? AND p.skipped_at IS NULL"
             " GROUP BY a.member_id, m.display_name"
             " ORDER BY points DESC, correct DESC, lower(m.display_name)",
             (round_id,),
         )
-        fastest = await self._fastest(round_id)
-        return [
+        times = await self._right_times(round_id)
+        board = [
             BoardRow(
                 member_id=int(str(r[0])),
                 name=str(r[1]),
                 points=int(str(r[2])),
                 correct=int(str(r[3])),
                 answered=int(str(r[4])),
-                fastest=fastest.get(int(str(r[0]))),
+                fastest=min(times.get(int(str(r[0])), ()), default=None),
+                took=sum(times.get(int(str(r[0])), ()), timedelta(0)),
             )
             for r in rows
         ]
+        if scoring is Scoring.ACCURACY:  # stable: equal times keep the order above
+            board.sort(key=lambda row: (-row.points, row.took))
+        return board
 
-    async def _fastest(self, round_id: int) -> dict[int, timedelta]:
+    async def _right_times(self, round_id: int) -> dict[int, list[timedelta]]:
+        """Each member's right answers' times from their question's post (skips left out)."""
         rows = await self._db.fetchall(
             "SELECT a.member_id, a.answered_at, p.posted_at FROM answers a"
-            " JOIN posts p ON p.id = a.post_id WHERE p.round_id = ? AND a.correct = 1",
+            " JOIN posts p ON p.id = a.post_id"
+            " WHERE p.round_id = ? AND a.correct = 1 AND p.skipped_at IS NULL",
             (round_id,),
         )
-        found: dict[int, timedelta] = {}
+        found: dict[int, list[timedelta]] = {}
         for member, answered, posted in rows:
             taken = from_db(str(answered)) - from_db(str(posted))
-            key = int(str(member))
-            found[key] = min(found.get(key, taken), taken)
+            found.setdefault(int(str(member)), []).append(taken)
         return found
+
+    # --- skip votes ------------------------------------------------------------------------
+
+    async def answerers(self, post_ids: Sequence[int]) -> set[int]:
+        """The members (row ids) who answered any of these posts."""
+        if not post_ids:
+            return set()
+        marks = ", ".join("?" * len(post_ids))
+        rows = await self._db.fetchall(
+            f"SELECT DISTINCT member_id FROM answers WHERE post_id IN ({marks})",
+            tuple(post_ids),
+        )
+        return {int(str(r[0])) for r in rows}
+
+    async def open_question(self, round_id: int, now: datetime) -> int | None:
+        """The round's question still taking answers at ``now``, if any."""
+        value = await self._db.fetchval(
+            "SELECT max(id) FROM posts WHERE round_id = ? AND closed_at IS NULL"
+            " AND skipped_at IS NULL AND closes_at > ?",
+            (round_id, to_db(now)),
+        )
+        return None if value is None else int(str(value))
+
+    async def vote_skip(self, post_id: int, member_id: int, now: datetime) -> int:
+        """Record ``member_id``'s vote to skip ``post_id`` (once); the votes it has now."""
+        async with self._db.write() as conn:
+            await conn.execute(
+                "INSERT INTO round_skip_votes (post_id, member_id, voted_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (post_id, member_id) DO NOTHING",
+                (post_id, member_id, to_db(now)),
+            )
+            value = await conn.fetchval(
+                "SELECT count(*) FROM round_skip_votes WHERE post_id = ?", (post_id,)
+            )
+        return int(str(value or 0))
+
+    async def skip(
+        self,
+        round_: Round,
+        post_id: int,
+        now: datetime,
+        periods_of: Callable[[datetime], Sequence[str]],
+        next_due: datetime,
+    ) -> bool:
+        """Skip an open question, in one transaction: it closes now, the round's next step is
+        due at ``next_due`` (sooner only), and every point its answers scored is taken back
+        by an opposite event (reason ``round skipped``) in each period the event counted in
+        (``periods_of`` its time). False if it was skipped or closed already (once, however
+        many processes count the deciding vote)."""
+        async with self._db.write() as conn:
+            marked = await conn.fetchall(
+                "UPDATE posts SET skipped_at = ?, closes_at = ? WHERE id = ? AND round_id = ?"
+                " AND skipped_at IS NULL AND closed_at IS NULL AND closes_at > ? RETURNING id",
+                (to_db(now), to_db(now), post_id, round_.id, to_db(now)),
+            )
+            if not list(marked):
+                return False
+            events = await conn.fetchall(
+                "SELECT e.workspace_id, e.member_id, e.answer_id, e.points, e.created_at"
+                " FROM score_events e JOIN answers a ON a.id = e.answer_id"
+                " WHERE a.post_id = ? AND e.reason = 'round'",
+                (post_id,),
+            )
+            taken = [
+                (int(r[0]), int(r[1]), int(r[2]), int(r[3]), from_db(str(r[4]))) for r in events
+            ]
+            if taken:
+                await conn.executemany(
+                    "INSERT INTO score_events (workspace_id, member_id, answer_id, reason, "
+                    "points, created_at) VALUES (?, ?, ?, 'round skipped', ?, ?)",
+                    [(ws, m, a, -p, to_db(now)) for ws, m, a, p, _ in taken],
+                )
+                await conn.executemany(
+                    "UPDATE score_totals SET points = points - ?"
+                    " WHERE workspace_id = ? AND member_id = ? AND period = ?",
+                    [(p, ws, m, period) for ws, m, _, p, at in taken for period in periods_of(at)],
+                )
+            await conn.execute(
+                "UPDATE rounds SET due_at = ? WHERE id = ? AND ended_at IS NULL AND due_at > ?",
+                (to_db(next_due), round_.id, to_db(next_due)),
+            )
+        return True
+
+    async def skipped(self, post_id: int) -> bool:
+        value = await self._db.fetchval("SELECT skipped_at FROM posts WHERE id = ?", (post_id,))
+        return value is not None
 
     async def previous_points(self, round_: Round, member_ids: Sequence[int]) -> dict[int, int]:
         """Each member's points in the last round they played in this channel before this one
@@ -309,7 +418,8 @@ class RoundStore:
         player is whoever answered at least one of its questions."""
         rows = await self._db.fetchall(
             "WITH asked AS (SELECT p.id, v.question_id FROM posts p"
-            "  JOIN question_versions v ON v.id = p.question_version_id WHERE p.round_id = ?),"
+            "  JOIN question_versions v ON v.id = p.question_version_id"
+            "  WHERE p.round_id = ? AND p.skipped_at IS NULL),"
             " players AS (SELECT DISTINCT a.member_id FROM answers a"
             "  JOIN posts p ON p.id = a.post_id WHERE p.round_id = ?)"
             " SELECT pl.member_id, q.question_id FROM players pl CROSS JOIN asked q"
@@ -335,7 +445,7 @@ class RoundStore:
         rows = await self._db.fetchall(
             "SELECT a.member_id, v.question_id FROM answers a JOIN posts p ON p.id = a.post_id"
             " JOIN question_versions v ON v.id = p.question_version_id"
-            " WHERE p.round_id = ? AND a.correct = 0 ORDER BY a.id",
+            " WHERE p.round_id = ? AND a.correct = 0 AND p.skipped_at IS NULL ORDER BY a.id",
             (round_id,),
         )
         return [(int(str(r[0])), int(str(r[1]))) for r in rows]

@@ -34,6 +34,7 @@ TABLES = (
     "answers",
     "exercise_attempts",
     "round_hints",
+    "round_skip_votes",
     "score_imports",  # before the score events that name it
     "score_events",
     "score_totals",

@@ -26,6 +26,7 @@ _COLUMN = {
     Setting.ROUND_SPEED_BONUS: "round_speed_bonus",
     Setting.ROUND_STARTERS: "round_starters",
     Setting.ROUND_TYPED: "round_typed",
+    Setting.ROUND_SCORING: "round_scoring",
     Setting.REWARD_NOTICES: "reward_notices",
     Setting.ANALYTICS: "analytics",
 }

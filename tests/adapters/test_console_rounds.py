@@ -32,3 +32,24 @@ def test_clock_advance_plays_a_whole_round_in_the_console(tmp_path: Path) -> Non
     errors = [line for line in out if line["kind"] == "error" or "not 0" in str(line["text"])]
     assert "A round has 1 to 50 questions, not 0." in texts
     assert any("--seconds takes a whole number, not `x`" in str(e["text"]) for e in errors)
+
+
+def test_an_accuracy_round_and_a_skip_vote_in_the_console(tmp_path: Path) -> None:
+    out = _run_console(
+        tmp_path / "skip.sqlite3",
+        "/round start --questions 2 --seconds 20 --scoring accuracy\n"
+        "/clock advance 4s\n/answer A\n/as bob\n/answer B\n"
+        "/clock advance 30s\n"
+        "/as carl\n/round skip\n/as me\n/round skip\n/as bob\n/round skip\n"
+        "/clock advance 2m\n/round start --scoring fastest\n",
+    )
+    texts = [str(line["text"]) for line in out]
+    assert "Accuracy first: every right answer scores its points" in texts[0]
+    assert any("Only players vote to skip" in t for t in texts)
+    assert any("Your vote to skip question 2 is in: 1 of the 2 needed." in t for t in texts)
+    assert any(t.startswith("⏭ Question 2 is skipped") for t in texts)
+    reveals = [str(line["text"]) for line in out if line["kind"] == "edit"]
+    assert "The players voted to skip it: this question scores nothing." in reveals[-1]
+    [board] = [t for t in texts if t.startswith("🏁 Round board")]
+    assert "/1 right" in board and "s on right answers" in board
+    assert "A round's scoring is `speed` or `accuracy`, not `fastest`." in texts

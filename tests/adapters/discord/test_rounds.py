@@ -186,3 +186,43 @@ async def test_round_options_are_synced_and_pack_is_autocompleted(
     )
     choices = (await ix.response()).choices
     assert [c["value"] for c in choices] == ["duo"]
+
+
+async def test_an_accuracy_round_and_a_skip_vote_on_discord(
+    fake: FakeDiscord,
+    studybot: Studybot,
+    scheduler: Scheduler,
+    alice: FakeMember,
+    bob: FakeMember,
+    admin: FakeMember,
+) -> None:
+    clock = studybot.clock
+    announced = await _round(
+        studybot,
+        alice,
+        "start",
+        {"pack": "duo", "questions": 2, "seconds": 10, "scoring": "accuracy"},
+    )
+    assert "Accuracy first" in embed_text(announced) and "`/round skip`" in embed_text(announced)
+    await scheduler.advance(clock, clock.now() + READY)
+    [first] = _questions(fake, studybot)
+    await (await fake.click(first, alice, label="A")).reply()
+    await (await fake.click(first, bob, label="B")).reply()
+    await scheduler.advance(clock, clock.now() + timedelta(seconds=11))
+    assert "alice +10" in embed_text(first)  # accuracy first: no speed bonus
+    await scheduler.advance(clock, clock.now() + timedelta(seconds=6))
+    [second] = [m for m in _questions(fake, studybot) if "Question 2 of 2" in embed_text(m)]
+
+    outsider = await _round(studybot, admin, "skip")
+    assert outsider.ephemeral and "Only players vote to skip" in outsider.content
+    vote = await _round(studybot, alice, "skip")
+    assert vote.ephemeral and "1 of the 2 needed" in vote.content + embed_text(vote)
+    skipped = await _round(studybot, bob, "skip")
+    assert not skipped.ephemeral and "Question 2 is skipped" in embed_text(skipped)
+    await scheduler.advance(clock, clock.now() + timedelta(seconds=1))
+    assert second.edits == 1 and "scores nothing" in embed_text(second)
+    assert second.components == []  # no more answers
+    await scheduler.advance(clock, clock.now() + timedelta(seconds=30))
+    channel = studybot.guild.channel("general")
+    [board] = [m for m in public_messages(fake, channel.id) if "Round board" in embed_text(m)]
+    assert "**alice** — 10 pts · 1/1 right" in embed_text(board)  # the skipped one not counted

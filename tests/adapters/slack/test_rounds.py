@@ -162,3 +162,46 @@ async def test_a_bad_round_line_is_answered_in_the_ack(
         assert ack.payload is not None
         assert "`pause` is not a round action" in ack.payload["text"]
     assert slack_fake.calls_to("chat.postMessage") == []
+
+
+async def test_an_accuracy_round_and_a_skip_vote_on_slack(
+    adapter: SlackAdapter, slack_fake: FakeSlack, scheduler: Scheduler, clock: SimulatedClock
+) -> None:
+    bob = slack_fake.add_user("U0BOB", name="bob")
+    async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
+        await _study(
+            deliver, slack_fake, adapter, "round start duo --questions 2 --seconds 10 "
+            "--scoring accuracy",
+        )  # fmt: skip
+        announced = await slack_fake.wait_for_response_url_call(
+            predicate=lambda c: c.effect == "in_channel"
+        )
+        assert "Accuracy first" in all_text(announced.blocks)
+        assert "`/study round skip`" in all_text(announced.blocks)
+        await scheduler.advance(clock, clock.now() + READY)
+        [first] = _posts(slack_fake)
+        post_id = int(first.action_ids()[0].split(":")[1])
+        await deliver(slack_fake.block_action(f"answer:{post_id}:A", message_ts=first.ts))
+        await deliver(
+            slack_fake.block_action(f"answer:{post_id}:B", message_ts=first.ts, user_id=bob.id)
+        )
+        assert await adapter.idle()
+        await scheduler.advance(clock, clock.now() + timedelta(seconds=11))
+        assert "alice +10" in all_text(slack_fake.message(first.ts).blocks)  # no speed bonus
+        await scheduler.advance(clock, clock.now() + timedelta(seconds=6))
+        [_, second] = _posts(slack_fake)
+
+        await _study(deliver, slack_fake, adapter, "round skip", "U0ADMIN")
+        [outsider] = await private_replies(slack_fake, "U0ADMIN", 1)
+        assert "Only players vote to skip" in (outsider.text or "")
+        await _study(deliver, slack_fake, adapter, "round skip")
+        votes = await private_replies(slack_fake, "U0ALICE", 2)
+        assert "1 of the 2 needed" in (votes[-1].text or "")
+        await _study(deliver, slack_fake, adapter, "round skip", bob.id)
+        skipped = await slack_fake.wait_for_response_url_call(
+            predicate=lambda c: c.effect == "in_channel" and "skipped" in all_text(c.blocks)
+        )
+        assert "Question 2 is skipped" in all_text(skipped.blocks)
+    await scheduler.advance(clock, clock.now() + timedelta(seconds=1))
+    assert "scores nothing" in all_text(slack_fake.message(second.ts).blocks)
+    assert slack_fake.message(second.ts).action_ids() == []

@@ -49,6 +49,12 @@ class ScoreCog(StudyCog, name="studybot-scores"):
         """End the round here early, with the board so far (public; a refusal is private)."""
         await answer(self.bot, interaction, "round", options.given, "stop")
 
+    @subcommand(rounds, "round", "skip")
+    async def round_skip(self, interaction: Interaction, options: Options) -> None:
+        """Vote to skip the open question (public when it skips it; a vote or a refusal is
+        private)."""
+        await answer(self.bot, interaction, "round", options.given, "skip")
+
     # --- role rewards ------------------------------------------------------------------------
 
     rewards = app_commands.Group(name="rewards", description=description("rewards"))

@@ -1,0 +1,156 @@
+"""Rounds for a class (issue 44): accuracy first, and skip votes, through the services and the
+one timer loop on SQLite and PostgreSQL (a simulated clock; the gateway records posts)."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+
+import pytest
+
+from bot.adapters.commands import round_request, settings_request
+from bot.app import Built, build_services
+from bot.core.clock import SimulatedClock
+from bot.core.errors import BadInput, Forbidden, NotFound, PostClosed
+from bot.core.requests import RoundSkip, RoundStart
+from bot.questions.loader import load_packs
+from bot.services.bundle import Services
+from bot.services.rounds import READY
+from bot.storage.database import Database
+from tests.conftest import TEST_PACKS
+from tests.helpers import member
+from tests.services.test_rounds import ANN, BOB, CARL, DAVE, ROOT, Chat, _points, _right, running
+
+ERIN = member("erin")
+
+
+async def test_accuracy_first_scores_every_right_answer_alike_and_ranks_ties_by_time(
+    built: Built, service: Services, clock: SimulatedClock
+) -> None:
+    chat = Chat()
+    asked = clock.now() + READY
+    async with running(built, clock, chat) as sched:
+        hello = await service.rounds.command(
+            ROOT, round_request("console", ["start", "--questions", "2", "--scoring", "accuracy"])
+        )
+        assert "Accuracy first: every right answer scores its points" in hello.plain_text()
+        await sched.advance(clock, asked)
+        [first] = chat.questions()
+        assert first.post_id is not None
+        right, wrong = await _right(service, first)
+        await sched.advance(clock, asked + timedelta(seconds=2))
+        quick = await service.quiz.answer(BOB, first.post_id, right)
+        await sched.advance(clock, asked + timedelta(seconds=19))
+        slow = await service.quiz.answer(ANN, first.post_id, right)
+        await service.quiz.answer(CARL, first.post_id, wrong)
+        assert _points(quick) == _points(slow)  # the last second scores as the first
+        await sched.advance(clock, asked + timedelta(seconds=26))
+        second = chat.questions()[1]
+        assert second.post_id is not None
+        right, _ = await _right(service, second)
+        await sched.advance(clock, asked + timedelta(seconds=28))
+        await service.quiz.answer(CARL, second.post_id, right)  # carl: one right, quick
+        await sched.advance(clock, asked + timedelta(minutes=3))
+    [board] = chat.boards()
+    text = board.plain_text()
+    # bob and ann tie on points (one easy question each); bob's right answer took 2 s and
+    # ann's 19 s, so bob is second and ann third: the tie does not share a place.
+    lines = [line for line in text.splitlines() if " pts · " in line]
+    assert lines[1:] == [
+        f"🥈 bob — {_points(quick)} pts · 1/2 right · 2.0 s on right answers",
+        f"🥉 ann — {_points(slow)} pts · 1/2 right · 19.0 s on right answers",
+    ], lines
+    assert lines[0].startswith("🥇 carl — ")
+    assert "equal points are ranked by the time taken" in text
+
+
+async def test_round_scoring_is_a_workspace_setting_and_a_bad_value_is_refused(
+    built: Built, service: Services, clock: SimulatedClock
+) -> None:
+    async def setting(*words: str) -> str:
+        reply = await service.settings.command(ROOT, settings_request("console", list(words)))
+        return reply.plain_text()
+
+    assert "round-scoring: speed" in await setting()
+    with pytest.raises(BadInput, match="`round-scoring` is speed or accuracy, not `fast`"):
+        await setting("round-scoring", "fast")
+    assert "round-scoring: speed → accuracy" in await setting("round-scoring", "accuracy")
+    hello = await service.rounds.start(ROOT, RoundStart(questions=1))
+    assert "Accuracy first" in hello.plain_text()
+    await service.rounds.stop(ROOT)
+    with pytest.raises(BadInput, match="scoring is `speed` or `accuracy`, not `fastest`"):
+        await service.rounds.start(ROOT, RoundStart(scoring="fastest"))
+    speed = await service.rounds.start(ROOT, RoundStart(questions=1, scoring="speed"))
+    assert "Faster correct answers score more" in speed.plain_text()
+
+
+async def test_a_question_the_players_vote_to_skip_is_revealed_and_scores_nothing(
+    db: Database, built: Built, service: Services, clock: SimulatedClock
+) -> None:
+    chat = Chat()
+    asked = clock.now() + READY
+    async with running(built, clock, chat) as sched:
+        with pytest.raises(NotFound, match="No round is running here"):
+            await service.rounds.command(ANN, RoundSkip())
+        await service.rounds.start(ROOT, RoundStart(questions=3, seconds=20))
+        await sched.advance(clock, asked)
+        [first] = chat.questions()
+        assert first.post_id is not None
+        right, wrong = await _right(service, first)
+        await sched.advance(clock, asked + timedelta(seconds=3))
+        replies = [
+            await service.quiz.answer(who, first.post_id, pick)
+            for who, pick in ((ANN, right), (BOB, wrong), (CARL, wrong))
+        ]
+        kept = _points(replies[0])  # ann's points for question 1
+        await sched.advance(clock, asked + timedelta(seconds=21))
+        with pytest.raises(BadInput, match="No question is open to skip"):
+            await service.rounds.command(ANN, RoundSkip())  # in the pause
+        await sched.advance(clock, asked + timedelta(seconds=26))
+        second = chat.questions()[1]
+        assert second.post_id is not None
+        right, _ = await _right(service, second)
+        with pytest.raises(Forbidden, match="Only players vote to skip"):
+            await service.rounds.command(DAVE, RoundSkip())
+        scored = await service.quiz.answer(ANN, second.post_id, right)
+        assert _points(scored) > 0
+        vote = await service.rounds.command(BOB, RoundSkip())
+        assert vote.ephemeral
+        assert "Your vote to skip question 2 is in: 1 of the 2 needed" in vote.plain_text()
+        again = await service.rounds.command(BOB, RoundSkip())  # a second vote counts once
+        assert "1 of the 2 needed" in again.plain_text()
+
+    # Another process (or the bot after a restart) counts the vote already cast.
+    other = build_services(db, clock, default_timezone="UTC", rng=random.Random(3))
+    await other.services.packs.sync(load_packs(TEST_PACKS).packs)
+    after = Chat()
+    async with running(other, clock, after) as sched:
+        skipped = await other.services.rounds.command(CARL, RoundSkip())
+        assert not skipped.ephemeral
+        assert skipped.title == "⏭ Question 2 is skipped"
+        assert "2 players voted to skip it (2 were needed)" in skipped.plain_text()
+        await sched.settle()
+        [reveal] = [e for e in after.edits if e.post_id == second.post_id]
+        assert "The players voted to skip it: this question scores nothing." in (
+            reveal.plain_text()
+        )
+        with pytest.raises(PostClosed, match="Too late"):
+            await other.services.quiz.answer(ERIN, second.post_id, right)
+        # The next question follows after the pause, not at the skipped one's deadline.
+        await sched.advance(clock, clock.now() + timedelta(seconds=6))
+        assert len(after.questions()) == 1
+        await sched.advance(clock, clock.now() + timedelta(minutes=3))
+    [board] = after.boards()
+    text = board.plain_text()
+    assert f"ann — {kept} pts · 1/2 right" in text  # of the two questions that counted
+    # ann's points for the skipped question were taken back, on every board.
+    assert _points(scored) > 0
+    week = (await service.standings.leaderboard(ROOT)).plain_text()
+    assert f"ann — {kept} pts" in week
+    assert await _consistent(db)
+
+
+async def _consistent(db: Database) -> bool:
+    from bot.storage.scores import ScoreStore
+
+    return await ScoreStore(db).consistency_problems() == []
