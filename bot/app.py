@@ -40,6 +40,7 @@ from bot.scheduler import SYNC_EVERY, Scheduler
 from bot.services.audit import Audited, AuditLog
 from bot.services.bundle import Services
 from bot.services.catalogue import Catalogue
+from bot.services.exams import Exams
 from bot.services.exercises import Exercises
 from bot.services.graphs import ItemGraphs
 from bot.services.group_mastery import GroupMastery
@@ -75,6 +76,7 @@ from bot.storage.audit import AuditStore
 from bot.storage.community import CommunityOwners
 from bot.storage.database import Database, open_database
 from bot.storage.directory import Directory
+from bot.storage.exams import ExamStore
 from bot.storage.exercises import ExerciseStore
 from bot.storage.gradebook import GradebookStore
 from bot.storage.group_mastery import GroupMasteryStore
@@ -864,8 +866,19 @@ def build_services(
     )
     reports.analysis = analysis  # /reports lists the flags held on questions too
     audit = AuditLog(places, AuditStore(db), clock)
+    mastery_store = GroupMasteryStore(db)
+    exams = Exams(
+        places=places,
+        directory=directory,
+        catalogue=catalogue,
+        store=ExamStore(db),
+        reviews=reviews,
+        mastery=mastery_store,
+        clock=clock,
+    )
     audited_services: tuple[Audited, ...] = (
         analysis,
+        exams,
         schedules,
         reports,
         suggestions,
@@ -927,8 +940,11 @@ def build_services(
         ),
         web=WebAccess(store=WebSessionStore(db), places=places, clock=clock),
         analysis=analysis,
-        mastery=GroupMastery(places, GroupMasteryStore(db), reviews, clock),
+        mastery=GroupMastery(places, mastery_store, reviews, clock),
+        exams=exams,
     )
+    services.standings.exams = exams  # /stats counts down to the exam
+    services.recaps.exams = exams  # so does the weekly recap
     timed = SchedulerParts(
         db=db,
         directory=directory,
@@ -940,5 +956,6 @@ def build_services(
         wakeup=wakeup,
         metrics=metrics,
         rounds=services.rounds,
+        exams=exams,
     )
     return Built(services, timed)

@@ -436,6 +436,60 @@ COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
+        "exam",
+        "the exam date the group works toward: the countdown and your readiness per tag",
+        discord_choice_help="show (default), set (admins: date, tags), or clear (admins)",
+        discord_bare="show",
+        subcommands=(
+            Command(
+                "set",
+                "set the exam date (YYYY-MM-DD) and the tags it covers, for everyone or here",
+                (
+                    Arg(
+                        "date",
+                        Kind.WORD,
+                        "For set: the exam day, YYYY-MM-DD",
+                        required=True,
+                        metavar="YYYY-MM-DD",
+                        example="2027-01-15",
+                    ),
+                    Arg(
+                        "tag",
+                        Kind.WORD,
+                        "For set: a tag the exam covers (none: the whole course)",
+                        option=True,
+                        repeat=True,
+                        example="autograd",
+                    ),
+                    Arg(
+                        "channel",
+                        Kind.FLAG,
+                        "For set or clear: this channel's exam only, not the workspace's",
+                        option=True,
+                    ),
+                ),
+                admin=True,
+                discord_flat=True,
+                discord_choice="action",
+            ),
+            Command(
+                "clear",
+                "clear the exam date (with --channel: this channel's)",
+                (
+                    Arg(
+                        "channel",
+                        Kind.FLAG,
+                        "For set or clear: this channel's exam only, not the workspace's",
+                        option=True,
+                    ),
+                ),
+                admin=True,
+                discord_flat=True,
+                discord_choice="action",
+            ),
+        ),
+    ),
+    Command(
         "recap",
         "this channel's weekly recap: board, streaks, most missed (admins set it)",
         discord_choice_help="show (default), on, off, or now (post this week's recap here)",

@@ -49,6 +49,10 @@ from bot.core.messages import Message
 from bot.core.models import ChatContext
 from bot.core.recap import parse_when
 from bot.core.requests import (
+    ExamClear,
+    ExamRequest,
+    ExamSet,
+    ExamShow,
     RecapNow,
     RecapOff,
     RecapOn,
@@ -364,6 +368,21 @@ async def _reveal(asked: Asked) -> Outcome:
 @route("solutions")
 async def _solutions(asked: Asked) -> Outcome:
     return Outcome(await asked.services.exercises.solutions(asked.ctx, _post(asked).id))
+
+
+@route("exam")
+async def _exam(asked: Asked) -> Outcome:
+    """The exam date: shown (countdown, readiness), set or cleared (admins)."""
+    verb = asked.path[1] if len(asked.path) > 1 else ""
+    values = asked.values
+    request: ExamRequest
+    if verb == "set":
+        request = ExamSet(values.one("date") or "", values.all("tag"), values.flag("channel"))
+    elif verb == "clear":
+        request = ExamClear(values.flag("channel"))
+    else:
+        request = ExamShow()
+    return Outcome(await asked.services.exams.command(asked.ctx, request))
 
 
 @route("recap", words=recap_request)

@@ -19,6 +19,10 @@ from bot.core.workspace_settings import Setting
 __all__ = [
     "MAX_REASON",
     "MAX_TYPED",
+    "ExamClear",
+    "ExamRequest",
+    "ExamSet",
+    "ExamShow",
     "RecapNow",
     "RecapOff",
     "RecapOn",
@@ -158,6 +162,31 @@ class RoundSkip:
 
 
 RoundRequest = RoundStart | RoundStop | RoundSkip
+
+
+@dataclass(frozen=True, slots=True)
+class ExamShow:
+    """``exam``: the exam date here, its countdown and the caller's readiness."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExamSet:
+    """``exam set DATE [--tag T]... [--channel]`` (admins): the exam day (YYYY-MM-DD), the
+    tags it covers (none: the whole course), for this channel only or the workspace."""
+
+    date: str
+    tags: tuple[str, ...] = ()
+    channel: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ExamClear:
+    """``exam clear [--channel]`` (admins): no exam date any more."""
+
+    channel: bool = False
+
+
+ExamRequest = ExamShow | ExamSet | ExamClear
 
 
 @dataclass(frozen=True, slots=True)

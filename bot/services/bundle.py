@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from bot.services.audit import AuditLog
 from bot.services.catalogue import Catalogue
+from bot.services.exams import Exams
 from bot.services.exercises import Exercises
 from bot.services.group_mastery import GroupMastery
 from bot.services.history import QuestionHistory
@@ -67,6 +68,7 @@ class Services:
     score_imports: ScoreImports  # `studybot scores import` / `undo-import` (the CLI's)
     analysis: ItemAnalysis  # item statistics, flags on broken questions, gradebook exports
     mastery: GroupMastery  # /stats group: the group's mastery by tag and week (admins)
+    exams: Exams  # /exam: the exam date, its countdown and each member's readiness
 
     async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109
         """Let work in flight finish before shutdown: answers being committed, snippet runs.

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from bot.core import replies
 from bot.core.clock import Clock
 from bot.core.durations import format_duration
 from bot.core.errors import Forbidden
 from bot.core.gateway import ChatGateway, serves
-from bot.core.messages import Message
+from bot.core.messages import Message, Section
 from bot.core.models import ChatContext
 from bot.core.recap import (
     MissedQuestion,
@@ -39,6 +40,9 @@ from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
 from bot.storage.recaps import RecapSchedule, RecapStore
 from bot.storage.scores import ScoreStore
 
+if TYPE_CHECKING:  # Exams reads nothing of these; only the type is named
+    from bot.services.exams import Exams
+
 __all__ = ["Recaps"]
 
 log = get_logger(__name__)
@@ -53,6 +57,10 @@ STREAKS_SHOWN = 3  # the longest streaks alive (of 2 days or more)
 
 
 class Recaps:
+    # Set by build_services: the exam date's countdown line (None: no line, as in tests that
+    # build the service alone).
+    exams: Exams | None = None
+
     def __init__(
         self,
         *,
@@ -153,7 +161,14 @@ class Recaps:
             questions=await self._store.questions_in(channel.id, start, end),
         )
         shown = f"question {missed.post_id}" if missed is not None else "question ID"
-        return recap_message(content, f"`{prefix}{shown}`")
+        message = recap_message(content, f"`{prefix}{shown}`")
+        exam = (
+            None if self.exams is None else await self.exams.countdown_line(workspace, channel.id)
+        )
+        if exam is None:
+            return message
+        line = Section(body=f"{exam}: `{prefix}exam` shows your readiness.")
+        return replace(message, sections=(*message.sections, line))
 
     async def deliver(self, gateway: ChatGateway, *, command_prefix: str = "/") -> int:
         """Post every recap whose time has come this week; how many were posted."""

@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
+from typing import TYPE_CHECKING
 
 from bot.core.clock import Clock
 from bot.core.gateway import ChatGateway, PostFinder, WorkspaceOwner, serves
@@ -66,6 +67,9 @@ __all__ = [
     "plan_due",
     "serves_channel",
 ]
+
+if TYPE_CHECKING:  # only the type is named here
+    from bot.services.exams import Exams
 
 log = get_logger(__name__)
 
@@ -163,6 +167,9 @@ async def serves_channel(gateway: ChatGateway, directory: Directory, channel_id:
 
 
 class ScheduledPosts:
+    # Set by the wiring: daily questions lean toward an exam's tags as it nears (None: never).
+    exams: Exams | None = None
+
     def __init__(
         self,
         *,
@@ -338,6 +345,8 @@ class ScheduledPosts:
         rest = [plan for plan in plans if plan.schedule.id not in found]
         multi = {channel for channel, count in per_channel.items() if count > 1}
         found.update(await self._candidates(rest, multi))
+        if self.exams is not None:
+            await self._lean_to_exams(plans, found)
         picks = self._posting.pick_batch(
             [(plan.schedule.id, plan.schedule.channel_id) for plan in plans], found
         )
@@ -365,6 +374,34 @@ class ScheduledPosts:
             )
             picked.append(plan)
         return rows, picked
+
+    async def _lean_to_exams(self, plans: Sequence[Due], found: dict[int, list[Candidate]]) -> None:
+        """As an exam nears, some occurrences draw from the exam's questions only (see
+        :meth:`bot.services.exams.Exams.lean`): every live candidate is read for those, not
+        just the least-posted, so the exam's own least-posted question is the pick."""
+        assert self.exams is not None
+        for plan in plans:
+            schedule = plan.schedule
+            if schedule.id not in found:
+                continue
+            workspace = await self._directory.workspace_by_id(schedule.workspace_id)
+            spec = schedule.spec
+            every = await self._packs.candidates_many(
+                [schedule.channel_id],
+                pack=spec.pack,
+                difficulty=spec.difficulty,
+                tags=spec.tags,
+                kinds=spec.posted_kinds,
+                fewest_only=False,
+            )
+            chosen = await self.exams.lean(
+                workspace,
+                schedule.channel_id,
+                f"{schedule.id}:{plan.key}",
+                every.get(schedule.channel_id, []),
+            )
+            if chosen is not None:
+                found[schedule.id] = chosen
 
     async def _candidates(
         self, plans: Sequence[Due], multi: set[int]

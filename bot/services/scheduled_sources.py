@@ -17,6 +17,7 @@ from bot.core.lanes import Lanes
 from bot.core.timer import DueSource
 from bot.core.wakeup import Wakeup
 from bot.metrics import Metrics
+from bot.services.exams import Exams
 from bot.services.posting import Posting
 from bot.services.quiz import Quiz
 from bot.services.rounds import Rounds
@@ -53,6 +54,7 @@ class SchedulerParts:
     wakeup: Wakeup
     metrics: Metrics | None = None
     rounds: Rounds | None = None  # a schedule with --round starts one
+    exams: Exams | None = None  # daily questions lean toward an exam's tags as it nears
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +94,7 @@ def scheduled_questions(
         lease=lease,
         rounds=parts.rounds,
     )
+    posts.exams = parts.exams
     reveals = RevealSource(posts, parts.posts, lanes)
     schedules = ScheduleSource(
         db=parts.db,

@@ -12,6 +12,7 @@ import asyncio
 from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import timedelta, tzinfo
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from bot.core import replies, srs
@@ -33,6 +34,9 @@ from bot.storage.directory import Directory, MemberRow
 from bot.storage.exercises import ExerciseStore
 from bot.storage.reviews import ReviewStore
 from bot.storage.scores import ScoreStore
+
+if TYPE_CHECKING:  # Exams reads nothing of these; only the type is named
+    from bot.services.exams import Exams
 
 __all__ = ["RETENTION_WINDOW", "MemberReport", "Standings", "stats_message"]
 
@@ -81,6 +85,10 @@ def _window(window: Window | str) -> Window:
 
 class Standings:
     """Leaderboards and member stats, per workspace."""
+
+    # Set by build_services: the exam date's countdown line (None: no line, as in tests that
+    # build the service alone).
+    exams: Exams | None = None
 
     def __init__(
         self,
@@ -231,6 +239,13 @@ class Standings:
                     f"({tried.attempts} submission{'s' if tried.attempts != 1 else ''})"
                 )
                 message = replace(message, sections=(*message.sections, Section(body=line)))
+        if self.exams is not None:
+            workspace = await self._places.workspace(ctx)
+            channel = (await self._places.channel(ctx))[1].id if ctx.channel else None
+            exam = await self.exams.countdown_line(workspace, channel)
+            if exam is not None:
+                shown = Section(body=f"{exam}: {ctx.command('exam')} shows your readiness.")
+                message = replace(message, sections=(*message.sections, shown))
         if report.reviews is None or not picture:
             return message
         chart = await self.study_chart(

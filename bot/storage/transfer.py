@@ -58,6 +58,7 @@ TABLES = (
     "reward_holders",
     "audit_log",
     "community_items",
+    "exams",
 )
 _BATCH = 5000
 _DEFERRED = {"questions": "current_version_id"}  # filled in once its target table is copied

@@ -16,6 +16,7 @@ from starlette.responses import RedirectResponse, Response
 
 from bot.core.errors import BadInput, NotFound, StudyError
 from bot.core.item_analysis import ItemStats
+from bot.core.privacy import MIN_GROUP
 from bot.services.item_analysis import Period
 from bot.web.checks import Seen, checked
 from bot.web.page_parts import PageParts, status_of
@@ -174,12 +175,15 @@ class QuestionPages(PageParts):
             picture = await self._mastery(request, seen)
         except StudyError as exc:
             return self._refused(seen, exc)
+        readiness = await self._services.exams.group_readiness(seen.context())
         return self._page(
             "mastery.html",
             session=seen.session,
             place=seen.where,
             picture=picture,
             weeks=request.query_params.get("weeks", "8"),
+            readiness=readiness,
+            min_group=MIN_GROUP,
         )
 
     @checked

@@ -62,6 +62,13 @@ async def _prepare(db_path: Path) -> None:
         post = await services.quiz.post_question(console("me", admin=True), question="d-mc-2")
         for n in range(8):
             await services.quiz.answer(console(f"student{n}"), post.post.id, "A" if n < 6 else "B")
+        # An exam on their tag in three weeks: the mastery page shows the group's readiness.
+        from datetime import date, timedelta
+
+        from bot.core.requests import ExamSet
+
+        day = (date.today() + timedelta(days=21)).isoformat()
+        await services.exams.command(console("me", admin=True), ExamSet(day, ("leaf",)))
     finally:
         await db.close()
 
@@ -205,6 +212,8 @@ def test_an_admin_signs_in_adds_a_schedule_resolves_a_report_sees_the_board(
             picture.wait_for()
             assert page.evaluate("document.querySelector('img.mastery').naturalWidth") > 500
             assert "leaf" in (picture.get_attribute("alt") or "")
+            readiness = page.locator("table.readiness").inner_text()
+            assert "leaf" in readiness and "%" in readiness
             page.screenshot(path=shots / "mastery.png", full_page=True)
 
             page.click("text=Settings")

@@ -176,3 +176,27 @@ async def test_an_admin_opens_a_report_from_the_question_page_and_a_bad_one_keep
         f"/w/{site.a}/questions/d-mc-1/report", data={"csrf": "nope", "reason": reason}
     )
     assert forged.status_code == 403
+
+
+async def test_the_mastery_page_shows_the_groups_exam_readiness_by_tag(
+    site: Site, me: Browser
+) -> None:
+    from datetime import timedelta
+
+    from bot.core.requests import ExamSet
+
+    client, _ = me
+    assert "Exam readiness" not in (await client.get(f"/w/{site.a}/mastery")).text
+    await _answers(site, 6, item="d-mc-2")  # tag leaf: 6 members' cards
+    await _answers(site, 2, item="d-mc-3")  # tag retain-graph: only 2 members
+    exams = site.services.exams
+    day = exams._clock.now().date() + timedelta(days=10)
+    admin = console("me", admin=True)
+    await exams.command(admin, ExamSet(day.isoformat(), ("leaf", "retain-graph")))
+    page = html.unescape((await client.get(f"/w/{site.a}/mastery")).text)
+    assert "Exam readiness" in page and "in 10 days (leaf, retain-graph)" in page
+    readiness = (await exams.group_readiness(admin)) or None
+    assert readiness is not None
+    leaf = next(t for t in readiness.tags if t.tag == "leaf")
+    assert f'aria-label="{100 * leaf.mean:.0f}%"' in page
+    assert "fewer than 5 members: withheld" in page  # retain-graph's 2 members
