@@ -54,7 +54,14 @@ from bot.core.requests import (
     SuggestionsRequest,
 )
 from bot.core.rewards import MAX_THRESHOLD, Metric, parse_threshold
-from bot.core.rounds import MAX_QUESTIONS, MAX_SECONDS, MIN_SECONDS, Scoring
+from bot.core.rounds import (
+    MAX_QUESTIONS,
+    MAX_SECONDS,
+    MAX_TEAMS,
+    MIN_SECONDS,
+    MIN_TEAMS,
+    Scoring,
+)
 from bot.core.workspace_settings import Setting
 
 __all__ = [
@@ -1002,6 +1009,16 @@ COMMANDS: tuple[Command, ...] = (
                         example="autograd",
                     ),
                     Arg(
+                        "teams",
+                        Kind.INT,
+                        "Play in teams: how many (2 to 8); a team scores its players' mean",
+                        option=True,
+                        metavar="N",
+                        example="4",
+                        low=MIN_TEAMS,
+                        high=MAX_TEAMS,
+                    ),
+                    Arg(
                         "scoring",
                         Kind.CHOICE,
                         "speed: faster right answers score more; accuracy: speed only breaks ties",
@@ -1730,6 +1747,7 @@ def round_of(platform: Platform, verb: str, values: Values) -> RoundRequest:
         difficulty=values.one("difficulty"),
         tags=(tag,) if tag else (),
         scoring=values.one("scoring"),
+        teams=_number(values, "teams", line),
     )
 
 

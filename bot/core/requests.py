@@ -148,6 +148,7 @@ class RoundStart:
     difficulty: str | None = None
     tags: tuple[str, ...] = ()
     scoring: str | None = None  # ``speed`` or ``accuracy``; None: ``settings round-scoring``
+    teams: int | None = None  # how many teams (2 to 8); None: every member for themselves
 
 
 @dataclass(frozen=True, slots=True)

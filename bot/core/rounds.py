@@ -22,16 +22,21 @@ __all__ = [
     "MIN_SECONDS",
     "QUIET_LIMIT",
     "ROUND_KINDS",
+    "TEAM_NAMES",
     "Phase",
     "RoundSpec",
     "Scoring",
     "parse_round_spec",
+    "pick_team",
     "round_points",
 ]
 
 MIN_QUESTIONS, MAX_QUESTIONS = 1, 50
 MIN_SECONDS, MAX_SECONDS = 5, 300
 MIN_PAUSE, MAX_PAUSE = 0, 60
+MIN_TEAMS, MAX_TEAMS = 2, 8
+TEAM_NAMES = ("🔴 Red", "🔵 Blue", "🟢 Green", "🟡 Yellow", "🟣 Purple", "🟠 Orange", "⚫ Black",
+              "⚪ White")  # fmt: skip
 QUIET_LIMIT = 3
 """Questions in a row nobody answered, after which a round ends itself with a note."""
 ROUND_KINDS = ("multiple_choice", "practice")
@@ -76,6 +81,7 @@ class RoundSpec:
     speed_bonus: bool = True
     typed: bool = True  # typed questions are asked too (the first right answer wins the bonus)
     scoring: Scoring = Scoring.SPEED
+    teams: int = 0  # 0: every member for themselves
 
     @property
     def speed_counts(self) -> bool:
@@ -98,6 +104,8 @@ class RoundSpec:
             )
         if not MIN_PAUSE <= self.pause <= MAX_PAUSE:
             raise BadInput(f"The pause is {MIN_PAUSE} to {MAX_PAUSE} seconds, not {self.pause}.")
+        if self.teams and not MIN_TEAMS <= self.teams <= MAX_TEAMS:
+            raise BadInput(f"A team round has {MIN_TEAMS} to {MAX_TEAMS} teams, not {self.teams}.")
 
     @property
     def window(self) -> timedelta:
@@ -122,6 +130,18 @@ def parse_round_spec(text: str) -> RoundSpec:
     if match is None:
         raise BadInput(f"`{text}` is not a round; write QUESTIONSxSECONDS, e.g. `10x20s`.")
     return RoundSpec(questions=int(match[1]), seconds=int(match[2]))
+
+
+def pick_team(sizes: list[int], strengths: list[float]) -> int:
+    """The team a joining member is placed on: among the smallest teams (so sizes stay even),
+    the weakest (``strengths``: the members' summed mastery while the first question is open,
+    the team's mean points after it), the first of equals. Deterministic, so two processes
+    agree on the same counts."""
+    least = min(sizes)
+    return min(
+        (team for team, size in enumerate(sizes) if size == least),
+        key=lambda team: (strengths[team], team),
+    )
 
 
 def round_points(

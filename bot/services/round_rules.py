@@ -14,11 +14,18 @@ from datetime import datetime
 
 from bot.core.messages import Message, Section, escape_markup
 from bot.core.models import ChatContext, Post
-from bot.core.rounds import round_points
+from bot.core.rounds import TEAM_NAMES, pick_team, round_points
 from bot.services.post_rules import MemberId, PostRules
-from bot.storage.rounds import RoundStore
+from bot.storage.rounds import Round, RoundStore
 
 __all__ = ["RoundRules"]
+
+_KEPT = 64  # rounds remembered as started (a process runs a few at a time)
+
+
+def _team_mark(team: int | None) -> str:
+    """`` (🔴)`` after a team player's name; nothing outside a team round."""
+    return "" if team is None else f" ({TEAM_NAMES[team].split()[0]})"
 
 
 class RoundRules(PostRules):
@@ -26,8 +33,32 @@ class RoundRules(PostRules):
 
     def __init__(self, rounds: RoundStore) -> None:
         self._rounds = rounds
-        self._speed: dict[int, bool] = {}  # round id -> whether its speed bonus applies
+        # Round id -> the round as started: its rules (speed, teams) never change.
+        self._started: dict[int, Round | None] = {}
         self._raced: set[int] = set()  # typed round questions whose bonus is taken
+        self._joined: set[tuple[int, int]] = set()  # (round, member) placed on a team
+
+    async def _round(self, round_id: int) -> Round | None:
+        if round_id not in self._started:
+            if len(self._started) > _KEPT:
+                self._started.clear()
+            self._started[round_id] = await self._rounds.get(round_id)
+        return self._started[round_id]
+
+    async def _join(self, found: Round, post: Post, member_id: int, now: datetime) -> None:
+        """A team round: the answering member's team, placed on their first answer (the
+        smallest team, then the weakest: see :func:`bot.core.rounds.pick_team`)."""
+        key = (found.id, member_id)
+        if key in self._joined:
+            return
+        step, _ = await self._rounds.position(found.id, post.id)
+        mastery = await self._rounds.mastery(found.workspace_id, member_id, found.tags)
+        await self._rounds.join_team(
+            found, member_id, mastery, now, pick_team, first_question=step == 1
+        )
+        if len(self._joined) > _KEPT * 256:
+            self._joined.clear()
+        self._joined.add(key)
 
     async def points(
         self, post: Post, base: int, now: datetime, member: MemberId, *, race: bool = False
@@ -37,10 +68,10 @@ class RoundRules(PostRules):
         right answer earns the speed bonus; later right answers score the base points."""
         if post.round_id is None or post.closes_at is None:
             return None
-        speed = self._speed.get(post.round_id)
-        if speed is None:
-            found = await self._rounds.get(post.round_id)
-            speed = self._speed[post.round_id] = found is None or found.spec.speed_counts
+        found = await self._round(post.round_id)
+        if found is not None and found.teams:
+            await self._join(found, post, await member(), now)
+        speed = found is None or found.spec.speed_counts
         if speed and race:  # the first right answer claims the bonus, here and in the store
             if post.id in self._raced or await self._rounds.points_of(post.id):
                 speed = False
@@ -89,7 +120,12 @@ class RoundRules(PostRules):
             section = Section(heading="⏭ Skipped", body=note)
             return replace(reveal, title=title, sections=(*reveal.sections, section))
         right = await self._rounds.points_of(post.id)
-        shown = " · ".join(f"{escape_markup(name)} +{points}" for name, points in right)
+        found = await self._round(post.round_id)
+        teams = await self._rounds.teams_of(post.round_id) if found and found.teams else {}
+        shown = " · ".join(
+            f"{escape_markup(name)}{_team_mark(teams.get(member))} +{points}"
+            for name, points, member in right
+        )
         # The count first, then the names best (fastest) first: with hundreds, a platform
         # shows the first that fit and the count says how many there are in all.
         who = f"Who got it right ({len(right)})" if right else "Who got it right"

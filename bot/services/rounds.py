@@ -13,7 +13,7 @@ at the question it was on and two processes never ask the same question.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from bot.core.clock import Clock
@@ -22,7 +22,7 @@ from bot.core.gateway import ChatGateway, serves
 from bot.core.messages import Attachment, Message, Section, escape_markup
 from bot.core.models import ChatContext
 from bot.core.requests import RoundRequest, RoundSkip, RoundStart
-from bot.core.rounds import QUIET_LIMIT, RoundSpec, Scoring
+from bot.core.rounds import QUIET_LIMIT, TEAM_NAMES, RoundSpec, Scoring
 from bot.core.schedule_spec import ScheduleError, parse_filters
 from bot.core.scoring import period_keys
 from bot.core.srs import Grade
@@ -101,7 +101,10 @@ class Rounds:
             speed_bonus=default.speed_bonus,
             typed=default.typed,
             scoring=default.scoring if request.scoring is None else Scoring.named(request.scoring),
+            teams=0 if request.teams is None else request.teams,
         )
+        if request.teams is not None and not spec.teams:
+            raise BadInput(f"A team round has 2 to 8 teams, not {request.teams}.")
         try:
             difficulty, tags = parse_filters(request.difficulty, request.tags)
         except ScheduleError as exc:
@@ -136,6 +139,12 @@ class Rounds:
         else:
             bonus = " Faster correct answers score more (up to +50 %);" if spec.speed_bonus else ""
         skip = ctx.command("round skip")
+        if spec.teams:
+            names = ", ".join(TEAM_NAMES[: spec.teams])
+            bonus += (
+                f" **{spec.teams} teams** ({names}): you join one with your first answer, and a "
+                "team scores its players' mean, so its size gives no edge;"
+            )
         return Message(
             title=f"🏁 A round of {_count(questions)} starts now",
             sections=(
@@ -242,6 +251,7 @@ class Rounds:
             pause=spec.pause,
             speed_bonus=spec.speed_bonus,
             scoring=spec.scoring,
+            teams=spec.teams,
             now=now,
             due_at=now + READY,
             schedule_id=schedule_id,
@@ -447,6 +457,10 @@ class Rounds:
                     "from tomorrow."
                 )
             )
+        teams = await self._store.teams_of(found.id) if found.teams else {}
+        standings = _team_standings(rows, teams, found.teams)
+        if standings:
+            sections.insert(0, Section(heading="Teams", body=_team_lines(standings, asked)))
         if note:
             sections.append(Section(body=note))
         where = f"#{channel.name or channel.external_id}"
@@ -464,16 +478,37 @@ class Rounds:
                 for r in rows
             ],
         )
+        attachments = [
+            Attachment("round-board.png", picture, f"The round board of {where}", is_image=True)
+        ]
+        if standings:
+            drawn = await asyncio.to_thread(
+                draw_round_board,
+                f"Team board, {where}: mean points a player",
+                [
+                    BoardBar(
+                        f"{team.name.split()[-1]} ({team.players})",
+                        round(team.mean),
+                        team.correct,
+                        asked * team.players,
+                        None,
+                    )
+                    for team in standings
+                ],
+            )
+            alt = (
+                "The team board of "
+                + where
+                + ": "
+                + "; ".join(f"{t.name.split()[-1]} {t.mean:.1f} points a player" for t in standings)
+            )
+            attachments.insert(0, Attachment("team-board.png", drawn, alt, is_image=True))
         return Message(
             title=f"🏁 Round board — {where}",
             sections=tuple(sections),
             footer=f"{asked} of {found.questions} questions · started by "
             f"{escape_markup(found.starter_name)}",
-            attachments=(
-                Attachment(
-                    "round-board.png", picture, f"The round board of {where}", is_image=True
-                ),
-            ),
+            attachments=tuple(attachments),
         )
 
 
@@ -498,6 +533,55 @@ def _board_lines(rows: list[BoardRow], asked: int, *, accuracy: bool = False) ->
         lines.append(
             f"{medal} **{escape_markup(row.name)}** — {row.points} pts · "
             f"{row.correct}/{asked} right{fastest}"
+        )
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class TeamStanding:
+    """One team at the end: its players, their points and right answers, and the mean."""
+
+    name: str
+    players: int
+    points: int
+    correct: int
+
+    @property
+    def mean(self) -> float:
+        return self.points / self.players if self.players else 0.0
+
+
+def _team_standings(rows: list[BoardRow], teams: dict[int, int], count: int) -> list[TeamStanding]:
+    """Each team with players, best mean first (a team's size gives it no edge)."""
+    if not count:
+        return []
+    players, points, correct = [0] * count, [0] * count, [0] * count
+    for row in rows:
+        team = teams.get(row.member_id)
+        if team is None:
+            continue
+        players[team] += 1
+        points[team] += row.points
+        correct[team] += row.correct
+    found = [
+        TeamStanding(TEAM_NAMES[t], players[t], points[t], correct[t])
+        for t in range(count)
+        if players[t]
+    ]
+    return sorted(found, key=lambda t: (-t.mean, t.name))
+
+
+def _team_lines(standings: list[TeamStanding], asked: int) -> str:
+    medals = {1: "🥇", 2: "🥈", 3: "🥉"}
+    lines, rank, previous = [], 0, None
+    for index, team in enumerate(standings, start=1):
+        if team.mean != previous:
+            rank, previous = index, team.mean
+        medal = medals.get(rank, f"{rank}.")
+        lines.append(
+            f"{medal} **{team.name}** — {team.mean:.1f} pts a player · {team.players} "
+            f"player{'s' if team.players != 1 else ''} · {team.correct}/"
+            f"{asked * team.players} right"
         )
     return "\n".join(lines)
 

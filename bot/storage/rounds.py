@@ -43,12 +43,18 @@ class Round:
     ended_at: datetime | None
     end_note: str | None
     scoring: Scoring = Scoring.SPEED
+    teams: int = 0
 
     @property
     def spec(self) -> RoundSpec:
         """The round's rules as it was started (the kinds it asks are the workspace's now)."""
         return RoundSpec(
-            self.questions, self.seconds, self.pause, self.speed_bonus, scoring=self.scoring
+            self.questions,
+            self.seconds,
+            self.pause,
+            self.speed_bonus,
+            scoring=self.scoring,
+            teams=self.teams,
         )
 
     @property
@@ -71,7 +77,8 @@ class BoardRow:
 
 _COLUMNS = (
     "id, workspace_id, channel_id, started_by, starter_name, pack, difficulty, tags, questions, "
-    "seconds, pause_seconds, speed_bonus, step, due_at, started_at, ended_at, end_note, scoring"
+    "seconds, pause_seconds, speed_bonus, step, due_at, started_at, ended_at, end_note, scoring, "
+    "teams"
 )
 
 
@@ -96,6 +103,7 @@ def _round(row: Row) -> Round:
         ended_at=from_db_opt(None if row[15] is None else str(row[15])),
         end_note=None if row[16] is None else str(row[16]),
         scoring=Scoring(str(row[17])),
+        teams=int(str(row[18])),
     )
 
 
@@ -124,6 +132,7 @@ class RoundStore:
         speed_bonus: bool,
         now: datetime,
         scoring: Scoring = Scoring.SPEED,
+        teams: int = 0,
     ) -> Round:
         """A new round, its first question due at ``due_at``; :class:`RoundExists` if the
         channel has a running one
@@ -147,6 +156,7 @@ class RoundStore:
                     schedule_id,
                     occurrence,
                     scoring.value,
+                    teams,
                 ),
                 channel_id,
             )
@@ -164,8 +174,8 @@ class RoundStore:
                 await conn.fetchall(
                     "INSERT INTO rounds (workspace_id, channel_id, started_by, starter_name, pack,"
                     " difficulty, tags, questions, seconds, pause_seconds, speed_bonus, step,"
-                    " due_at, started_at, schedule_id, occurrence, scoring)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)"
+                    " due_at, started_at, schedule_id, occurrence, scoring, teams)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)"
                     f" RETURNING {_COLUMNS}",
                     values,
                 )
@@ -297,6 +307,80 @@ class RoundStore:
             found.setdefault(int(str(member)), []).append(taken)
         return found
 
+    # --- teams -----------------------------------------------------------------------------
+
+    async def mastery(self, workspace_id: int, member_id: int, tags: Sequence[str]) -> float:
+        """A member's share right on questions with any of ``tags`` (every question with no
+        tags), over all they answered in the workspace: how strong they come to a team
+        round on its subject. 0.5 for someone with no answers yet (neither strong nor weak)."""
+        tagged = " OR ".join(self._db.sql.contains("q.tags", "?") for _ in tags) or "1 = 1"
+        row = await self._db.fetchone(
+            "SELECT count(a.correct), coalesce(sum(a.correct), 0) FROM answers a"
+            " JOIN posts p ON p.id = a.post_id"
+            " JOIN question_versions v ON v.id = p.question_version_id"
+            " JOIN questions q ON q.id = v.question_id"
+            f" WHERE a.member_id = ? AND ({tagged})",
+            (member_id, *(f",{t}," for t in tags)),
+        )
+        scored, right = (0, 0) if row is None else (int(row[0] or 0), int(row[1] or 0))
+        return right / scored if scored else 0.5
+
+    async def join_team(
+        self,
+        round_: Round,
+        member_id: int,
+        mastery: float,
+        now: datetime,
+        pick: Callable[[list[int], list[float]], int],
+        *,
+        first_question: bool,
+    ) -> tuple[int, bool]:
+        """The member's team in the round, placed now if they had none (``pick`` chooses from
+        each team's size and strength: summed mastery while the first question is open, mean
+        points after). ``(team, joined now)``."""
+        async with self._db.write() as conn:
+            found = await conn.fetchval(
+                "SELECT team FROM round_team_members WHERE round_id = ? AND member_id = ?",
+                (round_.id, member_id),
+            )
+            if found is not None:
+                return int(str(found)), False
+            sizes = [0] * round_.teams
+            strength = [0.0] * round_.teams
+            for team, size, summed in await conn.fetchall(
+                "SELECT team, count(*), sum(mastery) FROM round_team_members"
+                " WHERE round_id = ? GROUP BY team",
+                (round_.id,),
+            ):
+                sizes[int(team)] = int(size)
+                strength[int(team)] = float(summed or 0)
+            if not first_question:
+                points = [0.0] * round_.teams
+                for team, total in await conn.fetchall(
+                    "SELECT t.team, coalesce(sum(e.points), 0) FROM round_team_members t"
+                    " JOIN answers a ON a.member_id = t.member_id"
+                    " JOIN posts p ON p.id = a.post_id AND p.round_id = t.round_id"
+                    " JOIN score_events e ON e.answer_id = a.id AND e.reason = 'round'"
+                    " WHERE t.round_id = ? AND p.skipped_at IS NULL GROUP BY t.team",
+                    (round_.id,),
+                ):
+                    points[int(team)] = float(total)
+                strength = [p / n if n else 0.0 for p, n in zip(points, sizes, strict=True)]
+            team = pick(sizes, strength)
+            await conn.execute(
+                "INSERT INTO round_team_members (round_id, member_id, team, mastery, joined_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (round_.id, member_id, team, mastery, to_db(now)),
+            )
+        return team, True
+
+    async def teams_of(self, round_id: int) -> dict[int, int]:
+        """Each player's team (member row id to team number)."""
+        rows = await self._db.fetchall(
+            "SELECT member_id, team FROM round_team_members WHERE round_id = ?", (round_id,)
+        )
+        return {int(str(r[0])): int(str(r[1])) for r in rows}
+
     # --- skip votes ------------------------------------------------------------------------
 
     async def answerers(self, post_ids: Sequence[int]) -> set[int]:
@@ -402,16 +486,17 @@ class RoundStore:
             last[int(str(member))] = int(str(points))  # ordered by round: the latest wins
         return last
 
-    async def points_of(self, post_id: int) -> list[tuple[str, int]]:
-        """Who got a round question right, and their points for it, best first."""
+    async def points_of(self, post_id: int) -> list[tuple[str, int, int]]:
+        """Who got a round question right, their points for it and member row id, best
+        first."""
         rows = await self._db.fetchall(
-            "SELECT m.display_name, e.points FROM answers a"
+            "SELECT m.display_name, e.points, m.id FROM answers a"
             " JOIN members m ON m.id = a.member_id"
             " JOIN score_events e ON e.answer_id = a.id AND e.reason = 'round'"
             " WHERE a.post_id = ? AND a.correct = 1 ORDER BY e.points DESC, lower(m.display_name)",
             (post_id,),
         )
-        return [(str(r[0]), int(str(r[1]))) for r in rows]
+        return [(str(r[0]), int(str(r[1])), int(str(r[2]))) for r in rows]
 
     async def missed(self, round_id: int) -> list[tuple[int, int]]:
         """(member, question) for each question of the round a player left unanswered; a

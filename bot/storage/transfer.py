@@ -35,6 +35,7 @@ TABLES = (
     "exercise_attempts",
     "round_hints",
     "round_skip_votes",
+    "round_team_members",
     "score_imports",  # before the score events that name it
     "score_events",
     "score_totals",

@@ -53,3 +53,21 @@ def test_an_accuracy_round_and_a_skip_vote_in_the_console(tmp_path: Path) -> Non
     [board] = [t for t in texts if t.startswith("🏁 Round board")]
     assert "/1 right" in board and "s on right answers" in board
     assert "A round's scoring is `speed` or `accuracy`, not `fastest`." in texts
+
+
+def test_a_team_round_in_the_console(tmp_path: Path) -> None:
+    out = _run_console(
+        tmp_path / "teams.sqlite3",
+        "/round start --teams 1\n/round start --teams 50\n"
+        "/round start --questions 1 --seconds 20 --teams 2\n"
+        "/clock advance 4s\n/answer A\n/as bob\n/answer B\n/as carl\n/answer A\n"
+        "/clock advance 2m\n",
+    )
+    texts = [str(line["text"]) for line in out]
+    assert "A team round has 2 to 8 teams, not 1." in texts
+    assert "A team round has 2 to 8 teams, not 50." in texts
+    assert any("2 teams" in t and "🔴 Red, 🔵 Blue" in t for t in texts)
+    [board] = [line for line in out if str(line["text"]).startswith("🏁 Round board")]
+    text = str(board["text"])
+    assert "Teams" in text and "pts a player" in text
+    assert "🔴 Red — " in text and "🔵 Blue — " in text

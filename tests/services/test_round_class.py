@@ -154,3 +154,81 @@ async def _consistent(db: Database) -> bool:
     from bot.storage.scores import ScoreStore
 
     return await ScoreStore(db).consistency_problems() == []
+
+
+async def _history(service: Services, right: tuple[object, ...], wrong: tuple[object, ...]) -> None:
+    """Earlier questions: ``right`` members got them right, ``wrong`` ones wrong."""
+    for item in ("d-mc-2", "d-mc-3"):
+        draft = await service.quiz.post_question(ROOT, question=item)
+        assert draft.post is not None
+        post = draft.post.id
+        letter, other = await _right(service, draft.message)
+        for who in right:
+            await service.quiz.answer(who, post, letter)  # type: ignore[arg-type]
+        for who in wrong:
+            await service.quiz.answer(who, post, other)  # type: ignore[arg-type]
+
+
+async def test_teams_are_balanced_by_mastery_score_their_mean_and_survive_a_restart(
+    db: Database, built: Built, service: Services, clock: SimulatedClock
+) -> None:
+    await _history(service, right=(ANN, BOB), wrong=(CARL, DAVE))
+    for teams, reason in ((1, "2 to 8 teams, not 1"), (50, "2 to 8 teams, not 50")):
+        with pytest.raises(BadInput, match=reason):
+            await service.rounds.start(ROOT, RoundStart(teams=teams))
+    with pytest.raises(BadInput, match="not `many`"):
+        round_request("console", ["start", "--teams", "many"])
+    chat = Chat()
+    asked = clock.now() + READY
+    async with running(built, clock, chat) as sched:
+        hello = await service.rounds.command(
+            ROOT, round_request("console", ["start", "--questions", "2", "--teams", "2"])
+        )
+        assert "**2 teams** (🔴 Red, 🔵 Blue)" in hello.plain_text() or "2 teams" in (
+            hello.plain_text()
+        )
+        await sched.advance(clock, asked)
+        [first] = chat.questions()
+        assert first.post_id is not None
+        right, wrong = await _right(service, first)
+        # Strong ann and bob, weak carl and dave, joining in this order: a plain alternation
+        # would put both strong players on Red. Balanced by mastery, each team gets one.
+        await sched.advance(clock, asked + timedelta(seconds=2))
+        for who, pick in ((ANN, right), (CARL, wrong), (BOB, right), (DAVE, right)):
+            await service.quiz.answer(who, first.post_id, pick)
+        await sched.advance(clock, asked + timedelta(seconds=21))
+        reveal = chat.edits[-1].plain_text()
+        assert "ann (🔴)" in reveal and "bob (🔵)" in reveal and "dave (🔴)" in reveal
+
+    # The bot restarts mid-round: assignments are rows, so a late joiner sees them all.
+    other = build_services(db, clock, default_timezone="UTC", rng=random.Random(9))
+    await other.services.packs.sync(load_packs(TEST_PACKS).packs)
+    after = Chat()
+    async with running(other, clock, after) as sched:
+        await sched.advance(clock, asked + timedelta(seconds=26))
+        [second] = after.questions()
+        assert second.post_id is not None
+        right, _ = await _right(other.services, second)
+        # Red (ann, dave) has two right answers, Blue (carl, bob) one: erin joins Blue, the
+        # weaker team by mean points, though both have two players.
+        await other.services.quiz.answer(ERIN, second.post_id, right)
+        await sched.advance(clock, asked + timedelta(minutes=3))
+    [board] = after.boards()
+    text = board.plain_text()
+    teams = text.split("Teams:")[1].split("\n\n")[0] if "Teams:" in text else text
+    assert "🔴 Red — " in teams and "· 2 players" in teams
+    assert "🔵 Blue — " in teams and "· 3 players" in teams
+    red = float(teams.split("🔴 Red — ")[1].split(" pts")[0])
+    blue = float(teams.split("🔵 Blue — ")[1].split(" pts")[0])
+    rows = await db.fetchall(
+        "SELECT m.display_name, t.team FROM round_team_members t "
+        "JOIN members m ON m.id = t.member_id ORDER BY m.display_name"
+    )
+    assert [(str(r[0]), int(r[1])) for r in rows] == [
+        ("ann", 0), ("bob", 1), ("carl", 1), ("dave", 0), ("erin", 1),
+    ]  # fmt: skip
+    assert red > 0 and blue > 0
+    names = {a.filename for a in board.attachments}
+    assert names == {"team-board.png", "round-board.png"}
+    team_alt = next(a.description for a in board.attachments if a.filename == "team-board.png")
+    assert f"Red {red:.1f} points a player" in team_alt

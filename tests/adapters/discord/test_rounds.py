@@ -226,3 +226,29 @@ async def test_an_accuracy_round_and_a_skip_vote_on_discord(
     channel = studybot.guild.channel("general")
     [board] = [m for m in public_messages(fake, channel.id) if "Round board" in embed_text(m)]
     assert "**alice** — 10 pts · 1/1 right" in embed_text(board)  # the skipped one not counted
+
+
+async def test_a_team_round_on_discord_ends_with_the_team_board_beside_the_players(
+    fake: FakeDiscord,
+    studybot: Studybot,
+    scheduler: Scheduler,
+    alice: FakeMember,
+    bob: FakeMember,
+) -> None:
+    clock = studybot.clock
+    announced = await _round(
+        studybot, alice, "start", {"pack": "duo", "questions": 1, "seconds": 10, "teams": 2}
+    )
+    assert "2 teams" in embed_text(announced)
+    await scheduler.advance(clock, clock.now() + READY)
+    [first] = _questions(fake, studybot)
+    await (await fake.click(first, alice, label="A")).reply()
+    await (await fake.click(first, bob, label="B")).reply()
+    await scheduler.advance(clock, clock.now() + timedelta(seconds=12))
+    assert "alice (🔴)" in embed_text(first)
+    channel = studybot.guild.channel("general")
+    [board] = [m for m in public_messages(fake, channel.id) if "Round board" in embed_text(m)]
+    text = embed_text(board)
+    assert "🥇 **🔴 Red** — 15.0 pts a player · 1 player · 1/1 right" in text
+    assert "🥈 **🔵 Blue** — 0.0 pts a player · 1 player · 0/1 right" in text
+    assert set(board.files) == {"team-board.png", "round-board.png"}

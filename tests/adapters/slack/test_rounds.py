@@ -205,3 +205,29 @@ async def test_an_accuracy_round_and_a_skip_vote_on_slack(
     await scheduler.advance(clock, clock.now() + timedelta(seconds=1))
     assert "scores nothing" in all_text(slack_fake.message(second.ts).blocks)
     assert slack_fake.message(second.ts).action_ids() == []
+
+
+async def test_a_team_round_on_slack_ends_with_the_team_board(
+    adapter: SlackAdapter, slack_fake: FakeSlack, scheduler: Scheduler, clock: SimulatedClock
+) -> None:
+    bob = slack_fake.add_user("U0BOB", name="bob")
+    async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
+        await _study(
+            deliver, slack_fake, adapter, "round start duo --questions 1 --seconds 10 --teams 2"
+        )
+        await scheduler.advance(clock, clock.now() + READY)
+        [first] = _posts(slack_fake)
+        post_id = int(first.action_ids()[0].split(":")[1])
+        await deliver(slack_fake.block_action(f"answer:{post_id}:A", message_ts=first.ts))
+        await deliver(
+            slack_fake.block_action(f"answer:{post_id}:B", message_ts=first.ts, user_id=bob.id)
+        )
+        assert await adapter.idle()
+    await scheduler.advance(clock, clock.now() + timedelta(seconds=12))
+    [*_, board] = _posts(slack_fake)
+    text = all_text(board.blocks)
+    assert "🥇 *🔴 Red* — 15.0 pts a player · 1 player · 1/1 right" in text
+    assert "🥈 *🔵 Blue* — 0.0 pts a player · 1 player · 0/1 right" in text
+    await slack_fake.wait_for_call("files.completeUploadExternal")
+    names = {f.filename for f in slack_fake.files.values()}
+    assert {"team-board.png", "round-board.png"} <= names
