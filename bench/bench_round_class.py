@@ -203,7 +203,8 @@ async def main(args: argparse.Namespace) -> None:
         workspace = await built.timed.directory.workspace_by_id(ws)
         group = await timed(lambda: exams.workspace_readiness(workspace), 5)
         found = await exams.workspace_readiness(workspace)
-        assert found is not None and sum(t.cards for t in found.tags) >= args.members * args.cards
+        assert found is not None
+        assert sum(t.cards for t in found.tags) >= args.members * args.cards
         member = int(
             await db.fetchval("SELECT id FROM members WHERE external_id = 'e0'")  # a student
         )
