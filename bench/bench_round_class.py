@@ -37,7 +37,8 @@ from bench.common import machine_line  # noqa: E402
 from bot.app import Built, build_services, due_sources, timer_loop  # noqa: E402
 from bot.core.clock import SimulatedClock  # noqa: E402
 from bot.core.exams import Exam  # noqa: E402
-from bot.core.requests import ExamSet, RoundStart  # noqa: E402
+from bot.core.requests import ExamSet, RoundStart, SettingChange  # noqa: E402
+from bot.core.workspace_settings import Setting  # noqa: E402
 from bot.questions.loader import load_packs  # noqa: E402
 from bot.services.roundchart import BoardBar, draw_round_board  # noqa: E402
 from bot.services.rounds import READY  # noqa: E402
@@ -167,6 +168,9 @@ async def main(args: argparse.Namespace) -> None:
         packs = [*load_packs(ROOT / "questions").packs, *load_packs(folder).packs]
         await built.services.packs.sync(packs)
         await built.services.standings.stats(person(0), picture=False)  # the workspace
+        # Questions answered by a click: the crowd clicks the right letter (a typed
+        # question's answer is typed, which the baseline /quiz crowd does not do either).
+        await built.services.settings.command(person(0), SettingChange(Setting.ROUND_TYPED, "off"))
         runs = []
         for n in range(args.rounds):
             runs.append(
