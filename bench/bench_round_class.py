@@ -158,8 +158,18 @@ async def timed(call: object, times: int) -> list[float]:
 
 async def main(args: argparse.Namespace) -> None:
     print(machine_line())
+    databases: list[Database] = []
+    try:
+        await _main(args, databases)
+    finally:  # a crash must not leave the database's threads holding the process open
+        for db in databases:
+            await db.close()
+
+
+async def _main(args: argparse.Namespace, databases: list[Database]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         db = await open_database(Path(tmp) / "bench.sqlite3")
+        databases.append(db)
         clock = SimulatedClock(NOW)
         built = build_services(db, clock, default_timezone="UTC", rng=random.Random(3))
         folder = Path(tmp) / "packs"
@@ -217,7 +227,6 @@ async def main(args: argparse.Namespace) -> None:
         settings = await built.services.review._reviews.settings(ws)
         mastery = built.services.mastery._store
         now_recall = await timed(lambda: mastery.cards(ws, clock.now(), settings), 5)
-        await db.close()
 
     print(f"{args.members} members, {args.teams} teams, median of {args.rounds} rounds:")
     print(
