@@ -57,8 +57,10 @@ from bot.core.rewards import MAX_THRESHOLD, Metric, parse_threshold
 from bot.core.rounds import (
     MAX_QUESTIONS,
     MAX_SECONDS,
+    MAX_TALK,
     MAX_TEAMS,
     MIN_SECONDS,
+    MIN_TALK,
     MIN_TEAMS,
     Scoring,
 )
@@ -1019,6 +1021,16 @@ COMMANDS: tuple[Command, ...] = (
                         high=MAX_TEAMS,
                     ),
                     Arg(
+                        "talk",
+                        Kind.INT,
+                        "Team rounds: seconds of team talk before each question (5 to 120)",
+                        option=True,
+                        metavar="S",
+                        example="20",
+                        low=MIN_TALK,
+                        high=MAX_TALK,
+                    ),
+                    Arg(
                         "scoring",
                         Kind.CHOICE,
                         "speed: faster right answers score more; accuracy: speed only breaks ties",
@@ -1748,6 +1760,7 @@ def round_of(platform: Platform, verb: str, values: Values) -> RoundRequest:
         tags=(tag,) if tag else (),
         scoring=values.one("scoring"),
         teams=_number(values, "teams", line),
+        talk=_number(values, "talk", line),
     )
 
 

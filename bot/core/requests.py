@@ -149,6 +149,7 @@ class RoundStart:
     tags: tuple[str, ...] = ()
     scoring: str | None = None  # ``speed`` or ``accuracy``; None: ``settings round-scoring``
     teams: int | None = None  # how many teams (2 to 8); None: every member for themselves
+    talk: int | None = None  # seconds of team talk before each question (team rounds)
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,7 @@ MIN_QUESTIONS, MAX_QUESTIONS = 1, 50
 MIN_SECONDS, MAX_SECONDS = 5, 300
 MIN_PAUSE, MAX_PAUSE = 0, 60
 MIN_TEAMS, MAX_TEAMS = 2, 8
+MIN_TALK, MAX_TALK = 5, 120
 TEAM_NAMES = ("🔴 Red", "🔵 Blue", "🟢 Green", "🟡 Yellow", "🟣 Purple", "🟠 Orange", "⚫ Black",
               "⚪ White")  # fmt: skip
 QUIET_LIMIT = 3
@@ -82,6 +83,7 @@ class RoundSpec:
     typed: bool = True  # typed questions are asked too (the first right answer wins the bonus)
     scoring: Scoring = Scoring.SPEED
     teams: int = 0  # 0: every member for themselves
+    talk: int = 0  # seconds of team talk before each question (team rounds only)
 
     @property
     def speed_counts(self) -> bool:
@@ -106,6 +108,10 @@ class RoundSpec:
             raise BadInput(f"The pause is {MIN_PAUSE} to {MAX_PAUSE} seconds, not {self.pause}.")
         if self.teams and not MIN_TEAMS <= self.teams <= MAX_TEAMS:
             raise BadInput(f"A team round has {MIN_TEAMS} to {MAX_TEAMS} teams, not {self.teams}.")
+        if self.talk and not self.teams:
+            raise BadInput("A team talk is for team rounds: add --teams N.")
+        if self.talk and not MIN_TALK <= self.talk <= MAX_TALK:
+            raise BadInput(f"A team talk lasts {MIN_TALK} to {MAX_TALK} seconds, not {self.talk}.")
 
     @property
     def window(self) -> timedelta:
@@ -118,7 +124,8 @@ class RoundSpec:
     def longest(self, least_gap: timedelta = timedelta(0)) -> timedelta:
         """How long the whole round lasts at most (each pause at least ``least_gap``, then the
         last question's window once more): a bot down for longer ends it on start."""
-        return self.questions * (self.window + max(self.gap, least_gap)) + self.window
+        talk = timedelta(seconds=self.talk)
+        return self.questions * (self.window + max(self.gap, least_gap) + talk) + self.window
 
 
 _SPEC = re.compile(r"^(\d{1,4})x(\d{1,4})s?$")

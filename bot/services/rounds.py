@@ -102,6 +102,7 @@ class Rounds:
             typed=default.typed,
             scoring=default.scoring if request.scoring is None else Scoring.named(request.scoring),
             teams=0 if request.teams is None else request.teams,
+            talk=0 if request.talk is None else request.talk,
         )
         if request.teams is not None and not spec.teams:
             raise BadInput(f"A team round has 2 to 8 teams, not {request.teams}.")
@@ -145,6 +146,8 @@ class Rounds:
                 f" **{spec.teams} teams** ({names}): you join one with your first answer, and a "
                 "team scores its players' mean, so its size gives no edge;"
             )
+            if spec.talk:
+                bonus += f" each question follows a {spec.talk} s team talk;"
         return Message(
             title=f"🏁 A round of {_count(questions)} starts now",
             sections=(
@@ -252,6 +255,7 @@ class Rounds:
             speed_bonus=spec.speed_bonus,
             scoring=spec.scoring,
             teams=spec.teams,
+            talk=spec.talk,
             now=now,
             due_at=now + READY,
             schedule_id=schedule_id,
@@ -353,6 +357,8 @@ class Rounds:
         if len(asked) >= QUIET_LIMIT and await self._store.answers_to(asked[-QUIET_LIMIT:]) == 0:
             note = f"Nobody answered {QUIET_LIMIT} questions in a row, so the round ended itself."
             return await self._finish(gateway, found, channel, now, note)
+        if found.talk and found.talked <= found.step:
+            return await self._talk(gateway, found, channel, now)
         deadline = now + window
         last = found.step + 1 >= found.questions
         if not await self._store.claim_step(found, deadline + (_SETTLE if last else gap)):
@@ -381,6 +387,30 @@ class Rounds:
         title = f"{heading} · {draft.message.title}" if draft.message.title else heading
         draft = replace(draft, message=replace(draft.message, title=title, footer=footer))
         await self._posting.publish(draft, gateway)
+        return 1
+
+    async def _talk(
+        self, gateway: ChatGateway, found: Round, channel: ChannelRow, now: datetime
+    ) -> int:
+        """A team round's talk before its next question: who is on which team, and when the
+        question comes; the question itself is due once the talk is over."""
+        if not await self._store.claim_talk(found, now + timedelta(seconds=found.talk)):
+            return 0  # another process announced it
+        rosters = await self._store.rosters(found.id)
+        lines = [
+            f"{TEAM_NAMES[team]}: {', '.join(escape_markup(n) for n in names)}"
+            for team, names in sorted(rosters.items())
+        ]
+        body = "\n".join(lines) or "Nobody is on a team yet: you join one with your first answer."
+        await gateway.send_post(
+            channel.external_id,
+            Message(
+                title=f"🗣 Team talk: question {found.step + 1} of {found.questions} in "
+                f"{found.talk} s",
+                sections=(Section(body=body),),
+                footer="Agree on your answer with your team; each of you then answers.",
+            ),
+        )
         return 1
 
     async def _finish(

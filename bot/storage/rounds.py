@@ -44,6 +44,8 @@ class Round:
     end_note: str | None
     scoring: Scoring = Scoring.SPEED
     teams: int = 0
+    talk: int = 0  # seconds of team talk before each question
+    talked: int = 0  # the last question whose team talk was announced
 
     @property
     def spec(self) -> RoundSpec:
@@ -55,6 +57,7 @@ class Round:
             self.speed_bonus,
             scoring=self.scoring,
             teams=self.teams,
+            talk=self.talk,
         )
 
     @property
@@ -78,7 +81,7 @@ class BoardRow:
 _COLUMNS = (
     "id, workspace_id, channel_id, started_by, starter_name, pack, difficulty, tags, questions, "
     "seconds, pause_seconds, speed_bonus, step, due_at, started_at, ended_at, end_note, scoring, "
-    "teams"
+    "teams, talk_seconds, talked"
 )
 
 
@@ -104,6 +107,8 @@ def _round(row: Row) -> Round:
         end_note=None if row[16] is None else str(row[16]),
         scoring=Scoring(str(row[17])),
         teams=int(str(row[18])),
+        talk=int(str(row[19])),
+        talked=int(str(row[20])),
     )
 
 
@@ -133,6 +138,7 @@ class RoundStore:
         now: datetime,
         scoring: Scoring = Scoring.SPEED,
         teams: int = 0,
+        talk: int = 0,
     ) -> Round:
         """A new round, its first question due at ``due_at``; :class:`RoundExists` if the
         channel has a running one
@@ -157,6 +163,7 @@ class RoundStore:
                     occurrence,
                     scoring.value,
                     teams,
+                    talk,
                 ),
                 channel_id,
             )
@@ -174,8 +181,8 @@ class RoundStore:
                 await conn.fetchall(
                     "INSERT INTO rounds (workspace_id, channel_id, started_by, starter_name, pack,"
                     " difficulty, tags, questions, seconds, pause_seconds, speed_bonus, step,"
-                    " due_at, started_at, schedule_id, occurrence, scoring, teams)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)"
+                    " due_at, started_at, schedule_id, occurrence, scoring, teams, talk_seconds)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)"
                     f" RETURNING {_COLUMNS}",
                     values,
                 )
@@ -211,6 +218,17 @@ class RoundStore:
             claimed = await conn.fetchall(
                 "UPDATE rounds SET step = step + 1, due_at = ? "
                 "WHERE id = ? AND step = ? AND ended_at IS NULL RETURNING id",
+                (to_db(due_at), round_.id, round_.step),
+            )
+            return bool(list(claimed))
+
+    async def claim_talk(self, round_: Round, due_at: datetime) -> bool:
+        """Mark the next question's team talk announced, the question itself due at
+        ``due_at``; False if another process (or an earlier pass) announced it already."""
+        async with self._db.write() as conn:
+            claimed = await conn.fetchall(
+                "UPDATE rounds SET talked = step + 1, due_at = ? WHERE id = ? AND step = ?"
+                " AND talked <= step AND ended_at IS NULL RETURNING id",
                 (to_db(due_at), round_.id, round_.step),
             )
             return bool(list(claimed))
@@ -373,6 +391,19 @@ class RoundStore:
                 (round_.id, member_id, team, mastery, to_db(now)),
             )
         return team, True
+
+    async def rosters(self, round_id: int) -> dict[int, list[str]]:
+        """Each team's players' names, in the order they joined."""
+        rows = await self._db.fetchall(
+            "SELECT t.team, m.display_name FROM round_team_members t"
+            " JOIN members m ON m.id = t.member_id WHERE t.round_id = ?"
+            " ORDER BY t.team, t.joined_at, m.id",
+            (round_id,),
+        )
+        found: dict[int, list[str]] = {}
+        for team, name in rows:
+            found.setdefault(int(str(team)), []).append(str(name))
+        return found
 
     async def teams_of(self, round_id: int) -> dict[int, int]:
         """Each player's team (member row id to team number)."""

@@ -58,7 +58,7 @@ def test_an_accuracy_round_and_a_skip_vote_in_the_console(tmp_path: Path) -> Non
 def test_a_team_round_in_the_console(tmp_path: Path) -> None:
     out = _run_console(
         tmp_path / "teams.sqlite3",
-        "/round start --teams 1\n/round start --teams 50\n"
+        "/round start --teams 1\n/round start --teams 50\n/round start --talk 10\n"
         "/round start --questions 1 --seconds 20 --teams 2\n"
         "/clock advance 4s\n/answer A\n/as bob\n/answer B\n/as carl\n/answer A\n"
         "/clock advance 2m\n",
@@ -66,6 +66,7 @@ def test_a_team_round_in_the_console(tmp_path: Path) -> None:
     texts = [str(line["text"]) for line in out]
     assert "A team round has 2 to 8 teams, not 1." in texts
     assert "A team round has 2 to 8 teams, not 50." in texts
+    assert "A team talk is for team rounds: add --teams N." in texts
     assert any("2 teams" in t and "🔴 Red, 🔵 Blue" in t for t in texts)
     [board] = [line for line in out if str(line["text"]).startswith("🏁 Round board")]
     text = str(board["text"])

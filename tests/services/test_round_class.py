@@ -232,3 +232,48 @@ async def test_teams_are_balanced_by_mastery_score_their_mean_and_survive_a_rest
     assert names == {"team-board.png", "round-board.png"}
     team_alt = next(a.description for a in board.attachments if a.filename == "team-board.png")
     assert f"Red {red:.1f} points a player" in team_alt
+
+
+async def test_a_team_talk_comes_before_each_question_once_even_across_a_restart(
+    db: Database, built: Built, service: Services, clock: SimulatedClock
+) -> None:
+    with pytest.raises(BadInput, match="A team talk is for team rounds: add --teams N"):
+        await service.rounds.start(ROOT, RoundStart(talk=20))
+    with pytest.raises(BadInput, match="A team talk lasts 5 to 120 seconds, not 2"):
+        await service.rounds.start(ROOT, RoundStart(teams=2, talk=2))
+    chat = Chat()
+    start = clock.now()
+    async with running(built, clock, chat) as sched:
+        hello = await service.rounds.start(
+            ROOT, RoundStart(questions=2, seconds=20, teams=2, talk=10)
+        )
+        assert "each question follows a 10 s team talk" in hello.plain_text()
+        await sched.advance(clock, start + READY)
+        [talk] = [m for m in chat.sent if (m.title or "").startswith("🗣")]
+        assert talk.title == "🗣 Team talk: question 1 of 2 in 10 s"
+        assert "Nobody is on a team yet" in talk.plain_text()
+        assert chat.questions() == []  # the question waits for the talk
+        await sched.advance(clock, start + READY + timedelta(seconds=10))
+        [first] = chat.questions()
+        assert first.post_id is not None
+        right, _ = await _right(service, first)
+        for who in (ANN, BOB):
+            await service.quiz.answer(who, first.post_id, right)
+        # Past the reveal and the pause: the second talk names the teams.
+        await sched.advance(clock, start + READY + timedelta(seconds=10 + 20 + 6))
+    talks = [m for m in chat.sent if (m.title or "").startswith("🗣")]
+    assert [t.title for t in talks] == [
+        "🗣 Team talk: question 1 of 2 in 10 s",
+        "🗣 Team talk: question 2 of 2 in 10 s",
+    ]
+    assert "🔴 Red: ann" in talks[1].plain_text() and "🔵 Blue: bob" in talks[1].plain_text()
+    # A restart during the talk neither repeats it nor skips the question.
+    other = build_services(db, clock, default_timezone="UTC", rng=random.Random(5))
+    await other.services.packs.sync(load_packs(TEST_PACKS).packs)
+    after = Chat()
+    async with running(other, clock, after) as sched:
+        await sched.settle()
+        assert not [m for m in after.sent if (m.title or "").startswith("🗣")]
+        await sched.advance(clock, clock.now() + timedelta(seconds=11))
+        [second] = after.questions()
+        assert (second.title or "").startswith("🏁 Question 2 of 2")

@@ -3,6 +3,10 @@
 -- smallest team, then the weakest: by mastery of the round's tags on the first question, by
 -- mean points after), so a restart or another process keeps every assignment.
 ALTER TABLE rounds ADD COLUMN teams INTEGER NOT NULL DEFAULT 0;
+-- `--talk S`: a team talk of S seconds before each question; `talked` is the last question
+-- whose talk was announced (so a restart neither repeats nor skips one).
+ALTER TABLE rounds ADD COLUMN talk_seconds INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE rounds ADD COLUMN talked INTEGER NOT NULL DEFAULT 0;
 CREATE TABLE round_team_members (
     round_id  INTEGER NOT NULL REFERENCES rounds (id),
     member_id INTEGER NOT NULL REFERENCES members (id),
