@@ -37,6 +37,7 @@ from bot.metrics import Metrics
 from bot.questions.loader import load_packs
 from bot.runtime import Runtime
 from bot.scheduler import SYNC_EVERY, Scheduler
+from bot.services.accommodations import Accommodations
 from bot.services.audit import Audited, AuditLog
 from bot.services.bundle import Services
 from bot.services.catalogue import Catalogue
@@ -71,6 +72,7 @@ from bot.services.upkeep import Upkeep
 from bot.services.web_access import WebAccess
 from bot.services.workspace_settings import WorkspaceSettingsService
 from bot.settings import Platform, Settings
+from bot.storage.accommodations import AccommodationStore
 from bot.storage.answers import AnswerWriter
 from bot.storage.audit import AuditStore
 from bot.storage.community import CommunityOwners
@@ -816,7 +818,11 @@ def build_services(
         metrics=metrics,
         graphs=ItemGraphs(runner, runner_starting=runner_starting),
         review=review,
-        rules=(RoundRules(round_store), exercises, HintLog(item_stats, clock)),
+        rules=(
+            RoundRules(round_store, AccommodationStore(db), wakeup),
+            exercises,
+            HintLog(item_stats, clock),
+        ),
         typed=typed,
     )
     reports = QuestionReports(
@@ -876,9 +882,13 @@ def build_services(
         mastery=mastery_store,
         clock=clock,
     )
+    accommodations = Accommodations(
+        places=places, directory=directory, store=AccommodationStore(db), clock=clock
+    )
     audited_services: tuple[Audited, ...] = (
         analysis,
         exams,
+        accommodations,
         schedules,
         reports,
         suggestions,
@@ -942,8 +952,10 @@ def build_services(
         analysis=analysis,
         mastery=GroupMastery(places, mastery_store, reviews, clock),
         exams=exams,
+        accommodations=accommodations,
     )
     services.standings.exams = exams  # /stats counts down to the exam
+    services.rounds.accommodations = AccommodationStore(db)  # extra time keeps questions open
     services.recaps.exams = exams  # so does the weekly recap
     timed = SchedulerParts(
         db=db,

@@ -445,6 +445,61 @@ COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
+        "accommodation",
+        "accommodations: a member's extra time in rounds (private: admins and the member)",
+        discord_choice_help="show (default), set (admins), or clear (admins)",
+        discord_bare="show",
+        subcommands=(
+            Command(
+                "set",
+                "give a member extra time in rounds (and one wrong choice removed)",
+                (
+                    Arg(
+                        "member",
+                        Kind.MEMBER,
+                        "For set or clear: the member",
+                        required=True,
+                        example="bob",
+                    ),
+                    Arg(
+                        "time",
+                        Kind.WORD,
+                        "For set: their time factor, over 1 and up to 4 (e.g. 1.5)",
+                        option=True,
+                        metavar="FACTOR",
+                        example="1.5",
+                    ),
+                    Arg(
+                        "fewer-choices",
+                        Kind.FLAG,
+                        "For set: one wrong choice removed for them",
+                        option=True,
+                        discord="fewer_choices",
+                    ),
+                ),
+                admin=True,
+                discord_flat=True,
+                discord_choice="action",
+            ),
+            Command(
+                "clear",
+                "take a member's accommodation away",
+                (
+                    Arg(
+                        "member",
+                        Kind.MEMBER,
+                        "For set or clear: the member",
+                        required=True,
+                        example="bob",
+                    ),
+                ),
+                admin=True,
+                discord_flat=True,
+                discord_choice="action",
+            ),
+        ),
+    ),
+    Command(
         "exam",
         "the exam date the group works toward: the countdown and your readiness per tag",
         discord_choice_help="show (default), set (admins: date, tags), or clear (admins)",

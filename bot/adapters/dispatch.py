@@ -49,6 +49,10 @@ from bot.core.messages import Message
 from bot.core.models import ChatContext
 from bot.core.recap import parse_when
 from bot.core.requests import (
+    AccommodationClear,
+    AccommodationRequest,
+    AccommodationSet,
+    AccommodationShow,
     ExamClear,
     ExamRequest,
     ExamSet,
@@ -368,6 +372,22 @@ async def _reveal(asked: Asked) -> Outcome:
 @route("solutions")
 async def _solutions(asked: Asked) -> Outcome:
     return Outcome(await asked.services.exercises.solutions(asked.ctx, _post(asked).id))
+
+
+@route("accommodation")
+async def _accommodation(asked: Asked) -> Outcome:
+    """Accommodations: listed, set or cleared (admins); a member's own, privately."""
+    verb = asked.path[1] if len(asked.path) > 1 else ""
+    values = asked.values
+    member = (values.one("member") or "").strip()
+    request: AccommodationRequest
+    if verb == "set":
+        request = AccommodationSet(member, values.one("time"), values.flag("fewer-choices"))
+    elif verb == "clear":
+        request = AccommodationClear(member)
+    else:
+        request = AccommodationShow()
+    return Outcome(await asked.services.accommodations.command(asked.ctx, request))
 
 
 @route("exam")

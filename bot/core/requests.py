@@ -19,6 +19,10 @@ from bot.core.workspace_settings import Setting
 __all__ = [
     "MAX_REASON",
     "MAX_TYPED",
+    "AccommodationClear",
+    "AccommodationRequest",
+    "AccommodationSet",
+    "AccommodationShow",
     "ExamClear",
     "ExamRequest",
     "ExamSet",
@@ -189,6 +193,30 @@ class ExamClear:
 
 
 ExamRequest = ExamShow | ExamSet | ExamClear
+
+
+@dataclass(frozen=True, slots=True)
+class AccommodationShow:
+    """``accommodation``: an admin's list of them all; a member's own."""
+
+
+@dataclass(frozen=True, slots=True)
+class AccommodationSet:
+    """``accommodation set MEMBER [--time FACTOR] [--fewer-choices]`` (admins)."""
+
+    member: str
+    time: str | None = None
+    fewer_choices: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AccommodationClear:
+    """``accommodation clear MEMBER`` (admins)."""
+
+    member: str
+
+
+AccommodationRequest = AccommodationShow | AccommodationSet | AccommodationClear
 
 
 @dataclass(frozen=True, slots=True)

@@ -121,11 +121,12 @@ class RoundSpec:
     def gap(self) -> timedelta:
         return timedelta(seconds=self.pause)
 
-    def longest(self, least_gap: timedelta = timedelta(0)) -> timedelta:
+    def longest(self, least_gap: timedelta = timedelta(0), stretch: float = 1.0) -> timedelta:
         """How long the whole round lasts at most (each pause at least ``least_gap``, then the
         last question's window once more): a bot down for longer ends it on start."""
         talk = timedelta(seconds=self.talk)
-        return self.questions * (self.window + max(self.gap, least_gap) + talk) + self.window
+        window = self.window * max(1.0, stretch)  # ``stretch``: the longest extra time
+        return self.questions * (window + max(self.gap, least_gap) + talk) + window
 
 
 _SPEC = re.compile(r"^(\d{1,4})x(\d{1,4})s?$")

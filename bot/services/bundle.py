@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.services.accommodations import Accommodations
 from bot.services.audit import AuditLog
 from bot.services.catalogue import Catalogue
 from bot.services.exams import Exams
@@ -69,6 +70,7 @@ class Services:
     analysis: ItemAnalysis  # item statistics, flags on broken questions, gradebook exports
     mastery: GroupMastery  # /stats group: the group's mastery by tag and week (admins)
     exams: Exams  # /exam: the exam date, its countdown and each member's readiness
+    accommodations: Accommodations  # /accommodation: members' extra time (private)
 
     async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109
         """Let work in flight finish before shutdown: answers being committed, snippet runs.

@@ -33,6 +33,9 @@ class PostRules:
         ``race``: a right answer to a typed question, where only the first earns a bonus."""
         return None
 
+    async def after_answer(self, post: Post, member: MemberId, now: datetime) -> None:
+        """An answer to ``post`` was stored (what this kind settles once it is in)."""
+
     def answered(self, ctx: ChatContext, post: Post, correct: bool, reply: Message) -> Message:
         """The private reply to an answer, as this kind says it."""
         return reply

@@ -352,6 +352,8 @@ class Quiz:
                 f"You already answered this question ({outcome.choice}); only your first "
                 "answer counts."
             )
+        for rules in self._rules:
+            await rules.after_answer(post, member, now)
         message = _feedback(stored, picked, correct, outcome.points, outcome.bonus, outcome.streak)
         if accepted_as is not None:
             message = replace(

@@ -10,17 +10,33 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from bot.core.accommodations import own_deadline
+from bot.core.errors import PostClosed
 from bot.core.messages import Message, Section, escape_markup
 from bot.core.models import ChatContext, Post
 from bot.core.rounds import TEAM_NAMES, pick_team, round_points
+from bot.core.wakeup import Wakeup
 from bot.services.post_rules import MemberId, PostRules
+from bot.storage.accommodations import AccommodationStore
 from bot.storage.rounds import Round, RoundStore
 
 __all__ = ["RoundRules"]
 
 _KEPT = 64  # rounds remembered as started (a process runs a few at a time)
+
+
+async def accommodated_players(
+    rounds: RoundStore, store: AccommodationStore, found: Round, post_id: int
+) -> set[int]:
+    """The members with extra time a round's question waits for: those who played an earlier
+    question of the round (for its first question: every one of the workspace's)."""
+    extra = {m for m, a in (await store.of(found.workspace_id)).items() if a.time_factor > 1}
+    earlier = [p for p in await rounds.post_ids(found.id) if p < post_id]
+    if not earlier or not extra:
+        return extra
+    return extra & await rounds.answerers(earlier)
 
 
 def _team_mark(team: int | None) -> str:
@@ -31,8 +47,15 @@ def _team_mark(team: int | None) -> str:
 class RoundRules(PostRules):
     """What a round's question changes in answering, hinting and revealing."""
 
-    def __init__(self, rounds: RoundStore) -> None:
+    def __init__(
+        self,
+        rounds: RoundStore,
+        accommodations: AccommodationStore | None = None,
+        wakeup: Wakeup | None = None,
+    ) -> None:
         self._rounds = rounds
+        self._accommodations = accommodations  # extra time: a member's own deadline
+        self._wakeup = wakeup  # a question closed early re-plans the timer
         # Round id -> the round as started: its rules (speed, teams) never change.
         self._started: dict[int, Round | None] = {}
         self._raced: set[int] = set()  # typed round questions whose bonus is taken
@@ -72,6 +95,16 @@ class RoundRules(PostRules):
         if found is not None and found.teams:
             await self._join(found, post, await member(), now)
         speed = found is None or found.spec.speed_counts
+        deadline = post.closes_at
+        if found is not None and self._accommodations is not None:
+            extra = await self._accommodations.of(found.workspace_id)
+            given = extra.get(await member()) if extra else None
+            factor = 1.0 if given is None else given.time_factor
+            deadline = own_deadline(post.posted_at, found.spec.window, factor)
+            if now >= deadline:  # past their own deadline, though others' runs on
+                raise PostClosed(
+                    "Too late: the time for this question is up, and your answer does not count."
+                )
         if speed and race:  # the first right answer claims the bonus, here and in the store
             if post.id in self._raced or await self._rounds.points_of(post.id):
                 speed = False
@@ -79,11 +112,28 @@ class RoundRules(PostRules):
         return round_points(
             base,
             asked_at=post.posted_at,
-            deadline=post.closes_at,
+            deadline=deadline,
             answered_at=now,
             hints=await self._rounds.hints(post.id, await member()),
             speed_bonus=speed,
         )
+
+    async def after_answer(self, post: Post, member: MemberId, now: datetime) -> None:
+        """A question kept open for accommodated players closes once all of them have
+        answered (at its usual deadline at the soonest): nobody waits for time nobody needs."""
+        if post.round_id is None or post.closes_at is None or self._accommodations is None:
+            return
+        found = await self._round(post.round_id)
+        if found is None or post.closes_at <= post.posted_at + found.spec.window:
+            return  # not extended
+        waiting = await accommodated_players(self._rounds, self._accommodations, found, post.id)
+        if not waiting <= await self._rounds.answerers([post.id]):
+            return
+        closes = max(now, post.posted_at + found.spec.window)
+        gap = max(found.spec.gap, timedelta(seconds=1))
+        moved = await self._rounds.close_early(found, post.id, closes, closes + gap)
+        if moved and self._wakeup is not None:
+            self._wakeup.timing_changed()
 
     def answered(self, ctx: ChatContext, post: Post, correct: bool, reply: Message) -> Message:
         if post.round_id is None or correct:

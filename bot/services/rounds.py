@@ -16,6 +16,7 @@ import asyncio
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from bot.core.accommodations import own_deadline
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, Forbidden, NotFound
 from bot.core.gateway import ChatGateway, serves
@@ -35,6 +36,7 @@ from bot.services.posting import Posting
 from bot.services.roundchart import BoardBar, draw_round_board
 from bot.services.schedule_book import Schedule
 from bot.services.timed import PlannedWork
+from bot.storage.accommodations import AccommodationStore
 from bot.storage.directory import ChannelRow, Directory, WorkspaceRow
 from bot.storage.reviews import ReviewItem, ReviewStore
 from bot.storage.rounds import BoardRow, Round, RoundExists, RoundStore
@@ -53,6 +55,10 @@ first at its deadline)."""
 
 class Rounds:
     """Starts, steps and ends live rounds; their board."""
+
+    # Set by build_services: members' extra time keeps a question open for them (None: no
+    # accommodations, as in tests that build the service alone).
+    accommodations: AccommodationStore | None = None
 
     def __init__(
         self,
@@ -348,7 +354,11 @@ class Rounds:
         channel = await self._directory.channel_by_id(found.channel_id)
         spec = found.spec
         window, gap = spec.window, max(spec.gap, _SETTLE)
-        if now - found.started_at > spec.longest(least_gap=_SETTLE):
+        stretch = 1.0
+        if self.accommodations is not None:
+            extra = await self.accommodations.of(found.workspace_id)
+            stretch = max((a.time_factor for a in extra.values()), default=1.0)
+        if now - found.started_at > spec.longest(least_gap=_SETTLE, stretch=stretch):
             note = "The bot was offline longer than the round would have lasted."
             return await self._finish(gateway, found, channel, now, note)
         if found.step >= found.questions:
@@ -360,8 +370,9 @@ class Rounds:
         if found.talk and found.talked <= found.step:
             return await self._talk(gateway, found, channel, now)
         deadline = now + window
+        closes = await self._extended(found, now, window)  # accommodated players' time
         last = found.step + 1 >= found.questions
-        if not await self._store.claim_step(found, deadline + (_SETTLE if last else gap)):
+        if not await self._store.claim_step(found, closes + (_SETTLE if last else gap)):
             return 0  # another process took this step
         try:
             draft = await self._posting.post_in(
@@ -371,7 +382,7 @@ class Rounds:
                 difficulty=found.difficulty,
                 tags=found.tags,
                 kinds=workspace.settings.round_spec().kinds,  # round-typed, as it is now
-                closes_at=deadline,
+                closes_at=closes,
                 round_id=found.id,
             )
         except NotFound:
@@ -388,6 +399,24 @@ class Rounds:
         draft = replace(draft, message=replace(draft.message, title=title, footer=footer))
         await self._posting.publish(draft, gateway)
         return 1
+
+    async def _extended(self, found: Round, now: datetime, window: timedelta) -> datetime:
+        """When the next question closes: its window, stretched to the longest extra time of
+        the accommodated players it waits for (see
+        :func:`~bot.services.round_rules.accommodated_players`). Everyone else keeps the
+        usual deadline, which the question's footer shows; nothing public says who has more."""
+        if self.accommodations is None:
+            return now + window
+        extra = await self.accommodations.of(found.workspace_id)
+        if not any(a.time_factor > 1 for a in extra.values()):
+            return now + window
+        asked = await self._store.post_ids(found.id)
+        players = await self._store.answerers(asked) if asked else None
+        factor = max(
+            (a.time_factor for member, a in extra.items() if players is None or member in players),
+            default=1.0,
+        )
+        return own_deadline(now, window, factor)
 
     async def _talk(
         self, gateway: ChatGateway, found: Round, channel: ChannelRow, now: datetime

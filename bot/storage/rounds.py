@@ -494,6 +494,25 @@ class RoundStore:
             )
         return True
 
+    async def close_early(
+        self, round_: Round, post_id: int, closes_at: datetime, next_due: datetime
+    ) -> bool:
+        """Bring an open question's close forward to ``closes_at`` (every accommodated player
+        has answered) and the round's next step to ``next_due``; False if it closes sooner."""
+        async with self._db.write() as conn:
+            moved = await conn.fetchall(
+                "UPDATE posts SET closes_at = ? WHERE id = ? AND closed_at IS NULL"
+                " AND closes_at > ? RETURNING id",
+                (to_db(closes_at), post_id, to_db(closes_at)),
+            )
+            if not list(moved):
+                return False
+            await conn.execute(
+                "UPDATE rounds SET due_at = ? WHERE id = ? AND ended_at IS NULL AND due_at > ?",
+                (to_db(next_due), round_.id, to_db(next_due)),
+            )
+        return True
+
     async def skipped(self, post_id: int) -> bool:
         value = await self._db.fetchval("SELECT skipped_at FROM posts WHERE id = ?", (post_id,))
         return value is not None

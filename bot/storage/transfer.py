@@ -60,6 +60,7 @@ TABLES = (
     "audit_log",
     "community_items",
     "exams",
+    "accommodations",
 )
 _BATCH = 5000
 _DEFERRED = {"questions": "current_version_id"}  # filled in once its target table is copied

@@ -277,3 +277,60 @@ async def test_a_team_talk_comes_before_each_question_once_even_across_a_restart
         await sched.advance(clock, clock.now() + timedelta(seconds=11))
         [second] = after.questions()
         assert (second.title or "").startswith("🏁 Question 2 of 2")
+
+
+async def test_an_accommodated_member_keeps_their_own_deadline_and_full_points(
+    db: Database, built: Built, service: Services, clock: SimulatedClock
+) -> None:
+    from bot.core.requests import AccommodationClear, AccommodationSet, AccommodationShow
+
+    acc = service.accommodations
+    await _history(service, right=(ANN, BOB, CARL), wrong=())  # they are members now
+    for typed, reason in (
+        ("0", "not x0"),
+        ("x100", "not x100"),
+        ("lots", "not `lots`"),
+    ):
+        with pytest.raises(BadInput, match=reason):
+            await acc.command(ROOT, AccommodationSet("carl", typed))
+    with pytest.raises(BadInput, match="Give extra time"):
+        await acc.command(ROOT, AccommodationSet("carl"))
+    with pytest.raises(Forbidden, match="Only admins set accommodations"):
+        await acc.command(ANN, AccommodationSet("carl", "2"))
+    with pytest.raises(NotFound, match="No member called `zed`"):
+        await acc.command(ROOT, AccommodationSet("zed", "2"))
+    done = await acc.command(ROOT, AccommodationSet("carl", "x2"))
+    assert done.ephemeral and "carl: x2 time" in done.plain_text()
+    assert "x2 time" in (await acc.command(CARL, AccommodationShow())).plain_text()
+    assert "no accommodation" in (await acc.command(ANN, AccommodationShow())).plain_text()
+    assert "carl: x2 time" in (await acc.command(ROOT, AccommodationShow())).plain_text()
+
+    chat = Chat()
+    asked = clock.now() + READY
+    async with running(built, clock, chat) as sched:
+        await service.rounds.start(ROOT, RoundStart(questions=2, seconds=20))
+        await sched.advance(clock, asked)
+        [first] = chat.questions()
+        assert first.post_id is not None
+        assert "20 s to answer, until 09:00:23" in (first.footer or "")  # the usual deadline
+        right, _ = await _right(service, first)
+        await sched.advance(clock, asked + timedelta(seconds=15))
+        ann = await service.quiz.answer(ANN, first.post_id, right)  # 15 of her 20 s
+        await sched.advance(clock, asked + timedelta(seconds=25))
+        with pytest.raises(PostClosed, match="Too late"):
+            await service.quiz.answer(BOB, first.post_id, right)  # his 20 s are over
+        assert not chat.edits  # still open: carl has 40 s
+        await sched.advance(clock, asked + timedelta(seconds=30))
+        carl = await service.quiz.answer(CARL, first.post_id, right)  # 30 of his 40 s
+        # Needing more time costs nothing: 75 % through his window scores as 75 % of hers.
+        assert _points(carl) == _points(ann)
+        # Every accommodated player has answered: the question closes now, not at 40 s.
+        await sched.advance(clock, asked + timedelta(seconds=31))
+        assert [e.post_id for e in chat.edits] == [first.post_id]
+        await sched.advance(clock, asked + timedelta(seconds=38))
+        assert len(chat.questions()) == 2  # the next one after the pause, not after 40 s
+        await sched.advance(clock, clock.now() + timedelta(minutes=3))
+    [board] = chat.boards()
+    assert "x2" not in board.plain_text() and "accommodat" not in board.plain_text()
+    cleared = await acc.command(ROOT, AccommodationClear("carl"))
+    assert "no accommodation now" in cleared.plain_text()

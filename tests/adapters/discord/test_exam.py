@@ -35,3 +35,23 @@ async def test_exam_is_set_by_an_admin_and_shown_privately_to_a_member(
     shown = await _exam(studybot, alice, {})
     assert shown.ephemeral and "Your readiness" in embed_text(shown)
     assert "leaf: not studied yet" in embed_text(shown)
+
+
+async def test_an_accommodation_is_set_privately_on_discord(
+    fake: FakeDiscord, studybot: Studybot, alice: FakeMember, admin: FakeMember
+) -> None:
+    ix = await studybot.fake.slash_command(studybot.guild, "general", alice, "accommodation", {})
+    none = await ix.reply()  # alice is a member of the workspace now
+    assert none.ephemeral and "You have no accommodation here" in none.content + embed_text(none)
+    ix = await studybot.fake.slash_command(
+        studybot.guild,
+        "general",
+        admin,
+        "accommodation",
+        {"action": "set", "member": alice, "time": "1.5"},
+    )
+    done = await ix.reply()
+    assert done.ephemeral and "x1.5 time" in done.content + embed_text(done)
+    ix = await studybot.fake.slash_command(studybot.guild, "general", alice, "accommodation", {})
+    own = await ix.reply()
+    assert own.ephemeral and "Your accommodation: x1.5 time" in own.content + embed_text(own)

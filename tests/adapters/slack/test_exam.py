@@ -28,3 +28,20 @@ async def test_exam_is_set_by_an_admin_and_shown_privately_to_a_member(
         text = (replies[-1].text or "") + str(replies[-1].blocks)
         assert "Exam on Fri 20 Mar 2026, in 16 days (leaf)" in text
         assert "leaf: not studied yet" in text
+
+
+async def test_an_accommodation_is_set_privately_on_slack(
+    adapter: SlackAdapter, slack_fake: FakeSlack
+) -> None:
+    async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
+        await _study(deliver, slack_fake, adapter, "accommodation")
+        [none] = await private_replies(slack_fake, "U0ALICE", 1)
+        assert "You have no accommodation here" in (none.text or "")
+        await _study(
+            deliver, slack_fake, adapter, "accommodation set <@U0ALICE> --time 2", "U0ADMIN"
+        )
+        [done] = await private_replies(slack_fake, "U0ADMIN", 1)
+        assert "x2 time" in (done.text or "")
+        await _study(deliver, slack_fake, adapter, "accommodation")
+        own = (await private_replies(slack_fake, "U0ALICE", 2))[-1]
+        assert "Your accommodation: x2 time" in (own.text or "")
