@@ -334,3 +334,52 @@ async def test_an_accommodated_member_keeps_their_own_deadline_and_full_points(
     assert "x2" not in board.plain_text() and "accommodat" not in board.plain_text()
     cleared = await acc.command(ROOT, AccommodationClear("carl"))
     assert "no accommodation now" in cleared.plain_text()
+
+
+async def test_a_round_survives_a_restart_mid_question_with_teams_accommodations_and_votes(
+    db: Database, built: Built, service: Services, clock: SimulatedClock
+) -> None:
+    """The issue's done-when: everything a class round holds lives in the database."""
+    from bot.core.requests import AccommodationSet
+
+    await _history(service, right=(ANN, BOB), wrong=(CARL, DAVE))
+    await service.accommodations.command(ROOT, AccommodationSet("carl", "2"))
+    chat = Chat()
+    asked = clock.now() + READY
+    async with running(built, clock, chat) as sched:
+        await service.rounds.start(ROOT, RoundStart(questions=3, seconds=20, teams=2))
+        await sched.advance(clock, asked)
+        [first] = chat.questions()
+        assert first.post_id is not None
+        right, wrong = await _right(service, first)
+        for who, pick in ((ANN, right), (BOB, wrong), (CARL, right), (DAVE, right)):
+            await service.quiz.answer(who, first.post_id, pick)
+        await sched.advance(clock, asked + timedelta(seconds=26))
+        [_, second] = chat.questions()
+        assert second.post_id is not None
+        await service.rounds.command(ANN, RoundSkip())  # one vote of the three needed
+        teams_before = await db.fetchall(
+            "SELECT member_id, team FROM round_team_members ORDER BY member_id"
+        )
+    # The bot stops mid-question 2 and another process takes over.
+    other = build_services(db, clock, default_timezone="UTC", rng=random.Random(21))
+    await other.services.packs.sync(load_packs(TEST_PACKS).packs)
+    after = Chat()
+    async with running(other, clock, after) as sched:
+        await sched.advance(clock, asked + timedelta(seconds=28))
+        vote = await other.services.rounds.command(BOB, RoundSkip())
+        assert "2 of the 3 needed" in vote.plain_text()  # ann's vote was kept
+        # carl's own deadline (x2) still holds after the restart: 45 s of his 40 s is late,
+        # 30 s is not.
+        right, _ = await _right(other.services, second)
+        await sched.advance(clock, asked + timedelta(seconds=26 + 30))
+        await other.services.quiz.answer(CARL, second.post_id, right)
+        with pytest.raises(PostClosed):
+            await other.services.quiz.answer(DAVE, second.post_id, right)  # his 20 s are up
+        await sched.advance(clock, asked + timedelta(minutes=5))
+    teams_after = await db.fetchall(
+        "SELECT member_id, team FROM round_team_members ORDER BY member_id"
+    )
+    assert [tuple(r) for r in teams_after] == [tuple(r) for r in teams_before]
+    [board] = after.boards()
+    assert "🔴 Red — " in board.plain_text() and "🔵 Blue — " in board.plain_text()
