@@ -956,6 +956,7 @@ def build_services(
     )
     services.standings.exams = exams  # /stats counts down to the exam
     services.rounds.accommodations = AccommodationStore(db)  # extra time keeps questions open
+    services.review.accommodations = AccommodationStore(db)  # fewer choices on review cards
     services.recaps.exams = exams  # so does the weekly recap
     timed = SchedulerParts(
         db=db,

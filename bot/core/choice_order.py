@@ -17,11 +17,12 @@ An item with ``shuffle: false`` keeps its file order ("all of the above", ordere
 from __future__ import annotations
 
 import hashlib
+import random
 import secrets
 
 from bot.questions.schema import Item, MultipleChoice, Practice
 
-__all__ = ["arranged", "choice_order", "draw_seed", "review_seed"]
+__all__ = ["arranged", "choice_order", "draw_seed", "fewer", "review_seed"]
 
 #: Seeds fit a signed 64-bit column on every engine.
 _SEED_BITS = 62
@@ -54,3 +55,19 @@ def arranged(item: Item, seed: int | None) -> Item:
         return item
     order = choice_order(seed, len(choices))
     return item.model_copy(update={"choices": tuple(choices[i] for i in order)})
+
+
+def fewer(item: Item, seed: int) -> Item:
+    """``item`` with one wrong choice removed (an accommodation, as Canvas's "reduce
+    choices"): which one is drawn from ``seed``, so the card shows and grades the same. Kept
+    whole when it has fewer than three choices (two must remain) or no choices."""
+    if not isinstance(item, MultipleChoice | Practice) or item.choices is None:
+        return item
+    choices = item.choices
+    wrong = [i for i, choice in enumerate(choices) if not choice.correct]
+    if len(choices) < 3 or not wrong:
+        return item
+    dropped = wrong[random.Random(seed).randrange(len(wrong))]
+    return item.model_copy(
+        update={"choices": tuple(c for i, c in enumerate(choices) if i != dropped)}
+    )

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from bot.core import replies, srs
-from bot.core.choice_order import review_seed
+from bot.core.choice_order import fewer, review_seed
 from bot.core.clock import Clock
 from bot.core.errors import BadInput
 from bot.core.messages import Attachment, Message, Section
@@ -32,6 +32,7 @@ from bot.services.catalogue import Catalogue
 from bot.services.places import Places
 from bot.services.reminders import Reminders
 from bot.services.typed_answers import TypedAnswers
+from bot.storage.accommodations import AccommodationStore
 from bot.storage.directory import Directory, MemberRow, WorkspaceRow
 from bot.storage.packs import StoredQuestion
 from bot.storage.reviews import ReviewItem, ReviewStore
@@ -84,6 +85,9 @@ class ReviewTurn:
 
 class ReviewService:
     """Serves and grades a member's due cards in the caller's workspace."""
+
+    # Set by build_services: a member given fewer choices sees one wrong choice removed.
+    accommodations: AccommodationStore | None = None
 
     def __init__(
         self,
@@ -149,7 +153,9 @@ class ReviewService:
         card = await self._reviews.card(member.id, first.question_id)
         count = card.reviews if card else 0
         seed = review_seed(member.id, first.question_id, count)
-        stored = await self._catalogue.as_shown(first.version_id, seed)
+        stored = await self._reduced(
+            member.id, seed, await self._catalogue.as_shown(first.version_id, seed)
+        )
         if isinstance(stored.item, TypedAnswer):
             if len(self._served) > _KEPT:
                 self._served.clear()
@@ -228,7 +234,19 @@ class ReviewService:
             shown_at = card.reviews if card else 0
         else:
             shown_at = card_reviews
-        return await self._question(key, review_seed(member_id, key, shown_at))
+        seed = review_seed(member_id, key, shown_at)
+        return await self._reduced(member_id, seed, await self._question(key, seed))
+
+    async def _reduced(self, member_id: int, seed: int, stored: StoredQuestion) -> StoredQuestion:
+        """The card as an accommodated member sees it: one wrong choice removed when an
+        admin gave them fewer choices (the same one when it is shown and when it is graded:
+        drawn from the card's seed)."""
+        if self.accommodations is None:
+            return stored
+        own = await self.accommodations.of_member(member_id)
+        if own is None or not own.fewer_choices:
+            return stored
+        return replace(stored, item=fewer(stored.item, seed))
 
     async def click(self, ctx: ChatContext, key: int, value: str) -> ReviewTurn:
         """A /review button: ``show`` the back, ``more`` for another round, or a grade."""

@@ -62,6 +62,14 @@ class AccommodationStore:
             if wanted is None or int(str(r[0])) in wanted
         }
 
+    async def of_member(self, member_id: int) -> Accommodation | None:
+        """One member's (a member row belongs to one workspace)."""
+        row = await self._db.fetchone(
+            "SELECT time_factor, fewer_choices FROM accommodations WHERE member_id = ?",
+            (member_id,),
+        )
+        return None if row is None else Accommodation(float(str(row[0])), bool(row[1]))
+
     async def named(self, workspace_id: int) -> list[tuple[str, Accommodation]]:
         """Every accommodation with its member's name, for the admins' list."""
         rows = await self._db.fetchall(

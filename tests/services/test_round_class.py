@@ -383,3 +383,34 @@ async def test_a_round_survives_a_restart_mid_question_with_teams_accommodations
     assert [tuple(r) for r in teams_after] == [tuple(r) for r in teams_before]
     [board] = after.boards()
     assert "🔴 Red — " in board.plain_text() and "🔵 Blue — " in board.plain_text()
+
+
+async def test_fewer_choices_removes_one_wrong_choice_from_the_members_review_cards(
+    built: Built, service: Services, clock: SimulatedClock
+) -> None:
+    from bot.core.requests import AccommodationSet
+
+    draft = await service.quiz.post_question(ROOT, question="d-mc-3")  # four choices, A right
+    assert draft.post is not None
+    await service.quiz.answer(ANN, draft.post.id, "B")  # wrong: due again in a minute
+    await service.quiz.answer(BOB, draft.post.id, "B")
+    clock.advance(timedelta(minutes=2))
+    await service.accommodations.command(ROOT, AccommodationSet("ann", fewer_choices=True))
+    ann = await service.review.next(ANN)
+    bob = await service.review.next(BOB)
+    labels = [b.label for b in ann.message.buttons]
+    assert len(labels) == 3 and len(bob.message.buttons) == 4
+    text = ann.message.plain_text()
+    assert "The saved tensors of the graph" in text  # the right one always stays
+    removed = [
+        t
+        for t in ("The gradients of the leaves", "The optimizer state", "Nothing; it is ignored")
+        if t not in text
+    ]
+    assert len(removed) == 1
+    # Graded against the choices ann was shown: D is no answer on her card.
+    with pytest.raises(BadInput, match="choose one of A, B, C"):
+        await service.review.grade(ANN, ann.key or 0, "D", reviewed=0)
+    right = next(b for b in ann.message.buttons if b.value.startswith("A"))
+    after = await service.review.click(ANN, ann.key or 0, right.value)
+    assert after.feedback is not None and "Correct" in after.feedback.plain_text()
