@@ -168,9 +168,13 @@ async def test_round_options_are_synced_and_pack_is_autocompleted(
     [put] = fake.calls_to("PUT", "/applications/{app}/commands")
     [group] = [c for c in put.json if c["name"] == "round"]
     subs = {o["name"]: o for o in group["options"]}
-    assert sorted(subs) == ["start", "stop"]
+    assert sorted(subs) == ["skip", "start", "stop"]
     start = {o["name"]: o for o in subs["start"]["options"]}
-    assert list(start) == ["pack", "questions", "seconds", "difficulty", "tag"]
+    assert list(start) == [
+        "pack", "questions", "seconds", "difficulty", "tag", "teams", "talk", "scoring",
+    ]  # fmt: skip
+    assert (start["teams"]["min_value"], start["teams"]["max_value"]) == (2, 8)
+    assert [c["value"] for c in start["scoring"]["choices"]] == ["speed", "accuracy"]
     assert (start["questions"]["min_value"], start["questions"]["max_value"]) == (1, 50)
     assert (start["seconds"]["min_value"], start["seconds"]["max_value"]) == (5, 300)
     assert start["pack"]["autocomplete"] is True

@@ -26,7 +26,9 @@ from tests.fakes.discord_api import FakeDiscord, FakeGuild, FakeMember
 pytestmark = pytest.mark.timeout(60)
 
 EXPECTED_COMMANDS = [
+    "accommodation",
     "answer",
+    "exam",
     "graph",
     "help",
     "history",
@@ -119,6 +121,7 @@ async def test_global_sync_payload_has_every_command_with_options_and_autocomple
         "round-speed-bonus",
         "round-starters",
         "round-typed",
+        "round-scoring",
         "share-solutions",
         "reward-notices",
         "analytics",
