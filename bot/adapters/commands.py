@@ -220,6 +220,16 @@ _DIFFICULTY_FILTER = Arg(
     option=True,
     example="easy",
 )
+# Shared by ``set`` and ``clear``: on Discord both are options of one flat command.
+_EXAM_CHANNEL = Arg(
+    "channel",
+    Kind.FLAG,
+    "For set or clear: this channel's exam only, not the workspace's",
+    option=True,
+)
+_ACCOMMODATED = Arg(
+    "member", Kind.MEMBER, "For set or clear: the member", required=True, example="bob"
+)
 _SCHEDULE_ID = Arg(
     "id", Kind.INT, "The schedule's number (see /schedule list)", required=True, example="1", low=1
 )
@@ -454,13 +464,7 @@ COMMANDS: tuple[Command, ...] = (
                 "set",
                 "give a member extra time in rounds (and one wrong choice removed)",
                 (
-                    Arg(
-                        "member",
-                        Kind.MEMBER,
-                        "For set or clear: the member",
-                        required=True,
-                        example="bob",
-                    ),
+                    _ACCOMMODATED,
                     Arg(
                         "time",
                         Kind.WORD,
@@ -484,15 +488,7 @@ COMMANDS: tuple[Command, ...] = (
             Command(
                 "clear",
                 "take a member's accommodation away",
-                (
-                    Arg(
-                        "member",
-                        Kind.MEMBER,
-                        "For set or clear: the member",
-                        required=True,
-                        example="bob",
-                    ),
-                ),
+                (_ACCOMMODATED,),
                 admin=True,
                 discord_flat=True,
                 discord_choice="action",
@@ -525,12 +521,7 @@ COMMANDS: tuple[Command, ...] = (
                         repeat=True,
                         example="autograd",
                     ),
-                    Arg(
-                        "channel",
-                        Kind.FLAG,
-                        "For set or clear: this channel's exam only, not the workspace's",
-                        option=True,
-                    ),
+                    _EXAM_CHANNEL,
                 ),
                 admin=True,
                 discord_flat=True,
@@ -539,14 +530,7 @@ COMMANDS: tuple[Command, ...] = (
             Command(
                 "clear",
                 "clear the exam date (with --channel: this channel's)",
-                (
-                    Arg(
-                        "channel",
-                        Kind.FLAG,
-                        "For set or clear: this channel's exam only, not the workspace's",
-                        option=True,
-                    ),
-                ),
+                (_EXAM_CHANNEL,),
                 admin=True,
                 discord_flat=True,
                 discord_choice="action",

@@ -16,7 +16,7 @@ import asyncio
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from bot.core.accommodations import own_deadline
+from bot.core.accommodations import Accommodation, own_deadline
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, Forbidden, NotFound
 from bot.core.gateway import ChatGateway, serves
@@ -354,10 +354,11 @@ class Rounds:
         channel = await self._directory.channel_by_id(found.channel_id)
         spec = found.spec
         window, gap = spec.window, max(spec.gap, _SETTLE)
-        stretch = 1.0
-        if self.accommodations is not None:
-            extra = await self.accommodations.of(found.workspace_id)
-            stretch = max((a.time_factor for a in extra.values()), default=1.0)
+        # Members' extra time, read once: it stretches the offline check and the question.
+        extra = (
+            {} if self.accommodations is None else await self.accommodations.of(found.workspace_id)
+        )
+        stretch = max((a.time_factor for a in extra.values()), default=1.0)
         if now - found.started_at > spec.longest(least_gap=_SETTLE, stretch=stretch):
             note = "The bot was offline longer than the round would have lasted."
             return await self._finish(gateway, found, channel, now, note)
@@ -370,7 +371,7 @@ class Rounds:
         if found.talk and found.talked <= found.step:
             return await self._talk(gateway, found, channel, now)
         deadline = now + window
-        closes = await self._extended(found, now, window)  # accommodated players' time
+        closes = await self._extended(found, now, window, extra)  # accommodated players' time
         last = found.step + 1 >= found.questions
         if not await self._store.claim_step(found, closes + (_SETTLE if last else gap)):
             return 0  # another process took this step
@@ -400,14 +401,13 @@ class Rounds:
         await self._posting.publish(draft, gateway)
         return 1
 
-    async def _extended(self, found: Round, now: datetime, window: timedelta) -> datetime:
+    async def _extended(
+        self, found: Round, now: datetime, window: timedelta, extra: dict[int, Accommodation]
+    ) -> datetime:
         """When the next question closes: its window, stretched to the longest extra time of
         the accommodated players it waits for (see
         :func:`~bot.services.round_rules.accommodated_players`). Everyone else keeps the
         usual deadline, which the question's footer shows; nothing public says who has more."""
-        if self.accommodations is None:
-            return now + window
-        extra = await self.accommodations.of(found.workspace_id)
         if not any(a.time_factor > 1 for a in extra.values()):
             return now + window
         asked = await self._store.post_ids(found.id)
