@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,6 +43,16 @@ def chromium() -> str:
             pytest.fail(reason)
         pytest.skip(reason)
     return found
+
+
+def follow(page: Any, selector: str) -> None:
+    """Click a link or a submit button and wait for the page it leads to.
+
+    Reading the page straight after a bare click races the navigation: it can read the page
+    being left (and pass on the wrong page) or a document that is not there yet.
+    """
+    with page.expect_navigation(wait_until="load"):
+        page.click(selector)
 
 
 async def _prepare(db_path: Path) -> None:
@@ -132,17 +143,17 @@ def test_an_admin_signs_in_adds_a_schedule_resolves_a_report_sees_the_board(
             page.on("dialog", lambda dialog: (alerts.append(dialog.message), dialog.dismiss()))
             page.goto(server)
             page.screenshot(path=shots / "signin.png", full_page=True)
-            page.click("#sign-in")
+            follow(page, "#sign-in")
             page.wait_for_url(re.compile(r"/$"))
             assert page.locator("h1").inner_text() == "Your workspaces"
             assert "#general" in page.content()
             page.screenshot(path=shots / "home.png", full_page=True)
 
-            page.click("text=Schedules")
+            follow(page, "text=Schedules")
             page.fill("input[name=time]", "08:15")
             page.fill("input[name=timezone]", "Europe/Berlin")
             page.fill("input[name=days]", "weekdays")
-            page.click("#add-schedule")
+            follow(page, "#add-schedule")
             notice = page.locator(".notice").inner_text()
             assert "Schedule #1 added in #general: 08:15 Europe/Berlin on weekdays" in notice
             times = page.locator("#schedule-1 ol.times li").all_inner_texts()
@@ -150,25 +161,25 @@ def test_an_admin_signs_in_adds_a_schedule_resolves_a_report_sees_the_board(
             assert all(re.search(r"08:15 CES?T", t) for t in times), times
             page.screenshot(path=shots / "schedules.png", full_page=True)
 
-            page.click("text=Reports")
+            follow(page, "text=Reports")
             assert "the answer is wrong <script>" in page.locator(".reason").inner_text()
             page.screenshot(path=shots / "reports.png", full_page=True)
-            page.click("text=Resolve reports on d-mc-1")
+            follow(page, "text=Resolve reports on d-mc-1")
             assert "Resolved 1 report on `d-mc-1`" in page.locator(".notice").inner_text()
             assert "No open reports." in page.content()
 
-            page.click("text=Packs")
+            follow(page, "text=Packs")
             broken = tmp_path / "broken.yaml"
             broken.write_text("pack: broken\ntitle: Broken\nitems:\n  - id: b-1\n    kind: x\n")
             page.set_input_files("input[name=file]", broken)
-            page.click("text=Check and install")
+            follow(page, "text=Check and install")
             report = page.locator("pre.report").inner_text()
             assert "broken.yaml:4" in report and "Not installed" in report
             page.screenshot(path=shots / "packs-broken.png", full_page=True)
             good = tmp_path / "fresh.yaml"
             good.write_text((ROOT / "tests" / "data" / "uploads" / "fresh.yaml").read_text())
             page.set_input_files("input[name=file]", good)
-            page.click("text=Check and install")
+            follow(page, "text=Check and install")
             assert (
                 "fresh.yaml: pack fresh, 1 question, no problems"
                 in page.locator("pre.report").inner_text()
@@ -176,19 +187,19 @@ def test_an_admin_signs_in_adds_a_schedule_resolves_a_report_sees_the_board(
             assert "fresh" in page.locator("table").inner_text()  # installed and listed
             page.screenshot(path=shots / "packs.png", full_page=True)
 
-            page.click("text=Boards")
+            follow(page, "text=Boards")
             week = page.locator("#board-week table").inner_text()
             assert HOSTILE in week  # the member's name, shown as text
             page.screenshot(path=shots / "boards.png", full_page=True)
 
-            page.click("text=Members")
+            follow(page, "text=Members")
             assert HOSTILE in page.locator("table").first.inner_text()
             page.screenshot(path=shots / "members.png", full_page=True)
 
-            page.click("text=Questions")
+            follow(page, "text=Questions")
             assert "d-mc-2" in page.locator("table.questions").inner_text()
             page.screenshot(path=shots / "questions.png", full_page=True)
-            page.click("table.questions >> text=d-mc-2")
+            follow(page, "table.questions >> text=d-mc-2")
             chart = page.locator("table.choices").inner_text()
             assert "One you created yourself key\n6" in chart and "grad\n2" in chart
             assert "key" in chart
@@ -203,11 +214,11 @@ def test_an_admin_signs_in_adds_a_schedule_resolves_a_report_sees_the_board(
             assert len(widths) == 3 and widths[0] > 2.5 * widths[1] > 0, widths
             page.screenshot(path=shots / "question.png", full_page=True)
             page.fill("textarea#reason", "Choice B is also right since torch 2.1")
-            page.click("form.report-form button")
+            follow(page, "form.report-form button")
             assert "Opened a report on `d-mc-2`" in page.locator("p.notice").inner_text()
             assert "also right since torch 2.1" in page.locator("ul.reports").inner_text()
-            page.click("text=← All questions")
-            page.click("text=Group mastery")
+            follow(page, "text=← All questions")
+            follow(page, "text=Group mastery")
             picture = page.locator("img.mastery")
             picture.wait_for()
             assert page.evaluate("document.querySelector('img.mastery').naturalWidth") > 500
@@ -216,13 +227,13 @@ def test_an_admin_signs_in_adds_a_schedule_resolves_a_report_sees_the_board(
             assert "leaf" in readiness and "%" in readiness
             page.screenshot(path=shots / "mastery.png", full_page=True)
 
-            page.click("text=Settings")
+            follow(page, "text=Settings")
             page.screenshot(path=shots / "settings.png", full_page=True)
-            page.click("text=Audit log")
+            follow(page, "text=Audit log")
             log = page.locator("table").inner_text()
             assert "pack upload" in log and "reports resolve" in log and "schedule add" in log
             page.screenshot(path=shots / "audit.png", full_page=True)
-            page.click("text=Sign out")
+            follow(page, "text=Sign out")
             assert "Signed out" in page.content()
             page.goto(server.split("/signin", maxsplit=1)[0] + "/")
             assert "Not signed in" in page.content()
@@ -259,12 +270,13 @@ def test_every_page_keeps_every_control_on_screen_on_a_phone_and_a_laptop(
         try:
             page = browser.new_page(viewport={"width": width, "height": 800})
             page.goto(server)
-            page.click("#sign-in")
+            follow(page, "#sign-in")
             page.wait_for_url(re.compile(r"/$"))
             home = page.url
             for name in PAGES:
                 page.goto(home)
-                page.click(f"main >> text={name}")  # the home page links every page
+                follow(page, f"main >> text={name}")  # the home page links every page
+                assert page.url != home, name
                 assert page.evaluate(_OFF_SCREEN) == [], name
                 wide = page.evaluate("document.documentElement.scrollWidth")
                 assert wide <= width, f"{name} is {wide} px wide in a {width} px window"
@@ -272,10 +284,11 @@ def test_every_page_keeps_every_control_on_screen_on_a_phone_and_a_laptop(
                     path=shots / f"{width}-{name.split()[0].lower()}.png", full_page=True
                 )
             page.goto(home)
-            page.click("main >> text=Packs")
+            follow(page, "main >> text=Packs")
             switches = page.locator("form.switch button")
             assert switches.count() == 3 and switches.first.inner_text() == "Turn off"
-            switches.first.click()
+            with page.expect_navigation(wait_until="load"):
+                switches.first.click()
             assert "is off in #general" in page.locator(".notice").inner_text()
             assert page.locator("form.switch button").first.inner_text() == "Turn on"
         finally:
