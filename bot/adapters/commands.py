@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import time
-from typing import Literal
+from typing import Any, Literal
 
 from bot.core.errors import UsageError
 from bot.core.recap import parse_when
@@ -1051,10 +1051,21 @@ COMMANDS: tuple[Command, ...] = (
                     ),
                     Arg(
                         "teams",
+                        Kind.WORD,
+                        "Play in teams: how many (2 to 8), or one role (Slack: user group) per "
+                        "team, e.g. @red,@blue; a team scores its players' mean",
+                        option=True,
+                        metavar="N|ROLE,ROLE",
+                        platforms=TEXT,
+                        example="4",
+                    ),
+                    Arg(
+                        "teams",
                         Kind.INT,
                         "Play in teams: how many (2 to 8); a team scores its players' mean",
                         option=True,
                         metavar="N",
+                        platforms=DISCORD,
                         example="4",
                         low=MIN_TEAMS,
                         high=MAX_TEAMS,
@@ -1076,6 +1087,16 @@ COMMANDS: tuple[Command, ...] = (
                         choices=tuple(s.value for s in Scoring),
                         option=True,
                         example="accuracy",
+                    ),
+                    Arg(
+                        "team-roles",
+                        Kind.TEXT,
+                        "Teams from roles instead: mention one role per team, e.g. @red @blue",
+                        option=True,
+                        discord="team_roles",
+                        platforms=DISCORD,
+                        high=400,
+                        example="@red @blue",
                     ),
                 ),
             ),
@@ -1100,8 +1121,12 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "roles",
-        "a member's roles (the console keeps them)",
-        (Arg("name", Kind.MEMBER, "Whose (default: yours)", metavar="NAME", example="me"),),
+        "a member's roles (the console keeps them); an admin gives or takes one",
+        (
+            Arg("name", Kind.MEMBER, "Whose (default: yours)", metavar="NAME", example="me"),
+            Arg("give", Kind.WORD, "Give them this role (admins)", option=True, metavar="ROLE"),
+            Arg("take", Kind.WORD, "Take this role back (admins)", option=True, metavar="ROLE"),
+        ),
         platforms=CONSOLE,
     ),
     Command(
@@ -1798,9 +1823,23 @@ def round_of(platform: Platform, verb: str, values: Values) -> RoundRequest:
         difficulty=values.one("difficulty"),
         tags=(tag,) if tag else (),
         scoring=values.one("scoring"),
-        teams=_number(values, "teams", line),
         talk=_number(values, "talk", line),
+        **_teams(values, line),
     )
+
+
+def _teams(values: Values, line: str) -> dict[str, Any]:
+    """``--teams 4`` (how many) or ``--teams @red,@blue`` (one role per team; Discord's
+    ``team-roles`` option, whose mentions are separated by spaces)."""
+    typed = (values.one("teams") or "").strip()
+    roles = (values.one("team-roles") or "").strip()
+    if typed and roles:
+        raise UsageError(line, reason="give --teams a number or roles, not both")
+    if roles:
+        return {"team_roles": tuple(re.split(r"[\s,]+", roles))}
+    if not typed or typed.isdigit():
+        return {"teams": _number(values, "teams", line)}
+    return {"team_roles": tuple(w for w in re.split(r"\s*,\s*", typed) if w)}
 
 
 def _number(values: Values, name: str, line: str) -> int | None:

@@ -16,7 +16,7 @@ import signal
 import sys
 import textwrap
 import threading
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,7 +40,7 @@ from bot.adapters.text_commands import VERBS, run_schedule_command
 from bot.core import srs
 from bot.core.clock import Clock, SimulatedClock, check_simulated
 from bot.core.durations import format_duration, parse_duration
-from bot.core.errors import APOLOGY, BadInput, StudyError, UsageError
+from bot.core.errors import APOLOGY, BadInput, Forbidden, StudyError, UsageError
 from bot.core.messages import Action, Attachment, Message, terminal_safe
 from bot.core.models import ChatContext
 from bot.core.replies import GRADES, OVERRIDE, TYPE_IT, grade_buttons, review_value
@@ -94,6 +94,7 @@ class ConsoleAdapter:
         files_dir: Path | None = None,
     ) -> None:
         self.services = service
+        service.quiz.connect(self)  # rules that read the chat (a round's role teams)
         # Where attachments are saved (figures, files, graphs); None = only name them.
         self.files_dir = files_dir
         self._saved = 0
@@ -486,6 +487,17 @@ class ConsoleAdapter:
         self._role_line(member, f"(role {role} taken from {member})")
         return None
 
+    # RoleReader: teams from roles. A console role exists while some member holds it.
+    async def find_role(self, workspace: str, typed: str) -> tuple[str, str] | None:
+        wanted = typed.strip().removeprefix("@").casefold()
+        for role in sorted({r for held in self.roles.values() for r in held}):
+            if role.casefold() == wanted:
+                return role, f"@{role}"
+        return None
+
+    async def roles_held(self, workspace: str, member: str, roles: Sequence[str]) -> frozenset[str]:
+        return frozenset(self.roles.get(member.casefold(), set()) & set(roles))
+
     def _role_line(self, member: str, text: str) -> None:
         payload: dict[str, object] = {
             "kind": "role",
@@ -527,8 +539,16 @@ class ConsoleAdapter:
         self.reply(await self.services.rewards.command(self.context(), request, self))
 
     async def _roles(self, args: list[str]) -> None:
-        typed = parse(PLATFORM, args, "roles").one("name")
+        values = parse(PLATFORM, args, "roles")
+        typed = values.one("name")
         who = _name(typed, "@", usage(PLATFORM, "roles")) if typed is not None else self.member
+        give, take = values.one("give"), values.one("take")
+        if (give or take) and not self.admin:
+            raise Forbidden("Only admins give or take roles (`/as NAME --admin` plays one).")
+        if give:  # a teacher trying teams made from roles sets them up here
+            self.roles.setdefault(who.casefold(), set()).add(give.removeprefix("@"))
+        if take:
+            self.roles.get(who.casefold(), set()).discard(take.removeprefix("@"))
         held = sorted(self.roles.get(who.casefold(), ()), key=str.casefold)
         shown = ", ".join(held) if held else "no roles"
         self.reply(Message(), text=f"{who}: {shown}")

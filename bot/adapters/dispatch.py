@@ -428,7 +428,7 @@ async def _round(asked: Asked) -> Outcome:
         verb = asked.path[1] if len(asked.path) > 1 else ""
         request = round_of(cast(Platform, asked.ctx.platform), verb, asked.values)
     assert isinstance(request, RoundStart | RoundStop | RoundSkip)
-    return Outcome(await asked.services.rounds.command(asked.ctx, request))
+    return Outcome(await asked.services.rounds.command(asked.ctx, request, asked.gateway))
 
 
 @route("settings", words=settings_request)

@@ -6,6 +6,7 @@ client, only these two calls.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from bot.core.messages import Message
@@ -16,6 +17,7 @@ __all__ = [
     "DirectMessenger",
     "PostFinder",
     "RoleManager",
+    "RoleReader",
     "WorkspaceOwner",
     "serves",
 ]
@@ -102,4 +104,20 @@ class RoleManager(Protocol):
 
     async def revoke_role(self, workspace: str, member: str, role: str) -> str | None:
         """Take the role back from ``member``; ``None`` when done, else why it was not."""
+        ...
+
+
+@runtime_checkable
+class RoleReader(Protocol):
+    """A gateway that can name a workspace's roles (Discord roles, Slack user groups, the
+    console's names) and say which of them a member holds: what teams made from roles
+    (``round start --teams @Red,@Blue``) need. It reads only; it never gives or takes one."""
+
+    async def find_role(self, workspace: str, typed: str) -> tuple[str, str] | None:
+        """The role a member typed (a mention, ``@name`` or ``name``): its platform id and the
+        name to show (``@Red``); ``None`` when the workspace has no such role."""
+        ...
+
+    async def roles_held(self, workspace: str, member: str, roles: Sequence[str]) -> frozenset[str]:
+        """Which of ``roles`` (platform ids) ``member`` holds now."""
         ...

@@ -154,6 +154,8 @@ class RoundStart:
     scoring: str | None = None  # ``speed`` or ``accuracy``; None: ``settings round-scoring``
     teams: int | None = None  # how many teams (2 to 8); None: every member for themselves
     talk: int | None = None  # seconds of team talk before each question (team rounds)
+    # ``--teams @Red,@Blue``: one team per role, as typed; each adapter's gateway finds them.
+    team_roles: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -26,9 +27,12 @@ __all__ = [
     "Phase",
     "RoundSpec",
     "Scoring",
+    "check_team_roles",
     "parse_round_spec",
     "pick_team",
+    "role_team",
     "round_points",
+    "team_names",
 ]
 
 MIN_QUESTIONS, MAX_QUESTIONS = 1, 50
@@ -138,6 +142,39 @@ def parse_round_spec(text: str) -> RoundSpec:
     if match is None:
         raise BadInput(f"`{text}` is not a round; write QUESTIONSxSECONDS, e.g. `10x20s`.")
     return RoundSpec(questions=int(match[1]), seconds=int(match[2]))
+
+
+def check_team_roles(typed: Sequence[str]) -> tuple[str, ...]:
+    """The roles ``--teams @Red,@Blue`` names, one team each, in order: 2 to 8 of them, none
+    twice (a member holding two listed roles plays for the first)."""
+    roles = tuple(t.strip() for t in typed if t.strip())
+    if not MIN_TEAMS <= len(roles) <= MAX_TEAMS:
+        raise BadInput(
+            f"A team round has {MIN_TEAMS} to {MAX_TEAMS} teams, not {len(roles)}: name one "
+            "role per team, e.g. `--teams @red,@blue`."
+        )
+    seen: set[str] = set()
+    for role in roles:
+        key = role.removeprefix("@").casefold()
+        if key in seen:
+            raise BadInput(f"`{role}` is named twice: each team is a different role.")
+        seen.add(key)
+    return roles
+
+
+def team_names(count: int, roles: Sequence[str] = ()) -> tuple[str, ...]:
+    """The teams' names as shown: the colours (``🔴 Red``), or each role's name after its
+    team's colour (``🔴 @tables-1``) when the teams are roles."""
+    if roles:
+        return tuple(f"{TEAM_NAMES[n].split()[0]} {name}" for n, name in enumerate(roles))
+    return TEAM_NAMES[:count]
+
+
+def role_team(held: Iterable[str], roles: Sequence[str]) -> int | None:
+    """The team of a member holding ``held`` in a round of role teams: the first listed role
+    they hold; ``None`` if they hold none of them."""
+    have = set(held)
+    return next((n for n, role in enumerate(roles) if role in have), None)
 
 
 def pick_team(sizes: list[int], strengths: list[float]) -> int:

@@ -26,6 +26,14 @@ MemberId = Callable[[], Awaitable[int]]
 class PostRules:
     """What a kind of post changes; the defaults change nothing."""
 
+    def connect(self, gateway: object) -> None:
+        """The chat gateway this process answers through is ``gateway`` (a kind that reads
+        the chat, such as a round's role teams, keeps it)."""
+
+    async def admit(self, ctx: ChatContext, post: Post, member: MemberId, now: datetime) -> None:
+        """Before an answer to ``post`` is graded: raise :class:`~bot.core.errors.BadInput`
+        to refuse it (nothing is stored), or settle who is answering (a round's teams)."""
+
     async def points(
         self, post: Post, base: int, now: datetime, member: MemberId, *, race: bool = False
     ) -> int | None:

@@ -284,6 +284,12 @@ class Quiz:
         what = "the snippet" if value == "code" else f"choice {value}"
         return TryForm(f"Try {what} of #{post.id}", code)
 
+    def connect(self, gateway: object) -> None:
+        """Each adapter hands itself here once: the post rules that read the chat (a round
+        whose teams are roles) read it through this gateway."""
+        for rules in self._rules:
+            rules.connect(gateway)
+
     async def flushed(self) -> None:
         """Wait until every answer taken so far is committed (before shutdown)."""
         await self._answers.flushed()
@@ -319,6 +325,8 @@ class Quiz:
         tz = workspace.zone_at(now)
         base = workspace.settings.base_points(item.difficulty)
         member = self._member_id(ctx, workspace, now)
+        for rules in self._rules:
+            await rules.admit(ctx, post, member, now)
         scored = None
         for rules in self._rules:
             race = isinstance(item, TypedAnswer) and correct

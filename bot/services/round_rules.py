@@ -13,10 +13,11 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from bot.core.accommodations import own_deadline
-from bot.core.errors import PostClosed
+from bot.core.errors import BadInput, PostClosed
+from bot.core.gateway import RoleReader
 from bot.core.messages import Message, Section, escape_markup
 from bot.core.models import ChatContext, Post
-from bot.core.rounds import TEAM_NAMES, pick_team, round_points
+from bot.core.rounds import TEAM_NAMES, pick_team, role_team, round_points
 from bot.core.wakeup import Wakeup
 from bot.services.post_rules import MemberId, PostRules
 from bot.storage.accommodations import AccommodationStore
@@ -60,6 +61,13 @@ class RoundRules(PostRules):
         self._started: dict[int, Round | None] = {}
         self._raced: set[int] = set()  # typed round questions whose bonus is taken
         self._joined: set[tuple[int, int]] = set()  # (round, member) placed on a team
+        self._roles: RoleReader | None = None  # whose roles make teams: the chat's gateway
+
+    def connect(self, gateway: object) -> None:
+        """Read members' roles through the chat gateway (known only once an adapter is made):
+        a round whose teams are roles places each player by them."""
+        if isinstance(gateway, RoleReader):
+            self._roles = gateway
 
     async def _round(self, round_id: int) -> Round | None:
         if round_id not in self._started:
@@ -68,20 +76,47 @@ class RoundRules(PostRules):
             self._started[round_id] = await self._rounds.get(round_id)
         return self._started[round_id]
 
-    async def _join(self, found: Round, post: Post, member_id: int, now: datetime) -> None:
-        """A team round: the answering member's team, placed on their first answer (the
-        smallest team, then the weakest: see :func:`bot.core.rounds.pick_team`)."""
+    async def admit(self, ctx: ChatContext, post: Post, member: MemberId, now: datetime) -> None:
+        """A team round places the answering member on a team with their first answer (the
+        smallest team, then the weakest: see :func:`bot.core.rounds.pick_team`); when the
+        teams are roles, on the team of the first listed role they hold, and a member who
+        holds none of them is refused (nothing is stored)."""
+        if post.round_id is None:
+            return
+        found = await self._round(post.round_id)
+        if found is None or not found.teams:
+            return
+        member_id = await member()
         key = (found.id, member_id)
         if key in self._joined:
             return
+        pick = pick_team
+        if found.team_roles:
+            team = await self._role_team(ctx, found)
+            pick = lambda sizes, strengths: team  # noqa: E731 (the role decides)
         step, _ = await self._rounds.position(found.id, post.id)
         mastery = await self._rounds.mastery(found.workspace_id, member_id, found.tags)
-        await self._rounds.join_team(
-            found, member_id, mastery, now, pick_team, first_question=step == 1
-        )
+        await self._rounds.join_team(found, member_id, mastery, now, pick, first_question=step == 1)
         if len(self._joined) > _KEPT * 256:
             self._joined.clear()
         self._joined.add(key)
+
+    async def _role_team(self, ctx: ChatContext, found: Round) -> int:
+        """The team of the first of the round's roles the member holds (refused: none)."""
+        ids = [role for role, _ in found.team_roles]
+        held = (
+            frozenset()
+            if self._roles is None
+            else await self._roles.roles_held(ctx.workspace, ctx.member, ids)
+        )
+        team = role_team(held, ids)
+        if team is None:
+            names = " or ".join(name for _, name in found.team_roles)
+            raise BadInput(
+                f"This round's teams are roles, and you hold none of them ({names}): "
+                "ask an admin to give you one, then answer."
+            )
+        return team
 
     async def points(
         self, post: Post, base: int, now: datetime, member: MemberId, *, race: bool = False
@@ -92,8 +127,6 @@ class RoundRules(PostRules):
         if post.round_id is None or post.closes_at is None:
             return None
         found = await self._round(post.round_id)
-        if found is not None and found.teams:
-            await self._join(found, post, await member(), now)
         speed = found is None or found.spec.speed_counts
         deadline = post.closes_at
         if found is not None and self._accommodations is not None:

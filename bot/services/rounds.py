@@ -13,17 +13,18 @@ at the question it was on and two processes never ask the same question.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from bot.core.accommodations import Accommodation, own_deadline
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, Forbidden, NotFound
-from bot.core.gateway import ChatGateway, serves
+from bot.core.gateway import ChatGateway, RoleReader, serves
 from bot.core.messages import Attachment, Message, Section, escape_markup
 from bot.core.models import ChatContext
 from bot.core.requests import RoundRequest, RoundSkip, RoundStart
-from bot.core.rounds import QUIET_LIMIT, TEAM_NAMES, RoundSpec, Scoring
+from bot.core.rounds import QUIET_LIMIT, RoundSpec, Scoring, check_team_roles, team_names
 from bot.core.schedule_spec import ScheduleError, parse_filters
 from bot.core.scoring import period_keys
 from bot.core.srs import Grade
@@ -83,15 +84,20 @@ class Rounds:
 
     # --- commands ----------------------------------------------------------------------------
 
-    async def command(self, ctx: ChatContext, request: RoundRequest) -> Message:
-        """``round start ...``, ``round stop`` or ``round skip``."""
+    async def command(
+        self, ctx: ChatContext, request: RoundRequest, gateway: ChatGateway | None = None
+    ) -> Message:
+        """``round start ...``, ``round stop`` or ``round skip``; ``gateway`` finds the roles
+        ``round start --teams @red,@blue`` names."""
         if isinstance(request, RoundStart):
-            return await self.start(ctx, request)
+            return await self.start(ctx, request, gateway)
         if isinstance(request, RoundSkip):
             return await self.skip(ctx)
         return await self.stop(ctx)
 
-    async def start(self, ctx: ChatContext, request: RoundStart) -> Message:
+    async def start(
+        self, ctx: ChatContext, request: RoundStart, gateway: ChatGateway | None = None
+    ) -> Message:
         """Create the round; its first question follows at once, from the timer loop."""
         workspace, channel = await self._places.channel(ctx)
         if workspace.settings.rounds_for_admins_only and not ctx.is_admin:
@@ -107,11 +113,12 @@ class Rounds:
             speed_bonus=default.speed_bonus,
             typed=default.typed,
             scoring=default.scoring if request.scoring is None else Scoring.named(request.scoring),
-            teams=0 if request.teams is None else request.teams,
+            teams=len(request.team_roles) if request.team_roles else (request.teams or 0),
             talk=0 if request.talk is None else request.talk,
         )
         if request.teams is not None and not spec.teams:
             raise BadInput(f"A team round has 2 to 8 teams, not {request.teams}.")
+        roles = await _team_roles(ctx, request, gateway)
         try:
             difficulty, tags = parse_filters(request.difficulty, request.tags)
         except ScheduleError as exc:
@@ -129,6 +136,7 @@ class Rounds:
                 difficulty=difficulty,
                 tags=tags,
                 now=self._clock.now(),
+                team_roles=roles,
             )
         except RoundExists:
             raise BadInput(
@@ -147,10 +155,15 @@ class Rounds:
             bonus = " Faster correct answers score more (up to +50 %);" if spec.speed_bonus else ""
         skip = ctx.command("round skip")
         if spec.teams:
-            names = ", ".join(TEAM_NAMES[: spec.teams])
+            names = ", ".join(team_names(spec.teams, [escape_markup(n) for _, n in roles]))
+            joining = (
+                "you play for the first of these roles you hold"
+                if roles
+                else "you join one with your first answer"
+            )
             bonus += (
-                f" **{spec.teams} teams** ({names}): you join one with your first answer, and a "
-                "team scores its players' mean, so its size gives no edge;"
+                f" **{spec.teams} teams** ({names}): {joining}, and a team scores its players' "
+                "mean, so its size gives no edge;"
             )
             if spec.talk:
                 bonus += f" each question follows a {spec.talk} s team talk;"
@@ -232,6 +245,7 @@ class Rounds:
         now: datetime,
         schedule_id: int | None = None,
         occurrence: str | None = None,
+        team_roles: Sequence[tuple[str, str]] = (),
     ) -> int:
         """Store a new round of at most ``spec.questions`` (as many as match), its first
         question due after :data:`READY`, and wake the timer; how many questions it has.
@@ -262,6 +276,7 @@ class Rounds:
             scoring=spec.scoring,
             teams=spec.teams,
             talk=spec.talk,
+            team_roles=team_roles,
             now=now,
             due_at=now + READY,
             schedule_id=schedule_id,
@@ -427,7 +442,7 @@ class Rounds:
             return 0  # another process announced it
         rosters = await self._store.rosters(found.id)
         lines = [
-            f"{TEAM_NAMES[team]}: {', '.join(escape_markup(n) for n in names)}"
+            f"{escape_markup(found.team_names[team])}: {', '.join(escape_markup(n) for n in names)}"
             for team, names in sorted(rosters.items())
         ]
         body = "\n".join(lines) or "Nobody is on a team yet: you join one with your first answer."
@@ -517,7 +532,7 @@ class Rounds:
                 )
             )
         teams = await self._store.teams_of(found.id) if found.teams else {}
-        standings = _team_standings(rows, teams, found.teams)
+        standings = _team_standings(rows, teams, found.team_names)
         if standings:
             sections.insert(0, Section(heading="Teams", body=_team_lines(standings, asked)))
         if note:
@@ -546,7 +561,7 @@ class Rounds:
                 f"Team board, {where}: mean points a player",
                 [
                     BoardBar(
-                        f"{team.name.split()[-1]} ({team.players})",
+                        f"{team.name.split(maxsplit=1)[-1]} ({team.players})",
                         round(team.mean),
                         team.correct,
                         asked * team.players,
@@ -559,7 +574,10 @@ class Rounds:
                 "The team board of "
                 + where
                 + ": "
-                + "; ".join(f"{t.name.split()[-1]} {t.mean:.1f} points a player" for t in standings)
+                + "; ".join(
+                    f"{t.name.split(maxsplit=1)[-1]} {t.mean:.1f} points a player"
+                    for t in standings
+                )
             )
             attachments.insert(0, Attachment("team-board.png", drawn, alt, is_image=True))
         return Message(
@@ -610,8 +628,11 @@ class TeamStanding:
         return self.points / self.players if self.players else 0.0
 
 
-def _team_standings(rows: list[BoardRow], teams: dict[int, int], count: int) -> list[TeamStanding]:
+def _team_standings(
+    rows: list[BoardRow], teams: dict[int, int], names: Sequence[str]
+) -> list[TeamStanding]:
     """Each team with players, best mean first (a team's size gives it no edge)."""
+    count = len(names)
     if not count:
         return []
     players, points, correct = [0] * count, [0] * count, [0] * count
@@ -623,7 +644,7 @@ def _team_standings(rows: list[BoardRow], teams: dict[int, int], count: int) -> 
         points[team] += row.points
         correct[team] += row.correct
     found = [
-        TeamStanding(TEAM_NAMES[t], players[t], points[t], correct[t])
+        TeamStanding(names[t], players[t], points[t], correct[t])
         for t in range(count)
         if players[t]
     ]
@@ -638,8 +659,8 @@ def _team_lines(standings: list[TeamStanding], asked: int) -> str:
             rank, previous = index, team.mean
         medal = medals.get(rank, f"{rank}.")
         lines.append(
-            f"{medal} **{team.name}** — {team.mean:.1f} pts a player · {team.players} "
-            f"player{'s' if team.players != 1 else ''} · {team.correct}/"
+            f"{medal} **{escape_markup(team.name)}** — {team.mean:.1f} pts a player · "
+            f"{team.players} player{'s' if team.players != 1 else ''} · {team.correct}/"
             f"{asked * team.players} right"
         )
     return "\n".join(lines)
@@ -652,3 +673,25 @@ def _given(value: int | None, default: int) -> int:
 
 def _count(questions: int) -> str:
     return f"{questions} question{'s' if questions != 1 else ''}"
+
+
+async def _team_roles(
+    ctx: ChatContext, request: RoundStart, gateway: object
+) -> tuple[tuple[str, str], ...]:
+    """The roles ``--teams @red,@blue`` names, found in the workspace: (id, shown name) per
+    team. An unknown role, too few or too many, or a chat without roles is refused in one
+    line, before anything is stored."""
+    if not request.team_roles:
+        return ()
+    typed = check_team_roles(request.team_roles)
+    if not isinstance(gateway, RoleReader):
+        raise BadInput("Teams from roles need a chat with roles: use --teams N here.")
+    found: list[tuple[str, str]] = []
+    for word in typed:
+        role = await gateway.find_role(ctx.workspace, word)
+        if role is None:
+            raise BadInput(f"There is no role `{word[:60]}` here, so no team can be made of it.")
+        if role[0] in {r for r, _ in found}:
+            raise BadInput(f"`{word[:60]}` is named twice: each team is a different role.")
+        found.append(role)
+    return tuple(found)

@@ -8,11 +8,12 @@ question; one running round per channel is a partial unique index.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from bot.core.rounds import RoundSpec, Scoring
+from bot.core.rounds import RoundSpec, Scoring, team_names
 from bot.storage.database import INTEGRITY_ERRORS, Database, Row
 from bot.storage.timefmt import from_db, from_db_opt, to_db
 
@@ -46,6 +47,13 @@ class Round:
     teams: int = 0
     talk: int = 0  # seconds of team talk before each question
     talked: int = 0  # the last question whose team talk was announced
+    # Teams made from roles: (platform role id, shown name) per team, in order; () otherwise.
+    team_roles: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def team_names(self) -> tuple[str, ...]:
+        """Each team's name as shown (its colour, and its role when teams are roles)."""
+        return team_names(self.teams, [name for _, name in self.team_roles])
 
     @property
     def spec(self) -> RoundSpec:
@@ -81,7 +89,7 @@ class BoardRow:
 _COLUMNS = (
     "id, workspace_id, channel_id, started_by, starter_name, pack, difficulty, tags, questions, "
     "seconds, pause_seconds, speed_bonus, step, due_at, started_at, ended_at, end_note, scoring, "
-    "teams, talk_seconds, talked"
+    "teams, talk_seconds, talked, team_roles"
 )
 
 
@@ -109,7 +117,18 @@ def _round(row: Row) -> Round:
         teams=int(str(row[18])),
         talk=int(str(row[19])),
         talked=int(str(row[20])),
+        team_roles=_roles_from_db(str(row[21] or "")),
     )
+
+
+def _roles_to_db(roles: Sequence[tuple[str, str]]) -> str:
+    return json.dumps([list(pair) for pair in roles]) if roles else ""
+
+
+def _roles_from_db(text: str) -> tuple[tuple[str, str], ...]:
+    if not text:
+        return ()
+    return tuple((str(role), str(name)) for role, name in json.loads(text))
 
 
 class RoundStore:
@@ -139,6 +158,7 @@ class RoundStore:
         scoring: Scoring = Scoring.SPEED,
         teams: int = 0,
         talk: int = 0,
+        team_roles: Sequence[tuple[str, str]] = (),
     ) -> Round:
         """A new round, its first question due at ``due_at``; :class:`RoundExists` if the
         channel has a running one
@@ -164,6 +184,7 @@ class RoundStore:
                     scoring.value,
                     teams,
                     talk,
+                    _roles_to_db(team_roles),
                 ),
                 channel_id,
             )
@@ -181,8 +202,9 @@ class RoundStore:
                 await conn.fetchall(
                     "INSERT INTO rounds (workspace_id, channel_id, started_by, starter_name, pack,"
                     " difficulty, tags, questions, seconds, pause_seconds, speed_bonus, step,"
-                    " due_at, started_at, schedule_id, occurrence, scoring, teams, talk_seconds)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)"
+                    " due_at, started_at, schedule_id, occurrence, scoring, teams, talk_seconds,"
+                    " team_roles)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)"
                     f" RETURNING {_COLUMNS}",
                     values,
                 )

@@ -72,3 +72,37 @@ def test_a_team_round_in_the_console(tmp_path: Path) -> None:
     text = str(board["text"])
     assert "Teams" in text and "pts a player" in text
     assert "🔴 Red — " in text and "🔵 Blue — " in text
+
+
+def test_teams_made_from_roles_in_the_console(tmp_path: Path) -> None:
+    """`--teams @red,@blue`: each player plays for the role they hold, whatever the sizes;
+    a member holding none of the roles is refused and nothing of theirs is stored."""
+    out = _run_console(
+        tmp_path / "roles.sqlite3",
+        "/as zed\n/roles ann --give red\n/as me\n"
+        "/roles ann --give red\n/roles bob --give blue\n/roles carl --give blue\n"
+        "/round start --teams @red,@green\n/round start --teams @red,@RED\n"
+        "/round start --teams @red\n"
+        "/round start --questions 1 --seconds 20 --teams @red,@blue\n"
+        "/clock advance 4s\n/as ann\n/answer A\n/as bob\n/answer A\n/as carl\n/answer B\n"
+        "/as dora\n/answer A\n/clock advance 2m\n",
+    )
+    texts = [str(line["text"]) for line in out]
+    assert any("Only admins give or take roles" in t for t in texts)
+    assert "There is no role `@green` here, so no team can be made of it." in texts
+    assert "`@RED` is named twice: each team is a different role." in texts
+    assert any("A team round has 2 to 8 teams, not 1" in t for t in texts)
+    [start] = [t for t in texts if t.startswith("🏁 A round of")]
+    assert "2 teams (🔴 @red, 🔵 @blue): you play for the first of these roles you hold" in start
+    refused = [t for t in texts if "hold none of them" in t]
+    assert refused == [
+        "This round's teams are roles, and you hold none of them (@red or @blue): ask an "
+        "admin to give you one, then answer."
+    ]
+    reveal = [str(line["text"]) for line in out if line["kind"] == "edit"][-1]
+    assert "dora" not in reveal  # refused, so not scored
+    [board] = [t for t in texts if t.startswith("🏁 Round board")]
+    # Role teams are not balanced: blue has both its role holders, red its one.
+    assert "🔴 @red — " in board and "1 player ·" in board
+    assert "🔵 @blue — " in board and "2 players ·" in board
+    assert "dora" not in board

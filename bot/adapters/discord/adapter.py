@@ -14,6 +14,8 @@ the token itself is never logged.
 from __future__ import annotations
 
 import asyncio
+import re
+from collections.abc import Sequence
 
 import aiohttp
 import discord
@@ -84,6 +86,7 @@ class DiscordAdapter:
         self._token = discord_token(settings)  # a SecretStr until the moment of login
         self.settings = settings
         self.services = services
+        services.quiz.connect(self)  # rules that read the chat (a round's role teams)
         self.shard_range = discord_shards(settings)
         self.bot: StudyBot = study_bot(
             services,
@@ -240,6 +243,37 @@ class DiscordAdapter:
         except discord.Forbidden as exc:
             return f"Discord refused ({exc.text})"
         return None
+
+    # --- RoleReader: teams made from roles ---------------------------------------------------
+
+    async def find_role(self, workspace: str, typed: str) -> tuple[str, str] | None:
+        """A role of the server named as a mention (``<@&id>``, what Discord sends for a role
+        picked while typing) or by its name (``@red`` or ``red``); never @everyone."""
+        await self._wait_logged_in()
+        guild = self.bot.get_guild(int(workspace)) if workspace.isdigit() else None
+        if guild is None:
+            return None
+        wanted = typed.strip()
+        mention = re.fullmatch(r"<@&(\d{1,20})>", wanted)
+        for role in guild.roles:
+            if role.id == guild.id:
+                continue  # @everyone: not a team
+            if (mention and role.id == int(mention[1])) or (
+                not mention and role.name.casefold() == wanted.removeprefix("@").casefold()
+            ):
+                return str(role.id), f"@{role.name}"
+        return None
+
+    async def roles_held(self, workspace: str, member: str, roles: Sequence[str]) -> frozenset[str]:
+        """Which of ``roles`` the member holds, read from Discord (``GET`` the guild member:
+        the bot's intents keep no member cache)."""
+        if not (workspace.isdigit() and member.isdigit()):
+            return frozenset()
+        try:
+            data = await self.bot.http.get_member(int(workspace), int(member))
+        except discord.NotFound:
+            return frozenset()
+        return frozenset(str(r) for r in data.get("roles", ())) & frozenset(roles)
 
     async def _send(self, channel: str, message: Message) -> discord.Message:
         await self._wait_logged_in()

@@ -47,7 +47,7 @@ import enum
 import functools
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -309,6 +309,7 @@ class SlackAdapter:
         signing_secret = _secret(settings.slack_signing_secret)
         self.mode = slack_mode(settings, http_port)
         self.services = service
+        service.quiz.connect(self)  # rules that read the chat (a round's role teams)
         self.api_url = settings.slack_api_url
         self.web_url = settings.web_public_url  # the admin web page, linked on admins' Home
         self.http_port = http_port
@@ -554,7 +555,8 @@ class SlackAdapter:
         wanted = typed.strip()
         groups = await self._usergroups()
         if wanted.startswith("<!subteam^") and wanted.endswith(">"):
-            group_id = wanted.removeprefix("<!subteam^").removesuffix(">")
+            # ``<!subteam^S1>``, or ``<!subteam^S1|@handle>`` where Slack escapes mentions
+            group_id = wanted.removeprefix("<!subteam^").removesuffix(">").split("|")[0]
             if group_id in groups:
                 return group_id, f"@{groups[group_id][0]}"
         else:
@@ -566,6 +568,25 @@ class SlackAdapter:
             f"There is no user group `{wanted[:40]}` in this workspace: mention it "
             "(`@its-handle`) as Slack suggests while you type."
         )
+
+    # RoleReader: teams made from user groups (``round start --teams @red,@blue``).
+    async def find_role(self, workspace: str, typed: str) -> tuple[str, str] | None:
+        try:
+            return await self.find_usergroup(typed)
+        except BadInput:
+            return None
+
+    async def roles_held(self, workspace: str, member: str, roles: Sequence[str]) -> frozenset[str]:
+        held = set()
+        for role in roles:
+            try:
+                listed = await self.client.usergroups_users_list(usergroup=role)
+            except SlackApiError as exc:
+                log.warning("cannot list user group %s: %s", role, _api_error(exc))
+                continue
+            if member in {str(u) for u in listed.get("users") or []}:
+                held.add(role)
+        return frozenset(held)
 
     async def can_manage_role(self, workspace: str, role: str) -> str | None:
         try:

@@ -16,17 +16,20 @@ from pathlib import Path
 import pytest
 
 from bot.app import Wiring
+from bot.core.clock import SimulatedClock
 from bot.scheduler import Scheduler
 from bot.services.rounds import READY
+from bot.settings import Settings
 from tests.adapters.discord.conftest import (
     CARDS,
     DRILL,
     Studybot,
     embed_text,
     public_messages,
+    running,
 )
 from tests.conftest import ROUND_PACKS, TEST_PACKS
-from tests.fakes.discord_api import FakeDiscord, FakeMember, FakeMessage
+from tests.fakes.discord_api import FakeDiscord, FakeGuild, FakeMember, FakeMessage
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -172,6 +175,7 @@ async def test_round_options_are_synced_and_pack_is_autocompleted(
     start = {o["name"]: o for o in subs["start"]["options"]}
     assert list(start) == [
         "pack", "questions", "seconds", "difficulty", "tag", "teams", "talk", "scoring",
+        "team_roles",
     ]  # fmt: skip
     assert (start["teams"]["min_value"], start["teams"]["max_value"]) == (2, 8)
     assert [c["value"] for c in start["scoring"]["choices"]] == ["speed", "accuracy"]
@@ -256,3 +260,53 @@ async def test_a_team_round_on_discord_ends_with_the_team_board_beside_the_playe
     assert "🥇 **🔴 Red** — 15.0 pts a player · 1 player · 1/1 right" in text
     assert "🥈 **🔵 Blue** — 0.0 pts a player · 1 player · 0/1 right" in text
     assert set(board.files) == {"team-board.png", "round-board.png"}
+
+
+async def test_teams_from_roles_on_discord_place_each_player_by_the_roles_they_hold(
+    fake: FakeDiscord,
+    guild: FakeGuild,
+    settings: Settings,
+    clock: SimulatedClock,
+) -> None:
+    """`team_roles` takes role mentions (what Discord sends for a role picked while typing)
+    or names; a player's team is read from their roles, and a member with none of them is
+    refused."""
+    red = fake.add_role(guild, "Table Red")
+    blue = fake.add_role(guild, "Table Blue")
+    alice = fake.add_member(guild, 1001, "alice", roles=[blue])
+    bob = fake.add_member(guild, 1002, "bob", roles=[blue])
+    carl = fake.add_member(guild, 1004, "carl", roles=[red])
+    dora = fake.add_member(guild, 1005, "dora")
+    async with running(fake, settings, clock, guild) as studybot:
+        loop = Wiring().scheduler(studybot.runtime, studybot.adapter, concurrency=1)
+        async with loop.running():
+            unknown = await _round(studybot, alice, "start", {"team_roles": "<@&1> @Table Red"})
+            assert "There is no role `<@&1>` here" in embed_text(unknown) + unknown.content
+            both = await _round(studybot, alice, "start", {"teams": 2, "team_roles": "@x @y"})
+            assert "not both" in embed_text(both) + both.content
+            announced = await _round(
+                studybot,
+                alice,
+                "start",
+                {"pack": "duo", "questions": 1, "seconds": 10,
+                 "team_roles": f"<@&{red.id}>, <@&{blue.id}>"},
+            )  # fmt: skip
+            assert "2 teams** (🔴 @Table Red, 🔵 @Table Blue)" in embed_text(announced)
+            await loop.advance(clock, clock.now() + READY)
+            [first] = _questions(fake, studybot)
+            for member, label in ((alice, "A"), (bob, "B"), (carl, "A")):
+                await (await fake.click(first, member, label=label)).reply()
+            refused = await (await fake.click(first, dora, label="A")).reply()
+            assert "you hold none of them (@Table Red or @Table Blue)" in (
+                refused.content + embed_text(refused)
+            )
+            await loop.advance(clock, clock.now() + timedelta(seconds=12))
+            assert "carl (🔴)" in embed_text(first) and "alice (🔵)" in embed_text(first)
+            assert "dora" not in embed_text(first)
+            channel = studybot.guild.channel("general")
+            [board] = [
+                m for m in public_messages(fake, channel.id) if "Round board" in embed_text(m)
+            ]
+            text = embed_text(board)
+            assert "**🔴 @Table Red** — 15.0 pts a player · 1 player · 1/1 right" in text
+            assert "**🔵 @Table Blue** — 7.5 pts a player · 2 players · 1/2 right" in text

@@ -231,3 +231,47 @@ async def test_a_team_round_on_slack_ends_with_the_team_board(
     await slack_fake.wait_for_call("files.completeUploadExternal")
     names = {f.filename for f in slack_fake.files.values()}
     assert {"team-board.png", "round-board.png"} <= names
+
+
+async def test_teams_from_user_groups_on_slack(
+    adapter: SlackAdapter, slack_fake: FakeSlack, scheduler: Scheduler, clock: SimulatedClock
+) -> None:
+    """`--teams` takes user groups as Slack escapes them (`<!subteam^ID|@handle>`) or by
+    handle; each player's team is the group they are in, and someone in neither is refused."""
+    bob = slack_fake.add_user("U0BOB", name="bob")
+    dora = slack_fake.add_user("U0DORA", name="dora")
+    slack_fake.add_usergroup("S0RED", ["U0ALICE"], handle="red")
+    slack_fake.add_usergroup("S0BLUE", [bob.id], handle="blue")
+    async with bolt_delivery("in_process", adapter.app, slack_fake) as deliver:
+        await _study(deliver, slack_fake, adapter, "round start duo --teams @red,@green")
+        unknown = await slack_fake.wait_for_response_url_call(
+            predicate=lambda c: "no role" in all_text(c.blocks) + str(c.text)
+        )
+        assert "There is no role `@green` here" in all_text(unknown.blocks) + str(unknown.text)
+        await _study(
+            deliver,
+            slack_fake,
+            adapter,
+            "round start duo --questions 1 --seconds 10 --teams <!subteam^S0RED|@red>,@blue",
+        )
+        await scheduler.advance(clock, clock.now() + READY)
+        [first] = _posts(slack_fake)
+        post_id = int(first.action_ids()[0].split(":")[1])
+        await deliver(slack_fake.block_action(f"answer:{post_id}:A", message_ts=first.ts))
+        await deliver(
+            slack_fake.block_action(f"answer:{post_id}:A", message_ts=first.ts, user_id=bob.id)
+        )
+        await deliver(
+            slack_fake.block_action(f"answer:{post_id}:A", message_ts=first.ts, user_id=dora.id)
+        )
+        refused = await slack_fake.wait_for_response_url_call(
+            predicate=lambda c: "hold none of them" in all_text(c.blocks) + str(c.text)
+        )
+        assert "(@red or @blue)" in all_text(refused.blocks) + str(refused.text)
+        assert await adapter.idle()
+    await scheduler.advance(clock, clock.now() + timedelta(seconds=12))
+    assert "dora" not in all_text(slack_fake.message(first.ts).blocks)
+    [*_, board] = _posts(slack_fake)
+    text = all_text(board.blocks)
+    assert "*🔴 @red* — 15.0 pts a player · 1 player · 1/1 right" in text
+    assert "*🔵 @blue* — 15.0 pts a player · 1 player · 1/1 right" in text
