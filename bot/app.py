@@ -43,6 +43,7 @@ from bot.services.bundle import Services
 from bot.services.catalogue import Catalogue
 from bot.services.exams import Exams
 from bot.services.exercises import Exercises
+from bot.services.extra_time import ExtraTime
 from bot.services.graphs import ItemGraphs
 from bot.services.group_mastery import GroupMastery
 from bot.services.hint_log import HintLog
@@ -806,6 +807,8 @@ def build_services(
         runs=runs,
         clock=clock,
     )
+    exercises.accommodations = AccommodationStore(db)  # extra time: a longer time limit
+    extra_time = ExtraTime(posts, AccommodationStore(db), directory, wakeup)
     quiz = Quiz(
         places=places,
         catalogue=catalogue,
@@ -820,6 +823,7 @@ def build_services(
         review=review,
         rules=(
             RoundRules(round_store, AccommodationStore(db), wakeup),
+            extra_time,
             exercises,
             HintLog(item_stats, clock),
         ),
@@ -970,5 +974,6 @@ def build_services(
         metrics=metrics,
         rounds=services.rounds,
         exams=exams,
+        extra_time=extra_time,
     )
     return Built(services, timed)

@@ -100,6 +100,9 @@ class Post:
     platform_message_id: str | None
     round_id: int | None = None  # a live round's question (see bot.services.rounds)
     choice_seed: int | None = None  # the order its choices show in (bot.core.choice_order)
+    # The usual end of an answer window held open past it for members with extra time
+    # (``closes_at`` is then theirs); None: not extended.
+    window_ends_at: datetime | None = None
 
     @property
     def is_open(self) -> bool:

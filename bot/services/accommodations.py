@@ -59,8 +59,9 @@ class Accommodations:
         await self._store.set(workspace.id, member.id, given, ctx.member_name, self._clock.now())
         return Message.note(
             f"♿ {escape_markup(member.display_name)}: {given.describe()}. Only admins and "
-            "they see it; in live rounds they keep their own deadline and their speed bonus "
-            "is scaled to it."
+            "they see it. Extra time gives them their own deadline in live rounds (with the "
+            "speed bonus scaled to it), on posted questions' answer windows, and on "
+            "exercises' time limits."
         )
 
     @audited("accommodation clear")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot.core import srs
+from bot.core.accommodations import own_deadline
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, NotFound
 from bot.core.exercises import verdict_message
@@ -42,6 +43,7 @@ from bot.services.future_cache import FutureCache
 from bot.services.places import Places
 from bot.services.post_rules import PostRules
 from bot.services.runs import SnippetRuns
+from bot.storage.accommodations import AccommodationStore
 from bot.storage.answers import AnswerRequest, AnswerStatus, AnswerWriter
 from bot.storage.directory import Directory, WorkspaceRow
 from bot.storage.exercises import Attempt, AttemptCounts, ExerciseStore
@@ -68,6 +70,9 @@ class SolveForm:
 
 
 class Exercises(PostRules):
+    # Set by the wiring: a member's extra time lengthens their time limit (None: nobody's).
+    accommodations: AccommodationStore | None = None
+
     def __init__(
         self,
         *,
@@ -154,11 +159,17 @@ class Exercises(PostRules):
         member = await self._directory.member(workspace, ctx.member, ctx.member_name, now)
         seed = member_seed(workspace.id, member.id, item.id)
         reference = self._reference(post.question_version_id, item, seed)
+        given = (
+            None if self.accommodations is None else await self.accommodations.of_member(member.id)
+        )
+        factor = 1.0 if given is None else given.time_factor  # extra time: a longer limit
         mine = await self._runs.exercise_run(
-            ctx, code, exercise_spec(item, seed), item.time_limit + _MARGIN
+            ctx, code, exercise_spec(item, seed), item.time_limit * factor + _MARGIN
         )
         try:
-            verdict = judge(item, mine.exercise, await reference, _run_problem(mine, item))
+            verdict = judge(
+                item, mine.exercise, await reference, _run_problem(mine, item.time_limit * factor)
+            )
         except ExerciseBroken as exc:
             log.error("exercise %s is broken: %s", item.id, exc)
             return Message.note(
@@ -166,6 +177,9 @@ class Exercises(PostRules):
                 "judged. The pack's maintainers need to run `studybot questions check`."
             )
         is_open = post.is_open and (post.closes_at is None or now < post.closes_at)
+        if is_open and post.window_ends_at is not None:  # held open for extra time: theirs?
+            window = post.window_ends_at - post.posted_at
+            is_open = now < own_deadline(post.posted_at, window, factor)
         earlier = await self._store.best_of(post.id, member.id)
         await self._store.add(
             Attempt(
@@ -317,9 +331,9 @@ def _request(
     )
 
 
-def _run_problem(result: RunResult, item: Exercise) -> str | None:
+def _run_problem(result: RunResult, limit: float) -> str | None:
     if result.outcome is Outcome.TIMEOUT:
-        return f"your code ran past this exercise's {item.time_limit:g} s limit"
+        return f"your code ran past this exercise's {limit:g} s limit"
     if result.outcome is Outcome.MEMORY_LIMIT:
         return "your code ran out of memory"
     if result.exercise is None:

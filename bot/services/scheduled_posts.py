@@ -70,6 +70,7 @@ __all__ = [
 
 if TYPE_CHECKING:  # only the type is named here
     from bot.services.exams import Exams
+    from bot.services.extra_time import ExtraTime
 
 log = get_logger(__name__)
 
@@ -169,6 +170,8 @@ async def serves_channel(gateway: ChatGateway, directory: Directory, channel_id:
 class ScheduledPosts:
     # Set by the wiring: daily questions lean toward an exam's tags as it nears (None: never).
     exams: Exams | None = None
+    # Set by the wiring: a window some member with extra time still needs is held open.
+    extra_time: ExtraTime | None = None
 
     def __init__(
         self,
@@ -571,6 +574,8 @@ class ScheduledPosts:
     async def reveals_due(self, now: datetime) -> list[list[Step]]:
         """The reveals whose answer windows ended by ``now``, per channel."""
         due = await self._posts.due_to_close(now)
+        if self.extra_time is not None:
+            due = await self.extra_time.hold(due, now)
         if not due:
             return []
         work: dict[int, list[Step]] = {}

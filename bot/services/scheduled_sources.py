@@ -18,6 +18,7 @@ from bot.core.timer import DueSource
 from bot.core.wakeup import Wakeup
 from bot.metrics import Metrics
 from bot.services.exams import Exams
+from bot.services.extra_time import ExtraTime
 from bot.services.posting import Posting
 from bot.services.quiz import Quiz
 from bot.services.rounds import Rounds
@@ -55,6 +56,7 @@ class SchedulerParts:
     metrics: Metrics | None = None
     rounds: Rounds | None = None  # a schedule with --round starts one
     exams: Exams | None = None  # daily questions lean toward an exam's tags as it nears
+    extra_time: ExtraTime | None = None  # windows held open for members with extra time
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +97,7 @@ def scheduled_questions(
         rounds=parts.rounds,
     )
     posts.exams = parts.exams
+    posts.extra_time = parts.extra_time
     reveals = RevealSource(posts, parts.posts, lanes)
     schedules = ScheduleSource(
         db=parts.db,

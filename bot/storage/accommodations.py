@@ -70,6 +70,25 @@ class AccommodationStore:
         )
         return None if row is None else Accommodation(float(str(row[0])), bool(row[1]))
 
+    async def workspaces_with_extra_time(self) -> frozenset[int]:
+        """The workspaces where some member has extra time (most have none: one cheap read
+        lets a pass of reveals skip every other workspace's posts)."""
+        rows = await self._db.fetchall(
+            "SELECT DISTINCT workspace_id FROM accommodations WHERE time_factor > 1"
+        )
+        return frozenset(int(str(r[0])) for r in rows)
+
+    async def waiting(self, workspace_id: int, post_id: int) -> dict[int, float]:
+        """The workspace's members with extra time who have not answered ``post_id``: member
+        row id -> time factor."""
+        rows = await self._db.fetchall(
+            "SELECT a.member_id, a.time_factor FROM accommodations a"
+            " WHERE a.workspace_id = ? AND a.time_factor > 1 AND NOT EXISTS"
+            " (SELECT 1 FROM answers x WHERE x.post_id = ? AND x.member_id = a.member_id)",
+            (workspace_id, post_id),
+        )
+        return {int(str(r[0])): float(str(r[1])) for r in rows}
+
     async def named(self, workspace_id: int) -> list[tuple[str, Accommodation]]:
         """Every accommodation with its member's name, for the admins' list."""
         rows = await self._db.fetchall(

@@ -21,7 +21,8 @@ T = TypeVar("T")
 _SELECT = (
     "SELECT p.id, p.channel_id, p.question_version_id, q.slug, p.posted_at, p.closes_at, "
     "p.closed_at, p.requested_by, p.schedule_id, p.platform_message_id, p.round_id, "
-    "p.choice_seed FROM posts p JOIN question_versions v ON v.id = p.question_version_id "
+    "p.choice_seed, p.window_ends_at FROM posts p "
+    "JOIN question_versions v ON v.id = p.question_version_id "
     "JOIN questions q ON q.id = v.question_id "
 )
 
@@ -43,6 +44,7 @@ def _post(row: Row) -> Post:
         platform_message_id=row[9],
         round_id=row[10],
         choice_seed=None if row[11] is None else int(row[11]),
+        window_ends_at=from_db_opt(row[12]),
     )
 
 
@@ -56,7 +58,7 @@ class ScheduledPost:
 
 
 def _scheduled(row: Row) -> ScheduledPost:
-    return ScheduledPost(_post(row), str(row[12]), bool(row[13]))
+    return ScheduledPost(_post(row), str(row[13]), bool(row[14]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +178,12 @@ class PostStore:
         # A close or attach that finished while this read was in flight has already put the
         # newer row in the cache; never overwrite it with this older snapshot.
         return self._cache.get(post_id) or self._remember(_post(row))
+
+    async def reread(self, post_id: int) -> Post | None:
+        """The post as the database has it now, past the cache (another process may have
+        moved its window: a post held open for extra time)."""
+        row = await self._db.fetchone(_SELECT + "WHERE p.id = ?", (post_id,))
+        return None if row is None else self._remember(_post(row))
 
     async def latest(self, channel_id: int) -> Post | None:
         """The channel's most recent post, open or closed."""
@@ -428,6 +436,22 @@ class PostStore:
         for post_id in post_ids:
             if (cached := self._cache.get(post_id)) is not None and cached.is_open:
                 self._remember(replace(cached, closes_at=at))
+
+    async def extend(self, post: Post, closes_at: datetime) -> bool:
+        """Hold ``post``'s answer window open until ``closes_at`` for members with extra time,
+        keeping its usual end in ``window_ends_at``; False if it closed, moved or was extended
+        already (once, however many processes see it due)."""
+        assert post.closes_at is not None
+        async with self._db.write() as conn:
+            moved = await conn.fetchall(
+                "UPDATE posts SET window_ends_at = closes_at, closes_at = ? WHERE id = ?"
+                " AND closed_at IS NULL AND window_ends_at IS NULL AND closes_at = ? RETURNING id",
+                (to_db(closes_at), post.id, to_db(post.closes_at)),
+            )
+            done = bool(list(moved))
+        if done:
+            self._remember(replace(post, closes_at=closes_at, window_ends_at=post.closes_at))
+        return done
 
     async def next_close(self) -> datetime | None:
         """When the next open post's answer window ends (the partial index makes this cheap)."""

@@ -7,6 +7,7 @@ the member's code does inside its jail can make a wrong answer pass.
 
 from __future__ import annotations
 
+import asyncio
 import random
 import re
 import shutil
@@ -302,3 +303,34 @@ async def test_item_analysis_counts_attempts_solvers_and_the_checks_that_fail_mo
     assert exercise.most_failed(5) == [
         ("example 1", 2), ("hidden check 1", 2), ("hidden check 2", 2), ("hidden check 3", 2),
     ]  # fmt: skip
+
+
+async def test_extra_time_lengthens_a_members_time_limit(
+    db: Database, clock: SimulatedClock, tmp_path: Path, sandbox: Sandbox
+) -> None:
+    """A 0.5 s exercise: code that takes 6.2 s runs past bob's limit (0.5 s and the 5 s
+    margin), and inside ann's with x4 (2 s and the margin): the same code, two verdicts."""
+    from bot.core.requests import AccommodationSet
+
+    packs = tmp_path / "packs"
+    packs.mkdir()
+    text = (PACKS / "affine.yaml").read_text()
+    (packs / "affine.yaml").write_text(
+        text.replace("    entry: affine\n", "    entry: affine\n    time_limit: 0.5\n")
+    )
+    built = build_services(
+        db, clock, default_timezone="UTC", rng=random.Random(3), packs_dir=packs, runner=sandbox
+    )
+    svc = built.services
+    await svc.packs.sync(load_packs(packs).packs)
+    post = await _post(svc)
+    for who in (ANN, BOB):
+        await svc.exercises.open_editor(who, post)  # they are members here now
+    said = await svc.accommodations.command(ADMIN, AccommodationSet("ann", "4"))
+    assert "x4 time" in said.plain_text()
+    slow = "import time\ntime.sleep(6.2)\n" + RIGHT
+    bob, ann = await asyncio.gather(
+        svc.exercises.submit(BOB, post, slow), svc.exercises.submit(ANN, post, slow)
+    )
+    assert "ran past this exercise's 0.5 s limit" in bob.plain_text()
+    assert ann.title is not None and ann.title.startswith("✅ Solved"), ann.plain_text()
