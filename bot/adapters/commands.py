@@ -1839,6 +1839,10 @@ def _teams(values: Values, line: str) -> dict[str, Any]:
         return {"team_roles": tuple(re.split(r"[\s,]+", roles))}
     if not typed or typed.isdigit():
         return {"teams": _number(values, "teams", line)}
+    if "," not in typed and not typed.startswith(("@", "<")):  # a typo'd number, most likely
+        raise UsageError(
+            line, reason=f"--teams takes how many (2 to 8) or roles (@red,@blue), not `{typed}`"
+        )
     return {"team_roles": tuple(w for w in re.split(r"\s*,\s*", typed) if w)}
 
 
