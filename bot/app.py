@@ -962,6 +962,7 @@ def build_services(
     services.rounds.accommodations = AccommodationStore(db)  # extra time keeps questions open
     services.review.accommodations = AccommodationStore(db)  # fewer choices on review cards
     services.recaps.exams = exams  # so does the weekly recap
+    services.review.exams = exams  # exam prep brings cards forward in /review
     timed = SchedulerParts(
         db=db,
         directory=directory,

@@ -498,7 +498,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "exam",
         "the exam date the group works toward: the countdown and your readiness per tag",
-        discord_choice_help="show (default), set (admins: date, tags), or clear (admins)",
+        discord_choice_help="show (default), set (admins: date, tags), clear (admins), or prep",
         discord_bare="show",
         subcommands=(
             Command(
@@ -532,6 +532,22 @@ COMMANDS: tuple[Command, ...] = (
                 "clear the exam date (with --channel: this channel's)",
                 (_EXAM_CHANNEL,),
                 admin=True,
+                discord_flat=True,
+                discord_choice="action",
+            ),
+            Command(
+                "prep",
+                "your reviews aimed at the exam day: cards predicted to slip are brought forward",
+                (
+                    Arg(
+                        "switch",
+                        Kind.CHOICE,
+                        "For prep: on or off",
+                        choices=("on", "off"),
+                        required=True,
+                        example="on",
+                    ),
+                ),
                 discord_flat=True,
                 discord_choice="action",
             ),

@@ -54,6 +54,7 @@ from bot.core.requests import (
     AccommodationSet,
     AccommodationShow,
     ExamClear,
+    ExamPrep,
     ExamRequest,
     ExamSet,
     ExamShow,
@@ -400,6 +401,8 @@ async def _exam(asked: Asked) -> Outcome:
         request = ExamSet(values.one("date") or "", values.all("tag"), values.flag("channel"))
     elif verb == "clear":
         request = ExamClear(values.flag("channel"))
+    elif verb == "prep":
+        request = ExamPrep(values.one("switch") == "on")
     else:
         request = ExamShow()
     return Outcome(await asked.services.exams.command(asked.ctx, request))

@@ -194,7 +194,14 @@ class ExamClear:
     channel: bool = False
 
 
-ExamRequest = ExamShow | ExamSet | ExamClear
+@dataclass(frozen=True, slots=True)
+class ExamPrep:
+    """``exam prep on|off``: a member's own reviews aimed at the exam day."""
+
+    on: bool
+
+
+ExamRequest = ExamShow | ExamSet | ExamClear | ExamPrep
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from bot.core.errors import BadInput, Forbidden, NotFound
 from bot.core.exams import Exam, exam_weight, parse_exam_date
 from bot.core.messages import Message, Section, escape_markup
 from bot.core.models import ChatContext
-from bot.core.requests import ExamClear, ExamRequest, ExamSet
+from bot.core.requests import ExamClear, ExamPrep, ExamRequest, ExamSet
 from bot.services.audit import AuditLog, audited
 from bot.services.catalogue import Catalogue
 from bot.services.places import Places
@@ -31,7 +31,7 @@ from bot.storage.group_mastery import GroupMasteryStore, TagRecall
 from bot.storage.packs import Candidate
 from bot.storage.reviews import ReviewStore
 
-__all__ = ["EXAM_HOUR", "ExamReadiness", "Exams", "GroupReadiness", "TagReadiness"]
+__all__ = ["EXAM_HOUR", "ExamReadiness", "Exams", "GroupReadiness", "PrepCard", "TagReadiness"]
 
 #: Readiness is the predicted recall at this local hour of the exam day (a morning exam).
 EXAM_HOUR = time(9, 0)
@@ -63,6 +63,16 @@ class GroupReadiness:
     line: str
     tags: list[TagRecall]
     desired: float
+
+
+@dataclass(frozen=True, slots=True)
+class PrepCard:
+    """A card exam prep brings forward: not due yet, but predicted under the desired retention
+    on the exam day (``recall``)."""
+
+    question_id: int
+    version_id: int
+    recall: float
 
 
 class Exams:
@@ -100,6 +110,8 @@ class Exams:
             return await self.set(ctx, request)
         if isinstance(request, ExamClear):
             return await self.clear(ctx, request)
+        if isinstance(request, ExamPrep):
+            return await self.prep(ctx, request)
         return await self.show(ctx)
 
     async def ahead(self, workspace: WorkspaceRow, channel_id: int | None) -> Exam | None:
@@ -186,6 +198,13 @@ class Exams:
             )
         else:
             advice = f"Every card you have on it is predicted at {target}% or more on the day."
+        if await self._store.prepping(member.id):
+            advice += (
+                f" Exam prep is on: once your due cards are done, {ctx.command('review')} "
+                "brings those forward."
+            )
+        else:
+            advice += f" {ctx.command('exam prep on')} brings them forward in your reviews."
         return Message(
             title=f"📅 {exam.describe(self._today(workspace))}",
             sections=(
@@ -195,6 +214,69 @@ class Exams:
             footer="FSRS's prediction of your recall on the exam day, from your reviews so far.",
             ephemeral=True,
         )
+
+    async def prep(self, ctx: ChatContext, request: ExamPrep) -> Message:
+        """A member opts into (or out of) reviews aimed at the exam day (private)."""
+        workspace = await self._places.workspace(ctx)
+        now = self._clock.now()
+        member = await self._directory.member(workspace, ctx.member, ctx.member_name, now)
+        changed = await self._store.set_prep(member.id, request.on, now)
+        review = ctx.command("review")
+        if not request.on:
+            already = "" if changed else " (it was off already)"
+            return Message.note(f"📅 Exam prep is off{already}: {review} serves your due cards.")
+        target = round(100 * (await self._reviews.settings(workspace.id)).desired_retention)
+        exam = await self.ahead(workspace, None)
+        when = (
+            f"on the day of the exam ({exam.on})"
+            if exam is not None
+            else "on the exam day, once an admin sets one"
+        )
+        already = " (it was on already)" if not changed else ""
+        return Message.note(
+            f"📅 Exam prep is on{already}. Once your due cards are done, {review} brings "
+            f"forward the exam's cards that FSRS predicts under {target}% {when}, weakest "
+            "first: each at most once a day, and a prep review never changes a card's "
+            f"schedule. {ctx.command('exam prep off')} stops it; after the exam it stops "
+            "by itself."
+        )
+
+    async def prep_queue(
+        self, workspace: WorkspaceRow, member_id: int, now: datetime
+    ) -> list[PrepCard]:
+        """The cards exam prep brings forward for an opted-in member now, weakest first: of
+        the workspace's exam's tags, not due yet (the due ones are served anyway), predicted
+        under the desired retention on the exam day, not prepped today. Empty without an
+        exam ahead, so everything returns to normal after the day."""
+        if not await self._store.prepping(member_id):
+            return []
+        exam = await self.ahead(workspace, None)
+        if exam is None:
+            return []
+        settings = await self._reviews.settings(workspace.id)
+        moment = self._moment(workspace, exam)
+        found = []
+        for question_id, version_id, tags, card in await self._reviews.prep_cards(
+            workspace.id, member_id, self._today(workspace)
+        ):
+            if card.due <= now or not exam.covers(tags):
+                continue
+            recall = srs.retrievability(card, moment, settings)
+            if recall < settings.desired_retention:
+                found.append(PrepCard(question_id, version_id, recall))
+        return sorted(found, key=lambda p: (p.recall, p.question_id))
+
+    async def prep_review(
+        self, workspace: WorkspaceRow, member_id: int, question_id: int, now: datetime
+    ) -> PrepCard | None:
+        """If ``question_id`` is one exam prep brought forward, mark it prepped today (so it is
+        not served again before tomorrow) and return it: its review must leave the card's
+        FSRS state alone. None: an ordinary review."""
+        for card in await self.prep_queue(workspace, member_id, now):
+            if card.question_id == question_id:
+                await self._reviews.prep_done(member_id, question_id, self._today(workspace))
+                return card
+        return None
 
     async def readiness(self, workspace: WorkspaceRow, member_id: int, exam: Exam) -> ExamReadiness:
         """A member's predicted recall on the exam day per tag of the exam (every tag of

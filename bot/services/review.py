@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from bot.core import replies, srs
 from bot.core.choice_order import fewer, review_seed
@@ -35,11 +36,15 @@ from bot.services.typed_answers import TypedAnswers
 from bot.storage.accommodations import AccommodationStore
 from bot.storage.directory import Directory, MemberRow, WorkspaceRow
 from bot.storage.packs import StoredQuestion
-from bot.storage.reviews import ReviewItem, ReviewStore
+from bot.storage.reviews import DueCard, ReviewItem, ReviewStore
+
+if TYPE_CHECKING:  # the wiring sets it; only its type is named here
+    from bot.services.exams import Exams, PrepCard
 
 __all__ = ["ROUND_SIZE", "ReviewService", "ReviewTurn"]
 
 ROUND_SIZE = 10
+_PREPPED = "📅 Exam prep review: the card's schedule is unchanged."
 
 
 _KEPT = 10_000  # typed cards served and not yet answered, remembered at most
@@ -88,6 +93,8 @@ class ReviewService:
 
     # Set by build_services: a member given fewer choices sees one wrong choice removed.
     accommodations: AccommodationStore | None = None
+    # Set by build_services: exam prep brings cards forward once the due ones are done.
+    exams: Exams | None = None
 
     def __init__(
         self,
@@ -142,14 +149,19 @@ class ReviewService:
     ) -> ReviewTurn:
         now = self._clock.now()
         due = await self._reviews.due_count(workspace.id, member.id, now)
-        if due == 0 or reviewed >= ROUND_SIZE:
+        prep: list[PrepCard] = []
+        if due == 0 and reviewed < ROUND_SIZE and self.exams is not None:
+            prep = await self.exams.prep_queue(workspace, member.id, now)
+        if (due == 0 and not prep) or reviewed >= ROUND_SIZE:
             upcoming = await self._reviews.next_due(workspace.id, member.id, now)
             next_in = None if upcoming is None else srs.due_in(upcoming - now)
             summary = replies.review_summary(
                 reviewed, next_in, more=due, command=ctx.command("review"), stale=stale
             )
             return ReviewTurn(summary, due=due, reviewed=reviewed, feedback=feedback)
-        first = (await self._reviews.due(workspace.id, member.id, now, limit=1))[0]
+        first: DueCard | PrepCard = (
+            prep[0] if prep else (await self._reviews.due(workspace.id, member.id, now, limit=1))[0]
+        )
         card = await self._reviews.card(member.id, first.question_id)
         count = card.reviews if card else 0
         seed = review_seed(member.id, first.question_id, count)
@@ -164,15 +176,23 @@ class ReviewService:
             stored.item,
             first.question_id,
             self._catalogue.title(stored.pack),
-            due=due,
+            due=due or len(prep),
             reviewed=reviewed,
             card_reviews=count,
         )
+        if prep:
+            note = (
+                f"📅 Exam prep: brought forward, {round(100 * prep[0].recall)}% predicted on the "
+                "exam day. This review leaves its schedule as it is."
+            )
+            message = replace(
+                message, footer=f"{message.footer} · {note}" if message.footer else note
+            )
         return ReviewTurn(
             message,
             question_id=stored.item.id,
             key=first.question_id,
-            due=due,
+            due=due or len(prep),
             reviewed=reviewed,
             card_reviews=count,
             feedback=feedback,
@@ -311,14 +331,15 @@ class ReviewService:
             said != normalise(a).replace(" ", "") for a in item.accept
         )
         grade = typed_grade(graded.correct, slip=slip, seconds=taken)
-        card = await self._reviews.record(
-            ReviewItem(workspace.id, member.id, key, grade, now), expected_reviews=card_reviews
+        card, prepped = await self._record(
+            workspace, ReviewItem(workspace.id, member.id, key, grade, now), card_reviews
         )
         if card is None:
             return await self._turn(ctx, workspace, member, reviewed, stale=True)
-        self._before[(member.id, key)] = (before, card.reviews)
-        if self._scored is not None:
-            self._scored([(workspace.id, member.id)])
+        if not prepped:  # a prep review changed nothing, so there is no grade to change
+            self._before[(member.id, key)] = (before, card.reviews)
+            if self._scored is not None:
+                self._scored([(workspace.id, member.id)])
         feedback = replies.typed_review_feedback(
             item,
             text,
@@ -329,7 +350,22 @@ class ReviewService:
             reviewed=reviewed + 1,
             card_reviews=card.reviews,
         )
+        if prepped:
+            feedback = replace(feedback, footer=_PREPPED)
         return await self._turn(ctx, workspace, member, reviewed + 1, feedback=feedback)
+
+    async def _record(
+        self, workspace: WorkspaceRow, item: ReviewItem, expected_reviews: int | None
+    ) -> tuple[CardState | None, bool]:
+        """Record a review: FSRS's next state, or, for a card exam prep brought forward, only
+        that it was prepped today (its FSRS state and history stay as they were, as in Anki's
+        filtered decks with rescheduling off). ``(card, prepped)``; card None: stale."""
+        if self.exams is not None and await self.exams.prep_review(
+            workspace, item.member_id, item.question_id, item.reviewed_at
+        ):
+            return await self._reviews.card(item.member_id, item.question_id), True
+        card = await self._reviews.record(item, expected_reviews=expected_reviews)
+        return card, False
 
     async def override(self, ctx: ChatContext, key: int, grade: srs.Grade) -> Message:
         """Change the grade a typed review was given, once, as Anki lets you."""
@@ -377,13 +413,14 @@ class ReviewService:
                 )
             grade = srs.grade_for_choice(picked == letter)
         now = self._clock.now()
-        card = await self._reviews.record(
-            ReviewItem(workspace.id, member.id, key, grade, now),
-            expected_reviews=card_reviews,
+        card, prepped = await self._record(
+            workspace, ReviewItem(workspace.id, member.id, key, grade, now), card_reviews
         )
         if card is None:
             return await self._turn(ctx, workspace, member, reviewed, stale=True)
-        if self._scored is not None:
+        if self._scored is not None and not prepped:
             self._scored([(workspace.id, member.id)])
         feedback = replies.review_feedback(item, picked, grade.word, srs.due_in(card.due - now))
+        if prepped:
+            feedback = replace(feedback, footer=_PREPPED)
         return await self._turn(ctx, workspace, member, reviewed + 1, feedback=feedback)

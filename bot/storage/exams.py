@@ -74,3 +74,27 @@ class ExamStore:
             (workspace_id, today.isoformat(), channel_id),
         )
         return None if not rows else _exam(rows[0])
+
+    # --- exam prep reviews (migration 0028) ----------------------------------------------
+
+    async def prepping(self, member_id: int) -> bool:
+        """Whether the member opted into exam prep reviews."""
+        value = await self._db.fetchval(
+            "SELECT count(*) FROM exam_prep WHERE member_id = ?", (member_id,)
+        )
+        return bool(int(str(value or 0)))
+
+    async def set_prep(self, member_id: int, on: bool, now: datetime) -> bool:
+        """Opt the member in or out; False when they were so already."""
+        async with self._db.write() as conn:
+            if on:
+                changed = await conn.fetchall(
+                    "INSERT INTO exam_prep (member_id, since) VALUES (?, ?) "
+                    "ON CONFLICT (member_id) DO NOTHING RETURNING member_id",
+                    (member_id, to_db(now)),
+                )
+            else:
+                changed = await conn.fetchall(
+                    "DELETE FROM exam_prep WHERE member_id = ? RETURNING member_id", (member_id,)
+                )
+            return bool(list(changed))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
 from bot.core.srs import CardState, Grade, SrsSettings, replay, review
 from bot.storage.database import Database, Row, Tx, chunks
@@ -281,6 +281,37 @@ class ReviewStore:
             (member_id, question_id),
         )
         return None if row is None else _card(tuple(row))
+
+    async def prep_cards(
+        self, workspace_id: int, member_id: int, day: date
+    ) -> list[tuple[int, int, tuple[str, ...], CardState]]:
+        """Exam prep's candidates: the member's cards (packs on, questions current) not
+        reviewed as exam prep on ``day`` yet, as (question id, version id, tags, card)."""
+        rows = await self._db.fetchall(
+            f"SELECT c.question_id, q.current_version_id, q.tags, "
+            f"{', '.join('c.' + c for c in _CARD_COLUMNS.split(', '))} FROM cards c {_COUNTED} "
+            "AND NOT EXISTS (SELECT 1 FROM exam_prep_done d WHERE d.member_id = c.member_id "
+            "AND d.question_id = c.question_id AND d.on_day = :day)",
+            {"member": member_id, "ws": workspace_id, "day": day.isoformat()},
+        )
+        return [
+            (
+                int(str(r[0])),
+                int(str(r[1])),
+                tuple(t for t in str(r[2] or "").split(",") if t),
+                _card(tuple(r), 3),
+            )
+            for r in rows
+        ]
+
+    async def prep_done(self, member_id: int, question_id: int, day: date) -> None:
+        """The card was reviewed as exam prep on ``day`` (its schedule is left alone)."""
+        async with self._db.write() as conn:
+            await conn.execute(
+                "INSERT INTO exam_prep_done (member_id, question_id, on_day) VALUES (?, ?, ?) "
+                "ON CONFLICT (member_id, question_id) DO UPDATE SET on_day = excluded.on_day",
+                (member_id, question_id, day.isoformat()),
+            )
 
     async def due(
         self, workspace_id: int, member_id: int, now: datetime, limit: int = 1

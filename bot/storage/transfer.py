@@ -61,6 +61,8 @@ TABLES = (
     "community_items",
     "exams",
     "accommodations",
+    "exam_prep",
+    "exam_prep_done",
 )
 _BATCH = 5000
 _DEFERRED = {"questions": "current_version_id"}  # filled in once its target table is copied

@@ -34,12 +34,18 @@ def test_a_posted_question_waits_for_a_member_with_extra_time(tmp_path: Path) ->
         "/clock advance 31m\n/as carl\n/answer A\n/as bob\n/answer A\n/clock advance 1m\n",
     )
     texts = [str(line["text"]) for line in out]
-    assert texts.count(
-        "Too late: this question's answer window has closed, and your answer does not count."
-    ) == 1  # carl's
-    answered = next(i for i, line in enumerate(out) if line["member"] == "bob" and (
-        "Correct" in str(line["text"]) or "Not quite" in str(line["text"])
-    ))
+    assert (
+        texts.count(
+            "Too late: this question's answer window has closed, and your answer does not count."
+        )
+        == 1
+    )  # carl's
+    answered = next(
+        i
+        for i, line in enumerate(out)
+        if line["member"] == "bob"
+        and ("Correct" in str(line["text"]) or "Not quite" in str(line["text"]))
+    )
     reveals = [i for i, line in enumerate(out) if line["kind"] == "edit"]
     assert reveals and reveals[0] > answered  # held past 09:30 until bob answered
     assert str(out[reveals[0]]["at"]).startswith("2026-03-04T09:3")  # not 10:00

@@ -26,3 +26,17 @@ def test_exam_in_the_console(tmp_path: Path) -> None:
     )
     assert texts[-2] == "There is no exam date to clear here."  # the channel's is the one set
     assert texts[-1].startswith("📅 The exam date is cleared")
+
+
+def test_exam_prep_in_the_console(tmp_path: Path) -> None:
+    out = _run_console(
+        tmp_path / "prep.sqlite3",
+        "/exam set 2026-03-20 --tag leaf\n/exam prep on\n/exam prep on\n/exam\n"
+        "/exam prep maybe\n/exam prep off\n/review\n",
+    )
+    texts = [str(line["text"]) for line in out]
+    assert texts[1].startswith("📅 Exam prep is on. Once your due cards are done, `/review`")
+    assert "(it was on already)" in texts[2]
+    assert "Exam prep is on: once your due cards are done" in texts[3]
+    assert "maybe" in texts[4] and "on" in texts[4] and "off" in texts[4]
+    assert texts[5].startswith("📅 Exam prep is off:")

@@ -13,7 +13,7 @@ from bot.app import Built
 from bot.core import srs
 from bot.core.clock import SimulatedClock
 from bot.core.errors import BadInput, Forbidden, NotFound
-from bot.core.requests import ExamClear, ExamSet, ExamShow
+from bot.core.requests import ExamClear, ExamPrep, ExamSet, ExamShow
 from bot.services.bundle import Services
 from bot.storage.database import Database
 from bot.storage.reviews import ReviewItem, ReviewStore
@@ -163,3 +163,64 @@ async def test_daily_questions_lean_toward_the_exams_tags_as_it_nears(
     assert len(posted) == 10
     # Without the exam `d-mc-2` (the one leaf question) would be about 1 in 5 of them.
     assert posted.count("d-mc-2") >= 4, posted
+
+
+async def test_exam_prep_brings_slipping_cards_forward_without_changing_their_schedule(
+    db: Database, built: Built, service: Services, clock: SimulatedClock
+) -> None:
+    """An opted-in member's /review, once nothing is due, serves the exam's cards predicted
+    under 90% on the day, weakest first, each once a day; reviewing one leaves its FSRS state
+    and history as they were. Opting out, or the day passing, ends it."""
+
+    await service.review.next(ANN)  # ann is a member now
+    row = await db.fetchone("SELECT workspace_id, id FROM members WHERE external_id = 'id-ann'")
+    assert row is not None
+    ws, ann = int(row[0]), int(row[1])
+    reviews = ReviewStore(db)
+    leaf, graph, other = (
+        await _question(db, "d-mc-2"),
+        await _question(db, "d-mc-3"),
+        await _question(db, "d-mc-1"),
+    )
+    # Easy first reviews (due in about a week): graph a day before the others, so it is
+    # the weaker on the exam day.
+    await reviews.record(ReviewItem(ws, ann, graph, srs.Grade.EASY, clock.now()))
+    clock.advance(timedelta(days=1))
+    for card in (leaf, other):
+        await reviews.record(ReviewItem(ws, ann, card, srs.Grade.EASY, clock.now()))
+    await service.exams.command(ROOT, ExamSet("2026-06-01", ("leaf", "retain-graph")))
+    assert (await service.review.next(ANN)).key is None  # not opted in: nothing due
+
+    on = await _text(service, ANN, ExamPrep(True))
+    assert "Exam prep is on" in on and "under 90% on the day of the exam (2026-06-01)" in on
+    before = {q: await reviews.card(ann, q) for q in (leaf, graph)}
+    logged = await db.fetchval("SELECT count(*) FROM reviews WHERE member_id = ?", (ann,))
+
+    first = await service.review.next(ANN)
+    assert first.key == graph  # reviewed a day earlier: the weakest on the day, first
+    assert "📅 Exam prep: brought forward" in (first.message.footer or "")
+    graded = await service.review.grade(ANN, graph, "A", reviewed=0, card_reviews=1)
+    assert graded.feedback is not None
+    assert "schedule is unchanged" in (graded.feedback.footer or "")
+    assert graded.key == leaf  # then the next one
+    await service.review.grade(ANN, leaf, "B", reviewed=1, card_reviews=1)
+    assert await reviews.card(ann, graph) == before[graph]  # FSRS state untouched
+    assert await reviews.card(ann, leaf) == before[leaf]
+    assert (
+        await db.fetchval("SELECT count(*) FROM reviews WHERE member_id = ?", (ann,)) == logged
+    )  # and its history
+    done = await service.review.next(ANN)
+    assert done.key is None  # each once a day; d-mc-1 (autograd) is not on the exam
+
+    clock.advance(timedelta(days=1))
+    again = await service.review.next(ANN)
+    assert again.key in (leaf, graph) and again.key != other
+
+    off = await _text(service, ANN, ExamPrep(False))
+    assert "Exam prep is off" in off
+    assert (await service.review.next(ANN)).key is None
+
+    await _text(service, ANN, ExamPrep(True))
+    clock.set(datetime(2026, 6, 2, 9, tzinfo=UTC))  # the exam is over: back to normal
+    after = await service.review.next(ANN)
+    assert after.key is None or "Exam prep" not in (after.message.footer or "")

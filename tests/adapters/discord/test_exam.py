@@ -24,7 +24,7 @@ async def test_exam_is_set_by_an_admin_and_shown_privately_to_a_member(
     names = [o["name"] for o in synced["options"]]
     assert names[0] == "action" and {"date", "tag", "channel"} <= set(names)
     action = synced["options"][0]
-    assert [c["value"] for c in action["choices"]] == ["show", "set", "clear"]
+    assert [c["value"] for c in action["choices"]] == ["show", "set", "clear", "prep"]
 
     refused = await _exam(studybot, alice, {"action": "set", "date": "2026-04-01"})
     assert refused.ephemeral and "Only admins set the exam date" in refused.content
@@ -35,6 +35,11 @@ async def test_exam_is_set_by_an_admin_and_shown_privately_to_a_member(
     shown = await _exam(studybot, alice, {})
     assert shown.ephemeral and "Your readiness" in embed_text(shown)
     assert "leaf: not studied yet" in embed_text(shown)
+    prep = await _exam(studybot, alice, {"action": "prep", "switch": "on"})
+    assert prep.ephemeral and "Exam prep is on" in prep.content + embed_text(prep)
+    assert "Exam prep is on" in embed_text(await _exam(studybot, alice, {}))
+    without = await _exam(studybot, alice, {"action": "prep"})
+    assert without.ephemeral and "switch" in without.content + embed_text(without)
 
 
 async def test_an_accommodation_is_set_privately_on_discord(
