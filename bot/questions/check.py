@@ -17,7 +17,6 @@ be tested on their own.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import math
 from collections.abc import Iterable, Sequence
@@ -300,21 +299,12 @@ def sandbox_config_for_check(config: SandboxConfig, *, timeout: float, jobs: int
 
 
 async def wait_until_warm(sandbox: Sandbox, jobs: int) -> None:
-    """Wait (at most the config's ``startup_timeout``) until ``jobs`` processes are ready.
-
-    A run that finds no ready process cold-starts a single-use jail of its own (``pool.py``):
-    a whole ``import torch`` beside the fork server's, which is importing torch too. A check
-    sends ``jobs`` runs the moment the sandbox is up, so without this wait each of them would
-    pay a cold start on top of the fork server's (on two cores the first rows took 9 s instead
-    of 4.5 s). If the processes do not come, the runs go ahead and cold-start as before.
-    """
-    config = sandbox.config
-    ready = config.forks_ahead if config.fork_server else config.pool_size
-    want = min(max(1, jobs), ready)
-    if want <= 0:
-        return
-    with contextlib.suppress(TimeoutError):
-        await sandbox.wait_warm(want, within=config.startup_timeout)
+    """Wait until ``jobs`` processes are ready (:meth:`Sandbox.wait_ready`) before the first
+    runs: a check sends ``jobs`` runs the moment the sandbox is up, and each would otherwise
+    cold-start a jail (a whole ``import torch``) beside the fork server's own (on two cores
+    the first rows took 9 s instead of 4.5 s). If the processes do not come, the runs go
+    ahead and cold-start as before."""
+    await sandbox.wait_ready(max(1, jobs))
 
 
 async def run_in_sandbox(
