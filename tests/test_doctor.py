@@ -94,18 +94,27 @@ async def test_doctor_checks_the_postgresql_database_without_showing_its_passwor
     from bot.storage.migrate import available_migrations
     from tests.conftest import fresh_schema
 
+    # The sandbox's check is test_a_ready_machine_passes's (each run starts a real jail and
+    # imports torch in it: seconds a call); here, as in the tests below, it is turned off.
+    off = {"SANDBOX_ENABLED": "false"}
     async with fresh_schema() as url:
-        empty = await asyncio.to_thread(studybot, "doctor", env=_env(tmp_path, DATABASE_URL=url))
+        empty = await asyncio.to_thread(
+            studybot, "doctor", env=_env(tmp_path, DATABASE_URL=url, **off)
+        )
         assert "[warn] database: " in empty.stdout and "created at start" in empty.stdout
         async with await open_database(url):  # a bot started once: migrated
             pass
-        ready = await asyncio.to_thread(studybot, "doctor", env=_env(tmp_path, DATABASE_URL=url))
+        ready = await asyncio.to_thread(
+            studybot, "doctor", env=_env(tmp_path, DATABASE_URL=url, **off)
+        )
         assert ready.returncode == 0, ready.stdout + ready.stderr
         latest = available_migrations("postgresql")[-1].version
         assert "[  ok] database: postgresql://" in ready.stdout
         assert f"schema {latest}" in ready.stdout
     secret = "postgresql://studybot:hunter2@127.0.0.1:1/none"
-    down = await asyncio.to_thread(studybot, "doctor", env=_env(tmp_path, DATABASE_URL=secret))
+    down = await asyncio.to_thread(
+        studybot, "doctor", env=_env(tmp_path, DATABASE_URL=secret, **off)
+    )
     assert down.returncode == 1
     assert "[FAIL] database: postgresql://studybot:***@127.0.0.1:1/none: cannot connect" in (
         down.stdout

@@ -8,6 +8,7 @@ that reason; the command itself must then exit 2 and run nothing.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import subprocess
@@ -24,11 +25,15 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "import"
 SHIPPED = Path(__file__).resolve().parents[2] / "questions"
 
 
+@functools.cache
 def _sandbox_unavailable_reason() -> str | None:
+    """Whether this host can isolate snippets: the manager's own probe and smoke test (a jail
+    without preloads) decide, so the probe's jails skip importing torch; asked once per test
+    process (``test_claims.py`` asks too)."""
     from bot.sandbox import Sandbox, SandboxConfig
 
     async def probe() -> str | None:
-        config = SandboxConfig.from_settings(Settings(), pool_size=1)  # type: ignore[call-arg]
+        config = SandboxConfig.from_settings(Settings(), pool_size=1, preload=())  # type: ignore[call-arg]
         async with Sandbox(config) as sandbox:
             if not sandbox.available:
                 return sandbox.unavailable_reason

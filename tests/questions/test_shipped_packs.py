@@ -1,7 +1,8 @@
 """The packs in ``questions/`` load cleanly, meet the issue's bar, and tell the truth.
 
 The last part runs every code snippet, and every check that backs a statement of an item's
-prose, in a plain subprocess of this interpreter (the torch installed in the venv, 2.13 on CI)
+prose, outside the jail with this interpreter (the torch installed in the venv, 2.13 on CI;
+a child of one torch-warm process per test process, see ``snippets.py``)
 and judges it with the same :func:`compare` that the sandboxed ``questions check`` uses: one
 test per item id, and one per check (``dg-mc-12-check1-explanation``), so a failure names
 the item and the text.
@@ -18,7 +19,7 @@ from bot.questions.expectations import Expectation, compare
 from bot.questions.lint import lint_packs
 from bot.questions.loader import load_packs
 from bot.questions.schema import Check, Item, Pack, Practice, prose_checks
-from tests.questions.snippets import explain, run_snippet
+from tests.questions.snippets import explain, run_snippet, run_snippet_cold
 
 PACKS_DIR = Path(__file__).resolve().parents[2] / "questions"
 DYNAMIC_GRAPHS = "pytorch-dynamic-graphs"
@@ -143,6 +144,23 @@ def test_the_snippet_runner_can_fail(tmp_path: Path) -> None:
     assert not compare(Expectation(expect_error="RuntimeError"), stdout, stderr, exit_code).ok
     stdout, stderr, exit_code = run_snippet("raise KeyError(1)", tmp_path)
     assert not compare(Expectation(expect_error="RuntimeError"), stdout, stderr, exit_code).ok
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import sys, torch\nprint(torch.ones(2).sum(), sys.argv, __name__, sorted(globals()))",
+        "import os, tempfile\nprint(os.getcwd() == os.environ['HOME'], tempfile.gettempdir())",
+        "import sys\nprint('out')\nprint('err', file=sys.stderr)\nx = [1]\nx[3]",
+        "import sys\nsys.exit(3)",
+        "import atexit, threading\natexit.register(print, 'bye')\n"
+        "threading.Thread(target=lambda: print('thread')).start()",
+    ],
+)
+def test_the_warm_runner_agrees_with_a_cold_interpreter(code: str, tmp_path: Path) -> None:
+    """The item tests run snippets in children of one torch-warm interpreter: what a
+    snippet sees and what it leaves (output, traceback, exit status) is a fresh one's."""
+    assert run_snippet(code, tmp_path) == run_snippet_cold(code, tmp_path)
 
 
 @pytest.mark.slow
