@@ -223,3 +223,16 @@ async def test_killing_the_manager_leaves_no_jail_behind(stage: str) -> None:
             await asyncio.sleep(0.1)
     finally:
         await sb.close()
+
+
+async def test_a_run_while_the_fork_server_starts_waits_for_it() -> None:
+    """The first /run (or exercise) after start comes while the zygote imports torch: it
+    waits for the zygote instead of cold-starting a whole jail that would import torch beside
+    it on the same cores (and come no sooner)."""
+    async with Sandbox(sandbox_config(forks_ahead=2)) as sb:
+        assert sb.available, sb.unavailable_reason
+        assert (await sb.status()).get("zygote") != "up"  # still starting: the case here
+        results = await asyncio.gather(run(sb, "print(1)"), run(sb, "print(2)"))
+        assert [r.outcome for r in results] == [Outcome.OK, Outcome.OK], results
+        status = await sb.status()
+        assert status["cold_starts"] == 0, status  # both ran in fork-server children

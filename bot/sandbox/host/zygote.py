@@ -36,6 +36,10 @@ log = get_logger(__name__)
 
 _SET_UP_WITHIN = 30.0  # seconds for a child to reach "ready" (fork + namespaces + mounts)
 _HEALTHY_AFTER = 60.0  # a zygote up this long resets the restart backoff
+# A run that comes while the zygote is starting waits this long for it before cold-starting a
+# whole jail of its own: that jail would import torch beside the zygote importing torch, on
+# the same cores, and come no sooner (the first /run or exercise after start).
+_WAIT_FOR_START = 15.0
 _UCRED = struct.Struct("iII")  # pid, uid, gid
 
 
@@ -167,6 +171,7 @@ class ForkServer:
         self._tasks: set[asyncio.Task[None]] = set()
         self._keeper: asyncio.Task[None] | None = None
         self._closed = False
+        self._is_up = asyncio.Event()  # set while the zygote is up
 
     @property
     def closed(self) -> bool:
@@ -214,12 +219,14 @@ class ForkServer:
                 continue
             self.jail = jail
             self.state = "up"
+            self._is_up.set()
             log.info("fork server up in %.0f ms", jail.age_ms)
             self.refill()
             up_since = time.monotonic()
             with contextlib.suppress(OSError):
                 await jail._wait_exit()
             self.state = "down"
+            self._is_up.clear()
             self.jail = None
             await self._drop_warm()
             await jail.destroy()
@@ -258,11 +265,16 @@ class ForkServer:
         self._warm.append(child)
 
     async def take(self) -> ForkedRun | None:
-        """A ready child (forked ahead, or now); None when the zygote is not up."""
+        """A ready child (forked ahead, or now); None when the zygote is not up (or, while it
+        is starting, does not come up within :data:`_WAIT_FOR_START`)."""
+        if self.state == "starting" and not self._warm:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._is_up.wait(), _WAIT_FOR_START)
+        # The caller refills (Pool._refill_soon): forking the next children at once would take
+        # the cores from the runs of a burst that the children ready ahead can serve.
         while self._warm:
             child = self._warm.popleft()
             if child.alive:
-                self.refill()
                 return child
             await child.destroy()
         if not self.up:
@@ -272,8 +284,6 @@ class ForkServer:
         except JailError as exc:
             log.warning("forking a sandbox child failed: %s", exc)
             return None
-        finally:
-            self.refill()
         return child
 
     async def fork(self) -> ForkedRun:
@@ -343,6 +353,8 @@ class ForkServer:
 
     async def close(self) -> None:
         self._closed = True
+        self.state = "down"
+        self._is_up.set()  # a run waiting for the start stops waiting (and finds it down)
         if self._keeper is not None:
             self._keeper.cancel()
         for task in list(self._tasks):
