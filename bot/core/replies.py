@@ -663,7 +663,14 @@ def parse_review_value(value: str) -> tuple[str, int, int] | None:
 
 
 def review_card(
-    item: Item, key: int, pack_title: str, *, due: int, reviewed: int, card_reviews: int
+    item: Item,
+    key: int,
+    pack_title: str,
+    *,
+    due: int,
+    reviewed: int,
+    card_reviews: int,
+    prep: int = 0,
 ) -> Message:
     """A due card, privately: choices to click, or "Show answer" for a self-graded card."""
     sections = _prompt_sections(item)
@@ -692,6 +699,8 @@ def review_card(
             ),
         )
     left = f"{due} card{'s' if due != 1 else ''} due"
+    if prep:  # nothing is due: exam prep brought this one forward
+        left = f"{prep} exam card{'s' if prep != 1 else ''} to prep today"
     return Message(
         title=f"🔁 Review · {pack_title} · {item.difficulty.value}",
         sections=tuple(sections),

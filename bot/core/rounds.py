@@ -157,7 +157,8 @@ def check_team_roles(typed: Sequence[str]) -> tuple[str, ...]:
     for role in roles:
         key = role.removeprefix("@").casefold()
         if key in seen:
-            raise BadInput(f"`{role}` is named twice: each team is a different role.")
+            shown = role.replace("`", "'")[:60]
+            raise BadInput(f"`{shown}` is named twice: each team is a different role.")
         seen.add(key)
     return roles
 

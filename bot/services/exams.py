@@ -198,7 +198,9 @@ class Exams:
             )
         else:
             advice = f"Every card you have on it is predicted at {target}% or more on the day."
-        if await self._store.prepping(member.id):
+        if exam.channel_id is not None:  # prep follows the workspace's exam, not this one
+            advice += " Exam prep reviews follow the workspace's exam date, not this channel's."
+        elif await self._store.prepping(member.id):
             advice += (
                 f" Exam prep is on: once your due cards are done, {ctx.command('review')} "
                 "brings those forward."
@@ -268,15 +270,22 @@ class Exams:
 
     async def prep_review(
         self, workspace: WorkspaceRow, member_id: int, question_id: int, now: datetime
-    ) -> PrepCard | None:
-        """If ``question_id`` is one exam prep brought forward, mark it prepped today (so it is
-        not served again before tomorrow) and return it: its review must leave the card's
-        FSRS state alone. None: an ordinary review."""
+    ) -> bool:
+        """Whether a review of ``question_id`` now is exam prep, which must leave the card's
+        FSRS state alone: a card prep brings forward (marked prepped today, so it is not
+        served again before tomorrow), or one prepped today already (a second click on its
+        buttons is the same prep review, not a real review of a card not due)."""
+        today = self._today(workspace)
         for card in await self.prep_queue(workspace, member_id, now):
             if card.question_id == question_id:
-                await self._reviews.prep_done(member_id, question_id, self._today(workspace))
-                return card
-        return None
+                await self._reviews.prep_done(member_id, question_id, today)
+                return True
+        if not await self._store.prepping(member_id):
+            return False
+        state = await self._reviews.card(member_id, question_id)
+        if state is None or state.due <= now:  # due now: a real review
+            return False
+        return await self._reviews.prepped_on(member_id, question_id) == today
 
     async def readiness(self, workspace: WorkspaceRow, member_id: int, exam: Exam) -> ExamReadiness:
         """A member's predicted recall on the exam day per tag of the exam (every tag of

@@ -114,6 +114,10 @@ class Exercises(PostRules):
             post = await self._posts.get(post_id)
             if post is None or await self._places.channel_of(workspace, post) is None:
                 raise NotFound("That question no longer exists.")
+        if post.is_open and post.closes_at is not None and self._clock.now() >= post.closes_at:
+            # Past its window as this process last saw it: another process may have held it
+            # open for members with extra time (bot.services.extra_time).
+            post = await self._posts.reread(post.id) or post
         stored = await self._catalogue.posted(post)
         if not isinstance(stored.item, Exercise):
             raise BadInput(f"Question #{post.id} is not an exercise: answer it with its buttons.")
@@ -163,13 +167,12 @@ class Exercises(PostRules):
             None if self.accommodations is None else await self.accommodations.of_member(member.id)
         )
         factor = 1.0 if given is None else given.time_factor  # extra time: a longer limit
-        mine = await self._runs.exercise_run(
-            ctx, code, exercise_spec(item, seed), item.time_limit * factor + _MARGIN
-        )
+        limit = item.time_limit * factor
+        if (longest := self._runs.longest) is not None:  # the sandbox's cap wins: say so
+            limit = min(limit, max(longest - _MARGIN, 0.1))
+        mine = await self._runs.exercise_run(ctx, code, exercise_spec(item, seed), limit + _MARGIN)
         try:
-            verdict = judge(
-                item, mine.exercise, await reference, _run_problem(mine, item.time_limit * factor)
-            )
+            verdict = judge(item, mine.exercise, await reference, _run_problem(mine, limit))
         except ExerciseBroken as exc:
             log.error("exercise %s is broken: %s", item.id, exc)
             return Message.note(

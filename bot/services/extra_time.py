@@ -10,7 +10,7 @@ A live round keeps its own per-player deadlines (:mod:`bot.services.round_rules`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from bot.core.accommodations import own_deadline
 from bot.core.errors import PostClosed
@@ -21,7 +21,10 @@ from bot.storage.accommodations import AccommodationStore
 from bot.storage.directory import Directory
 from bot.storage.posts import PostStore
 
-__all__ = ["TOO_LATE", "ExtraTime"]
+__all__ = ["ACTIVE_FOR", "TOO_LATE", "ExtraTime"]
+
+#: A member with extra time holds a channel's questions open if they answered one there lately.
+ACTIVE_FOR = timedelta(days=30)
 
 TOO_LATE = "Too late: this question's answer window has closed, and your answer does not count."
 
@@ -65,10 +68,17 @@ class ExtraTime(PostRules):
         workspace_id = (await self._directory.channel_by_id(post.channel_id)).workspace_id
         if workspace_id not in extra:
             return None
-        waiting = await self._accommodations.waiting(workspace_id, post.id)
+        waiting = await self._waiting(workspace_id, post, post.closes_at)
         if not waiting:
             return None
         return own_deadline(post.posted_at, post.closes_at - post.posted_at, max(waiting.values()))
+
+    async def _waiting(self, workspace_id: int, post: Post, now: datetime) -> dict[int, float]:
+        """Who the post waits for: members with extra time who played in its channel in the
+        last :data:`ACTIVE_FOR` (so one who never plays there holds nothing open)."""
+        return await self._accommodations.waiting(
+            workspace_id, post.id, post.channel_id, now - ACTIVE_FOR
+        )
 
     async def admit(self, ctx: ChatContext, post: Post, member: MemberId, now: datetime) -> None:
         """Past the usual end of a held window, only a member with extra time still inside
@@ -88,7 +98,7 @@ class ExtraTime(PostRules):
         if post.closes_at is None or post.closes_at <= max(now, post.window_ends_at):
             return
         workspace_id = (await self._directory.channel_by_id(post.channel_id)).workspace_id
-        if await self._accommodations.waiting(workspace_id, post.id):
+        if await self._waiting(workspace_id, post, now):
             return
         await self._posts.set_closes_at([post.id], max(now, post.window_ends_at))
         if self._wakeup is not None:

@@ -176,9 +176,10 @@ class ReviewService:
             stored.item,
             first.question_id,
             self._catalogue.title(stored.pack),
-            due=due or len(prep),
+            due=due,
             reviewed=reviewed,
             card_reviews=count,
+            prep=len(prep),
         )
         if prep:
             note = (

@@ -92,6 +92,9 @@ class RoundRules(PostRules):
             return
         pick = pick_team
         if found.team_roles:
+            if member_id in await self._rounds.teams_of(found.id):  # placed (another process)
+                self._joined.add(key)
+                return
             team = await self._role_team(ctx, found)
             pick = lambda sizes, strengths: team  # noqa: E731 (the role decides)
         step, _ = await self._rounds.position(found.id, post.id)

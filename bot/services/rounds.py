@@ -445,7 +445,12 @@ class Rounds:
             f"{escape_markup(found.team_names[team])}: {', '.join(escape_markup(n) for n in names)}"
             for team, names in sorted(rosters.items())
         ]
-        body = "\n".join(lines) or "Nobody is on a team yet: you join one with your first answer."
+        nobody = (
+            "Nobody has answered yet: you play for the team of your role."
+            if found.team_roles
+            else "Nobody is on a team yet: you join one with your first answer."
+        )
+        body = "\n".join(lines) or nobody
         await gateway.send_post(
             channel.external_id,
             Message(
@@ -690,8 +695,10 @@ async def _team_roles(
     for word in typed:
         role = await gateway.find_role(ctx.workspace, word)
         if role is None:
-            raise BadInput(f"There is no role `{word[:60]}` here, so no team can be made of it.")
+            shown = word.replace("`", "'")[:60]
+            raise BadInput(f"There is no role `{shown}` here, so no team can be made of it.")
         if role[0] in {r for r, _ in found}:
-            raise BadInput(f"`{word[:60]}` is named twice: each team is a different role.")
+            shown = word.replace("`", "'")[:60]
+            raise BadInput(f"`{shown}` is named twice: each team is a different role.")
         found.append(role)
     return tuple(found)

@@ -60,6 +60,14 @@ class SnippetRuns:
             return False
         return True
 
+    @property
+    def longest(self) -> float | None:
+        """The longest wall clock a run may have here (``SANDBOX_TIMEOUT``: the sandbox cuts
+        any longer one down to it); None when the runner does not say."""
+        config = getattr(self._runner, "config", None)
+        timeout = getattr(config, "timeout", None)
+        return float(timeout) if isinstance(timeout, int | float) else None
+
     def check(self) -> None:
         """Raise :class:`Unavailable` now if ``/run`` cannot work, so an adapter can say so
         before a member types their code (a sandbox still starting counts as working)."""

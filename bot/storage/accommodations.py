@@ -78,14 +78,19 @@ class AccommodationStore:
         )
         return frozenset(int(str(r[0])) for r in rows)
 
-    async def waiting(self, workspace_id: int, post_id: int) -> dict[int, float]:
-        """The workspace's members with extra time who have not answered ``post_id``: member
-        row id -> time factor."""
+    async def waiting(
+        self, workspace_id: int, post_id: int, channel_id: int, since: datetime
+    ) -> dict[int, float]:
+        """The members with extra time a post in ``channel_id`` waits for: those who answered
+        a question there since ``since`` and have not answered ``post_id``; member row id ->
+        time factor. (One who never plays in a channel holds none of its questions open.)"""
         rows = await self._db.fetchall(
             "SELECT a.member_id, a.time_factor FROM accommodations a"
             " WHERE a.workspace_id = ? AND a.time_factor > 1 AND NOT EXISTS"
-            " (SELECT 1 FROM answers x WHERE x.post_id = ? AND x.member_id = a.member_id)",
-            (workspace_id, post_id),
+            " (SELECT 1 FROM answers x WHERE x.post_id = ? AND x.member_id = a.member_id)"
+            " AND EXISTS (SELECT 1 FROM answers y JOIN posts p ON p.id = y.post_id"
+            " WHERE y.member_id = a.member_id AND p.channel_id = ? AND y.answered_at >= ?)",
+            (workspace_id, post_id, channel_id, to_db(since)),
         )
         return {int(str(r[0])): float(str(r[1])) for r in rows}
 

@@ -304,6 +304,14 @@ class ReviewStore:
             for r in rows
         ]
 
+    async def prepped_on(self, member_id: int, question_id: int) -> date | None:
+        """The last day the card was reviewed as exam prep, if ever."""
+        value = await self._db.fetchval(
+            "SELECT on_day FROM exam_prep_done WHERE member_id = ? AND question_id = ?",
+            (member_id, question_id),
+        )
+        return None if value is None else date.fromisoformat(str(value))
+
     async def prep_done(self, member_id: int, question_id: int, day: date) -> None:
         """The card was reviewed as exam prep on ``day`` (its schedule is left alone)."""
         async with self._db.write() as conn:

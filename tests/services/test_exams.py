@@ -204,6 +204,10 @@ async def test_exam_prep_brings_slipping_cards_forward_without_changing_their_sc
     assert "schedule is unchanged" in (graded.feedback.footer or "")
     assert graded.key == leaf  # then the next one
     await service.review.grade(ANN, leaf, "B", reviewed=1, card_reviews=1)
+    # A second click on a prep card's grade (a double click, an old message) is the same
+    # prep review: it does not become a real review of a card that is not due.
+    twice = await service.review.grade(ANN, leaf, "A", reviewed=2, card_reviews=1)
+    assert twice.feedback is not None and "schedule is unchanged" in (twice.feedback.footer or "")
     assert await reviews.card(ann, graph) == before[graph]  # FSRS state untouched
     assert await reviews.card(ann, leaf) == before[leaf]
     assert (

@@ -308,15 +308,16 @@ async def test_item_analysis_counts_attempts_solvers_and_the_checks_that_fail_mo
 async def test_extra_time_lengthens_a_members_time_limit(
     db: Database, clock: SimulatedClock, tmp_path: Path, sandbox: Sandbox
 ) -> None:
-    """A 0.5 s exercise: code that takes 6.2 s runs past bob's limit (0.5 s and the 5 s
-    margin), and inside ann's with x4 (2 s and the margin): the same code, two verdicts."""
+    """A 1.5 s exercise (a run's wall clock is the limit and a 5 s margin; the sandbox here
+    cuts any run at 10 s). Code taking 7 s runs past bob's 1.5 s, and inside ann's with x4,
+    which the cap makes 5 s, not 6; carl's, also x4, taking 10.5 s, is told his limit is 5 s."""
     from bot.core.requests import AccommodationSet
 
     packs = tmp_path / "packs"
     packs.mkdir()
     text = (PACKS / "affine.yaml").read_text()
     (packs / "affine.yaml").write_text(
-        text.replace("    entry: affine\n", "    entry: affine\n    time_limit: 0.5\n")
+        text.replace("    entry: affine\n", "    entry: affine\n    time_limit: 1.5\n")
     )
     built = build_services(
         db, clock, default_timezone="UTC", rng=random.Random(3), packs_dir=packs, runner=sandbox
@@ -324,13 +325,19 @@ async def test_extra_time_lengthens_a_members_time_limit(
     svc = built.services
     await svc.packs.sync(load_packs(packs).packs)
     post = await _post(svc)
-    for who in (ANN, BOB):
+    carl = member("carl")
+    for who in (ANN, BOB, carl):
         await svc.exercises.open_editor(who, post)  # they are members here now
-    said = await svc.accommodations.command(ADMIN, AccommodationSet("ann", "4"))
-    assert "x4 time" in said.plain_text()
-    slow = "import time\ntime.sleep(6.2)\n" + RIGHT
-    bob, ann = await asyncio.gather(
-        svc.exercises.submit(BOB, post, slow), svc.exercises.submit(ANN, post, slow)
+    for name in ("ann", "carl"):
+        said = await svc.accommodations.command(ADMIN, AccommodationSet(name, "4"))
+        assert "x4 time" in said.plain_text()
+    slow = "import time\ntime.sleep(7)\n" + RIGHT
+    slower = "import time\ntime.sleep(10.5)\n" + RIGHT
+    bob, ann, late = await asyncio.gather(
+        svc.exercises.submit(BOB, post, slow),
+        svc.exercises.submit(ANN, post, slow),
+        svc.exercises.submit(carl, post, slower),
     )
-    assert "ran past this exercise's 0.5 s limit" in bob.plain_text()
+    assert "ran past this exercise's 1.5 s limit" in bob.plain_text()
     assert ann.title is not None and ann.title.startswith("✅ Solved"), ann.plain_text()
+    assert "ran past this exercise's 5 s limit" in late.plain_text()

@@ -28,6 +28,7 @@ from bot.adapters.discord.endpoints import point_discord_py
 from bot.adapters.discord.render import mention_target, render
 from bot.adapters.discord.roles import RoleFacts, role_powers, role_problem
 from bot.adapters.discord.shards import ShardRange, ShardRangeError, shard_plan
+from bot.core.errors import Unavailable
 from bot.core.messages import Message, parse_action
 from bot.core.rewards import Power
 from bot.core.startup import StartupError
@@ -273,6 +274,12 @@ class DiscordAdapter:
             data = await self.bot.http.get_member(int(workspace), int(member))
         except discord.NotFound:
             return frozenset()
+        except discord.HTTPException as exc:
+            log.warning("cannot read member %s's roles: %s", member, exc)
+            raise Unavailable(
+                "I could not read your roles just now, so your team is not known yet: answer "
+                "again in a moment."
+            ) from exc
         return frozenset(str(r) for r in data.get("roles", ())) & frozenset(roles)
 
     async def _send(self, channel: str, message: Message) -> discord.Message:

@@ -47,6 +47,7 @@ import enum
 import functools
 import json
 import re
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -127,6 +128,8 @@ from bot.text import clip
 __all__ = ["ACTION_PATTERN", "EVENTS_PATH", "SlackAdapter", "SlackMode"]
 
 log = get_logger(__name__)
+
+_GROUP_TTL = 30.0  # seconds a user group's members, read for a team round, are trusted
 
 PLATFORM = "slack"
 HELP_PREFIX = f"{SLASH_COMMAND} "
@@ -310,6 +313,7 @@ class SlackAdapter:
         self.mode = slack_mode(settings, http_port)
         self.services = service
         service.quiz.connect(self)  # rules that read the chat (a round's role teams)
+        self._groups_read: dict[str, tuple[float, frozenset[str]]] = {}  # role teams
         self.api_url = settings.slack_api_url
         self.web_url = settings.web_public_url  # the admin web page, linked on admins' Home
         self.http_port = http_port
@@ -577,16 +581,33 @@ class SlackAdapter:
             return None
 
     async def roles_held(self, workspace: str, member: str, roles: Sequence[str]) -> frozenset[str]:
+        """Which of the user groups ``member`` is in. Each group's members are read once a
+        :data:`_GROUP_TTL` (a round's first answers come all at once, and
+        ``usergroups.users.list`` is rate-limited); a refusal is said, not taken as "none"."""
         held = set()
         for role in roles:
-            try:
-                listed = await self.client.usergroups_users_list(usergroup=role)
-            except SlackApiError as exc:
-                log.warning("cannot list user group %s: %s", role, _api_error(exc))
-                continue
-            if member in {str(u) for u in listed.get("users") or []}:
+            if member in await self._group_users(role):
                 held.add(role)
         return frozenset(held)
+
+    async def _group_users(self, role: str) -> frozenset[str]:
+        now = time.monotonic()
+        cached = self._groups_read.get(role)
+        if cached is not None and now - cached[0] < _GROUP_TTL:
+            return cached[1]
+        try:
+            listed = await self.client.usergroups_users_list(usergroup=role)
+        except SlackApiError as exc:
+            log.warning("cannot list user group %s: %s", role, _api_error(exc))
+            raise Unavailable(
+                "I could not read the user groups just now, so your team is not known yet: "
+                "answer again in a moment."
+            ) from exc
+        users = frozenset(str(u) for u in listed.get("users") or [])
+        if len(self._groups_read) > 256:
+            self._groups_read.clear()
+        self._groups_read[role] = (now, users)
+        return users
 
     async def can_manage_role(self, workspace: str, role: str) -> str | None:
         try:

@@ -134,6 +134,8 @@ class Pool:
             if jail.alive:
                 return jail
             await jail.destroy()
+        if self._closed:
+            raise JailError("the sandbox is shutting down")
         self.cold_starts += 1
         return await self._launch()
 

@@ -171,7 +171,7 @@ class ForkServer:
         self._tasks: set[asyncio.Task[None]] = set()
         self._keeper: asyncio.Task[None] | None = None
         self._closed = False
-        self._is_up = asyncio.Event()  # set while the zygote is up
+        self._settled = asyncio.Event()  # clear while the zygote is starting
 
     @property
     def closed(self) -> bool:
@@ -208,25 +208,26 @@ class ForkServer:
             if backoff:
                 await asyncio.sleep(backoff)
             self.state = "starting"
+            self._settled.clear()
             jail = Jail(self.env, zygote=True)
             try:
                 await jail.start()
             except JailError as exc:
                 self.last_error = str(exc)
                 self.state = "down"
+                self._settled.set()  # runs waiting for it cold-start now
                 backoff = min(30.0, max(0.5, backoff * 2))
                 log.warning("fork server did not start (retry in %.1fs): %s", backoff, exc)
                 continue
             self.jail = jail
             self.state = "up"
-            self._is_up.set()
+            self._settled.set()
             log.info("fork server up in %.0f ms", jail.age_ms)
             self.refill()
             up_since = time.monotonic()
             with contextlib.suppress(OSError):
                 await jail._wait_exit()
             self.state = "down"
-            self._is_up.clear()
             self.jail = None
             await self._drop_warm()
             await jail.destroy()
@@ -265,11 +266,11 @@ class ForkServer:
         self._warm.append(child)
 
     async def take(self) -> ForkedRun | None:
-        """A ready child (forked ahead, or now); None when the zygote is not up (or, while it
-        is starting, does not come up within :data:`_WAIT_FOR_START`)."""
+        """A ready child (forked ahead, or now); None when the zygote is not up. While it is
+        starting, wait for it (at most :data:`_WAIT_FOR_START`; a failed start ends the wait)."""
         if self.state == "starting" and not self._warm:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._is_up.wait(), _WAIT_FOR_START)
+                await asyncio.wait_for(self._settled.wait(), _WAIT_FOR_START)
         # The caller refills (Pool._refill_soon): forking the next children at once would take
         # the cores from the runs of a burst that the children ready ahead can serve.
         while self._warm:
@@ -354,7 +355,7 @@ class ForkServer:
     async def close(self) -> None:
         self._closed = True
         self.state = "down"
-        self._is_up.set()  # a run waiting for the start stops waiting (and finds it down)
+        self._settled.set()  # a run waiting for the start stops waiting (and finds it down)
         if self._keeper is not None:
             self._keeper.cancel()
         for task in list(self._tasks):
