@@ -33,8 +33,6 @@ __all__ = ["Pool", "PoolBusy"]
 
 log = get_logger(__name__)
 
-_IDLE_CHECK = 0.05  # seconds between looks for a pause in which to fork ahead
-
 
 class PoolBusy(RuntimeError):
     """A run waited its whole wall clock for a turn and did not get one; nothing ran."""
@@ -60,9 +58,6 @@ class Pool:
         self.runs = 0
         self.cold_starts = 0
         self.forkserver = ForkServer(env) if env.config.fork_server else None
-        # Below this many children ready, refill at once; above it, only once runs are idle.
-        self.low_water = max(2, env.config.forks_ahead // 4)
-        self._refill_timer: asyncio.TimerHandle | None = None
 
     def status(self) -> dict[str, object]:
         fs = self.forkserver
@@ -176,7 +171,7 @@ class Pool:
         try:
             for attempt in range(3):
                 jail = await self._acquire()
-                self._refill_soon()
+                self.refill()
                 try:
                     return await jail.run(code, wall, extra)
                 except NotDelivered as exc:
@@ -196,26 +191,8 @@ class Pool:
                 cleanup = asyncio.create_task(jail.destroy())
                 self._cleanups.add(cleanup)
                 cleanup.add_done_callback(self._cleanups.discard)
-            self._refill_soon()
+            self.refill()
             log.debug("run took %.0f ms end to end", (time.monotonic() - started) * 1000)
-
-    def _refill_soon(self) -> None:
-        """Fork the next children when it costs the runs nothing: at once while fewer than
-        :attr:`low_water` are ready (never run dry), else once no run is running or queued.
-        A burst of 24 is served by the 24 ready ahead without 24 forks competing for its
-        cores; they are forked right after it."""
-        fs = self.forkserver
-        if fs is None:
-            self.refill()
-            return
-        if fs.warm < self.low_water or not (self._running or self._queued):
-            self.refill()
-        elif self._refill_timer is None and not self._closed:
-            self._refill_timer = asyncio.get_running_loop().call_later(_IDLE_CHECK, self._idle)
-
-    def _idle(self) -> None:
-        self._refill_timer = None
-        self._refill_soon()
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(coro)
@@ -224,8 +201,6 @@ class Pool:
 
     async def close(self) -> None:
         self._closed = True
-        if self._refill_timer is not None:
-            self._refill_timer.cancel()
         if self.forkserver is not None:
             await self.forkserver.close()
         for task in list(self._tasks):

@@ -271,11 +271,10 @@ class ForkServer:
         if self.state == "starting" and not self._warm:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._settled.wait(), _WAIT_FOR_START)
-        # The caller refills (Pool._refill_soon): forking the next children at once would take
-        # the cores from the runs of a burst that the children ready ahead can serve.
         while self._warm:
             child = self._warm.popleft()
             if child.alive:
+                self.refill()
                 return child
             await child.destroy()
         if not self.up:
@@ -285,6 +284,8 @@ class ForkServer:
         except JailError as exc:
             log.warning("forking a sandbox child failed: %s", exc)
             return None
+        finally:
+            self.refill()
         return child
 
     async def fork(self) -> ForkedRun:
