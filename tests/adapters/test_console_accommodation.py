@@ -36,9 +36,12 @@ def test_a_posted_question_waits_for_a_member_with_extra_time(tmp_path: Path) ->
         "/clock advance 31m\n/as carl\n/answer A\n/as bob\n/answer A\n/clock advance 1m\n",
     )
     texts = [str(line["text"]) for line in out]
-    assert texts.count(
-        "Too late: this question's answer window has closed, and your answer does not count."
-    ) == 1  # carl's
+    assert (
+        texts.count(
+            "Too late: this question's answer window has closed, and your answer does not count."
+        )
+        == 1
+    )  # carl's
     answers = [
         i
         for i, line in enumerate(out)
