@@ -1211,7 +1211,6 @@ def questions_check(
         check_targets,
         render_table,
         sandbox_config_for_check,
-        wait_until_warm,
     )
     from bot.questions.exercise_check import (
         ExerciseRow,
@@ -1250,7 +1249,6 @@ def questions_check(
         async with Sandbox(config) as sandbox:
             if not sandbox.available:
                 raise SandboxUnavailable(sandbox.unavailable_reason or "sandbox unavailable")
-            await wait_until_warm(sandbox, workers)
             rows = await check_items(targets, sandbox, timeout=timeout, jobs=workers)
             judged = await check_exercises(exercises, sandbox, jobs=workers)
             return rows, judged, await check_typed_values(values, sandbox, jobs=workers)

@@ -44,7 +44,6 @@ __all__ = [
     "render_table",
     "run_in_sandbox",
     "sandbox_config_for_check",
-    "wait_until_warm",
 ]
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -298,15 +297,6 @@ def sandbox_config_for_check(config: SandboxConfig, *, timeout: float, jobs: int
     )
 
 
-async def wait_until_warm(sandbox: Sandbox, jobs: int) -> None:
-    """Wait until ``jobs`` processes are ready (:meth:`Sandbox.wait_ready`) before the first
-    runs: a check sends ``jobs`` runs the moment the sandbox is up, and each would otherwise
-    cold-start a jail (a whole ``import torch``) beside the fork server's own (on two cores
-    the first rows took 9 s instead of 4.5 s). If the processes do not come, the runs go
-    ahead and cold-start as before."""
-    await sandbox.wait_ready(max(1, jobs))
-
-
 async def run_in_sandbox(
     targets: Sequence[CheckTarget],
     config: SandboxConfig,
@@ -322,5 +312,4 @@ async def run_in_sandbox(
     async with Sandbox(config) as sandbox:
         if not sandbox.available:
             raise SandboxUnavailable(sandbox.unavailable_reason or "sandbox unavailable")
-        await wait_until_warm(sandbox, jobs)
         return await check_items(targets, sandbox, timeout=timeout, jobs=jobs)

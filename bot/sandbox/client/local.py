@@ -247,32 +247,6 @@ class Sandbox:
                 raise TimeoutError(f"pool did not reach {want} warm jails in {within:.0f}s")
             await asyncio.sleep(0.05)
 
-    async def wait_ready(self, count: int = 1, within: float | None = None) -> bool:
-        """Wait until ``count`` processes wait ready for runs; False, at once, if the fork
-        server fails to start (and after ``within``, default the startup timeout, at worst).
-
-        A run that finds none ready cold-starts a single-use jail: a second ``import torch``
-        beside the fork server's, on a host that is busy with the first. A caller that sends
-        runs the moment the sandbox is up (``questions check``, ``doctor``) waits here first.
-        """
-        cfg = self.config
-        want = min(count, cfg.forks_ahead if cfg.fork_server else cfg.pool_size)
-        if want <= 0:
-            return False
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + (cfg.startup_timeout if within is None else within)
-        seen_starting = False
-        while loop.time() < deadline:
-            status = await self.status()
-            if status.get("warm", 0) >= want:
-                return True
-            state = status.get("zygote")
-            seen_starting = seen_starting or state == "starting"
-            if cfg.fork_server and seen_starting and state == "down":
-                return False  # it failed: runs go to single-use jails from now on
-            await asyncio.sleep(0.05)
-        return False
-
     async def _stop_manager(self) -> None:
         proc, self._proc = self._proc, None
         if proc is None:

@@ -36,10 +36,6 @@ log = get_logger(__name__)
 
 _SET_UP_WITHIN = 30.0  # seconds for a child to reach "ready" (fork + namespaces + mounts)
 _HEALTHY_AFTER = 60.0  # a zygote up this long resets the restart backoff
-# A run that comes while the zygote is starting waits this long for it before cold-starting a
-# whole jail of its own: that jail would import torch beside the zygote importing torch, on
-# the same cores, and come no sooner (the first /run or exercise after start).
-_WAIT_FOR_START = 15.0
 _UCRED = struct.Struct("iII")  # pid, uid, gid
 
 
@@ -267,10 +263,13 @@ class ForkServer:
 
     async def take(self) -> ForkedRun | None:
         """A ready child (forked ahead, or now); None when the zygote is not up. While it is
-        starting, wait for it (at most :data:`_WAIT_FOR_START`; a failed start ends the wait)."""
+        starting, wait for it rather than cold-start a whole jail that would import torch
+        beside it on the same cores and come no sooner (the first /run, exercise or pack check
+        after start); a failed start ends the wait, and a start never outlasts
+        ``startup_timeout``."""
         if self.state == "starting" and not self._warm:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._settled.wait(), _WAIT_FOR_START)
+                await asyncio.wait_for(self._settled.wait(), self.env.config.startup_timeout)
         while self._warm:
             child = self._warm.popleft()
             if child.alive:
