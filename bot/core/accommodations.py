@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from bot.core.errors import BadInput
+from bot.core.models import Post
 
-__all__ = ["MAX_FACTOR", "Accommodation", "own_deadline", "parse_factor"]
+__all__ = ["MAX_FACTOR", "Accommodation", "own_close", "own_deadline", "parse_factor"]
 
 #: The most extra time: four times the window (a 20 s question gives 80 s).
 MAX_FACTOR = 4.0
@@ -56,3 +57,11 @@ def parse_factor(text: str) -> float:
 def own_deadline(asked_at: datetime, window: timedelta, factor: float) -> datetime:
     """When a member with ``factor`` runs out of time on a question asked at ``asked_at``."""
     return asked_at + window * max(1.0, factor)
+
+
+def own_close(post: Post, factor: float) -> datetime | None:
+    """When a member with ``factor`` runs out of time on a posted question whose window is held
+    open for extra time (:mod:`bot.services.extra_time`); None when it is not held."""
+    if post.window_ends_at is None:
+        return None
+    return own_deadline(post.posted_at, post.window_ends_at - post.posted_at, factor)

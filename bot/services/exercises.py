@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot.core import srs
-from bot.core.accommodations import own_deadline
+from bot.core.accommodations import own_close
 from bot.core.clock import Clock
 from bot.core.errors import BadInput, NotFound
 from bot.core.exercises import verdict_message
@@ -114,10 +114,7 @@ class Exercises(PostRules):
             post = await self._posts.get(post_id)
             if post is None or await self._places.channel_of(workspace, post) is None:
                 raise NotFound("That question no longer exists.")
-        if post.is_open and post.closes_at is not None and self._clock.now() >= post.closes_at:
-            # Past its window as this process last saw it: another process may have held it
-            # open for members with extra time (bot.services.extra_time).
-            post = await self._posts.reread(post.id) or post
+        post = await self._posts.as_of(post, self._clock.now())  # a window held open elsewhere
         stored = await self._catalogue.posted(post)
         if not isinstance(stored.item, Exercise):
             raise BadInput(f"Question #{post.id} is not an exercise: answer it with its buttons.")
@@ -180,9 +177,8 @@ class Exercises(PostRules):
                 "judged. The pack's maintainers need to run `studybot questions check`."
             )
         is_open = post.is_open and (post.closes_at is None or now < post.closes_at)
-        if is_open and post.window_ends_at is not None:  # held open for extra time: theirs?
-            window = post.window_ends_at - post.posted_at
-            is_open = now < own_deadline(post.posted_at, window, factor)
+        held = own_close(post, factor)  # held open for extra time: their own end of it
+        is_open = is_open and (held is None or now < held)
         earlier = await self._store.best_of(post.id, member.id)
         await self._store.add(
             Attempt(

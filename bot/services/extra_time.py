@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from bot.core.accommodations import own_deadline
+from bot.core.accommodations import own_close, own_deadline
 from bot.core.errors import PostClosed
 from bot.core.models import ChatContext, Post
 from bot.core.wakeup import Wakeup
@@ -86,8 +86,8 @@ class ExtraTime(PostRules):
         if post.round_id is not None or post.window_ends_at is None or now < post.window_ends_at:
             return
         given = await self._accommodations.of_member(await member())
-        factor = 1.0 if given is None else given.time_factor
-        if now >= own_deadline(post.posted_at, post.window_ends_at - post.posted_at, factor):
+        closes = own_close(post, 1.0 if given is None else given.time_factor)
+        if closes is not None and now >= closes:
             raise PostClosed(TOO_LATE)
 
     async def after_answer(self, post: Post, member: MemberId, now: datetime) -> None:

@@ -318,10 +318,7 @@ class Quiz:
             raise BadInput(
                 f"This is a coding exercise: solve it with {ctx.command('solve')} #{post.id}."
             )
-        if post.is_open and post.closes_at is not None and now >= post.closes_at:
-            # Past its window as this process last saw it: read it again, since another
-            # process may have held it open for members with extra time.
-            post = await self._posts.reread(post.id) or post
+        post = await self._posts.as_of(post, now)  # a window held open elsewhere
         if not post.is_open or (post.closes_at is not None and now >= post.closes_at):
             raise PostClosed(self._closed_text(post))
         picked, grade, accepted_as = await self._graded(ctx, post, item, choice, now)

@@ -179,11 +179,14 @@ class PostStore:
         # newer row in the cache; never overwrite it with this older snapshot.
         return self._cache.get(post_id) or self._remember(_post(row))
 
-    async def reread(self, post_id: int) -> Post | None:
-        """The post as the database has it now, past the cache (another process may have
-        moved its window: a post held open for extra time)."""
-        row = await self._db.fetchone(_SELECT + "WHERE p.id = ?", (post_id,))
-        return None if row is None else self._remember(_post(row))
+    async def as_of(self, post: Post, now: datetime) -> Post:
+        """``post`` as it is at ``now``: read again, past the cache, when the cache says its
+        window has ended but it is not closed (another process may have held it open for
+        members with extra time: :mod:`bot.services.extra_time`)."""
+        if not post.is_open or post.closes_at is None or now < post.closes_at:
+            return post
+        row = await self._db.fetchone(_SELECT + "WHERE p.id = ?", (post.id,))
+        return post if row is None else self._remember(_post(row))
 
     async def latest(self, channel_id: int) -> Post | None:
         """The channel's most recent post, open or closed."""
