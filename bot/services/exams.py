@@ -252,6 +252,12 @@ class Exams:
         exam ahead, so everything returns to normal after the day."""
         if not await self._store.prepping(member_id):
             return []
+        return await self._prep_cards(workspace, member_id, now)
+
+    async def _prep_cards(
+        self, workspace: WorkspaceRow, member_id: int, now: datetime
+    ) -> list[PrepCard]:
+        """:meth:`prep_queue` for a member known to have opted in."""
         exam = await self.ahead(workspace, None)
         if exam is None:
             return []
@@ -275,13 +281,13 @@ class Exams:
         FSRS state alone: a card prep brings forward (marked prepped today, so it is not
         served again before tomorrow), or one prepped today already (a second click on its
         buttons is the same prep review, not a real review of a card not due)."""
+        if not await self._store.prepping(member_id):  # most members: one read, and done
+            return False
         today = self._today(workspace)
-        for card in await self.prep_queue(workspace, member_id, now):
+        for card in await self._prep_cards(workspace, member_id, now):
             if card.question_id == question_id:
                 await self._reviews.prep_done(member_id, question_id, today)
                 return True
-        if not await self._store.prepping(member_id):
-            return False
         state = await self._reviews.card(member_id, question_id)
         if state is None or state.due <= now:  # due now: a real review
             return False

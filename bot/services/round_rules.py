@@ -26,6 +26,7 @@ from bot.storage.rounds import Round, RoundStore
 __all__ = ["RoundRules"]
 
 _KEPT = 64  # rounds remembered as started (a process runs a few at a time)
+_TOO_LATE = "Too late: the time for this question is up, and your answer does not count."
 
 
 async def accommodated_players(
@@ -138,9 +139,7 @@ class RoundRules(PostRules):
             factor = 1.0 if given is None else given.time_factor
             deadline = own_deadline(post.posted_at, found.spec.window, factor)
             if now >= deadline:  # past their own deadline, though others' runs on
-                raise PostClosed(
-                    "Too late: the time for this question is up, and your answer does not count."
-                )
+                raise PostClosed(_TOO_LATE)
         if speed and race:  # the first right answer claims the bonus, here and in the store
             if post.id in self._raced or await self._rounds.points_of(post.id):
                 speed = False
@@ -193,7 +192,7 @@ class RoundRules(PostRules):
     def closed_text(self, post: Post) -> str | None:
         if post.round_id is None:
             return None
-        return "Too late: the time for this question is up, and your answer does not count."
+        return _TOO_LATE
 
     async def revealed(self, post: Post, reveal: Message) -> Message:
         if post.round_id is None:
